@@ -1,0 +1,89 @@
+package faults
+
+import (
+	"errors"
+	"time"
+)
+
+// Design is a way to settle: the thing the harness judges. A design builds a
+// Cluster (its durable state, shared by its nodes) and, from it, nodes that
+// share that state but not memory.
+//
+// Each design in impls/ carries `var _ faults.Design = Design{}`.
+type Design interface {
+	// Name is the design's row name in the matrix (e.g. "ref", "four-sig").
+	Name() string
+	// NewCluster returns fresh durable state: an empty store, no records.
+	NewCluster() Cluster
+}
+
+// Cluster is one run's durable state. It outlives node crashes.
+type Cluster interface {
+	// NewNode builds a node with empty memory on the cluster's durable state.
+	// The runner calls it at the start for each node id and again after a
+	// crash (then calls Recover if the node has it). env is how the node
+	// touches the world: every durable read or write goes through
+	// env.Durable and every credit through env.Credit, so that the runner can
+	// inject faults there.
+	NewNode(id int, env Env) Node
+}
+
+// Node receives deliveries.
+type Node interface {
+	// Deliver handles one arrival of s at virtual time now. An error is a
+	// Nack: the sender retries. Deliver must not hold a lock of the Cluster
+	// across an env call: a crash is injected there and the node is dropped.
+	Deliver(now time.Time, s Settlement) (Ack, error)
+}
+
+// Env is the world as one node sees it. The runner implements it; it is safe
+// for concurrent use in the concurrent family.
+type Env interface {
+	// Durable runs fn as one durable operation named op ("claim", "commit",
+	// "save", ...). The runner may fail it before fn runs (an error wrapping
+	// ErrInjected), run fn and then report an error wrapping ErrTimeout (the
+	// effect happened, the caller cannot know), or crash the node just before
+	// or just after fn. fn is the design's own code on its Cluster's state.
+	Durable(op string, fn func() error) error
+	// Credit applies s's net amount to the player's balance in room. grant is
+	// the idempotency key of the credit in the ledger: a keyed credit whose
+	// grant is already in the ledger is a no-op returning applied=false. An
+	// empty grant is an unkeyed credit: it always applies (a design with no
+	// idempotent sink in its architecture credits this way). Faults as for
+	// Durable.
+	Credit(grant string, s Settlement, room uint32) (applied bool, err error)
+}
+
+// ErrInjected marks an error the runner injected before a durable operation
+// or credit ran: nothing happened.
+var ErrInjected = errors.New("faults: injected failure")
+
+// ErrTimeout marks an error the runner injected after a durable operation or
+// credit ran: it happened, the caller was told it timed out.
+var ErrTimeout = errors.New("faults: timeout after success")
+
+// Recoverer is a Node that recovers after a crash. The runner calls Recover
+// on a node it built to replace a crashed one, before its first delivery, and
+// on every node when the schedule drains (with now far past every lease).
+type Recoverer interface {
+	Recover(now time.Time) error
+}
+
+// Load is what a node has been asked to remember, for BoundedState.
+type Load struct {
+	Players int           // distinct players delivered to the node so far
+	Recent  int           // distinct settlements delivered to the node in the trailing Span
+	Span    time.Duration // the span Recent counts over (the node's declared ttl)
+}
+
+// Bounded is a Node that reports the memory it keeps, for BoundedState.
+type Bounded interface {
+	// StateSize is how many entries the node keeps in memory now.
+	StateSize() int
+	// StateSpan is the ttl the node's bound is stated over (0 if none).
+	StateSpan() time.Duration
+	// StateBound is the most entries the node may keep under load l: rate x
+	// ttl for a TTL window (l.Recent), 4 x l.Players for the four-signature
+	// FIFO.
+	StateBound(l Load) int
+}

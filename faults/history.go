@@ -1,0 +1,64 @@
+package faults
+
+import "time"
+
+// EventKind is what an Event records.
+type EventKind uint8
+
+const (
+	// EvArrive: an attempt reaches a node (Attempt, Node, Settlement, First).
+	EvArrive EventKind = iota
+	// EvEffect: an env.Durable call finished (Op, Err).
+	EvEffect
+	// EvCredit: an env.Credit call reached the ledger (Settlement, Room,
+	// Grant, Applied, Err).
+	EvCredit
+	// EvFault: the runner injected a failure or timeout at Op (Fault).
+	EvFault
+	// EvCrash: the runner crashed the node at Op (Fault).
+	EvCrash
+	// EvRecover: a node was rebuilt (after a crash, or at drain) and its
+	// Recover ran (Err).
+	EvRecover
+	// EvAck: the node answered the sender (Ack, Err).
+	EvAck
+	// EvState: a sample of a Bounded node's memory (Size, Bound).
+	EvState
+	// EvBudget: the runner stopped before the schedule drained.
+	EvBudget
+)
+
+func (k EventKind) String() string {
+	return [...]string{"arrive", "effect", "credit", "fault", "crash", "recover", "ack", "state", "budget"}[k]
+}
+
+// Event is one entry of a History. Fields not meaningful for its Kind are
+// zero, except Settlement and Attempt which are -1 when there is none.
+type Event struct {
+	Seq        int // position in the history
+	At         time.Duration
+	Kind       EventKind
+	Node       int
+	Attempt    int
+	Settlement int
+	First      bool // EvArrive: the settlement's first arrival anywhere
+	Op         string
+	Fault      FaultKind
+	Ack        Ack
+	Err        string
+	Grant      string
+	Room       uint32
+	Applied    bool
+	Size       int
+	Bound      int
+}
+
+// History is what a run produced: every arrival, effect, credit, fault,
+// crash, recovery and ack, in order. The same schedule run twice gives the
+// same history (except in the concurrent family, whose interleaving is real).
+type History struct {
+	Design    string
+	Schedule  Schedule
+	Events    []Event
+	Exhausted bool // the budget ran out: verdicts are Unknown
+}

@@ -1,0 +1,75 @@
+package faults
+
+import "time"
+
+// Schedule is one run of the world, as data: it prints to text (Format) and
+// parses back (Parse), so a counterexample is a file you can read, diff, edit
+// and replay.
+type Schedule struct {
+	Family Family
+	// Nodes is how many settler nodes the cluster runs (>= 1).
+	Nodes int
+	// Settlements is the ground truth; Settlements[i].ID == i.
+	Settlements []Settlement
+	// Deliveries are the planned arrivals (first deliveries, duplicates,
+	// replays), in nondecreasing At order. The sender adds retries on its own.
+	Deliveries []Delivery
+	// Faults are injected at numbered attempts (see Fault).
+	Faults []Fault
+	// RetryAfter is how long the sender waits for an ack before it sends
+	// again (to the next node, round robin, when Nodes > 1).
+	RetryAfter time.Duration
+	// MaxAttempts bounds the sender's sends of one settlement; past it the
+	// runner stops with an exhausted budget (the verdict is Unknown).
+	MaxAttempts int
+	// Concurrent runs every group of deliveries with the same At at once on
+	// real goroutines (the concurrent family). No faults are injected then.
+	Concurrent bool
+}
+
+// Delivery is one planned arrival of a settlement at a node.
+type Delivery struct {
+	At         time.Duration // virtual time since Epoch
+	Settlement int           // index into Schedule.Settlements
+	Node       int           // 0 <= Node < Schedule.Nodes
+}
+
+// FaultKind is what happens at a fault point.
+type FaultKind uint8
+
+const (
+	// CrashBefore crashes the node just before the effect runs.
+	CrashBefore FaultKind = iota
+	// CrashAfter crashes the node just after the effect ran.
+	CrashAfter
+	// FailBefore makes the effect fail without running (ErrInjected).
+	FailBefore
+	// TimeoutAfter runs the effect and then reports ErrTimeout.
+	TimeoutAfter
+)
+
+func (k FaultKind) String() string {
+	switch k {
+	case CrashBefore:
+		return "crash-before"
+	case CrashAfter:
+		return "crash-after"
+	case FailBefore:
+		return "fail"
+	case TimeoutAfter:
+		return "timeout"
+	}
+	return "fault?"
+}
+
+// Fault is injected at one effect (env.Durable or env.Credit call) of one
+// attempt. Attempt n is the n-th call of Node.Deliver in the run (0-based),
+// which the deterministic runner numbers the same way every time. Effect k is
+// the k-th env call within that attempt (0-based). A crash whose Effect is at
+// or past the number of effects the attempt made fires after Deliver returns:
+// the ack is lost (the "after commit, before ack" point).
+type Fault struct {
+	Attempt int
+	Effect  int
+	Kind    FaultKind
+}

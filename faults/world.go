@@ -1,0 +1,103 @@
+package faults
+
+import (
+	"fmt"
+	"time"
+)
+
+// Epoch is virtual time zero. Nothing under test reads the wall clock: a
+// schedule's times are offsets from Epoch and designs receive now = Epoch+At.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// MatchEvery is the virtual time between the starts of a player's matches in
+// generated schedules. Designs derive their window ttl from it: a ttl of
+// WindowTTL covers the two adjacent matches a late settlement can straddle.
+const MatchEvery = time.Second
+
+// WindowTTL is the window ttl designs in impls/ use: 2 adjacent matches x
+// MatchEvery, plus half a match of slack for a final that lands after the next
+// match started. Generators place "window-expiry" retries beyond it and
+// "deep-replay" replays several matches beyond it. Change both together.
+const WindowTTL = 2*MatchEvery + MatchEvery/2
+
+// Kind is the business kind of a settlement.
+type Kind uint8
+
+const (
+	// KindInstant is settled the moment a player leaves a match (final=false).
+	KindInstant Kind = iota
+	// KindFinal is settled when the match ends, often after the player has
+	// started the next match (final=true; net may be negative: a debit).
+	KindFinal
+	// KindThird is the kind the business adds later (a bonus, a refund): the
+	// third settlement per match of the third-kind family.
+	KindThird
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindInstant:
+		return "instant"
+	case KindFinal:
+		return "final"
+	case KindThird:
+		return "third"
+	}
+	return fmt.Sprintf("kind%d", uint8(k))
+}
+
+// Settlement is one logical credit or debit: the ground truth the harness
+// knows. Two distinct settlements may share any subset of the business fields
+// (generators make such collisions on purpose, from small value ranges); only
+// (Player, Match, Kind) is unique, as in a real game server where the match
+// id is the battle's unique id.
+type Settlement struct {
+	// ID is the harness's identity of the settlement (its index in
+	// Schedule.Settlements). It exists so the ledger can attribute a credit;
+	// a design must never read it to decide anything.
+	ID int
+
+	Player uint32
+	Room   uint32 // room the match was played in; rooms are re-entered
+	Match  uint64 // unique id of the match instance (battle id)
+	Round  uint32 // counts up within a room, starts again in the next room
+	Kind   Kind
+	Net    int64 // signed amount: negative is a debit
+	Final  bool
+	Seq    uint64 // sender-assigned per-player sequence number
+}
+
+// Ack is what a node answers the sender for one delivery.
+type Ack uint8
+
+const (
+	// Nack: not settled (an error, a claim held by another, a refusal). The
+	// sender retries later. Returning an error from Deliver is a Nack.
+	Nack Ack = iota
+	// AckCredited: this delivery credited the settlement, durably.
+	AckCredited
+	// AckDuplicate: "already delivered": the node claims the credit is
+	// durable. HonestAck checks that claim.
+	AckDuplicate
+	// AckHeld: accepted and acked, but the credit is deferred (buffered until
+	// something else arrives). The sender stops retrying. NoBlocking fails a
+	// first delivery answered this way.
+	AckHeld
+)
+
+func (a Ack) String() string {
+	switch a {
+	case Nack:
+		return "nack"
+	case AckCredited:
+		return "credited"
+	case AckDuplicate:
+		return "duplicate"
+	case AckHeld:
+		return "held"
+	}
+	return fmt.Sprintf("ack%d", uint8(a))
+}
+
+// Acked reports whether the sender stops retrying on a.
+func (a Ack) Acked() bool { return a != Nack }

@@ -1,0 +1,199 @@
+package ref
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Settler grants an effect at most once per key, and (with a Sink) exactly
+// once. It stacks three layers: a cheap in-memory Window for the common
+// retry, a durable unique constraint (Store) that survives window expiry, and
+// a state machine New -> Granted -> Delivered so a replay is a no-op and a
+// crash mid-grant is completed, never repeated.
+type Settler struct {
+	win   *Window
+	store Store
+	sink  Sink
+	lease time.Duration
+	stats counters
+}
+
+// Option configures a Settler.
+type Option func(*Settler)
+
+// WithSink makes the Settler own delivery: Apply claims the key, delivers the
+// effect through sink, then commits StateDelivered.
+func WithSink(sink Sink) Option { return func(s *Settler) { s.sink = sink } }
+
+// WithLease sets how long a claim is presumed owned by the node that made it
+// (Claim.LeaseUntil = now + d). Recover on any node completes only records
+// whose lease ended. Pick it above the slowest Begin->Sink->Commit you expect
+// (default 30s: far above a database round trip, short enough that a dead
+// node's grants complete within a minute).
+func WithLease(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("ref.WithLease: lease must be >= 0, got %v", d))
+	}
+	return func(s *Settler) { s.lease = d }
+}
+
+// DefaultLease is the lease WithLease documents.
+const DefaultLease = 30 * time.Second
+
+// ErrNoSink: Apply or Recover on a Settler built without WithSink.
+var ErrNoSink = errors.New("ref: settler has no sink (use WithSink)")
+
+// NewSettler builds a settler from a window and a store. Without WithSink it
+// is the seed's settler: Settle reports fresh and the caller delivers.
+func NewSettler(win *Window, store Store, opts ...Option) *Settler {
+	if win == nil || store == nil {
+		panic("ref.NewSettler: window and store must not be nil")
+	}
+	s := &Settler{win: win, store: store, lease: DefaultLease}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Layer says which layer decided a result.
+type Layer uint8
+
+const (
+	LayerNone   Layer = iota // nothing caught it: this call granted it
+	LayerWindow              // the in-memory window
+	LayerStore               // the durable constraint
+)
+
+func (l Layer) String() string {
+	switch l {
+	case LayerNone:
+		return "none"
+	case LayerWindow:
+		return "window"
+	case LayerStore:
+		return "store"
+	}
+	return fmt.Sprintf("Layer(%d)", uint8(l))
+}
+
+// Result is what Apply did.
+type Result struct {
+	// State is StateDelivered whenever err == nil: the effect is durable in
+	// the sink, so the caller may ack.
+	State State
+	// Fresh is true when this call claimed the key (first sight anywhere).
+	Fresh bool
+	// Caught says which layer recognised a duplicate (LayerNone when Fresh).
+	Caught Layer
+}
+
+// Apply settles the request with durable identity key, delivering payload
+// through the sink exactly once. On err == nil the effect is durable and the
+// caller acks (Result says whether this call was the first). On err != nil
+// nothing is acked and the sender must retry: the window remembers nothing,
+// and whatever the store recorded is completed by the retry or by Recover.
+func (s *Settler) Apply(ctx context.Context, key Key, payload []byte, now time.Time) (Result, error) {
+	if s.sink == nil {
+		return Result{}, ErrNoSink
+	}
+	fp := key.Fingerprint()
+	// Layer 1: the window holds only keys whose effect is durable (it is
+	// marked after Commit), so a hit is an honest "already delivered". Its
+	// value is the key's other 64 bits: a 64-bit collision is not a hit.
+	if v, ok := s.win.Lookup(uint64(fp), now); ok {
+		if v == key.Lo {
+			s.stats.add(fp, cWindowDup)
+			return Result{State: StateDelivered, Caught: LayerWindow}, nil
+		}
+		s.stats.add(fp, cCollisions)
+	}
+	// Layer 2: the durable unique constraint.
+	st, created, err := s.store.Begin(ctx, Claim{Key: key, Payload: payload, LeaseUntil: now.Add(s.lease)})
+	if err != nil {
+		s.stats.add(fp, cErrors)
+		return Result{}, fmt.Errorf("ref: claim %v: %w", key, err)
+	}
+	res := Result{State: StateDelivered, Fresh: created, Caught: LayerNone}
+	switch {
+	case created:
+		// Layer 3: we own the grant.
+	case st == StateDelivered:
+		s.stats.add(fp, cStoreDup)
+		s.win.Put(uint64(fp), key.Lo, now)
+		res.Caught = LayerStore
+		return res, nil
+	default:
+		// StateGranted with someone else's (or a dead node's, or our own
+		// earlier timed-out) claim. Completing it through the idempotent sink
+		// is safe whoever else is doing the same: the sink applies the key
+		// once. Never run a second grant: only this keyed delivery.
+		res.Caught = LayerStore
+	}
+	if err := s.sink.Deliver(ctx, key, payload); err != nil {
+		s.stats.add(fp, cErrors)
+		return Result{}, fmt.Errorf("ref: deliver %v: %w", key, err)
+	}
+	if err := s.store.Commit(ctx, key, StateDelivered); err != nil {
+		s.stats.add(fp, cErrors)
+		return Result{}, fmt.Errorf("ref: commit %v: %w", key, err)
+	}
+	s.win.Put(uint64(fp), key.Lo, now)
+	if created {
+		s.stats.add(fp, cGranted)
+	} else {
+		s.stats.add(fp, cStoreDup)
+		s.stats.add(fp, cCompleted)
+	}
+	return res, nil
+}
+
+// Settle is the seed's form: it claims fp and reports fresh=true when this
+// call granted it, in which case the caller delivers the effect. fresh=false
+// means a duplicate (state StateDelivered, or StateGranted while another call
+// still holds the grant), or, with state StateNew, that the store failed and
+// the sender must retry.
+//
+// Settle cannot make delivery exactly-once: it commits StateDelivered before
+// the caller delivers, so a crash in between loses the effect. Use Apply with
+// WithSink for that. Its durable key is the 64-bit fp (see Fingerprint for
+// what that risks); do not mix Settle and Apply on one store.
+func (s *Settler) Settle(fp Fingerprint, now time.Time) (st State, fresh bool) {
+	key := fp.Key()
+	if v, ok := s.win.Lookup(uint64(fp), now); ok && v == key.Lo {
+		s.stats.add(fp, cWindowDup)
+		return StateDelivered, false
+	}
+	ctx := context.Background()
+	cur, created, err := s.store.Begin(ctx, Claim{Key: key, LeaseUntil: now.Add(s.lease)})
+	if err != nil {
+		s.stats.add(fp, cErrors)
+		return StateNew, false
+	}
+	if !created {
+		s.stats.add(fp, cStoreDup)
+		if cur == StateDelivered {
+			s.win.Put(uint64(fp), key.Lo, now)
+		}
+		return cur, false
+	}
+	// The caller delivers; if this Commit fails the record stays Granted and
+	// still blocks every later claim, so the grant is never repeated.
+	if err := s.store.Commit(ctx, key, StateDelivered); err != nil {
+		s.stats.add(fp, cErrors)
+		s.stats.add(fp, cGranted)
+		return StateGranted, true
+	}
+	s.win.Put(uint64(fp), key.Lo, now)
+	s.stats.add(fp, cGranted)
+	return StateDelivered, true
+}
+
+// Stats returns a snapshot of the counters. Counting uses striped atomics, so
+// it adds no lock to the hot path.
+func (s *Settler) Stats() SettlerStats { return s.stats.snapshot() }
+
+// Window returns the settler's window.
+func (s *Settler) Window() *Window { return s.win }
