@@ -1,0 +1,146 @@
+// Package storetest is the conformance suite for ref.PendingStore
+// implementations: every store in this module (ref.MemStore, ref/sqlite,
+// ref/postgres, ref/redis) runs it, and so can a user's own store.
+//
+// A suite is a function (like testing/fstest.TestFS): call Run from a test
+// with a Harness factory; each property is a named subtest, so
+// `go test -run 'TestX/claim/atomic'` reruns one check. Optional capabilities
+// (io.Closer, a Harness.Break hook) are detected, and the checks that need
+// them are skipped with a line saying why when absent.
+//
+// What the suite can and cannot show: a failure is a real contract violation
+// (no false positives), but passing is not a proof (false negatives are
+// possible: a race the 64 goroutines did not hit, a durability bug the
+// close/reopen cycle does not exercise; kill -9 durability is tested by each
+// store's crash test, not here).
+package storetest
+
+import (
+	"context"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/onceproof/onceproof/ref"
+)
+
+// Harness gives the suite access to one store's durable data. Run calls the
+// factory once per subtest, so every subtest starts from empty data; the
+// factory registers its own cleanup (t.Cleanup) for whatever it created
+// (temporary file, database schema, key prefix).
+type Harness struct {
+	// Open returns a new handle (connection, pool, file handle) on the
+	// harness's durable data; every call is a new handle on the SAME data, as
+	// a second settler node or a restarted process would see it. Required.
+	// The suite closes each handle that implements io.Closer when the
+	// subtest ends (or earlier, when it tests reopening).
+	Open func(t *testing.T) ref.PendingStore
+	// Break, if set, breaks the connection of handle s the way a network
+	// failure or a dying server would (kill its server-side connection,
+	// close its file descriptor), so that the NEXT call on s must return a
+	// non-nil error: an error on a dropped connection must reach the caller,
+	// never a silent success. Stores whose client retries transparently
+	// must disable that retry on the handle Break is given, or the check
+	// fails. Nil skips the check.
+	Break func(t *testing.T, s ref.PendingStore)
+	_     struct{}
+}
+
+// Run runs every conformance check as a subtest of t. newHarness is called
+// once per subtest and must return a harness on fresh, empty data.
+func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
+	t.Helper()
+	if newHarness == nil {
+		t.Fatal("storetest.Run: newHarness is nil")
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("reproduce: go test -race -count=1 -run '%s' <this package>", runPattern(t.Name()))
+				}
+			})
+			h := newHarness(t)
+			if h.Open == nil {
+				t.Fatal("storetest: Harness.Open is nil")
+			}
+			c.fn(t, &env{h: h})
+		})
+	}
+}
+
+// runPattern anchors every level of a subtest name, so -run selects exactly it.
+func runPattern(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+// check is one named property.
+type check struct {
+	name string
+	fn   func(t *testing.T, e *env)
+}
+
+// env wraps a Harness with handle bookkeeping: every handle the suite opens
+// is closed exactly once, at the end of the subtest unless a check closed
+// it earlier (stores need not tolerate a double Close).
+type env struct {
+	h      Harness
+	mu     sync.Mutex
+	closed map[ref.PendingStore]bool
+}
+
+// open returns a new handle and registers its Close.
+func (e *env) open(t *testing.T) ref.PendingStore {
+	t.Helper()
+	s := e.h.Open(t)
+	if s == nil {
+		t.Fatal("storetest: Harness.Open returned nil")
+	}
+	t.Cleanup(func() {
+		if c, ok := s.(io.Closer); ok && e.markClosed(s) {
+			if err := c.Close(); err != nil {
+				t.Logf("storetest: closing handle at cleanup: %v", err)
+			}
+		}
+	})
+	return s
+}
+
+// close closes s now (when it is an io.Closer) and reports whether it could.
+func (e *env) close(t *testing.T, s ref.PendingStore) bool {
+	t.Helper()
+	c, ok := s.(io.Closer)
+	if !ok {
+		return false
+	}
+	if e.markClosed(s) {
+		if err := c.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}
+	return true
+}
+
+// markClosed records that s is (being) closed; it reports false if it was
+// already.
+func (e *env) markClosed(s ref.PendingStore) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed == nil {
+		e.closed = make(map[ref.PendingStore]bool)
+	}
+	if e.closed[s] {
+		return false
+	}
+	e.closed[s] = true
+	return true
+}
+
+// ctx is the context for calls that are expected to succeed.
+func ctx(t *testing.T) context.Context { return t.Context() }
