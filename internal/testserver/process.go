@@ -1,0 +1,168 @@
+package testserver
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// findBinary looks name up on PATH, then in the Debian PostgreSQL layout
+// (/usr/lib/postgresql/VERSION/bin), newest version first.
+func findBinary(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) > versionOf(dirs[j]) })
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found on PATH or in /usr/lib/postgresql/*/bin", name)
+}
+
+func versionOf(binDir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return v
+}
+
+// freePort asks the kernel for a free loopback port. Another process may take
+// it before the server binds it; callers retry a failed start with a new port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// unprivileged returns the credential to run a server under when this process
+// is root (PostgreSQL refuses to run as root), or nil when it is not root.
+// Debian's postgresql package creates the "postgres" user; "nobody" is the
+// fallback on machines without it.
+func unprivileged() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	for _, name := range []string{"postgres", "nobody"} {
+		u, err := user.Lookup(name)
+		if err != nil {
+			continue
+		}
+		uid, err1 := strconv.Atoi(u.Uid)
+		gid, err2 := strconv.Atoi(u.Gid)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
+	}
+	return nil, errors.New("running as root and found neither a postgres nor a nobody user to run the server as")
+}
+
+// chownTree hands dir (and what is in it) to cred, so a server running as an
+// unprivileged user can write its data there.
+func chownTree(dir string, cred *syscall.Credential) error {
+	if cred == nil {
+		return nil
+	}
+	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, int(cred.Uid), int(cred.Gid))
+	})
+}
+
+// command builds a command that runs as cred and dies with this process.
+func command(cred *syscall.Credential, dir, bin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	// Pdeathsig: if the test binary dies (kill -9, a panic in another
+	// goroutine), the kernel kills the server instead of leaving it running.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// process is a running server.
+type process struct {
+	cmd  *exec.Cmd
+	done chan error // receives Wait's result once
+	err  error
+	exit bool
+}
+
+// startLocked starts cmd from a goroutine locked to its OS thread that stays
+// alive until the process exits. The parent-death signal fires when the
+// *thread* that forked the child exits, and Go may retire threads; a thread
+// pinned by a goroutine blocked in Wait is never retired.
+func startLocked(cmd *exec.Cmd) (*process, error) {
+	p := &process{cmd: cmd, done: make(chan error, 1)}
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		p.done <- cmd.Wait()
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// exited reports whether the process has exited (without blocking).
+func (p *process) exited() bool {
+	if p.exit {
+		return true
+	}
+	select {
+	case p.err = <-p.done:
+		p.exit = true
+	default:
+	}
+	return p.exit
+}
+
+// stop sends sig and waits up to grace for the exit, then kills.
+func (p *process) stop(sig os.Signal, grace time.Duration) {
+	if p.exited() {
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case p.err = <-p.done:
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		p.err = <-p.done
+	}
+	p.exit = true
+}
+
+// tail returns the last n bytes of the file at path, for error messages.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,108 @@
+// Package testserver starts throwaway PostgreSQL and Redis servers for tests,
+// from the binaries the Debian packages install (postgresql, redis-server).
+//
+// One server of each kind runs per test binary: it starts on first use and
+// stops when the package's TestMain calls Main (a parent-death signal kills it
+// too if the test binary dies first). Each test gets its own database
+// (Postgres) or key prefix (RedisPrefix), so tests never see each other's data.
+// Servers listen on 127.0.0.1 only, on a free port, with their data in a
+// temporary directory that is removed when they stop.
+//
+// Without the binaries the helpers skip the test with one line naming the
+// packages to install; with ONCEPROOF_REQUIRE_SERVICES=1 in the environment
+// (CI sets it) they fail it instead, so a missing server never passes as a skip.
+package testserver
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+)
+
+// RequireEnv is the environment variable under which a missing server fails
+// the test instead of skipping it.
+const RequireEnv = "ONCEPROOF_REQUIRE_SERVICES"
+
+// installHint is the one line a skip prints.
+const installHint = "apt-get install postgresql redis-server"
+
+// unavailable skips (or, under RequireEnv=1, fails) tb because err kept a
+// server from starting.
+func unavailable(tb testing.TB, what string, err error) {
+	tb.Helper()
+	if os.Getenv(RequireEnv) == "1" {
+		tb.Fatalf("testserver: %s unavailable and %s=1: %v", what, RequireEnv, err)
+	}
+	tb.Skipf("testserver: %s unavailable (%v); install with: %s", what, err, installHint)
+}
+
+var (
+	stopMu sync.Mutex
+	stops  []func()
+)
+
+// atStop registers f to run when Main returns (or StopAll is called).
+func atStop(f func()) {
+	stopMu.Lock()
+	stops = append(stops, f)
+	stopMu.Unlock()
+}
+
+// StopAll stops every server this process started. Main calls it; call it
+// yourself from a TestMain that cannot use Main.
+func StopAll() {
+	stopMu.Lock()
+	fs := stops
+	stops = nil
+	stopMu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
+
+// Main runs the package's tests and then stops the servers they started.
+// Use it as the package's TestMain body:
+//
+//	func TestMain(m *testing.M) { testserver.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	StopAll()
+	os.Exit(code)
+}
+
+// nameFor turns a test name into an identifier fragment safe for SQL and
+// Redis keys (lowercase letters, digits and underscores, at most 40 bytes).
+func nameFor(tb testing.TB) string {
+	b := make([]byte, 0, 40)
+	for _, c := range []byte(tb.Name()) {
+		if len(b) == cap(b) {
+			break
+		}
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			b = append(b, c)
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		default:
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+// seq numbers databases and prefixes so that a test run twice (-count=2) or
+// two tests with equal sanitized names never share one.
+var (
+	seqMu sync.Mutex
+	seq   int
+)
+
+func next() int {
+	seqMu.Lock()
+	defer seqMu.Unlock()
+	seq++
+	return seq
+}
+
+func uniqueName(tb testing.TB) string { return fmt.Sprintf("t%d_%s", next(), nameFor(tb)) }

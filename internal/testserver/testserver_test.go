@@ -1,0 +1,74 @@
+package testserver
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+func TestPostgresGivesEachTestItsOwnDatabase(t *testing.T) {
+	a, b := Postgres(t), Postgres(t)
+	if a == b {
+		t.Fatalf("two calls returned the same database %s; reproduce: go test ./internal/testserver -run %s", a, t.Name())
+	}
+	ctx := context.Background()
+	for _, url := range []string{a, b} {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatalf("connect %s: %v; reproduce: go test ./internal/testserver -run %s", url, err, t.Name())
+		}
+		var db string
+		if err := conn.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, "CREATE TABLE x (k int PRIMARY KEY)"); err != nil {
+			t.Fatalf("create table in %s: %v (a table leaked from the other database?)", db, err)
+		}
+		conn.Close(ctx)
+	}
+}
+
+func TestRedisAnswersOnLoopback(t *testing.T) {
+	s := Redis(t)
+	host, _, err := net.SplitHostPort(s.Addr)
+	if err != nil || host != "127.0.0.1" {
+		t.Fatalf("redis listens on %q, want 127.0.0.1; reproduce: go test ./internal/testserver -run %s", s.Addr, t.Name())
+	}
+	if err := ping(s.Addr); err != nil {
+		t.Fatalf("ping %s: %v; reproduce: go test ./internal/testserver -run %s", s.Addr, err, t.Name())
+	}
+	if p1, p2 := RedisPrefix(t), RedisPrefix(t); p1 == p2 {
+		t.Fatalf("two prefixes are equal: %q", p1)
+	}
+}
+
+func TestStartRedisRestartKeepsAppendOnlyData(t *testing.T) {
+	s := StartRedis(t, "--appendonly", "yes", "--appendfsync", "always")
+	send := func(cmd string) string {
+		c, err := net.Dial("tcp", s.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 64)
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(buf[:n])
+	}
+	if got := send("SET k v"); got != "+OK\r\n" {
+		t.Fatalf("SET answered %q", got)
+	}
+	s.Restart(t)
+	if got := send("GET k"); got != "$1\r\nv\r\n" {
+		t.Fatalf("after restart GET k = %q, want v; reproduce: go test ./internal/testserver -run %s", got, t.Name())
+	}
+}
