@@ -1,0 +1,275 @@
+package props
+
+import (
+	"fmt"
+
+	"github.com/onceproof/onceproof/faults"
+)
+
+// Checker judges one property on a history.
+type Checker func(h faults.History) Verdict
+
+// Checkers maps every property to its checker. The safety properties (all but
+// NoLoss) are judged on whatever prefix a budget-exhausted run produced: a
+// violation in a prefix is a violation of the whole run, so it fails; a clean
+// prefix proves nothing, so it is Unknown. NoLoss speaks about the drained
+// end state, so an exhausted run is always Unknown for it.
+var Checkers = map[faults.Property]Checker{
+	faults.NoDup:        CheckNoDup,
+	faults.NoLoss:       CheckNoLoss,
+	faults.NoCrossRoom:  CheckNoCrossRoom,
+	faults.NoBlocking:   CheckNoBlocking,
+	faults.BoundedState: CheckBoundedState,
+	faults.HonestAck:    CheckHonestAck,
+}
+
+// Check judges property p on h. An unknown property panics: the names are
+// constants of package faults, so that is a programming error.
+func Check(p faults.Property, h faults.History) Verdict {
+	c, ok := Checkers[p]
+	if !ok {
+		panic(fmt.Sprintf("props.Check: unknown property %q", p))
+	}
+	return c(h)
+}
+
+// Judge judges every property of faults.Properties on h.
+func Judge(h faults.History) Report {
+	r := make(Report, len(faults.Properties))
+	for i, p := range faults.Properties {
+		r[i] = Check(p, h)
+	}
+	return r
+}
+
+// safety turns the anomalies of a prefix-closed property into a verdict.
+func safety(p faults.Property, h faults.History, as []Anomaly) Verdict {
+	switch {
+	case len(as) > 0:
+		return Verdict{Property: p, Outcome: Fails, Anomalies: as}
+	case h.Exhausted:
+		return Verdict{Property: p, Outcome: Unknown, Reason: "the budget ran out before the schedule drained and the prefix shows no violation"}
+	}
+	return Verdict{Property: p, Outcome: Holds}
+}
+
+// CheckNoDup: no settlement has more than one applied credit in the ledger
+// (never 多记). A keyed credit whose grant is already in the ledger is not
+// applied, so only unkeyed credits or credits under different grants can
+// double a settlement.
+func CheckNoDup(h faults.History) Verdict {
+	applied := map[int][]faults.Event{}
+	var order []int
+	var as []Anomaly
+	for _, e := range h.Events {
+		if e.Kind != faults.EvCredit || !e.Applied || e.Settlement < 0 {
+			continue
+		}
+		prev := applied[e.Settlement]
+		if len(prev) == 0 {
+			order = append(order, e.Settlement)
+		}
+		applied[e.Settlement] = append(prev, e)
+	}
+	for _, id := range order {
+		evs := applied[id]
+		if len(evs) < 2 {
+			continue
+		}
+		a := anomaly(faults.NoDup, id, evs)
+		a.Explain = fmt.Sprintf("%s was credited %d times (%s)", describe(h, id), len(evs), grantList(evs))
+		as = append(as, a)
+	}
+	return safety(faults.NoDup, h, as)
+}
+
+// CheckNoLoss: every settlement that arrived at least once has an applied
+// credit once the schedule drained (never 少记): all retries and recovery
+// are done by then, so a missing credit is lost for good. A late settlement
+// dropped as a replay is lost.
+func CheckNoLoss(h faults.History) Verdict {
+	if h.Exhausted {
+		return Verdict{Property: faults.NoLoss, Outcome: Unknown, Reason: "the budget ran out before the schedule drained: retries may still have credited it"}
+	}
+	arrivals := map[int][]faults.Event{}
+	var order []int
+	credited := map[int]bool{}
+	for _, e := range h.Events {
+		switch {
+		case e.Kind == faults.EvArrive && e.Settlement >= 0:
+			if len(arrivals[e.Settlement]) == 0 {
+				order = append(order, e.Settlement)
+			}
+			arrivals[e.Settlement] = append(arrivals[e.Settlement], e)
+		case e.Kind == faults.EvCredit && e.Applied && e.Settlement >= 0:
+			credited[e.Settlement] = true
+		}
+	}
+	var as []Anomaly
+	for _, id := range order {
+		if credited[id] {
+			continue
+		}
+		evs := arrivals[id]
+		// The acks of these attempts say how the design let it go.
+		acks := map[int]faults.Event{}
+		for _, e := range h.Events {
+			if e.Kind == faults.EvAck && e.Settlement == id {
+				acks[e.Attempt] = e
+			}
+		}
+		all := append([]faults.Event(nil), evs...)
+		how := ""
+		for _, ev := range evs {
+			if ack, ok := acks[ev.Attempt]; ok {
+				all = append(all, ack)
+				if ack.Ack.Acked() {
+					how = fmt.Sprintf("; attempt %d was acked %q", ack.Attempt, ack.Ack)
+				}
+			}
+		}
+		sortEvents(all)
+		a := anomaly(faults.NoLoss, id, all)
+		a.Explain = fmt.Sprintf("%s arrived %d time(s) but was never credited%s", describe(h, id), len(evs), how)
+		as = append(as, a)
+	}
+	if len(as) > 0 {
+		return Verdict{Property: faults.NoLoss, Outcome: Fails, Anomalies: as}
+	}
+	return Verdict{Property: faults.NoLoss, Outcome: Holds}
+}
+
+// CheckNoCrossRoom: every applied credit lands in its settlement's own room
+// (不串房).
+func CheckNoCrossRoom(h faults.History) Verdict {
+	var as []Anomaly
+	for _, e := range h.Events {
+		if e.Kind != faults.EvCredit || !e.Applied || e.Settlement < 0 || e.Settlement >= len(h.Schedule.Settlements) {
+			continue
+		}
+		want := h.Schedule.Settlements[e.Settlement].Room
+		if e.Room == want {
+			continue
+		}
+		a := anomaly(faults.NoCrossRoom, e.Settlement, []faults.Event{e})
+		a.Explain = fmt.Sprintf("%s was credited to room %d", describe(h, e.Settlement), e.Room)
+		as = append(as, a)
+	}
+	return safety(faults.NoCrossRoom, h, as)
+}
+
+// CheckNoBlocking: the first arrival of a settlement is never answered
+// AckHeld (不阻塞新房): holding it back waits for a gap that may never fill.
+func CheckNoBlocking(h faults.History) Verdict {
+	first := map[int]faults.Event{} // attempt -> its first arrival
+	var as []Anomaly
+	for _, e := range h.Events {
+		switch e.Kind {
+		case faults.EvArrive:
+			if e.First {
+				first[e.Attempt] = e
+			}
+		case faults.EvAck:
+			arr, ok := first[e.Attempt]
+			if !ok || e.Ack != faults.AckHeld {
+				continue
+			}
+			a := anomaly(faults.NoBlocking, e.Settlement, []faults.Event{arr, e})
+			a.Explain = fmt.Sprintf("the first arrival of %s was held back instead of credited", describe(h, e.Settlement))
+			as = append(as, a)
+		}
+	}
+	return safety(faults.NoBlocking, h, as)
+}
+
+// CheckBoundedState: no sample of a Bounded node's memory exceeds the bound
+// the node declares for the load it was given.
+func CheckBoundedState(h faults.History) Verdict {
+	var as []Anomaly
+	for _, e := range h.Events {
+		if e.Kind != faults.EvState || e.Size <= e.Bound {
+			continue
+		}
+		a := anomaly(faults.BoundedState, -1, []faults.Event{e})
+		a.Explain = fmt.Sprintf("node %d keeps %d entries, over its declared bound of %d", e.Node, e.Size, e.Bound)
+		as = append(as, a)
+	}
+	return safety(faults.BoundedState, h, as)
+}
+
+// CheckHonestAck: an ack that claims the credit is durable (AckCredited or
+// AckDuplicate) for settlement X comes only after X has an applied credit in
+// the ledger. A dishonest "already delivered" makes the sender stop retrying
+// a settlement that may never be credited.
+func CheckHonestAck(h faults.History) Verdict {
+	credited := map[int]bool{}
+	var as []Anomaly
+	for _, e := range h.Events {
+		switch {
+		case e.Kind == faults.EvCredit && e.Applied && e.Settlement >= 0:
+			credited[e.Settlement] = true
+		case e.Kind == faults.EvAck && (e.Ack == faults.AckCredited || e.Ack == faults.AckDuplicate) && e.Settlement >= 0:
+			if credited[e.Settlement] {
+				continue
+			}
+			a := anomaly(faults.HonestAck, e.Settlement, []faults.Event{e})
+			a.Explain = fmt.Sprintf("attempt %d of %s was acked %q before any credit of it was in the ledger", e.Attempt, describe(h, e.Settlement), e.Ack)
+			as = append(as, a)
+		}
+	}
+	return safety(faults.HonestAck, h, as)
+}
+
+func anomaly(p faults.Property, id int, evs []faults.Event) Anomaly {
+	a := Anomaly{Property: p, Settlement: id}
+	seenA, seenN := map[int]bool{}, map[int]bool{}
+	for _, e := range evs {
+		a.Events = append(a.Events, e.Seq)
+		if !seenA[e.Attempt] {
+			seenA[e.Attempt] = true
+			a.Attempts = append(a.Attempts, e.Attempt)
+		}
+		if !seenN[e.Node] {
+			seenN[e.Node] = true
+			a.Nodes = append(a.Nodes, e.Node)
+		}
+		a.At = e.At
+	}
+	return a
+}
+
+func sortEvents(evs []faults.Event) {
+	// insertion sort: a handful of events, keeps the dependency list short.
+	for i := 1; i < len(evs); i++ {
+		for j := i; j > 0 && evs[j].Seq < evs[j-1].Seq; j-- {
+			evs[j], evs[j-1] = evs[j-1], evs[j]
+		}
+	}
+}
+
+func grantList(evs []faults.Event) string {
+	s := ""
+	for i, e := range evs {
+		if i > 0 {
+			s += ", "
+		}
+		g := e.Grant
+		if g == "" {
+			g = "unkeyed"
+		} else {
+			g = "grant " + g
+		}
+		s += fmt.Sprintf("attempt %d on node %d at %v, %s", e.Attempt, e.Node, e.At, g)
+	}
+	return s
+}
+
+// describe names settlement id with the business fields a reader needs to see
+// why two settlements collide.
+func describe(h faults.History, id int) string {
+	if id < 0 || id >= len(h.Schedule.Settlements) {
+		return fmt.Sprintf("s%d", id)
+	}
+	s := h.Schedule.Settlements[id]
+	return fmt.Sprintf("s%d (player %d, room %d, round %d, match %d, %v, net %d)", id, s.Player, s.Room, s.Round, s.Match, s.Kind, s.Net)
+}
