@@ -2,34 +2,137 @@ package ref
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // Window is an exact, bounded, in-memory idempotency window.
 //
-// PLACEHOLDER IMPLEMENTATION (a Go map per shard); the open-addressing
-// version replaces it. The contract below is what every version keeps.
-//
 // Contract: an entry put at t is visible while now < t+ttl and gone when
-// now >= t+ttl. Put on a live key changes nothing (the first put's value and
-// time stand) and reports the live value. Memory follows the live set, never
-// the history. Safe for concurrent use; keys are spread over shards.
+// now >= t+ttl, to the nanosecond. Put on a live key changes nothing (the
+// first put's value and time stand) and reports the live value; Put on an
+// absent or expired key stores (val, now). Memory follows the live set
+// (rate x ttl), never the history: expired entries are reclaimed by later
+// puts. Safe for concurrent use; keys are spread over shards, each under its
+// own mutex. Put and Lookup allocate nothing in steady state (a table grows or
+// shrinks only when the live set does).
+//
+// Callers may pass a now that goes slightly backwards (clock reads racing to
+// a shard's lock): visibility is always decided by comparing that now with the
+// entry's stored expiry, and an entry is reclaimed only once it has been
+// expired for a grace period (see windowGrace), so a caller up to that much
+// behind still sees every entry that is live at its now.
+//
+// # Layout
+//
+// Each shard is a bucketed cuckoo hash table: buckets of 8 slots, two
+// candidate buckets per key (both derived from one bijective mix of the key,
+// reduced to the bucket count by Lemire's multiply-shift, so the bucket
+// count need not be a power of two). A key lives in one of its two buckets, so
+// a lookup reads at most two buckets and never walks a chain. A slot whose
+// entry has expired is as good as an empty one for an insert: reclaiming an
+// expired entry is free, there are no tombstones, and no sweep is needed for
+// correctness. A slot is 24 bytes (key, expiry, value) stored as three
+// 8-wide arrays per bucket, so the keys of a bucket are one 64-byte cache
+// line and the expiries the next one.
 type Window struct {
 	ttl    time.Duration
+	grace  int64
 	shards []windowShard
 	mask   uint64
 }
 
-type windowShard struct {
-	mu sync.Mutex
-	m  map[uint64]windowEntry
-	n  int
+// windowSlots is the number of slots per bucket. 8 keys fill one 64-byte cache
+// line, and cuckoo hashing with two choices of 8-slot buckets stays insertable
+// to a load of about 0.99 (Erlingsson, Manasse, McSherry, "A cool and practical
+// alternative to traditional hash tables", 2006), far above windowGrowLoad, so
+// kick walks stay short at every load the table runs at.
+const windowSlots = 8
+
+// Load thresholds, as fractions of a shard's slots held by unreclaimable
+// entries (live, or expired less than the grace period ago). A slot is 24
+// bytes, so bytes per live entry = 24 / load:
+//   - windowTargetLoad 0.80 is where a resize puts the load: 30 B per entry.
+//   - windowGrowLoad 0.90: a census that finds more grows the shard back to the
+//     target. Between censuses the load can climb by at most 1/windowCensusDiv
+//     (0.0625), so it never exceeds 0.9625 < 0.99 (the (2,8)-cuckoo limit).
+//     In steady state the load sits in [0.80, 0.90]: 26.7..30 B per entry,
+//     under the 32 B budget with 2 B to spare for the grace period's 1/64 and
+//     the shard headers.
+//   - windowShrinkLoad 0.30: a census that finds less shrinks the shard to the
+//     target, so a table sized for a past peak is given back once the rate
+//     drops (the hysteresis 0.30 < 0.80 keeps a rate that wobbles around one
+//     size from resizing back and forth).
+//
+// Do not raise windowGrowLoad or windowTargetLoad without redoing the kick
+// walk bound below; do not lower them without redoing the 32 B budget.
+const (
+	windowTargetNum, windowTargetDen = 4, 5
+	windowGrowNum, windowGrowDen     = 9, 10
+	windowShrinkNum, windowShrinkDen = 3, 10
+)
+
+// windowCensusDiv: a census (one sequential pass counting held entries and
+// clearing reclaimable ones) runs when enough inserts have happened that the
+// load could have crossed windowGrowLoad, but at most once every
+// slots/windowCensusDiv inserts. The pass costs one read of each slot's expiry,
+// so its amortised cost is at most windowCensusDiv = 16 slot reads per insert
+// (two cache lines, sequential), and usually far less.
+const windowCensusDiv = 16
+
+// windowMaxKicks bounds a cuckoo kick walk. At load <= 0.9625 with (2,8)
+// buckets a walk ends in one or two kicks on average; 128 consecutive full
+// buckets is a sign the table is too full (or unlucky), and the shard is
+// rebuilt one size larger instead of walking on.
+const windowMaxKicks = 128
+
+// windowMinBuckets is the smallest table: two buckets so a key's two choices
+// differ. A shard allocates it on its first put.
+const windowMinBuckets = 2
+
+// windowEmptyExp marks an empty slot: every cut-off is >= it, so an empty slot
+// is always reclaimable and never held or visible.
+const windowEmptyExp = math.MinInt64
+
+// windowGraceMax and windowGraceDiv fix the grace period: an expired entry is
+// reclaimed only once now >= expiry + grace. Backwards steps of now come from
+// clock reads racing to a lock: microseconds, milliseconds under preemption.
+// min(ttl/64, 1s) covers a thousand times that for any ttl above a minute,
+// and keeps an entry at most 1/64 longer than its ttl (1.6% more memory).
+const (
+	windowGraceDiv = 64
+	windowGraceMax = int64(time.Second)
+)
+
+type windowBucket struct {
+	keys [windowSlots]uint64
+	exps [windowSlots]int64 // expiry (put time + ttl, saturated); windowEmptyExp if empty
+	vals [windowSlots]uint64
 }
 
-type windowEntry struct {
-	val uint64
-	exp int64
+type windowShardState struct {
+	mu    sync.Mutex
+	b     []windowBucket
+	used  int    // slots with key != 0 (held, or expired and not yet cleared)
+	since int    // inserts since the last census
+	due   int    // inserts after which the next census runs
+	rng   uint64 // kick victim choice; deterministic (no global randomness)
+
+	// Key 0 is a normal key, but 0 marks an empty slot, so key 0 has its own
+	// slot here.
+	zeroSet bool
+	zeroExp int64
+	zeroVal uint64
+}
+
+// windowShard pads the state to its own cache lines so two cores locking
+// neighbouring shards do not bounce one line between them.
+type windowShard struct {
+	windowShardState
+	_ [128 - unsafe.Sizeof(windowShardState{})%64]byte
 }
 
 // NewWindow returns a window whose entries live for ttl, spread over shards
@@ -41,13 +144,18 @@ func NewWindow(ttl time.Duration, shards int) *Window {
 	if shards < 1 {
 		panic(fmt.Sprintf("ref.NewWindow: shards must be >= 1, got %d", shards))
 	}
+	if shards > 1<<16 {
+		// 65536 locks is far past any core count; more only wastes memory.
+		panic(fmt.Sprintf("ref.NewWindow: shards must be <= 65536, got %d", shards))
+	}
 	n := 1
 	for n < shards {
 		n <<= 1
 	}
-	w := &Window{ttl: ttl, shards: make([]windowShard, n), mask: uint64(n - 1)}
+	grace := min(int64(ttl)/windowGraceDiv, windowGraceMax)
+	w := &Window{ttl: ttl, grace: grace, shards: make([]windowShard, n), mask: uint64(n - 1)}
 	for i := range w.shards {
-		w.shards[i].m = make(map[uint64]windowEntry)
+		w.shards[i].rng = uint64(i)*0x9E3779B97F4A7C15 + 1
 	}
 	return w
 }
@@ -55,54 +163,327 @@ func NewWindow(ttl time.Duration, shards int) *Window {
 // TTL returns the window's ttl.
 func (w *Window) TTL() time.Duration { return w.ttl }
 
-func (w *Window) shard(key uint64) *windowShard {
-	return &w.shards[(key*0x9E3779B97F4A7C15)>>32&w.mask]
+// windowMix is the murmur3 64-bit finaliser: a bijection whose every output
+// bit depends on every input bit. Keys are usually hashes already, but a key
+// built from a counter or a packed id has weak low bits; the mix makes the
+// shard (low bits) and both buckets (high bits) independent and uniform.
+func windowMix(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
+}
+
+// homes returns the two candidate buckets of a key with mix h among n
+// buckets. The first reduces h's high bits, the second h's bits 31..0 (the
+// shard uses the lowest bits, which only feed the second reduction through
+// carries), by multiply-shift: floor(x*n/2^64) is uniform on [0,n) for a
+// uniform x, with no division and no power-of-two size.
+func homes(h uint64, n uint64) (uint64, uint64) {
+	b1, _ := bits.Mul64(h, n)
+	b2, _ := bits.Mul64(bits.RotateLeft64(h, 32), n)
+	if b2 == b1 {
+		b2++
+		if b2 == n {
+			b2 = 0
+		}
+	}
+	return b1, b2
+}
+
+func satAdd(a, b int64) int64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxInt64
+}
+
+func satSub(a, b int64) int64 {
+	if s := a - b; s <= a {
+		return s
+	}
+	return math.MinInt64
 }
 
 // Put inserts key with val at now unless key is live, and reports the live
 // value if there was one.
 func (w *Window) Put(key, val uint64, now time.Time) (prev uint64, existed bool) {
 	t := now.UnixNano()
-	s := w.shard(key)
+	h := windowMix(key)
+	s := &w.shards[h&w.mask]
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.m[key]; ok && t < e.exp {
-		return e.val, true
-	}
-	s.m[key] = windowEntry{val: val, exp: t + int64(w.ttl)}
-	s.n++
-	if s.n >= len(s.m) {
-		for k, e := range s.m {
-			if t >= e.exp {
-				delete(s.m, k)
-			}
-		}
-		s.n = 0
-	}
-	return 0, false
+	prev, existed = s.put(key, h, val, t, satAdd(t, int64(w.ttl)), satSub(t, w.grace))
+	s.mu.Unlock()
+	return prev, existed
 }
 
 // Lookup returns key's value if key is live at now.
 func (w *Window) Lookup(key uint64, now time.Time) (val uint64, ok bool) {
 	t := now.UnixNano()
-	s := w.shard(key)
+	h := windowMix(key)
+	s := &w.shards[h&w.mask]
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.m[key]; ok && t < e.exp {
-		return e.val, true
-	}
-	return 0, false
+	val, ok = s.lookup(key, h, t)
+	s.mu.Unlock()
+	return val, ok
 }
 
-// Len returns how many entries the window holds now, live or not yet
-// reclaimed.
+// Len returns how many entries the window holds now: live ones and expired
+// ones not yet reclaimed (a census or an insert reclaims them).
 func (w *Window) Len() int {
 	n := 0
 	for i := range w.shards {
 		s := &w.shards[i]
 		s.mu.Lock()
-		n += len(s.m)
+		n += s.used
+		if s.zeroSet {
+			n++
+		}
 		s.mu.Unlock()
 	}
 	return n
+}
+
+// MemoryBytes returns the bytes the window's tables and shard headers occupy
+// (not counting the Go allocator's rounding). Divided by the live entries it
+// gives bytes per live entry.
+func (w *Window) MemoryBytes() int {
+	n := int(unsafe.Sizeof(*w)) + len(w.shards)*int(unsafe.Sizeof(windowShard{}))
+	for i := range w.shards {
+		s := &w.shards[i]
+		s.mu.Lock()
+		n += cap(s.b) * int(unsafe.Sizeof(windowBucket{}))
+		s.mu.Unlock()
+	}
+	return n
+}
+
+func (s *windowShardState) lookup(key, h uint64, t int64) (uint64, bool) {
+	if key == 0 {
+		if s.zeroSet && t < s.zeroExp {
+			return s.zeroVal, true
+		}
+		return 0, false
+	}
+	n := uint64(len(s.b))
+	if n == 0 {
+		return 0, false
+	}
+	b1, b2 := homes(h, n)
+	p := &s.b[b1]
+	for i := range p.keys {
+		if p.keys[i] == key {
+			if t < p.exps[i] {
+				return p.vals[i], true
+			}
+			return 0, false
+		}
+	}
+	q := &s.b[b2]
+	for i := range q.keys {
+		if q.keys[i] == key {
+			if t < q.exps[i] {
+				return q.vals[i], true
+			}
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// put does Window.Put under the shard lock. exp is the expiry a new entry
+// gets; cut is the reclaim cut-off: a slot with expiry <= cut is free.
+func (s *windowShardState) put(key, h, val uint64, t, exp, cut int64) (uint64, bool) {
+	if key == 0 {
+		if s.zeroSet && t < s.zeroExp {
+			return s.zeroVal, true
+		}
+		s.zeroSet, s.zeroExp, s.zeroVal = true, exp, val
+		return 0, false
+	}
+	if len(s.b) == 0 {
+		s.rebuild(windowMinBuckets, cut, 0, 0, windowEmptyExp)
+	}
+	b1, b2 := homes(h, uint64(len(s.b)))
+	p, q := &s.b[b1], &s.b[b2]
+	// A key is in at most one slot of its two buckets (inserts check both
+	// first, kicks move a key only between its two buckets, so it stays
+	// unique); an expired entry of the key is renewed in place.
+	for i := range p.keys {
+		if p.keys[i] == key {
+			return s.renew(p, i, val, t, exp)
+		}
+	}
+	for i := range q.keys {
+		if q.keys[i] == key {
+			return s.renew(q, i, val, t, exp)
+		}
+	}
+	if !s.place(p, key, val, exp, cut) && !s.place(q, key, val, exp, cut) {
+		if k, v, e, ok := s.kick(b1, key, val, exp, cut); !ok {
+			// Too full: keep the homeless entry and rebuild one size up.
+			s.rebuild(s.grown(), cut, k, v, e)
+		}
+	}
+	s.since++
+	if s.since >= s.due {
+		s.census(cut)
+	}
+	return 0, false
+}
+
+func (s *windowShardState) renew(bk *windowBucket, i int, val uint64, t, exp int64) (uint64, bool) {
+	if t < bk.exps[i] {
+		return bk.vals[i], true
+	}
+	bk.exps[i], bk.vals[i] = exp, val
+	s.since++ // one more held entry, as for an insert
+	return 0, false
+}
+
+// place stores the entry in the first free slot of bk, if any.
+func (s *windowShardState) place(bk *windowBucket, key, val uint64, exp, cut int64) bool {
+	for i := range bk.exps {
+		if bk.exps[i] <= cut {
+			if bk.keys[i] == 0 {
+				s.used++
+			}
+			bk.keys[i], bk.exps[i], bk.vals[i] = key, exp, val
+			return true
+		}
+	}
+	return false
+}
+
+// kick places an entry whose two buckets (the first is b) are full of held
+// entries: it evicts a pseudo-randomly chosen slot of b, takes its place, and
+// moves the victim to the victim's other bucket, and so on. It returns ok, or
+// the entry left homeless after windowMaxKicks steps.
+func (s *windowShardState) kick(b uint64, key, val uint64, exp, cut int64) (uint64, uint64, int64, bool) {
+	n := uint64(len(s.b))
+	for range windowMaxKicks {
+		// 64-bit LCG (Knuth's MMIX constants); its top 3 bits pick the victim.
+		s.rng = s.rng*6364136223846793005 + 1442695040888963407
+		i := s.rng >> 61
+		bk := &s.b[b]
+		key, bk.keys[i] = bk.keys[i], key
+		exp, bk.exps[i] = bk.exps[i], exp
+		val, bk.vals[i] = bk.vals[i], val
+		b1, b2 := homes(windowMix(key), n)
+		if b1 == b {
+			b = b2
+		} else {
+			b = b1
+		}
+		if s.place(&s.b[b], key, val, exp, cut) {
+			return 0, 0, 0, true
+		}
+	}
+	return key, val, exp, false
+}
+
+// grown returns the bucket count after a failed kick walk: an eighth more,
+// enough to bring a table at the (2,8) limit back under windowGrowLoad.
+func (s *windowShardState) grown() int {
+	n := len(s.b)
+	return n + n/8 + 1
+}
+
+// bucketsFor returns the bucket count that puts held entries at the target
+// load.
+func bucketsFor(held int) int {
+	slots := (held*windowTargetDen + windowTargetNum - 1) / windowTargetNum
+	return max((slots+windowSlots-1)/windowSlots, windowMinBuckets)
+}
+
+// census counts held entries, clears reclaimable ones (so Len follows the live
+// set), resizes the shard if the load left [windowShrinkLoad, windowGrowLoad],
+// and schedules the next census.
+func (s *windowShardState) census(cut int64) {
+	held := 0
+	for bi := range s.b {
+		bk := &s.b[bi]
+		for i := range bk.exps {
+			if bk.exps[i] > cut {
+				held++
+			} else if bk.keys[i] != 0 {
+				bk.keys[i], bk.exps[i], bk.vals[i] = 0, windowEmptyExp, 0
+				s.used--
+			}
+		}
+	}
+	if s.zeroSet && s.zeroExp <= cut {
+		s.zeroSet = false
+	}
+	slots := len(s.b) * windowSlots
+	if held*windowGrowDen > slots*windowGrowNum ||
+		(held*windowShrinkDen < slots*windowShrinkNum && len(s.b) > windowMinBuckets) {
+		if nb := bucketsFor(held); nb != len(s.b) {
+			s.rebuild(nb, cut, 0, 0, windowEmptyExp)
+			slots = len(s.b) * windowSlots
+		}
+	}
+	s.scheduleCensus()
+}
+
+// scheduleCensus sets when the next census runs: at the earliest insert count
+// at which the load could pass windowGrowLoad, but no sooner than
+// slots/windowCensusDiv inserts (the amortised cost bound) and no later than
+// slots/2 (so a shard whose rate dropped notices within half a table of
+// inserts that it may shrink; at most 2 slot reads per insert).
+func (s *windowShardState) scheduleCensus() {
+	slots := len(s.b) * windowSlots
+	s.since = 0
+	s.due = min(max(slots*windowGrowNum/windowGrowDen-s.used, slots/windowCensusDiv, 1), max(slots/2, 1))
+}
+
+// rebuild moves every held entry (and the carried one, if its expiry is held)
+// into a fresh table of nb buckets. If a kick walk fails there (bad luck at a
+// small size) it starts over one size up; the old table stays intact until
+// the new one holds everything.
+func (s *windowShardState) rebuild(nb int, cut int64, ck, cv uint64, ce int64) {
+	for {
+		t := make([]windowBucket, nb)
+		for i := range t {
+			for j := range t[i].exps {
+				t[i].exps[j] = windowEmptyExp
+			}
+		}
+		old, oldUsed := s.b, s.used
+		s.b, s.used = t, 0
+		ok := true
+		for bi := range old {
+			bk := &old[bi]
+			for i := range bk.exps {
+				if bk.exps[i] > cut && !s.insertNew(bk.keys[i], bk.vals[i], bk.exps[i], cut) {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok && ce > cut {
+			ok = s.insertNew(ck, cv, ce, cut)
+		}
+		if ok {
+			s.scheduleCensus()
+			return
+		}
+		s.b, s.used = old, oldUsed
+		nb += nb/8 + 1
+	}
+}
+
+// insertNew places a key known to be absent.
+func (s *windowShardState) insertNew(key, val uint64, exp, cut int64) bool {
+	b1, b2 := homes(windowMix(key), uint64(len(s.b)))
+	if s.place(&s.b[b1], key, val, exp, cut) || s.place(&s.b[b2], key, val, exp, cut) {
+		return true
+	}
+	_, _, _, ok := s.kick(b1, key, val, exp, cut)
+	return ok
 }
