@@ -1,5 +1,11 @@
 package faults
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // Family is a fault family: a generator preset and a matrix column.
 type Family string
 
@@ -50,4 +56,40 @@ type Expectation map[Family][]Property
 // it is expected to hold everywhere.
 type Expecter interface {
 	Expected() Expectation
+}
+
+// Join combines families into one generator preset whose schedules have
+// every listed family's features at once, e.g. Join(Late, Crash) is
+// "late+crash". Gen and Parse accept joined names.
+func Join(fs ...Family) Family {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = string(f)
+	}
+	return Family(strings.Join(parts, "+"))
+}
+
+// Parts splits a joined family into the families it combines ([f] for a
+// plain family).
+func (f Family) Parts() []Family {
+	var out []Family
+	for p := range strings.SplitSeq(string(f), "+") {
+		out = append(out, Family(p))
+	}
+	return out
+}
+
+// Check reports whether f is a family of Families or a Join of them; the
+// error lists the valid names.
+func (f Family) Check() error {
+	for _, p := range f.Parts() {
+		if !slices.Contains(Families, p) {
+			names := make([]string, len(Families))
+			for i, g := range Families {
+				names[i] = string(g)
+			}
+			return fmt.Errorf("unknown family %q (want one of %s, or several joined with '+')", string(p), strings.Join(names, ", "))
+		}
+	}
+	return nil
 }

@@ -26,10 +26,14 @@ const (
 	EvState
 	// EvBudget: the runner stopped before the schedule drained.
 	EvBudget
+	// EvPanic: the design panicked (Op is "deliver" or "recover", Err the
+	// panic value). Inside Deliver the runner then treats the node as
+	// crashed: it rebuilds it (EvRecover) and the sender retries.
+	EvPanic
 )
 
 func (k EventKind) String() string {
-	return [...]string{"arrive", "effect", "credit", "fault", "crash", "recover", "ack", "state", "budget"}[k]
+	return [...]string{"arrive", "effect", "credit", "fault", "crash", "recover", "ack", "state", "budget", "panic"}[k]
 }
 
 // Event is one entry of a History. Fields not meaningful for its Kind are
@@ -51,6 +55,11 @@ type Event struct {
 	Applied    bool
 	Size       int
 	Bound      int
+	// Delivery is, on EvArrive, the index of the planned delivery in
+	// Schedule.Deliveries, or -1 for a retry the sender added.
+	Delivery int
+	// Load is, on EvState, the load the bound was computed from.
+	Load Load
 }
 
 // History is what a run produced: every arrival, effect, credit, fault,
@@ -61,4 +70,16 @@ type History struct {
 	Schedule  Schedule
 	Events    []Event
 	Exhausted bool // the budget ran out: verdicts are Unknown
+}
+
+// Credits counts the applied credits the ledger attributes to settlement id
+// (EvCredit events with Applied, whichever node or recovery made them).
+func (h History) Credits(id int) int {
+	n := 0
+	for i := range h.Events {
+		if e := &h.Events[i]; e.Kind == EvCredit && e.Applied && e.Settlement == id {
+			n++
+		}
+	}
+	return n
 }

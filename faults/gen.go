@@ -1,0 +1,375 @@
+package faults
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// Generated schedules live on a grid of ticks. A player's match k starts at
+// k*MatchEvery (plus the player's offset); its instant settlement is sent at
+// +2 ticks (the player leaves), its final at +4 (the match ends), its third
+// at +5. Eight ticks per match leave room to place a late arrival between
+// the next match's start (+8) and its instant (+10), and an interleaved one
+// after that instant. Changing tick changes every placement below.
+const tick = MatchEvery / 8
+
+// Sender defaults of generated schedules.
+const (
+	// genRetryAfter is 2 ticks: a nacked settlement is resent within the
+	// player's current match, well inside WindowTTL (20 ticks), so retries
+	// exercise a design's fast path, not only its durable store.
+	genRetryAfter = 2 * tick
+	// genMaxAttempts bounds sends per settlement: at most 7 planned
+	// arrivals of one settlement (1 first + 2 duplicates + 2 replays + 2
+	// window-expiry copies), plus at most 4 injected faults that each cost
+	// one retry, plus 5 for a design's own transient nacks (a claim held by
+	// a crashed node until its lease runs out). 7+4+5 = 16.
+	genMaxAttempts = 16
+)
+
+// Small value ranges make distinct settlements collide on purpose: a
+// signature that drops a field (room, net, final) must meet a settlement that
+// differs only in that field, or its mutant can never be caught.
+var (
+	// genNets are the amounts, debits included. Index 0 is where rapid
+	// shrinks to, so a shrunk counterexample has all nets equal: the most
+	// collisions, the fewest distinguishing details.
+	genNets = []int64{10, -10, 20, 0, -20}
+	// genRooms is 3: with a 1-in-2 chance to move after each match, a player
+	// re-enters a room within a few matches, and round restarts at 1 there,
+	// so (room, round) repeats across matches.
+	genRooms = 3
+)
+
+// preset is what a family switches on. Families combine by OR.
+type preset struct {
+	maxPlayers  int  // players draw 1..maxPlayers
+	minMatches  int  // matches per player draw minMatches..maxMatches
+	maxMatches  int  //
+	third       bool // third-kind: a third settlement per match
+	alwaysMove  bool // late: every next match is in another room
+	duplicate   bool // extra copies close together
+	late        bool // an instant or final arrives after the next match started
+	interleave  bool // the old final arrives after the new instant
+	deepReplay  bool // a queue replays a block of settlements 3..6 matches old
+	expiry      bool // copies just past WindowTTL
+	crash       bool // CrashBefore/CrashAfter at effects 0..3
+	storeError  bool // FailBefore at effects 0..3
+	timeout     bool // TimeoutAfter at effects 0..3
+	multiNode   bool // 2..3 nodes, copies and retries on other nodes
+	concurrent  bool // identical deliveries at the same At on 2..3 nodes
+	rewind      bool // the sender's seq restarts once per player
+	nodeFailure bool // multi-node: FailBefore at effect 0 so retries move node
+}
+
+// presetOf returns the preset of a family, or of a Join of families. Each
+// family's comment says what it does and why its numbers are what they are.
+func presetOf(f Family) preset {
+	// Base for every family: 1..3 players (3 is enough for players to share
+	// rooms and for per-player state to be tested against another player's
+	// identical signatures), 1..5 matches each (5 matches = 2.5 windows of
+	// the four-signature FIFO: eviction happens; 3x5x2 = 30 first arrivals
+	// keeps a schedule near 50 deliveries with the extras below).
+	p := preset{maxPlayers: 3, minMatches: 1, maxMatches: 5}
+	for _, part := range f.Parts() {
+		switch part {
+		case Clean:
+			// Every settlement once, in order: the baseline every design
+			// must hold; a failure here is a plain bug.
+		case Duplicate:
+			// 1..6 extra copies 0..2 ticks after the first arrival: inside
+			// RetryAfter and WindowTTL, the window's fast path.
+			p.duplicate = true
+		case Late:
+			// A match's instant or final arrives 0..1.5 ticks after the next
+			// match started (before the next instant at +2 ticks), and the
+			// player moved to another room: "the player is already in the
+			// new room when the old room's final arrives" (seed 001 §3).
+			p.late = true
+			p.alwaysMove = true
+			p.minMatches = 2
+		case DeepReplay:
+			// 1..2 batches: a queue replays 1..6 consecutive settlements,
+			// in their order, 3..6 matches after they first arrived; 3
+			// matches > WindowTTL (2.5 matches), so only durable state can
+			// catch them.
+			p.deepReplay = true
+		case Interleave:
+			// The old match's final arrives 0.5..2 ticks after the new
+			// match's instant (seed 001 §2: its seq is the predecessor of
+			// the instant that was already processed).
+			p.interleave = true
+			p.minMatches = 2
+		case WindowExpiry:
+			// 1..4 copies at exactly WindowTTL, WindowTTL+1ns or
+			// WindowTTL+1 tick after the first arrival: the window forgot
+			// (an entry put at t is gone at t+ttl), the store must catch it.
+			p.expiry = true
+		case Crash:
+			// 1..4 crashes, before or after effect 0..3 of an attempt
+			// among the planned ones: 4 effects cover claim, credit, commit
+			// and one past the last (the lost ack) of a three-effect design.
+			p.crash = true
+		case StoreError:
+			// 1..4 FailBefore faults at effects 0..3: the store or sink
+			// refused, nothing happened, the sender retries.
+			p.storeError = true
+		case TimeoutSuccess:
+			// 1..4 TimeoutAfter faults at effects 0..3: the effect happened,
+			// the caller was told it timed out.
+			p.timeout = true
+		case MultiNode:
+			// 2..3 nodes (2 is the smallest cluster; 3 makes round-robin
+			// retries skip a node), first arrivals on random nodes, 1..4
+			// close copies on another node, 0..2 failures before the first
+			// effect so the sender's retry lands on the next node.
+			p.multiNode = true
+			p.nodeFailure = true
+		case Concurrent:
+			// 2..3 identical copies of every first arrival at the same
+			// instant on distinct nodes, and a match's final sometimes at
+			// the same instant as its instant: real goroutines race. No
+			// faults (attempt numbers are not deterministic then).
+			p.concurrent = true
+		case SequenceRewind:
+			// Each player's seq restarts at 1 from one match on (the sender
+			// restarted and lost its counter): 2..5 matches so a rewind
+			// point exists.
+			p.rewind = true
+			p.minMatches = 2
+		case ThirdKind:
+			// Three settlements per match (instant, final, third): 6 per two
+			// adjacent matches, more than a window of 4 holds.
+			p.third = true
+		default:
+			panic(fmt.Sprintf("faults: %v", f.Check()))
+		}
+	}
+	if p.concurrent && (p.crash || p.storeError || p.timeout || p.nodeFailure) {
+		panic(fmt.Sprintf("faults: family %q joins concurrent with faults; a concurrent schedule has none", f))
+	}
+	return p
+}
+
+// Gen returns a rapid generator of schedules of family f (a family of
+// Families or a Join of them). Schedules are small (about 10..60
+// deliveries) and shrink toward fewer players, matches, copies and faults,
+// and toward equal nets. Gen panics on an unknown family.
+func Gen(f Family) *rapid.Generator[Schedule] {
+	p := presetOf(f)
+	return rapid.Custom(func(t *rapid.T) Schedule { return genSchedule(t, f, p) })
+}
+
+// Generate returns the schedule of family f that seed selects: the same
+// (f, seed) gives the same schedule as long as the generator code is the
+// same. Commit a failing schedule's text, not its seed.
+func Generate(f Family, seed uint64) Schedule {
+	return Gen(f).Example(int(seed))
+}
+
+// pending is a settlement before IDs are assigned.
+type pending struct {
+	st      Settlement
+	born    time.Duration // when the sender produced it: orders IDs and seq
+	arrive  time.Duration // its first arrival
+	player  int
+	match   int // the player's match index
+	node    int
+	copies  int // concurrent: copies of the first arrival
+	matchID int
+}
+
+func genSchedule(t *rapid.T, f Family, p preset) Schedule {
+	s := Schedule{Family: f, Nodes: 1, RetryAfter: genRetryAfter, MaxAttempts: genMaxAttempts, Concurrent: p.concurrent}
+	if p.multiNode || p.concurrent {
+		s.Nodes = rapid.IntRange(2, 3).Draw(t, "nodes")
+	}
+	kinds := []Kind{KindInstant, KindFinal}
+	if p.third {
+		kinds = append(kinds, KindThird)
+	}
+	bornAt := [...]time.Duration{KindInstant: 2 * tick, KindFinal: 4 * tick, KindThird: 5 * tick}
+
+	var all []pending
+	players := rapid.IntRange(1, p.maxPlayers).Draw(t, "players")
+	for pl := range players {
+		matches := rapid.IntRange(p.minMatches, p.maxMatches).Draw(t, "matches")
+		offset := time.Duration(rapid.IntRange(0, 7).Draw(t, "offset")) * tick
+		rewindAt := -1
+		if p.rewind {
+			rewindAt = rapid.IntRange(1, matches-1).Draw(t, "rewind-at")
+		}
+		var room, round uint32
+		var seq uint64
+		for k := range matches {
+			switch {
+			case k == 0:
+				room = uint32(rapid.IntRange(1, genRooms).Draw(t, "room"))
+			case p.alwaysMove:
+				// Another room: one of the genRooms-1 others.
+				room = 1 + (room-1+uint32(rapid.IntRange(1, genRooms-1).Draw(t, "move-to")))%uint32(genRooms)
+				round = 0
+			case rapid.Bool().Draw(t, "move"):
+				next := uint32(rapid.IntRange(1, genRooms).Draw(t, "room"))
+				if next != room {
+					round = 0
+				}
+				room = next
+			}
+			round++
+			if k == rewindAt {
+				seq = 0
+			}
+			start := offset + time.Duration(k)*MatchEvery
+			// late: 0 none, 1 the final is late, 2 the instant is late.
+			late := 0
+			if p.late {
+				late = rapid.IntRange(0, 2).Draw(t, "late")
+			}
+			interleave := p.interleave && rapid.Bool().Draw(t, "interleave")
+			together := p.concurrent && rapid.Bool().Draw(t, "together")
+			instantNet := genNets[rapid.IntRange(0, len(genNets)-1).Draw(t, "net")]
+			for _, kind := range kinds {
+				net := instantNet
+				// Index 0 (same net as the instant) is the collision a
+				// signature without the final flag cannot tell apart.
+				if kind != KindInstant && rapid.IntRange(0, 1).Draw(t, "net-differs") == 1 {
+					net = genNets[rapid.IntRange(0, len(genNets)-1).Draw(t, "net")]
+				}
+				final := kind == KindFinal
+				if kind == KindThird {
+					final = rapid.Bool().Draw(t, "third-final")
+				}
+				seq++
+				born := start + bornAt[kind]
+				arrive := born
+				next := start + MatchEvery
+				switch {
+				case late == 1 && kind == KindFinal, late == 2 && kind == KindInstant:
+					arrive = next + time.Duration(rapid.IntRange(0, 3).Draw(t, "late-by"))*tick/2
+				case interleave && kind == KindFinal:
+					arrive = next + 2*tick + time.Duration(rapid.IntRange(1, 4).Draw(t, "interleave-by"))*tick/2
+				case together && kind != KindInstant:
+					arrive = start + bornAt[KindInstant]
+				}
+				all = append(all, pending{
+					st:     Settlement{Player: uint32(pl + 1), Room: room, Round: round, Kind: kind, Net: net, Final: final, Seq: seq},
+					born:   born,
+					arrive: arrive,
+					player: pl,
+					match:  k,
+				})
+			}
+		}
+	}
+	// IDs in production order (ties: player, then kind, as generated).
+	slices.SortStableFunc(all, func(a, b pending) int { return cmp.Compare(a.born, b.born) })
+	matchIDs := map[[2]int]uint64{}
+	for i := range all {
+		a := &all[i]
+		key := [2]int{a.player, a.match}
+		id, ok := matchIDs[key]
+		if !ok {
+			id = uint64(len(matchIDs) + 1)
+			matchIDs[key] = id
+		}
+		a.st.ID = i
+		a.st.Match = id
+		s.Settlements = append(s.Settlements, a.st)
+	}
+	n := len(all)
+
+	// First arrivals.
+	var dels []Delivery
+	for i := range all {
+		a := &all[i]
+		if p.multiNode {
+			a.node = rapid.IntRange(0, s.Nodes-1).Draw(t, "node")
+		}
+		copies := 1
+		if p.concurrent {
+			copies = rapid.IntRange(2, s.Nodes).Draw(t, "copies")
+		}
+		for c := range copies {
+			dels = append(dels, Delivery{At: a.arrive, Settlement: i, Node: (a.node + c) % s.Nodes})
+		}
+	}
+	pick := func(label string) *pending { return &all[rapid.IntRange(0, n-1).Draw(t, label)] }
+	if p.duplicate {
+		// Gaps: 0 (the same instant), 1ms, 1 tick, 2 ticks (= RetryAfter).
+		gaps := []time.Duration{0, time.Millisecond, tick, 2 * tick}
+		for range rapid.IntRange(1, 6).Draw(t, "duplicates") {
+			a := pick("dup-of")
+			gap := gaps[rapid.IntRange(0, len(gaps)-1).Draw(t, "dup-gap")]
+			dels = append(dels, Delivery{At: a.arrive + gap, Settlement: a.st.ID, Node: a.node})
+		}
+	}
+	if p.multiNode {
+		for range rapid.IntRange(1, 4).Draw(t, "other-node-copies") {
+			a := pick("copy-of")
+			gap := time.Duration(rapid.IntRange(0, 2).Draw(t, "copy-gap")) * tick
+			other := (a.node + rapid.IntRange(1, s.Nodes-1).Draw(t, "copy-node")) % s.Nodes
+			dels = append(dels, Delivery{At: a.arrive + gap, Settlement: a.st.ID, Node: other})
+		}
+	}
+	if p.deepReplay {
+		for range rapid.IntRange(1, 2).Draw(t, "replays") {
+			lo := rapid.IntRange(0, n-1).Draw(t, "replay-from")
+			count := rapid.IntRange(1, 6).Draw(t, "replay-count")
+			shift := time.Duration(rapid.IntRange(3, 6).Draw(t, "replay-matches")) * MatchEvery
+			for i := lo; i < n && i < lo+count; i++ {
+				dels = append(dels, Delivery{At: all[i].arrive + shift, Settlement: i, Node: all[i].node})
+			}
+		}
+	}
+	if p.expiry {
+		eps := []time.Duration{0, time.Nanosecond, tick}
+		for range rapid.IntRange(1, 4).Draw(t, "expiry-copies") {
+			a := pick("expiry-of")
+			e := eps[rapid.IntRange(0, len(eps)-1).Draw(t, "expiry-eps")]
+			dels = append(dels, Delivery{At: a.arrive + WindowTTL + e, Settlement: a.st.ID, Node: a.node})
+		}
+	}
+	// Stable: equal times keep generation order (first arrivals first).
+	slices.SortStableFunc(dels, func(a, b Delivery) int { return cmp.Compare(a.At, b.At) })
+	s.Deliveries = dels
+
+	// Faults: attempts among the planned deliveries, each of which is an
+	// attempt, so every fault drawn here fires (unless its effect index is
+	// past what a fail or timeout can hit).
+	var faults []Fault
+	addFaults := func(label string, minN, maxN, maxEffect int, kinds ...FaultKind) {
+		for range rapid.IntRange(minN, maxN).Draw(t, label) {
+			faults = append(faults, Fault{
+				Attempt: rapid.IntRange(0, len(dels)-1).Draw(t, "attempt"),
+				Effect:  rapid.IntRange(0, maxEffect).Draw(t, "effect"),
+				Kind:    kinds[rapid.IntRange(0, len(kinds)-1).Draw(t, "kind")],
+			})
+		}
+	}
+	if p.crash {
+		addFaults("crashes", 1, 4, 3, CrashBefore, CrashAfter)
+	}
+	if p.storeError {
+		addFaults("failures", 1, 4, 3, FailBefore)
+	}
+	if p.timeout {
+		addFaults("timeouts", 1, 4, 3, TimeoutAfter)
+	}
+	if p.nodeFailure {
+		addFaults("node-failures", 0, 2, 0, FailBefore)
+	}
+	// Canonical order; of two faults at one point the first drawn wins.
+	slices.SortStableFunc(faults, func(a, b Fault) int {
+		return cmp.Or(cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.Effect, b.Effect))
+	})
+	faults = slices.CompactFunc(faults, func(a, b Fault) bool { return a.Attempt == b.Attempt && a.Effect == b.Effect })
+	if len(faults) > 0 {
+		s.Faults = faults
+	}
+	return s
+}

@@ -1,0 +1,504 @@
+package faults
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// RunOptions tunes Run. The zero value is the default.
+type RunOptions struct {
+	// MaxEvents stops the run when the history reaches this many events
+	// (the verdict is Unknown then). 0 means DefaultMaxEvents.
+	MaxEvents int
+	_         struct{}
+}
+
+// DefaultMaxEvents is the event budget of a run. A generated schedule has at
+// most about 60 planned deliveries and 16 sends per settlement; a design
+// makes a handful of effects per attempt, so an honest run stays far below
+// 60 x 16 x 10 = 9,600 events. 1<<16 leaves room for hand-written schedules
+// and stops a design that loops (e.g. recovery that keeps re-crediting).
+const DefaultMaxEvents = 1 << 16
+
+// DrainAfter is how long after the last planned delivery the runner calls
+// Recover on every node: far past every lease and window a design may hold,
+// so recovery may complete anything a crash left behind.
+const DrainAfter = time.Hour
+
+// Op names the runner uses in events besides the designs' own durable ops.
+const (
+	OpCredit  = "credit"  // an env.Credit call
+	OpAck     = "ack"     // a crash after Deliver returned: the ack is lost
+	OpRecover = "recover" // EvRecover of a Recoverer
+	OpRebuild = "rebuild" // EvRecover of a node without Recover: rebuilt only
+	OpDeliver = "deliver" // EvPanic raised inside Deliver
+)
+
+// crashSignal is the panic value of an injected crash. It is unexported so a
+// design cannot fake or match it; the runner recovers it around Deliver.
+type crashSignal struct{}
+
+// Run executes s against a fresh cluster of d and returns the history.
+//
+// The world, in order: planned deliveries and sender retries are processed
+// by (At, planned before retries, then insertion order), each an attempt
+// numbered from 0 in the order Node.Deliver is called. The sender is
+// at-least-once: after an attempt that is not acked (an error, a Nack, a
+// crash, a lost ack) it resends the settlement RetryAfter later, to the next
+// node round robin, unless the settlement was acked or a resend is already
+// pending; past MaxAttempts sends of a settlement it gives up until the
+// drain. Planned deliveries are sent regardless of acks.
+//
+// Faults key on (attempt, effect index within the attempt); every Env.Durable
+// and Env.Credit call is an effect. A crash panics inside the env call with a
+// private value; the runner recovers it, records EvCrash, builds a fresh node
+// with Cluster.NewNode and calls its Recover (EvRecover). A crash whose effect
+// index is at or past the effects the attempt made fires after Deliver
+// returned: the ack is lost. A panic of the design itself is recorded as
+// EvPanic and handled like a crash; the process survives.
+//
+// When no planned delivery or retry is left (the drain), Recover runs on
+// every node that has it at the last time + DrainAfter, then the sender
+// resends every settlement that arrived somewhere and is still unacked (up
+// to MaxAttempts more sends each). A settlement still unacked after that is
+// an EvBudget event and an Exhausted history, as is reaching MaxEvents.
+//
+// With s.Concurrent, all deliveries and retries due at the same At run at
+// once, one goroutine per node (a node's own deliveries in order), the
+// sender waiting for the whole group. Env and the ledger are then shared
+// under a mutex; the history's order is real, hence not reproducible.
+//
+// Run panics if Validate(s) fails.
+func Run(d Design, s Schedule, opt RunOptions) History {
+	if err := Validate(s); err != nil {
+		panic("faults.Run: invalid schedule: " + err.Error())
+	}
+	r := newRunner(d, s, opt)
+	r.run()
+	return History{Design: d.Name(), Schedule: s, Events: r.events, Exhausted: r.exhausted}
+}
+
+// item is one send the sender makes: a planned delivery or a retry.
+type item struct {
+	at       time.Duration
+	sett     int
+	node     int
+	delivery int // index into Schedule.Deliveries, -1 for a retry
+}
+
+type runner struct {
+	s       Schedule
+	cluster Cluster
+	nodes   []Node
+	envs    []*env
+
+	// mu guards everything below it that goroutines of the concurrent
+	// family share: the history, the ledger, and the arrival records.
+	mu       sync.Mutex
+	events   []Event
+	ledger   map[string]struct{}
+	seen     []bool     // seen[id]: s_id arrived somewhere
+	attempts int        // next attempt number
+	arrivals [][]arrive // per node, for Load
+	players  []map[uint32]struct{}
+	mark     []int // scratch for distinct counting, stamped
+	stamp    int
+
+	// Sender state, touched only by the sender (the run goroutine).
+	acked     []bool
+	pending   []bool // a retry of s_id is queued
+	sends     []int
+	limit     []int // sends allowed before the sender gives up
+	lastNode  []int // node of the latest send of s_id
+	retries   []item
+	retryHead int
+	lastAt    time.Duration
+
+	maxEvents int
+	exhausted bool
+	stopped   bool // the event budget ran out
+}
+
+type arrive struct {
+	at   time.Duration
+	sett int
+}
+
+func newRunner(d Design, s Schedule, opt RunOptions) *runner {
+	n := len(s.Settlements)
+	r := &runner{
+		s:         s,
+		cluster:   d.NewCluster(),
+		nodes:     make([]Node, s.Nodes),
+		envs:      make([]*env, s.Nodes),
+		ledger:    make(map[string]struct{}, n),
+		seen:      make([]bool, n),
+		arrivals:  make([][]arrive, s.Nodes),
+		players:   make([]map[uint32]struct{}, s.Nodes),
+		mark:      make([]int, n),
+		acked:     make([]bool, n),
+		pending:   make([]bool, n),
+		sends:     make([]int, n),
+		limit:     make([]int, n),
+		lastNode:  make([]int, n),
+		maxEvents: opt.MaxEvents,
+	}
+	if r.maxEvents <= 0 {
+		r.maxEvents = DefaultMaxEvents
+	}
+	// About 8 events per delivery: arrive, three effects, a credit, an ack,
+	// a state sample, and slack for retries.
+	r.events = make([]Event, 0, min(8*len(s.Deliveries)+16, r.maxEvents+1))
+	for i := range r.limit {
+		r.limit[i] = s.MaxAttempts
+	}
+	for id := range s.Nodes {
+		r.envs[id] = &env{r: r, node: id, attempt: -1, sett: -1}
+		r.nodes[id] = r.cluster.NewNode(id, r.envs[id])
+	}
+	return r
+}
+
+// record appends e to the history; it is safe for concurrent use.
+func (r *runner) record(e Event) {
+	r.mu.Lock()
+	r.recordLocked(e)
+	r.mu.Unlock()
+}
+
+func (r *runner) recordLocked(e Event) {
+	e.Seq = len(r.events)
+	r.events = append(r.events, e)
+}
+
+func (r *runner) over() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events) >= r.maxEvents
+}
+
+// next pops the next send: planned deliveries before retries at equal At.
+// It returns false when both are exhausted.
+func (r *runner) next(pi *int) (item, bool) {
+	var plan *Delivery
+	if *pi < len(r.s.Deliveries) {
+		plan = &r.s.Deliveries[*pi]
+	}
+	hasRetry := r.retryHead < len(r.retries)
+	switch {
+	case plan != nil && (!hasRetry || plan.At <= r.retries[r.retryHead].at):
+		*pi++
+		return item{at: plan.At, sett: plan.Settlement, node: plan.Node, delivery: *pi - 1}, true
+	case hasRetry:
+		it := r.retries[r.retryHead]
+		r.retryHead++
+		return it, true
+	}
+	return item{}, false
+}
+
+// peekAt is the At of the next send, if any.
+func (r *runner) peekAt(pi int) (time.Duration, bool) {
+	hasRetry := r.retryHead < len(r.retries)
+	if pi < len(r.s.Deliveries) {
+		at := r.s.Deliveries[pi].At
+		if hasRetry && r.retries[r.retryHead].at < at {
+			at = r.retries[r.retryHead].at
+		}
+		return at, true
+	}
+	if hasRetry {
+		return r.retries[r.retryHead].at, true
+	}
+	return 0, false
+}
+
+func (r *runner) run() {
+	pi := 0
+	r.loop(&pi)
+	if r.stopped {
+		return
+	}
+	// Drain: recovery far past every lease, then the sender's last resends.
+	drainAt := r.lastAt + DrainAfter
+	for id := range r.nodes {
+		if rec, ok := r.nodes[id].(Recoverer); ok {
+			r.recover(id, rec, drainAt)
+		}
+	}
+	next := drainAt
+	for id := range r.s.Settlements {
+		if r.seen[id] && !r.acked[id] {
+			r.limit[id] = r.sends[id] + r.s.MaxAttempts
+			if !r.pending[id] {
+				next += r.s.RetryAfter
+				r.pending[id] = true
+				r.retries = append(r.retries, item{at: next, sett: id, node: r.nextNode(id), delivery: -1})
+			}
+		}
+	}
+	r.loop(&pi)
+	if r.stopped {
+		return
+	}
+	for id := range r.s.Settlements {
+		if r.seen[id] && !r.acked[id] {
+			r.exhausted = true
+			r.record(Event{At: r.lastAt, Kind: EvBudget, Node: -1, Attempt: -1, Settlement: id, Err: fmt.Sprintf("s%d unacked after %d sends and recovery", id, r.sends[id])})
+		}
+	}
+}
+
+// nextNode is the node after the one id was last sent to (round robin).
+func (r *runner) nextNode(id int) int {
+	return (r.lastNode[id] + 1) % r.s.Nodes
+}
+
+func (r *runner) loop(pi *int) {
+	for {
+		if r.over() {
+			r.stopped, r.exhausted = true, true
+			r.record(Event{At: r.lastAt, Kind: EvBudget, Node: -1, Attempt: -1, Settlement: -1, Err: fmt.Sprintf("event budget of %d spent", r.maxEvents)})
+			return
+		}
+		if r.s.Concurrent {
+			if !r.group(pi) {
+				return
+			}
+			continue
+		}
+		it, ok := r.next(pi)
+		if !ok {
+			return
+		}
+		if it.delivery < 0 {
+			r.pending[it.sett] = false
+			if r.acked[it.sett] {
+				continue
+			}
+		}
+		r.lastAt = it.at
+		r.sends[it.sett]++
+		r.lastNode[it.sett] = it.node
+		acked := r.attempt(it)
+		r.answer(it, acked)
+	}
+}
+
+// answer is the sender's reaction to one attempt.
+func (r *runner) answer(it item, acked bool) {
+	id := it.sett
+	if acked {
+		r.acked[id] = true
+		return
+	}
+	if r.acked[id] || r.pending[id] || r.sends[id] >= r.limit[id] {
+		return
+	}
+	r.pending[id] = true
+	r.retries = append(r.retries, item{at: it.at + r.s.RetryAfter, sett: id, node: (it.node + 1) % r.s.Nodes, delivery: -1})
+}
+
+// group runs every send due at the next At at once (the concurrent family).
+func (r *runner) group(pi *int) bool {
+	at, ok := r.peekAt(*pi)
+	if !ok {
+		return false
+	}
+	var items []item
+	for {
+		a, ok := r.peekAt(*pi)
+		if !ok || a != at {
+			break
+		}
+		it, _ := r.next(pi)
+		if it.delivery < 0 {
+			r.pending[it.sett] = false
+			if r.acked[it.sett] {
+				continue
+			}
+		}
+		r.sends[it.sett]++
+		r.lastNode[it.sett] = it.node
+		items = append(items, it)
+	}
+	r.lastAt = at
+	acked := make([]bool, len(items))
+	var wg sync.WaitGroup
+	for node := range r.s.Nodes {
+		var mine []int
+		for i, it := range items {
+			if it.node == node {
+				mine = append(mine, i)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		wg.Go(func() {
+			for _, i := range mine {
+				acked[i] = r.attempt(items[i])
+			}
+		})
+	}
+	wg.Wait()
+	for i, it := range items {
+		r.answer(it, acked[i])
+	}
+	return true
+}
+
+// attempt delivers one send to its node and reports whether the sender got
+// an ack. It touches only its own node, its env, and (under mu) the shared
+// history, so goroutines on distinct nodes may run it at once.
+func (r *runner) attempt(it item) bool {
+	n, id := it.node, it.sett
+	e := r.envs[n]
+	st := r.s.Settlements[id]
+
+	r.mu.Lock()
+	a := r.attempts
+	r.attempts++
+	first := !r.seen[id]
+	r.seen[id] = true
+	r.arrivals[n] = append(r.arrivals[n], arrive{it.at, id})
+	r.recordLocked(Event{At: it.at, Kind: EvArrive, Node: n, Attempt: a, Settlement: id, First: first, Delivery: it.delivery})
+	r.mu.Unlock()
+
+	e.begin(a, id, it.at, r.faultsOf(a))
+	now := Epoch.Add(it.at)
+	ack, err, panicked, pv := deliver(r.nodes[n], now, st)
+	effects, crashed := e.effects, e.crashed
+	e.end()
+
+	acked := false
+	switch {
+	case panicked && !crashed:
+		r.record(Event{At: it.at, Kind: EvPanic, Node: n, Attempt: a, Settlement: id, Op: OpDeliver, Err: fmt.Sprint(pv)})
+		r.rebuild(n, it.at)
+	case crashed:
+		// The env recorded EvCrash (the design may even have recovered
+		// the panic itself: the node is dead all the same).
+		r.rebuild(n, it.at)
+	default:
+		if f, ok := r.lostAck(a, effects); ok {
+			r.record(Event{At: it.at, Kind: EvCrash, Node: n, Attempt: a, Settlement: id, Op: OpAck, Fault: f.Kind})
+			r.rebuild(n, it.at)
+			break
+		}
+		ev := Event{At: it.at, Kind: EvAck, Node: n, Attempt: a, Settlement: id, Ack: ack}
+		if err != nil {
+			ev.Ack, ev.Err = Nack, err.Error()
+		}
+		r.record(ev)
+		acked = err == nil && ack.Acked()
+	}
+	r.sample(n, a, id, it.at)
+	return acked
+}
+
+// deliver calls Deliver, recovering any panic.
+func deliver(nd Node, now time.Time, s Settlement) (ack Ack, err error, panicked bool, pv any) {
+	defer func() {
+		if v := recover(); v != nil {
+			panicked, pv = true, v
+		}
+	}()
+	ack, err = nd.Deliver(now, s)
+	return ack, err, false, nil
+}
+
+// faultsOf returns the faults of attempt a (s.Faults is sorted).
+func (r *runner) faultsOf(a int) []Fault {
+	fs := r.s.Faults
+	if len(fs) == 0 {
+		return nil
+	}
+	i := sort.Search(len(fs), func(i int) bool { return fs[i].Attempt >= a })
+	j := i
+	for j < len(fs) && fs[j].Attempt == a {
+		j++
+	}
+	return fs[i:j]
+}
+
+// lostAck returns the crash fault of attempt a that fires after Deliver
+// returned: the first crash whose effect index is past the effects made.
+func (r *runner) lostAck(a, effects int) (Fault, bool) {
+	for _, f := range r.faultsOf(a) {
+		if f.Effect >= effects && (f.Kind == CrashBefore || f.Kind == CrashAfter) {
+			return f, true
+		}
+	}
+	return Fault{}, false
+}
+
+// rebuild replaces node n's memory after a crash and runs its Recover.
+func (r *runner) rebuild(n int, at time.Duration) {
+	r.nodes[n] = r.cluster.NewNode(n, r.envs[n])
+	if rec, ok := r.nodes[n].(Recoverer); ok {
+		r.recover(n, rec, at)
+		return
+	}
+	r.record(Event{At: at, Kind: EvRecover, Node: n, Attempt: -1, Settlement: -1, Op: OpRebuild})
+}
+
+// recover runs rec.Recover at virtual time at (no faults inside).
+func (r *runner) recover(n int, rec Recoverer, at time.Duration) {
+	e := r.envs[n]
+	e.begin(-1, -1, at, nil)
+	err, panicked, pv := callRecover(rec, Epoch.Add(at))
+	e.end()
+	ev := Event{At: at, Kind: EvRecover, Node: n, Attempt: -1, Settlement: -1, Op: OpRecover}
+	if err != nil {
+		ev.Err = err.Error()
+	}
+	r.record(ev)
+	if panicked {
+		r.record(Event{At: at, Kind: EvPanic, Node: n, Attempt: -1, Settlement: -1, Op: OpRecover, Err: fmt.Sprint(pv)})
+	}
+}
+
+func callRecover(rec Recoverer, now time.Time) (err error, panicked bool, pv any) {
+	defer func() {
+		if v := recover(); v != nil {
+			panicked, pv = true, v
+		}
+	}()
+	return rec.Recover(now), false, nil
+}
+
+// sample records a Bounded node's state after an attempt.
+func (r *runner) sample(n, a, id int, at time.Duration) {
+	b, ok := r.nodes[n].(Bounded)
+	if !ok {
+		return
+	}
+	size, span := b.StateSize(), b.StateSpan()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := Load{Span: span}
+	// Players: every player delivered to node n so far, across crashes:
+	// counting the node's whole history can only raise the bound, so a
+	// BoundedState failure is never an artifact of how the runner counts.
+	if r.players[n] == nil {
+		r.players[n] = map[uint32]struct{}{}
+	}
+	arr := r.arrivals[n]
+	if len(arr) > 0 {
+		r.players[n][r.s.Settlements[arr[len(arr)-1].sett].Player] = struct{}{}
+	}
+	l.Players = len(r.players[n])
+	// Recent: distinct settlements delivered to node n in [at-span, at],
+	// both ends included (again the larger count).
+	r.stamp++
+	for i := len(arr) - 1; i >= 0 && arr[i].at >= at-span; i-- {
+		if r.mark[arr[i].sett] != r.stamp {
+			r.mark[arr[i].sett] = r.stamp
+			l.Recent++
+		}
+	}
+	r.recordLocked(Event{At: at, Kind: EvState, Node: n, Attempt: a, Settlement: id, Size: size, Bound: b.StateBound(l), Load: l})
+}

@@ -1,0 +1,320 @@
+package faults_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+
+	"github.com/onceproof/onceproof/faults"
+)
+
+// oneSettlement is a schedule of one settlement delivered once at 1s.
+func oneSettlement(faultList ...faults.Fault) faults.Schedule {
+	return faults.Schedule{
+		Family: faults.Clean, Nodes: 1, RetryAfter: 250 * time.Millisecond, MaxAttempts: 8,
+		Settlements: []faults.Settlement{{ID: 0, Player: 1, Room: 2, Match: 1, Round: 1, Kind: faults.KindFinal, Net: -10, Final: true, Seq: 1}},
+		Deliveries:  []faults.Delivery{{At: time.Second}},
+		Faults:      faultList,
+	}
+}
+
+// kinds lists the event kinds of h, as "arrive ack ..." for compact asserts.
+func kinds(h faults.History) string {
+	var b strings.Builder
+	for i, e := range h.Events {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(e.Kind.String())
+		if e.Op != "" {
+			b.WriteString(":" + e.Op)
+		}
+	}
+	return b.String()
+}
+
+// exactlyOnce checks what every design of these tests must give under a
+// correct runner: each delivered settlement credited exactly once, nothing
+// exhausted.
+func exactlyOnce(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, h faults.History) {
+	t.Helper()
+	if h.Exhausted {
+		t.Fatalf("history exhausted:\n%s", kinds(h))
+	}
+	delivered := map[int]bool{}
+	for _, d := range h.Schedule.Deliveries {
+		delivered[d.Settlement] = true
+	}
+	for id := range h.Schedule.Settlements {
+		want := 0
+		if delivered[id] {
+			want = 1
+		}
+		if got := h.Credits(id); got != want {
+			t.Fatalf("s%d credited %d times, want %d\nschedule:\n%s", id, got, want, faults.Format(h.Schedule))
+		}
+	}
+}
+
+func TestRunIsDeterministic(t *testing.T) {
+	for _, f := range faults.Families {
+		if f == faults.Concurrent {
+			continue
+		}
+		t.Run("family="+string(f), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				s := faults.Gen(f).Draw(t, "schedule")
+				a := faults.Run(keyed{}, s, faults.RunOptions{})
+				b := faults.Run(keyed{}, s, faults.RunOptions{})
+				if diff := cmp.Diff(a, b); diff != "" {
+					t.Fatalf("two runs of one schedule differ (-first +second):\n%s", diff)
+				}
+			})
+		})
+	}
+}
+
+func TestRunCorrectDesignCreditsEverySettlementOnce(t *testing.T) {
+	for _, f := range faults.Families {
+		t.Run("family="+string(f), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				exactlyOnce(t, faults.Run(keyed{}, faults.Gen(f).Draw(t, "schedule"), faults.RunOptions{}))
+			})
+		})
+	}
+}
+
+func TestRunNaiveDesignDoubleCreditsADuplicate(t *testing.T) {
+	s := oneSettlement()
+	s.Deliveries = append(s.Deliveries, faults.Delivery{At: time.Second + time.Millisecond})
+	h := faults.Run(naive{}, s, faults.RunOptions{})
+	if got := h.Credits(0); got != 2 {
+		t.Fatalf("naive credited s0 %d times, want 2: %s", got, kinds(h))
+	}
+}
+
+func TestRunRetriesUntilAcked(t *testing.T) {
+	// Attempts 0, 1 and 2 fail at their claim; attempt 3 succeeds.
+	s := oneSettlement(
+		faults.Fault{Attempt: 0, Effect: 0, Kind: faults.FailBefore},
+		faults.Fault{Attempt: 1, Effect: 0, Kind: faults.FailBefore},
+		faults.Fault{Attempt: 2, Effect: 0, Kind: faults.FailBefore},
+	)
+	h := faults.Run(keyed{}, s, faults.RunOptions{})
+	exactlyOnce(t, h)
+	var ats []time.Duration
+	for _, e := range h.Events {
+		if e.Kind == faults.EvArrive {
+			ats = append(ats, e.At)
+		}
+	}
+	want := []time.Duration{time.Second, 1250 * time.Millisecond, 1500 * time.Millisecond, 1750 * time.Millisecond}
+	if diff := cmp.Diff(want, ats); diff != "" {
+		t.Fatalf("arrival times (-want +got):\n%s\n%s", diff, kinds(h))
+	}
+	if got, want := kinds(h), "arrive fault:claim ack arrive fault:claim ack arrive fault:claim ack arrive effect:claim credit:credit effect:commit ack recover:recover"; got != want {
+		t.Fatalf("events:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestRunFailBeforeSkipsTheEffect(t *testing.T) {
+	h := faults.Run(keyed{}, oneSettlement(faults.Fault{Attempt: 0, Effect: 1, Kind: faults.FailBefore}), faults.RunOptions{})
+	exactlyOnce(t, h)
+	// The credit of attempt 0 never reached the ledger; attempt 1 credited.
+	for _, e := range h.Events {
+		if e.Kind == faults.EvCredit && e.Attempt == 0 {
+			t.Fatalf("attempt 0 credited despite FailBefore: %s", kinds(h))
+		}
+		if e.Kind == faults.EvFault && !strings.Contains(e.Err, faults.ErrInjected.Error()) {
+			t.Fatalf("fault event error %q does not wrap ErrInjected", e.Err)
+		}
+	}
+}
+
+func TestRunTimeoutAfterAppliesTheEffect(t *testing.T) {
+	h := faults.Run(keyed{}, oneSettlement(faults.Fault{Attempt: 0, Effect: 1, Kind: faults.TimeoutAfter}), faults.RunOptions{})
+	exactlyOnce(t, h)
+	// Attempt 0's credit applied, then timed out; the retry's credit is a
+	// no-op in the ledger (same grant).
+	var applied []bool
+	for _, e := range h.Events {
+		if e.Kind == faults.EvCredit {
+			applied = append(applied, e.Applied)
+		}
+	}
+	if diff := cmp.Diff([]bool{true, false}, applied); diff != "" {
+		t.Fatalf("credits applied (-want +got):\n%s\n%s", diff, kinds(h))
+	}
+}
+
+// probe records the errors Env returns to it.
+type probe struct{ errs []error }
+
+func (p *probe) Name() string                               { return "probe" }
+func (p *probe) NewCluster() faults.Cluster                 { return p }
+func (p *probe) NewNode(id int, env faults.Env) faults.Node { return probeNode{p, env} }
+
+type probeNode struct {
+	p   *probe
+	env faults.Env
+}
+
+func (n probeNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
+	ran := false
+	err := n.env.Durable("op", func() error { ran = true; return nil })
+	n.p.errs = append(n.p.errs, fmt.Errorf("ran=%t: %w", ran, err))
+	return faults.AckCredited, nil
+}
+
+func TestEnvErrorsWrapTheirSentinels(t *testing.T) {
+	p := &probe{}
+	s := oneSettlement(faults.Fault{Attempt: 0, Effect: 0, Kind: faults.FailBefore})
+	s.Deliveries = append(s.Deliveries, faults.Delivery{At: 2 * time.Second})
+	s.Faults = append(s.Faults, faults.Fault{Attempt: 1, Effect: 0, Kind: faults.TimeoutAfter})
+	faults.Run(p, s, faults.RunOptions{})
+	if len(p.errs) != 2 || !errors.Is(p.errs[0], faults.ErrInjected) || !strings.HasPrefix(p.errs[0].Error(), "ran=false") ||
+		!errors.Is(p.errs[1], faults.ErrTimeout) || !strings.HasPrefix(p.errs[1].Error(), "ran=true") {
+		t.Fatalf("env errors = %v, want [ran=false ErrInjected, ran=true ErrTimeout]", p.errs)
+	}
+}
+
+func TestRunCrashAtEveryPointRebuildsAndRecovers(t *testing.T) {
+	// keyed makes 3 effects; effect 3 is past them: the lost ack.
+	for effect := range 4 {
+		for _, k := range []faults.FaultKind{faults.CrashBefore, faults.CrashAfter} {
+			t.Run(fmt.Sprintf("effect=%d/%s", effect, k), func(t *testing.T) {
+				s := oneSettlement(faults.Fault{Attempt: 0, Effect: effect, Kind: k})
+				d := keyed{}
+				h := faults.Run(d, s, faults.RunOptions{})
+				exactlyOnce(t, h)
+				var crash, recovered, nodes int
+				for _, e := range h.Events {
+					switch e.Kind {
+					case faults.EvCrash:
+						crash++
+						if e.Fault != k {
+							t.Errorf("crash event fault %s, want %s", e.Fault, k)
+						}
+					case faults.EvRecover:
+						recovered++
+					case faults.EvArrive:
+						nodes++
+					}
+				}
+				// One crash; Recover after it and at the drain.
+				if crash != 1 || recovered != 2 {
+					t.Fatalf("crashes %d recoveries %d, want 1 and 2: %s", crash, recovered, kinds(h))
+				}
+			})
+		}
+	}
+}
+
+// recordingDesign counts NewNode calls through keyed's cluster.
+func TestRunCrashBuildsAFreshNode(t *testing.T) {
+	c := &countingDesign{}
+	faults.Run(c, oneSettlement(faults.Fault{Attempt: 0, Effect: 0, Kind: faults.CrashBefore}), faults.RunOptions{})
+	if c.newNodes != 2 {
+		t.Fatalf("NewNode called %d times, want 2 (start, after the crash)", c.newNodes)
+	}
+}
+
+type countingDesign struct{ newNodes int }
+
+func (c *countingDesign) Name() string               { return "counting" }
+func (c *countingDesign) NewCluster() faults.Cluster { return countingCluster{c, keyed{}.NewCluster()} }
+
+type countingCluster struct {
+	c     *countingDesign
+	inner faults.Cluster
+}
+
+func (cc countingCluster) NewNode(id int, env faults.Env) faults.Node {
+	cc.c.newNodes++
+	return cc.inner.NewNode(id, env)
+}
+
+// stubborn nacks everything: the sender retries until its budget runs out.
+type stubborn struct{}
+
+func (stubborn) Name() string                        { return "stubborn" }
+func (stubborn) NewCluster() faults.Cluster          { return stubborn{} }
+func (stubborn) NewNode(int, faults.Env) faults.Node { return stubborn{} }
+func (stubborn) Deliver(time.Time, faults.Settlement) (faults.Ack, error) {
+	return faults.Nack, nil
+}
+
+func TestRunBudgetExhaustion(t *testing.T) {
+	h := faults.Run(stubborn{}, oneSettlement(), faults.RunOptions{})
+	if !h.Exhausted {
+		t.Fatalf("a design that never acks must exhaust the budget: %s", kinds(h))
+	}
+	arrivals := strings.Count(kinds(h), "arrive")
+	// MaxAttempts sends, then MaxAttempts more after the drain.
+	if want := 2 * 8; arrivals != want {
+		t.Fatalf("%d arrivals, want %d", arrivals, want)
+	}
+	if last := h.Events[len(h.Events)-1]; last.Kind != faults.EvBudget || last.Settlement != 0 {
+		t.Fatalf("last event %+v, want EvBudget for s0", last)
+	}
+
+	h = faults.Run(keyed{}, faults.Generate(faults.Duplicate, 1), faults.RunOptions{MaxEvents: 10})
+	if !h.Exhausted || h.Events[len(h.Events)-1].Kind != faults.EvBudget || len(h.Events) != 11 {
+		t.Fatalf("MaxEvents 10: exhausted=%t, %d events: %s", h.Exhausted, len(h.Events), kinds(h))
+	}
+}
+
+// panicky panics on its first delivery.
+type panicky struct{ n *int }
+
+func (p panicky) Name() string                        { return "panicky" }
+func (p panicky) NewCluster() faults.Cluster          { return p }
+func (p panicky) NewNode(int, faults.Env) faults.Node { return p }
+func (p panicky) Deliver(time.Time, faults.Settlement) (faults.Ack, error) {
+	*p.n++
+	if *p.n == 1 {
+		panic("boom")
+	}
+	return faults.AckCredited, nil
+}
+
+func TestRunSurvivesADesignPanic(t *testing.T) {
+	n := 0
+	h := faults.Run(panicky{&n}, oneSettlement(), faults.RunOptions{})
+	if got, want := kinds(h), "arrive panic:deliver recover:rebuild arrive ack"; got != want {
+		t.Fatalf("events:\n got %s\nwant %s", got, want)
+	}
+	if h.Events[1].Err != "boom" {
+		t.Fatalf("panic event Err %q, want boom", h.Events[1].Err)
+	}
+}
+
+func TestRunConcurrentFamilyIsExact(t *testing.T) {
+	for seed := range uint64(20) {
+		s := faults.Generate(faults.Concurrent, seed)
+		h := faults.Run(keyed{}, s, faults.RunOptions{})
+		exactlyOnce(t, h)
+		hn := faults.Run(naive{}, s, faults.RunOptions{})
+		arrivals := 0
+		credits := 0
+		for _, e := range hn.Events {
+			switch e.Kind {
+			case faults.EvArrive:
+				arrivals++
+			case faults.EvCredit:
+				credits++
+			}
+		}
+		if arrivals != credits || arrivals <= len(s.Settlements) {
+			t.Fatalf("seed %d: naive credited %d of %d arrivals (settlements %d)", seed, credits, arrivals, len(s.Settlements))
+		}
+	}
+}

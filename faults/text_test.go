@@ -1,0 +1,97 @@
+package faults_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"pgregory.net/rapid"
+
+	"github.com/onceproof/onceproof/faults"
+)
+
+// equateEmpty: a schedule without faults may hold nil or an empty slice.
+var equateEmpty = cmpopts.EquateEmpty()
+
+func TestFormatParseRoundTripsEveryFamily(t *testing.T) {
+	for _, f := range faults.Families {
+		t.Run("family="+string(f), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				s := faults.Gen(f).Draw(t, "schedule")
+				text := faults.Format(s)
+				got, err := faults.Parse(text)
+				if err != nil {
+					t.Fatalf("Parse(Format(s)): %v\n%s", err, text)
+				}
+				if diff := cmp.Diff(s, got, equateEmpty); diff != "" {
+					t.Fatalf("Parse(Format(s)) differs (-want +got):\n%s\ntext:\n%s", diff, text)
+				}
+				if again := faults.Format(got); again != text {
+					t.Fatalf("Format is not stable:\n%s\nvs\n%s", text, again)
+				}
+			})
+		})
+	}
+}
+
+func TestParseReadsHandWrittenSchedule(t *testing.T) {
+	text := `
+# a hand-written schedule; fields in any order
+family late+crash
+nodes 2
+retry 250ms
+max-attempts 4
+settle s0 player=1 room=2 match=7 round=1 kind=instant net=-30 final=false seq=1
+settle s1 room=2 player=1 match=7 round=1 kind=final net=-30 final=true seq=2 # trailing comment
+deliver at=250ms s0 node=0
+deliver s1 at=1.5s node=1
+fault attempt=1 effect=3 crash-after
+`
+	got, err := faults.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := faults.Schedule{
+		Family: faults.Join(faults.Late, faults.Crash), Nodes: 2, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 4,
+		Settlements: []faults.Settlement{
+			{ID: 0, Player: 1, Room: 2, Match: 7, Round: 1, Kind: faults.KindInstant, Net: -30, Seq: 1},
+			{ID: 1, Player: 1, Room: 2, Match: 7, Round: 1, Kind: faults.KindFinal, Net: -30, Final: true, Seq: 2},
+		},
+		Deliveries: []faults.Delivery{{At: faults.MatchEvery / 4, Settlement: 0}, {At: 3 * faults.MatchEvery / 2, Settlement: 1, Node: 1}},
+		Faults:     []faults.Fault{{Attempt: 1, Effect: 3, Kind: faults.CrashAfter}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("Parse (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseErrorsNameLineAndExpectation(t *testing.T) {
+	head := "family clean\nnodes 1\nretry 250ms\nmax-attempts 4\n"
+	s0 := "settle s0 player=1 room=2 match=1 round=1 kind=instant net=5 final=false seq=1\n"
+	for _, c := range []struct{ name, text, want string }{
+		{"bad net", head + "settle s0 player=1 room=2 match=1 round=1 kind=instant net=x final=false seq=1\n", `line 5: want "net=<int>", got "net=x"`},
+		{"missing field", head + "settle s0 player=1 room=2 match=1 round=1 kind=instant final=false seq=1\n", `line 5: missing "net=<int>"`},
+		{"unknown field", head + "settle s0 player=1 room=2 match=1 round=1 kind=instant net=1 final=false seq=1 colour=red\n", `line 5: unknown field "colour"`},
+		{"ids out of order", head + "settle s1 player=1 room=2 match=1 round=1 kind=instant net=1 final=false seq=1\n", `line 5: want the settlement's id "s0"`},
+		{"bad kind", head + "settle s0 player=1 room=2 match=1 round=1 kind=bonus net=1 final=false seq=1\n", `line 5: want "kind=instant|final|third|kind<N>", got "kind=bonus"`},
+		{"undeclared", head + "deliver at=1s s0 node=0\n", `line 5: s0 is not declared`},
+		{"time order", head + s0 + "deliver at=1s s0 node=0\ndeliver at=500ms s0 node=0\n", `line 7: at=500ms is before the previous delivery's at=1s`},
+		{"node range", head + s0 + "# comment line\ndeliver at=1s s0 node=3\n", `line 7: node=3 is out of range`},
+		{"bad duration", head + s0 + "deliver at=soon s0 node=0\n", `line 6: want "at=<duration >= 0>", got "at=soon"`},
+		{"fault order", head + s0 + "fault attempt=2 effect=0 fail\nfault attempt=1 effect=0 fail\n", `line 7: fault attempt=1 effect=0 must come after attempt=2 effect=0`},
+		{"fault kind", head + s0 + "fault attempt=2 effect=0 explode\n", `line 6: want a fault kind (crash-before, crash-after, fail or timeout), got "explode"`},
+		{"unknown directive", head + "sette s0\n", `line 5: want a directive`},
+		{"unknown family", "family lates\n", `line 1: unknown family "lates" (want one of clean,`},
+		{"header twice", head + "nodes 2\n", `line 5: nodes given twice (first on line 2)`},
+		{"missing header", "family clean\nnodes 1\nretry 1s\n", `schedule: missing the "max-attempts" header line`},
+		{"duplicate settlement", head + s0 + "settle s1 player=1 room=3 match=1 round=1 kind=instant net=5 final=false seq=2\n", `s0 and s1 are the same settlement`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := faults.Parse(c.text)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Parse error = %v, want it to contain %q\n(go test ./faults -run 'TestParseErrorsNameLineAndExpectation/%s')", err, c.want, strings.ReplaceAll(c.name, " ", "_"))
+			}
+		})
+	}
+}
