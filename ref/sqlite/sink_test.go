@@ -14,25 +14,37 @@ import (
 	"github.com/onceproof/onceproof/ref"
 )
 
-// creditEffect keeps a balance per account in the same file: the payload is
-// "account:amount" and the credit runs in the ledger's transaction.
-func creditEffect(t *testing.T, db *sql.DB) Effect {
-	t.Helper()
+// newCredit keeps a balance per account in the same file: the payload is
+// "account amount" and the credit runs in the ledger's transaction.
+func newCredit(db *sql.DB) (Effect, error) {
 	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS balances (account TEXT PRIMARY KEY, amount INTEGER NOT NULL)`); err != nil {
-		t.Fatalf("create balances: %v", err)
+		return nil, fmt.Errorf("create balances: %w", err)
 	}
 	return func(ctx context.Context, tx *sql.Tx, key ref.Key, payload []byte) error {
-		var (
-			account string
-			amount  int64
-		)
-		if _, err := fmt.Sscanf(string(payload), "%s %d", &account, &amount); err != nil {
-			return fmt.Errorf("bad payload %q: %w", payload, err)
+		account, amount, err := parseCredit(payload)
+		if err != nil {
+			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO balances (account, amount) VALUES (?, ?)
+		_, err = tx.ExecContext(ctx, `INSERT INTO balances (account, amount) VALUES (?, ?)
 			ON CONFLICT (account) DO UPDATE SET amount = amount + excluded.amount`, account, amount)
 		return err
+	}, nil
+}
+
+func parseCredit(payload []byte) (account string, amount int64, err error) {
+	if _, err := fmt.Sscanf(string(payload), "%s %d", &account, &amount); err != nil {
+		return "", 0, fmt.Errorf("bad credit payload %q: %w", payload, err)
 	}
+	return account, amount, nil
+}
+
+func creditEffect(t *testing.T, db *sql.DB) Effect {
+	t.Helper()
+	e, err := newCredit(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 func balance(t *testing.T, db *sql.DB, account string) int64 {
