@@ -85,6 +85,8 @@ func eventText(h faults.History, e faults.Event) string {
 		return fmt.Sprintf("keeps %d entries (bound %d)", e.Size, e.Bound)
 	case faults.EvBudget:
 		return "budget ran out" + errs
+	case faults.EvPanic:
+		return fmt.Sprintf("the design panicked in %s: %s", e.Op, e.Err)
 	}
 	return e.Kind.String()
 }
@@ -169,6 +171,8 @@ func Mermaid(h faults.History, r Report) string {
 			line = fmt.Sprintf("Note over %s: %s", n, eventText(h, e))
 		case faults.EvBudget:
 			line = "Note over S: budget ran out"
+		case faults.EvPanic:
+			line = fmt.Sprintf("Note over %s: PANIC in %s", n, e.Op)
 		}
 		b.WriteString("    " + mermaidSafe(line) + "\n")
 		for _, a := range notes[e.Seq] {

@@ -222,30 +222,10 @@ func shiftTime(s faults.Schedule) (faults.Schedule, bool) {
 	return c, true
 }
 
-// valid is what every candidate keeps: the invariants faults.Schedule states.
+// valid is what every candidate keeps: a schedule faults.Validate accepts
+// (the runner panics on any other) with something left to deliver.
 func valid(s faults.Schedule) bool {
-	if s.Nodes < 1 || len(s.Settlements) == 0 || len(s.Deliveries) == 0 {
-		return false
-	}
-	for i, st := range s.Settlements {
-		if st.ID != i {
-			return false
-		}
-	}
-	for i, d := range s.Deliveries {
-		if d.Settlement < 0 || d.Settlement >= len(s.Settlements) || d.Node < 0 || d.Node >= s.Nodes || d.At < 0 {
-			return false
-		}
-		if i > 0 && d.At < s.Deliveries[i-1].At {
-			return false
-		}
-	}
-	for _, f := range s.Faults {
-		if f.Attempt < 0 || f.Effect < 0 {
-			return false
-		}
-	}
-	return true
+	return len(s.Settlements) > 0 && len(s.Deliveries) > 0 && faults.Validate(s) == nil
 }
 
 func clone(s faults.Schedule) faults.Schedule {

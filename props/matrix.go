@@ -1,0 +1,310 @@
+package props
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/onceproof/onceproof/faults"
+)
+
+// Matrix defaults: what `make proofs` runs. See DefaultMatrixN for the budget.
+const (
+	// DefaultMatrixSeed is the first generator seed of every cell; cell i's
+	// k-th schedule is faults.Generate(family, DefaultMatrixSeed+k), the same
+	// for every design, so the rows compare designs on the same input.
+	DefaultMatrixSeed uint64 = 1
+)
+
+// DefaultMatrixN is the schedules per cell `make proofs` runs. It is sized so
+// the whole matrix (16 designs x 13 families) plus shrinking and `go run`'s
+// build fit in 60 s on 2 cores; measure with `time make proofs` before
+// raising it.
+var DefaultMatrixN = 200
+
+// MatrixOptions configures RunMatrix.
+type MatrixOptions struct {
+	Designs      []faults.Design
+	Families     []faults.Family // default faults.Families
+	N            int             // schedules per cell; default DefaultMatrixN
+	Seed         uint64          // first generator seed; default DefaultMatrixSeed
+	Parallel     int             // cells run at once; default GOMAXPROCS
+	ShrinkBudget int             // per counterexample; default DefaultShrinkBudget
+	Run          faults.RunOptions
+	// Progress, if set, is called after each cell, from one goroutine at a
+	// time, with the cells done and the total.
+	Progress func(done, total int)
+	_        struct{}
+}
+
+// Matrix is every design's verdict under every family.
+type Matrix struct {
+	N        int
+	Seed     uint64
+	Families []faults.Family
+	Rows     []Row
+}
+
+// Row is one design's cells, in Families order.
+type Row struct {
+	Design   string
+	Doc      string // the design's Doc() if it has one
+	Expected faults.Expectation
+	Cells    []Cell
+}
+
+// Cell is one design under one family: the union of the properties that
+// failed over N schedules, and a minimal counterexample for them.
+type Cell struct {
+	Design   string
+	Family   faults.Family
+	Runs     int
+	Unknown  int               // runs whose budget ran out
+	Failed   []faults.Property // union over the runs, in report order
+	Expected []faults.Property // what the design declares, in report order
+	// Counterexamples: the first fails every property of the first
+	// schedule with the most failures; one more for each property of
+	// Failed that it does not show.
+	Counterexamples []Counterexample
+}
+
+// Counterexample is a shrunk failing schedule and its run.
+type Counterexample struct {
+	Name     string // file stem: <design>--<family>[--<property>]
+	Design   string
+	Family   faults.Family
+	Seed     uint64 // generator seed of the schedule it was shrunk from
+	Schedule faults.Schedule
+	History  faults.History
+	Report   Report
+}
+
+// Holds reports whether the cell showed no failure and no unknown run.
+func (c Cell) Holds() bool { return len(c.Failed) == 0 && c.Unknown == 0 }
+
+// Text is the cell as the matrix shows it.
+func (c Cell) Text() string {
+	switch {
+	case len(c.Failed) > 0:
+		return "fails: " + joinProps(c.Failed)
+	case c.Unknown > 0:
+		return fmt.Sprintf("unknown: %d of %d runs ran out of budget", c.Unknown, c.Runs)
+	}
+	return "holds"
+}
+
+// Mismatch is a cell whose verdict differs from what its design declares.
+type Mismatch struct {
+	Design  string
+	Family  faults.Family
+	Want    []faults.Property
+	Got     []faults.Property
+	Unknown int
+	Runs    int
+}
+
+func (m Mismatch) String() string {
+	want := "hold"
+	if len(m.Want) > 0 {
+		want = "fail " + joinProps(m.Want)
+	}
+	got := "holds"
+	if len(m.Got) > 0 {
+		got = "fails " + joinProps(m.Got)
+	} else if m.Unknown > 0 {
+		got = fmt.Sprintf("is unknown (%d of %d runs ran out of budget)", m.Unknown, m.Runs)
+	}
+	return fmt.Sprintf("%s under %s: declared to %s, %s", m.Design, m.Family, want, got)
+}
+
+// Mismatches lists the cells that disagree with their design's declaration:
+// an undeclared failure, a declared failure that did not show (the checker
+// lost its teeth, or the budget is too small to find it), or an unknown
+// where the design declares it holds (a budget that ran out is not a pass).
+func (m Matrix) Mismatches() []Mismatch {
+	var out []Mismatch
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			if !slices.Equal(c.Failed, c.Expected) || (len(c.Expected) == 0 && c.Unknown > 0) {
+				out = append(out, Mismatch{Design: c.Design, Family: c.Family, Want: c.Expected, Got: c.Failed, Unknown: c.Unknown, Runs: c.Runs})
+			}
+		}
+	}
+	return out
+}
+
+// Doc is what a design may implement to describe itself in results/matrix.md:
+// what it is, which source document and section it comes from, and why it
+// holds or fails.
+type Doc interface{ Doc() string }
+
+// RunMatrix runs every design under every family, N seeded schedules per
+// cell, and shrinks each cell's failures to minimal counterexamples. Without
+// the concurrent family it is deterministic: the same options give the same
+// Matrix, byte for byte once rendered, whatever Parallel is.
+func RunMatrix(opt MatrixOptions) Matrix {
+	if opt.Families == nil {
+		opt.Families = faults.Families
+	}
+	if opt.N <= 0 {
+		opt.N = DefaultMatrixN
+	}
+	if opt.Seed == 0 {
+		opt.Seed = DefaultMatrixSeed
+	}
+	if opt.Parallel <= 0 {
+		opt.Parallel = runtime.GOMAXPROCS(0)
+	}
+	m := Matrix{N: opt.N, Seed: opt.Seed, Families: slices.Clone(opt.Families)}
+	type job struct{ row, col int }
+	var jobs []job
+	for i, d := range opt.Designs {
+		row := Row{Design: d.Name(), Expected: expectations(d), Cells: make([]Cell, len(opt.Families))}
+		if doc, ok := d.(Doc); ok {
+			row.Doc = doc.Doc()
+		}
+		m.Rows = append(m.Rows, row)
+		for j := range opt.Families {
+			jobs = append(jobs, job{i, j})
+		}
+	}
+	ch := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for w := 0; w < opt.Parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				c := runCell(opt.Designs[j.row], opt.Families[j.col], opt)
+				mu.Lock()
+				m.Rows[j.row].Cells[j.col] = c
+				done++
+				if opt.Progress != nil {
+					opt.Progress(done, len(jobs))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	return m
+}
+
+// RunCell runs one design under one family as RunMatrix does.
+func RunCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
+	if opt.N <= 0 {
+		opt.N = DefaultMatrixN
+	}
+	if opt.Seed == 0 {
+		opt.Seed = DefaultMatrixSeed
+	}
+	return runCell(d, f, opt)
+}
+
+func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
+	c := Cell{Design: d.Name(), Family: f, Runs: opt.N}
+	declared := expectations(d)[f]
+	for _, p := range faults.Properties { // report order, whatever order the design wrote
+		if slices.Contains(declared, p) {
+			c.Expected = append(c.Expected, p)
+		}
+	}
+	type failing struct {
+		seed   uint64
+		sched  faults.Schedule
+		failed []faults.Property
+	}
+	var fails []failing
+	union := map[faults.Property]bool{}
+	for k := 0; k < opt.N; k++ {
+		seed := opt.Seed + uint64(k)
+		s := faults.Generate(f, seed)
+		h := faults.Run(d, s, opt.Run)
+		r := Judge(h)
+		if r.Unknown() {
+			c.Unknown++
+		}
+		if fl := r.Failed(); len(fl) > 0 {
+			fails = append(fails, failing{seed, s, fl})
+			for _, p := range fl {
+				union[p] = true
+			}
+		}
+	}
+	for _, p := range faults.Properties {
+		if union[p] {
+			c.Failed = append(c.Failed, p)
+		}
+	}
+	if len(fails) == 0 {
+		return c
+	}
+	shrinkTo := func(fl failing, target []faults.Property, name string) {
+		s := Shrink(fl.sched, func(s faults.Schedule) bool {
+			r := Judge(faults.Run(d, s, opt.Run))
+			for _, p := range target {
+				if r.Outcome(p) != Fails {
+					return false
+				}
+			}
+			return true
+		}, opt.ShrinkBudget)
+		h := faults.Run(d, s, opt.Run)
+		c.Counterexamples = append(c.Counterexamples, Counterexample{
+			Name: name, Design: d.Name(), Family: f, Seed: fl.seed, Schedule: s, History: h, Report: Judge(h),
+		})
+	}
+	best := 0
+	for i, fl := range fails {
+		if len(fl.failed) > len(fails[best].failed) {
+			best = i
+		}
+	}
+	stem := fileSafe(d.Name()) + "--" + string(f)
+	shrinkTo(fails[best], fails[best].failed, stem)
+	covered := map[faults.Property]bool{}
+	for _, p := range c.Counterexamples[0].Report.Failed() {
+		covered[p] = true
+	}
+	for _, p := range c.Failed {
+		if covered[p] {
+			continue
+		}
+		for _, fl := range fails {
+			if slices.Contains(fl.failed, p) {
+				shrinkTo(fl, []faults.Property{p}, stem+"--"+string(p))
+				for _, q := range c.Counterexamples[len(c.Counterexamples)-1].Report.Failed() {
+					covered[q] = true
+				}
+				break
+			}
+		}
+	}
+	return c
+}
+
+// Row returns the row of design name.
+func (m Matrix) Row(name string) (Row, bool) {
+	for _, r := range m.Rows {
+		if r.Design == name {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
+
+func famNames(fs []faults.Family) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = string(f)
+	}
+	return strings.Join(s, ", ")
+}
