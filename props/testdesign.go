@@ -298,8 +298,9 @@ type recorder struct {
 
 var _ rapid.TB = (*recorder)(nil)
 
-func (r *recorder) Helper()                 {}
-func (r *recorder) Name() string            { return r.name }
+func (r *recorder) Helper()      {}
+func (r *recorder) Name() string { return r.name }
+
 // Logf keeps rapid's own status lines ("[rapid] OK, passed 100 tests") and
 // drops the rest: the draws of the failing case and the property's message,
 // which the property subtest reports better (as schedule text).
