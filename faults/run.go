@@ -148,9 +148,12 @@ func newRunner(d Design, s Schedule, opt RunOptions) *runner {
 	if r.maxEvents <= 0 {
 		r.maxEvents = DefaultMaxEvents
 	}
-	// About 8 events per delivery: arrive, three effects, a credit, an ack,
-	// a state sample, and slack for retries.
-	r.events = make([]Event, 0, min(8*len(s.Deliveries)+16, r.maxEvents+1))
+	// A first delivery to a three-effect design makes 5 events (arrive,
+	// claim, credit, commit, ack), a duplicate 3; 5 per delivery plus a few
+	// recoveries fits a clean run in one allocation, and append grows the
+	// rest. More wastes memory and time: histories above 32 KiB are large
+	// heap objects, whose allocation takes the heap lock.
+	r.events = make([]Event, 0, min(5*len(s.Deliveries)+16, r.maxEvents+1))
 	for i := range r.limit {
 		r.limit[i] = s.MaxAttempts
 	}
