@@ -17,3 +17,20 @@ func TestMemStoreConformance(t *testing.T) {
 		return storetest.Harness{Open: func(t *testing.T) ref.PendingStore { return s }}
 	})
 }
+
+// TestMemSinkConformance runs the sink suite on MemSink. Its ledger is the
+// effect (there is no separate credit), so "applied" is its presence.
+func TestMemSinkConformance(t *testing.T) {
+	storetest.RunSink(t, func(t *testing.T) storetest.SinkHarness {
+		s := ref.NewMemSink()
+		return storetest.SinkHarness{
+			Open: func(t *testing.T) ref.Sink { return s },
+			Applied: func(t *testing.T, k ref.Key) ([]byte, int) {
+				if p, ok := s.Applied(k); ok {
+					return p, 1
+				}
+				return nil, 0
+			},
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/onceproof/onceproof/ref"
 )
@@ -25,6 +26,7 @@ type Effect func(ctx context.Context, tx *sql.Tx, key ref.Key, payload []byte) e
 // Safe for concurrent use.
 type Sink struct {
 	h      *handle
+	closed atomic.Bool // this Sink's own Close (the handle may be the Store's)
 	owned  bool // Close closes h (OpenSink) or not (Store.Sink)
 	effect Effect
 	// commitRecord: Deliver also advances the store's record to Delivered
@@ -56,18 +58,27 @@ func (s *Store) Sink(effect Effect) *Sink {
 	return &Sink{h: s.h, effect: effect, commitRecord: true}
 }
 
-// Close closes a sink from OpenSink; for one from Store.Sink it does
-// nothing (close the Store). Later Delivers return ref.ErrClosed.
+// Close makes every later call on this Sink return ref.ErrClosed. A sink
+// from OpenSink also closes its handle; one from Store.Sink leaves the
+// store's handle open (closing the Store closes both).
 func (k *Sink) Close() error {
-	if !k.owned {
+	if k.closed.Swap(true) || !k.owned {
 		return nil
 	}
 	return k.h.close()
 }
 
+// check is handle.check plus this Sink's own closed flag.
+func (k *Sink) check(ctx context.Context, op string) error {
+	if k.closed.Load() {
+		return fmt.Errorf("sqlite: %s: %w", op, ref.ErrClosed)
+	}
+	return k.h.check(ctx, op)
+}
+
 // Deliver implements ref.Sink.
 func (k *Sink) Deliver(ctx context.Context, key ref.Key, payload []byte) (err error) {
-	if err := k.h.check(ctx, "deliver"); err != nil {
+	if err := k.check(ctx, "deliver"); err != nil {
 		return err
 	}
 	op := fmt.Sprintf("deliver %v", key)
@@ -124,7 +135,7 @@ type Grant struct {
 // Grants returns the whole ledger in application order. It is meant for
 // audits and tests (it reads every row).
 func (k *Sink) Grants(ctx context.Context) ([]Grant, error) {
-	if err := k.h.check(ctx, "grants"); err != nil {
+	if err := k.check(ctx, "grants"); err != nil {
 		return nil, err
 	}
 	rows, err := k.h.db.QueryContext(ctx, `SELECT seq, key, payload FROM onceproof_grants ORDER BY seq`)
@@ -155,7 +166,7 @@ func (k *Sink) Grants(ctx context.Context) ([]Grant, error) {
 
 // Applied reports whether key's grant is in the ledger, and its payload.
 func (k *Sink) Applied(ctx context.Context, key ref.Key) ([]byte, bool, error) {
-	if err := k.h.check(ctx, "applied"); err != nil {
+	if err := k.check(ctx, "applied"); err != nil {
 		return nil, false, err
 	}
 	kb := key.Bytes()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/ref"
+	"github.com/onceproof/onceproof/ref/storetest"
 )
 
 // newCredit keeps a balance per account in the same file: the payload is
@@ -222,5 +223,61 @@ func TestOpenRejectsBadInput(t *testing.T) {
 	}
 	if recs, err := s.Pending(t.Context(), time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC), -1); err != nil || len(recs) != 0 {
 		t.Errorf("Pending(limit=-1) = %d records, %v; want none", len(recs), err)
+	}
+}
+
+// TestSinkConformance runs storetest.RunSink on both sink forms. The
+// harness's Effect counts applications per key in the sink's transaction,
+// so the suite sees a double credit, not just a present grant key.
+func TestSinkConformance(t *testing.T) {
+	countEffect := func(ctx context.Context, tx *sql.Tx, key ref.Key, payload []byte) error {
+		kb := key.Bytes()
+		_, err := tx.ExecContext(ctx, `INSERT INTO effect_count (key, n) VALUES (?, 1)
+			ON CONFLICT (key) DO UPDATE SET n = n + 1`, kb[:])
+		return err
+	}
+	for _, form := range []string{"open-sink", "store-sink"} {
+		t.Run("form="+form, func(t *testing.T) {
+			storetest.RunSink(t, func(t *testing.T) storetest.SinkHarness {
+				path := filepath.Join(t.TempDir(), "ledger.db")
+				audit := openStore(t, path)
+				if _, err := audit.DB().Exec(`CREATE TABLE effect_count (key BLOB PRIMARY KEY, n INTEGER NOT NULL)`); err != nil {
+					t.Fatalf("create effect_count: %v", err)
+				}
+				return storetest.SinkHarness{
+					Open: func(t *testing.T) ref.Sink {
+						if form == "open-sink" {
+							s, err := OpenSink(path, countEffect)
+							if err != nil {
+								t.Fatalf("OpenSink: %v", err)
+							}
+							return s
+						}
+						return openStore(t, path).Sink(countEffect)
+					},
+					Applied: func(t *testing.T, k ref.Key) ([]byte, int) {
+						kb := k.Bytes()
+						var n int
+						err := audit.DB().QueryRow(`SELECT n FROM effect_count WHERE key = ?`, kb[:]).Scan(&n)
+						if errors.Is(err, sql.ErrNoRows) {
+							return nil, 0
+						}
+						if err != nil {
+							t.Fatalf("read effect count: %v", err)
+						}
+						p, _, err := audit.Sink(nil).Applied(t.Context(), k)
+						if err != nil {
+							t.Fatalf("Applied: %v", err)
+						}
+						return p, n
+					},
+					Break: func(t *testing.T, s ref.Sink) {
+						if err := s.(*Sink).h.db.Close(); err != nil {
+							t.Fatalf("break: %v", err)
+						}
+					},
+				}
+			})
+		})
 	}
 }

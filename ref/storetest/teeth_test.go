@@ -246,3 +246,131 @@ func (s *mutStore) Close() error {
 	s.closed = true
 	return nil
 }
+
+// Sink mutants: each breaks one rule of ref.Sink's contract.
+const (
+	mutSinkTwice       mutation = "sink-applies-twice" // no grant-key check
+	mutSinkAliased     mutation = "sink-payload-aliased"
+	mutSinkKey64       mutation = "sink-key-64-bit"
+	mutSinkIgnoresCtx  mutation = "sink-ignores-context"
+	mutSinkCloseNoop   mutation = "sink-close-noop"
+	mutSinkBreakSilent mutation = "sink-break-silent"
+	mutSinkRacy        mutation = "sink-check-then-apply" // the grant-key check is not atomic with the effect
+)
+
+var sinkMutants = []struct {
+	m     mutation
+	check string
+}{
+	{mutSinkTwice, "deliver/applies-once"},
+	{mutSinkRacy, "deliver/once-under-64-goroutines"},
+	{mutSinkAliased, "deliver/payload-copied-and-binary-safe"},
+	{mutSinkKey64, "keys/128-bit-distinct"},
+	{mutSinkIgnoresCtx, "context/canceled"},
+	{mutSinkCloseNoop, "close/err-closed"},
+	{mutSinkBreakSilent, "break/error-reaches-caller"},
+}
+
+func TestSinkSuitePassesUnmutatedSink(t *testing.T) {
+	storetest.RunSink(t, mutantSinkHarness(mutNone))
+}
+
+func TestSinkSuiteCatchesMutants(t *testing.T) {
+	if os.Getenv(envMutant) != "" {
+		t.Skip("child of TestSinkSuiteCatchesMutants: see TestMutantSinkChild")
+	}
+	for _, mc := range sinkMutants {
+		t.Run(string(mc.m)+"/"+mc.check, func(t *testing.T) {
+			parts := strings.Split(mc.check, "/")
+			for i, p := range parts {
+				parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+			}
+			sub := strings.Join(parts, "/")
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestMutantSinkChild$/"+sub, "-test.v", "-test.count=1")
+			cmd.Env = append(os.Environ(), envMutant+"="+string(mc.m))
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "--- FAIL: TestMutantSinkChild/"+mc.check) {
+				t.Fatalf("sink check %s passed on a sink with mutation %q: the suite lost its teeth.\nreproduce: %s=%s go test -count=1 -v -run '^TestMutantSinkChild$/%s' ./ref/storetest\nchild output:\n%s",
+					mc.check, mc.m, envMutant, mc.m, sub, out)
+			}
+		})
+	}
+}
+
+// TestMutantSinkChild runs the sink suite on the mutant named by the
+// environment; it only runs as TestSinkSuiteCatchesMutants' child.
+func TestMutantSinkChild(t *testing.T) {
+	m := mutation(os.Getenv(envMutant))
+	if m == mutNone {
+		t.Skip("runs only as the child of TestSinkSuiteCatchesMutants")
+	}
+	storetest.RunSink(t, mutantSinkHarness(m))
+}
+
+func mutantSinkHarness(m mutation) func(t *testing.T) storetest.SinkHarness {
+	return func(t *testing.T) storetest.SinkHarness {
+		l := &mutLedger{payload: map[ref.Key][]byte{}, times: map[ref.Key]int{}}
+		return storetest.SinkHarness{
+			Open: func(t *testing.T) ref.Sink { return &mutSink{m: m, l: l} },
+			Applied: func(t *testing.T, k ref.Key) ([]byte, int) {
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				return append([]byte(nil), l.payload[k]...), l.times[k]
+			},
+			Break: func(t *testing.T, s ref.Sink) { s.(*mutSink).broken = true },
+		}
+	}
+}
+
+type mutLedger struct {
+	mu      sync.Mutex
+	payload map[ref.Key][]byte
+	times   map[ref.Key]int // applications of the effect
+}
+
+type mutSink struct {
+	m      mutation
+	l      *mutLedger
+	closed bool
+	broken bool
+}
+
+func (s *mutSink) Deliver(ctx context.Context, key ref.Key, payload []byte) error {
+	if s.closed && s.m != mutSinkCloseNoop {
+		return ref.ErrClosed
+	}
+	if s.broken && s.m != mutSinkBreakSilent {
+		return errors.New("mutsink: connection broken")
+	}
+	if err := ctx.Err(); err != nil && s.m != mutSinkIgnoresCtx {
+		return err
+	}
+	k := key
+	if s.m == mutSinkKey64 {
+		k = ref.Key{Hi: key.Hi}
+	}
+	p := append([]byte(nil), payload...)
+	if s.m == mutSinkAliased {
+		p = payload
+	}
+	s.l.mu.Lock()
+	_, applied := s.l.payload[k]
+	if s.m == mutSinkRacy {
+		s.l.mu.Unlock()
+		time.Sleep(time.Millisecond) // another Deliver's check passes here
+		s.l.mu.Lock()
+	}
+	if !applied || s.m == mutSinkTwice {
+		if !applied {
+			s.l.payload[k] = p
+		}
+		s.l.times[k]++
+	}
+	s.l.mu.Unlock()
+	return nil
+}
+
+func (s *mutSink) Close() error {
+	s.closed = true
+	return nil
+}
