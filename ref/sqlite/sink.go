@@ -27,7 +27,7 @@ type Effect func(ctx context.Context, tx *sql.Tx, key ref.Key, payload []byte) e
 type Sink struct {
 	h      *handle
 	closed atomic.Bool // this Sink's own Close (the handle may be the Store's)
-	owned  bool // Close closes h (OpenSink) or not (Store.Sink)
+	owned  bool        // Close closes h (OpenSink) or not (Store.Sink)
 	effect Effect
 	// commitRecord: Deliver also advances the store's record to Delivered
 	// in the same transaction (Store.Sink).
