@@ -1,0 +1,138 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/props"
+)
+
+// matrixCmd is `matrix`.
+func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
+	dflag := fs.String("designs", "", "comma-separated designs (default: all)")
+	fflag := fs.String("families", "", "comma-separated families (default: all)")
+	n := fs.Int("n", props.DefaultMatrixN, "schedules per cell")
+	seed := fs.Uint64("seed", props.DefaultMatrixSeed, "first generator seed of every cell")
+	parallel := fs.Int("parallel", 0, "cells run at once (default: GOMAXPROCS)")
+	out := fs.String("out", "results", "directory for matrix.md and counterexamples/")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if len(pos) > 0 {
+		return 0, badf("matrix takes no arguments, got %q; %s", pos, usageSuffix)
+	}
+	if *n < 1 || *seed == 0 || *parallel < 0 {
+		return 0, badf("matrix: -n must be >= 1, -seed != 0 and -parallel >= 0 (got %d, %d, %d)", *n, *seed, *parallel)
+	}
+	opt := props.MatrixOptions{N: *n, Seed: *seed, Parallel: *parallel}
+	if opt.Designs, err = selectDesigns(designs, *dflag); err != nil {
+		return 0, err
+	}
+	if opt.Families, err = selectFamilies(*fflag); err != nil {
+		return 0, err
+	}
+
+	// Progress on stderr, only for runs longer than a second: the wall
+	// clock is read here, at the edge, never by the code under test.
+	start := time.Now()
+	var mu sync.Mutex
+	var last time.Time
+	opt.Progress = func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if now.Sub(start) < time.Second || (now.Sub(last) < time.Second && done < total) {
+			return
+		}
+		last = now
+		fmt.Fprintf(stderr, "matrix: %d/%d cells, %.1fs\n", done, total, now.Sub(start).Seconds())
+	}
+	m := props.RunMatrix(opt)
+	if err := writeResults(*out, m.Files(filepath.ToSlash(*out))); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d designs x %d families, %d schedules per cell)\n",
+		filepath.Join(*out, "matrix.md"), len(m.Rows), len(m.Families), m.N)
+	if ms := m.Mismatches(); len(ms) > 0 {
+		fmt.Fprintf(stdout, "%d cells disagree with their design's declaration:\n", len(ms))
+		for _, x := range ms {
+			fmt.Fprintln(stdout, "  "+x.String())
+		}
+		return exitFailed, nil
+	}
+	return exitOK, nil
+}
+
+func selectDesigns(all []faults.Design, list string) ([]faults.Design, error) {
+	if list == "" {
+		return all, nil
+	}
+	var out []faults.Design
+	for _, name := range strings.Split(list, ",") {
+		d, err := findDesign(all, strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func selectFamilies(list string) ([]faults.Family, error) {
+	if list == "" {
+		return faults.Families, nil
+	}
+	var out []faults.Family
+	for _, name := range strings.Split(list, ",") {
+		f := faults.Family(strings.TrimSpace(name))
+		if !slices.Contains(faults.Families, f) {
+			return nil, badf("unknown family %q (valid families: %s)", f, familyNames())
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// writeResults writes files under dir and removes the counterexamples a
+// previous run left that this one did not produce, so matrix.md and
+// counterexamples/ always agree.
+func writeResults(dir string, files map[string]string) error {
+	cx := filepath.Join(dir, "counterexamples")
+	if err := os.MkdirAll(cx, 0o755); err != nil {
+		return err
+	}
+	old, err := os.ReadDir(cx)
+	if err != nil {
+		return err
+	}
+	for _, e := range old {
+		rel := "counterexamples/" + e.Name()
+		if _, keep := files[rel]; !keep && (strings.HasSuffix(e.Name(), ".sched") || strings.HasSuffix(e.Name(), ".md")) {
+			if err := os.Remove(filepath.Join(cx, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), []byte(files[name]), 0o644); err != nil {
+			return fmt.Errorf("writing results: %w", err)
+		}
+	}
+	return nil
+}
