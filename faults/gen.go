@@ -38,10 +38,9 @@ var (
 	// genNets are the amounts, debits included. Index 0 is where rapid
 	// shrinks to, so a shrunk counterexample has all nets equal: the most
 	// collisions, the fewest distinguishing details.
-	genNets = []int64{10, -10, 20, 0, -20}
-	// genRooms is 3: with a 1-in-2 chance to move after each match, a player
-	// re-enters a room within a few matches, and round restarts at 1 there,
-	// so (room, round) repeats across matches.
+	genNets = []int64{10, -10, 20}
+	// genRooms is 3: two rooms to move between plus one so that a move is
+	// not always a return; returns are drawn explicitly (see genSchedule).
 	genRooms = 3
 )
 
@@ -53,8 +52,8 @@ type preset struct {
 	third       bool // third-kind: a third settlement per match
 	alwaysMove  bool // late: every next match is in another room
 	duplicate   bool // extra copies close together
-	late        bool // an instant or final arrives after the next match started
-	interleave  bool // the old final arrives after the new instant
+	late        bool // instants or finals arrive after the next match started
+	interleave  bool // old finals arrive after the new instant
 	deepReplay  bool // a queue replays a block of settlements 3..6 matches old
 	expiry      bool // copies just past WindowTTL
 	crash       bool // CrashBefore/CrashAfter at effects 0..3
@@ -85,8 +84,8 @@ func presetOf(f Family) preset {
 			// RetryAfter and WindowTTL, the window's fast path.
 			p.duplicate = true
 		case Late:
-			// A match's instant or final arrives 0..1.5 ticks after the next
-			// match started (before the next instant at +2 ticks), and the
+			// 1..4 times, a match's instant or final arrives 0..1.5 ticks
+			// after the next match started (before the next instant at +2 ticks), and the
 			// player moved to another room: "the player is already in the
 			// new room when the old room's final arrives" (seed 001 §3).
 			p.late = true
@@ -99,8 +98,8 @@ func presetOf(f Family) preset {
 			// catch them.
 			p.deepReplay = true
 		case Interleave:
-			// The old match's final arrives 0.5..2 ticks after the new
-			// match's instant (seed 001 §2: its seq is the predecessor of
+			// 1..4 times, the old match's final arrives 0.5..2 ticks after
+			// the new match's instant (seed 001 §2: its seq is the predecessor of
 			// the instant that was already processed).
 			p.interleave = true
 			p.minMatches = 2
@@ -161,7 +160,7 @@ func presetOf(f Family) preset {
 // and toward equal nets. Gen panics on an unknown family.
 func Gen(f Family) *rapid.Generator[Schedule] {
 	p := presetOf(f)
-	return rapid.Custom(func(t *rapid.T) Schedule { return genSchedule(t, f, p) })
+	return rapid.Custom(func(t *rapid.T) Schedule { return genSchedule(t, f, p, nil) })
 }
 
 // Generate returns the schedule of family f that seed selects: the same
@@ -179,11 +178,24 @@ type pending struct {
 	player  int
 	match   int // the player's match index
 	node    int
-	copies  int // concurrent: copies of the first arrival
-	matchID int
+	next    time.Duration // when the player's next match starts
+	hasNext bool          // the player plays a next match
 }
 
-func genSchedule(t *rapid.T, f Family, p preset) Schedule {
+// indexes returns the indexes of the elements of all that keep accepts.
+func indexes(all []pending, keep func(pending) bool) []int {
+	var out []int
+	for i, a := range all {
+		if keep(a) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// genSchedule draws one schedule. If trace is not nil it receives the
+// settlements with their generation-time facts (in ID order), for tests.
+func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 	s := Schedule{Family: f, Nodes: 1, RetryAfter: genRetryAfter, MaxAttempts: genMaxAttempts, Concurrent: p.concurrent}
 	if p.multiNode || p.concurrent {
 		s.Nodes = rapid.IntRange(2, 3).Draw(t, "nodes")
@@ -203,34 +215,40 @@ func genSchedule(t *rapid.T, f Family, p preset) Schedule {
 		if p.rewind {
 			rewindAt = rapid.IntRange(1, matches-1).Draw(t, "rewind-at")
 		}
-		var room, round uint32
+		var room, prevRoom, round uint32
 		var seq uint64
 		for k := range matches {
+			// After the first match: 0 stay (rapid shrinks toward it), 1
+			// re-enter the room played before this one (a return), 2 another
+			// room. late forces 1 or 2. Returning is drawn on purpose: it is
+			// how (room, round) repeats across matches, round restarting.
+			move := 0
 			switch {
 			case k == 0:
 				room = uint32(rapid.IntRange(1, genRooms).Draw(t, "room"))
 			case p.alwaysMove:
-				// Another room: one of the genRooms-1 others.
+				move = rapid.IntRange(1, 2).Draw(t, "move")
+			default:
+				move = rapid.IntRange(0, 2).Draw(t, "move")
+			}
+			if move == 1 && (prevRoom == 0 || prevRoom == room) {
+				move = 2
+			}
+			switch move {
+			case 1:
+				room, prevRoom = prevRoom, room
+				round = 0
+			case 2:
+				// One of the genRooms-1 others.
+				prevRoom = room
 				room = 1 + (room-1+uint32(rapid.IntRange(1, genRooms-1).Draw(t, "move-to")))%uint32(genRooms)
 				round = 0
-			case rapid.Bool().Draw(t, "move"):
-				next := uint32(rapid.IntRange(1, genRooms).Draw(t, "room"))
-				if next != room {
-					round = 0
-				}
-				room = next
 			}
 			round++
 			if k == rewindAt {
 				seq = 0
 			}
 			start := offset + time.Duration(k)*MatchEvery
-			// late: 0 none, 1 the final is late, 2 the instant is late.
-			late := 0
-			if p.late {
-				late = rapid.IntRange(0, 2).Draw(t, "late")
-			}
-			interleave := p.interleave && rapid.Bool().Draw(t, "interleave")
 			together := p.concurrent && rapid.Bool().Draw(t, "together")
 			instantNet := genNets[rapid.IntRange(0, len(genNets)-1).Draw(t, "net")]
 			for _, kind := range kinds {
@@ -247,23 +265,39 @@ func genSchedule(t *rapid.T, f Family, p preset) Schedule {
 				seq++
 				born := start + bornAt[kind]
 				arrive := born
-				next := start + MatchEvery
-				switch {
-				case late == 1 && kind == KindFinal, late == 2 && kind == KindInstant:
-					arrive = next + time.Duration(rapid.IntRange(0, 3).Draw(t, "late-by"))*tick/2
-				case interleave && kind == KindFinal:
-					arrive = next + 2*tick + time.Duration(rapid.IntRange(1, 4).Draw(t, "interleave-by"))*tick/2
-				case together && kind != KindInstant:
+				if together && kind != KindInstant {
 					arrive = start + bornAt[KindInstant]
 				}
 				all = append(all, pending{
-					st:     Settlement{Player: uint32(pl + 1), Room: room, Round: round, Kind: kind, Net: net, Final: final, Seq: seq},
-					born:   born,
-					arrive: arrive,
-					player: pl,
-					match:  k,
+					st:      Settlement{Player: uint32(pl + 1), Room: room, Round: round, Kind: kind, Net: net, Final: final, Seq: seq},
+					born:    born,
+					arrive:  arrive,
+					player:  pl,
+					match:   k,
+					next:    start + MatchEvery,
+					hasNext: k+1 < matches,
 				})
 			}
+		}
+	}
+	// Late and interleaved arrivals: 1..4 picks each (at least one, so every
+	// schedule of the family has the feature; rapid shrinks toward one).
+	if p.late {
+		// Any settlement of a match that has a next one: it arrives 0..1.5
+		// ticks after the next match started, before that match's instant.
+		eligible := indexes(all, func(a pending) bool { return a.hasNext })
+		for range rapid.IntRange(1, 4).Draw(t, "lates") {
+			a := &all[eligible[rapid.IntRange(0, len(eligible)-1).Draw(t, "late")]]
+			a.arrive = a.next + time.Duration(rapid.IntRange(0, 3).Draw(t, "late-by"))*tick/2
+		}
+	}
+	if p.interleave {
+		// A final of a match that has a next one: it arrives 0.5..2 ticks
+		// after the next match's instant (+2 ticks).
+		eligible := indexes(all, func(a pending) bool { return a.hasNext && a.st.Kind == KindFinal })
+		for range rapid.IntRange(1, 4).Draw(t, "interleaves") {
+			a := &all[eligible[rapid.IntRange(0, len(eligible)-1).Draw(t, "interleaved")]]
+			a.arrive = a.next + 2*tick + time.Duration(rapid.IntRange(1, 4).Draw(t, "interleave-by"))*tick/2
 		}
 	}
 	// IDs in production order (ties: player, then kind, as generated).
@@ -370,6 +404,9 @@ func genSchedule(t *rapid.T, f Family, p preset) Schedule {
 	faults = slices.CompactFunc(faults, func(a, b Fault) bool { return a.Attempt == b.Attempt && a.Effect == b.Effect })
 	if len(faults) > 0 {
 		s.Faults = faults
+	}
+	if trace != nil {
+		*trace = all
 	}
 	return s
 }
