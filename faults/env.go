@@ -30,6 +30,9 @@ func (e *env) end() { e.attempt, e.sett, e.faults = -1, -1, nil }
 
 // point numbers the next effect and returns the fault injected there.
 func (e *env) point() (FaultKind, bool) {
+	if e.r.overrun.Load() {
+		panic(budgetSignal{})
+	}
 	if e.crashed {
 		// A dead node's code is still unwinding (or swallowed the crash
 		// panic): it must not touch the world again.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,6 +40,11 @@ const (
 // crashSignal is the panic value of an injected crash. It is unexported so a
 // design cannot fake or match it; the runner recovers it around Deliver.
 type crashSignal struct{}
+
+// budgetSignal is the panic value that aborts an attempt or a Recover once
+// the event budget is spent, so a design that loops through env calls
+// cannot hang the run.
+type budgetSignal struct{}
 
 // Run executes s against a fresh cluster of d and returns the history.
 //
@@ -117,6 +123,7 @@ type runner struct {
 	lastAt    time.Duration
 
 	maxEvents int
+	overrun   atomic.Bool // the history reached maxEvents
 	exhausted bool
 	stopped   bool // the event budget ran out
 }
@@ -174,13 +181,12 @@ func (r *runner) record(e Event) {
 func (r *runner) recordLocked(e Event) {
 	e.Seq = len(r.events)
 	r.events = append(r.events, e)
+	if len(r.events) >= r.maxEvents {
+		r.overrun.Store(true)
+	}
 }
 
-func (r *runner) over() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.events) >= r.maxEvents
-}
+func (r *runner) over() bool { return r.overrun.Load() }
 
 // next pops the next send: planned deliveries before retries at equal At.
 // It returns false when both are exhausted.
@@ -377,6 +383,9 @@ func (r *runner) attempt(it item) bool {
 	e.end()
 
 	acked := false
+	if _, budget := pv.(budgetSignal); panicked && budget {
+		return false // the loop stops the run
+	}
 	switch {
 	case panicked && !crashed:
 		r.record(Event{At: it.at, Kind: EvPanic, Node: n, Attempt: a, Settlement: id, Op: OpDeliver, Err: fmt.Sprint(pv)})
@@ -459,7 +468,7 @@ func (r *runner) recover(n int, rec Recoverer, at time.Duration) {
 		ev.Err = err.Error()
 	}
 	r.record(ev)
-	if panicked {
+	if _, budget := pv.(budgetSignal); panicked && !budget {
 		r.record(Event{At: at, Kind: EvPanic, Node: n, Attempt: -1, Settlement: -1, Op: OpRecover, Err: fmt.Sprint(pv)})
 	}
 }

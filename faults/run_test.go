@@ -321,3 +321,26 @@ func TestRunConcurrentFamilyIsExact(t *testing.T) {
 		}
 	}
 }
+
+// looper credits forever inside one Deliver.
+type looper struct{}
+
+func (looper) Name() string                               { return "looper" }
+func (looper) NewCluster() faults.Cluster                 { return looper{} }
+func (looper) NewNode(id int, env faults.Env) faults.Node { return looperNode{env} }
+
+type looperNode struct{ env faults.Env }
+
+func (n looperNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
+	for {
+		n.env.Credit("", s, s.Room)
+	}
+}
+
+func TestRunStopsADesignLoopingThroughEnv(t *testing.T) {
+	h := faults.Run(looper{}, oneSettlement(), faults.RunOptions{MaxEvents: 100})
+	last := h.Events[len(h.Events)-1]
+	if !h.Exhausted || last.Kind != faults.EvBudget || len(h.Events) != 101 {
+		t.Fatalf("exhausted=%t, %d events, last %s", h.Exhausted, len(h.Events), last.Kind)
+	}
+}
