@@ -64,9 +64,9 @@ type Cell struct {
 	Unknown  int               // runs whose budget ran out
 	Failed   []faults.Property // union over the runs, in report order
 	Expected []faults.Property // what the design declares, in report order
-	// Counterexamples: the first fails every property of the first
-	// schedule with the most failures; one more for each property of
-	// Failed that it does not show.
+	// Counterexamples: the first is shrunk toward the first property of
+	// Failed; one more for each property of Failed the earlier ones do not
+	// show.
 	Counterexamples []Counterexample
 }
 
@@ -306,30 +306,31 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 			Name: name, Design: d.Name(), Family: f, Seed: fl.seed, Schedule: s, History: h, Report: r,
 		})
 	}
-	best := 0
-	for i, fl := range fails {
-		if len(fl.failed) > len(fails[best].failed) {
-			best = i
-		}
-	}
+	// One counterexample per property, smallest first: the first failing
+	// property (in report order) gets <design>--<family>; each property the
+	// counterexamples so far do not show gets its own file. Shrinking toward
+	// one property at a time keeps each to a handful of deliveries (a
+	// dishonest "duplicate" ack usually shows NoLoss and HonestAck together
+	// in the same few events anyway).
 	stem := fileSafe(d.Name()) + "--" + string(f)
-	shrinkTo(fails[best], fails[best].failed, stem)
 	covered := map[faults.Property]bool{}
-	for _, p := range c.Counterexamples[0].Report.Failed() {
-		covered[p] = true
-	}
 	for _, p := range c.Failed {
 		if covered[p] {
 			continue
 		}
 		for _, fl := range fails {
-			if slices.Contains(fl.failed, p) {
-				shrinkTo(fl, []faults.Property{p}, stem+"--"+string(p))
-				for _, q := range c.Counterexamples[len(c.Counterexamples)-1].Report.Failed() {
-					covered[q] = true
-				}
-				break
+			if !slices.Contains(fl.failed, p) {
+				continue
 			}
+			name := stem
+			if len(c.Counterexamples) > 0 {
+				name = stem + "--" + string(p)
+			}
+			shrinkTo(fl, []faults.Property{p}, name)
+			for _, q := range c.Counterexamples[len(c.Counterexamples)-1].Report.Failed() {
+				covered[q] = true
+			}
+			break
 		}
 	}
 	return c

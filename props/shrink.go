@@ -19,8 +19,9 @@ const DefaultShrinkBudget = 4000
 // it is still true: it drops settlements (with their deliveries), deliveries
 // and faults, in chunks and then one by one, folds nodes together,
 // renumbers players, rooms, matches, rounds and sequence numbers to small
-// values (keeping their order and collisions) and moves time zero to the
-// first delivery. It stops at a fixpoint or after budget candidates
+// values (keeping their order and collisions), moves faults to earlier
+// effects, closes time gaps the failure does not need and moves time zero
+// to the first delivery. It stops at a fixpoint or after budget candidates
 // (DefaultShrinkBudget if budget <= 0).
 //
 // Shrink is deterministic: it reads no clock and no randomness, so the same
@@ -40,6 +41,8 @@ func Shrink(s faults.Schedule, fails func(faults.Schedule) bool, budget int) fau
 		changed = k.chunks(len(k.best.Deliveries), dropDeliveriesShiftFaults) || changed
 		changed = k.chunks(len(k.best.Faults), dropFaults) || changed
 		changed = k.foldNodes() || changed
+		changed = k.lowerEffects() || changed
+		changed = k.closeGaps() || changed
 		changed = k.try(canonical(k.best)) || changed
 		changed = k.try(shiftTime(k.best)) || changed
 		if !changed {
@@ -106,6 +109,43 @@ func (k *shrinker) foldNodes() bool {
 			break
 		}
 		changed = true
+	}
+	return changed
+}
+
+// lowerEffects moves each fault to the earliest effect of its attempt where
+// the schedule still fails: "crash at effect 0" reads better than "crash at
+// effect 3" when both lose the ack.
+func (k *shrinker) lowerEffects() bool {
+	changed := false
+	for i := range k.best.Faults {
+		for e := 0; e < k.best.Faults[i].Effect && k.budget > 0; e++ {
+			c := clone(k.best)
+			c.Faults[i].Effect = e
+			if k.try(c, true) {
+				changed = true
+				break
+			}
+		}
+	}
+	return changed
+}
+
+// closeGaps moves each delivery back to the time of the one before it, when
+// the schedule still fails without the wait: what remains of the timing is
+// what the counterexample needs (a window expiring, a retry landing late).
+func (k *shrinker) closeGaps() bool {
+	changed := false
+	for i := 1; i < len(k.best.Deliveries) && k.budget > 0; i++ {
+		if k.best.Deliveries[i].At == k.best.Deliveries[i-1].At {
+			continue
+		}
+		c := clone(k.best)
+		gap := c.Deliveries[i].At - c.Deliveries[i-1].At
+		for j := i; j < len(c.Deliveries); j++ {
+			c.Deliveries[j].At -= gap
+		}
+		changed = k.try(c, true) || changed
 	}
 	return changed
 }

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/props"
+)
+
+var update = flag.Bool("update", false, "rewrite ../../results/ from the code (same as make proofs)")
+
+// resultsDir is results/ at the module root, seen from this package.
+var resultsDir = filepath.Join("..", "..", "results")
+
+// mustHold are the designs that must hold every property in every family:
+// the reference and the two production shapes built on it.
+var mustHold = []string{"ref", "sharded", "ristretto"}
+
+var (
+	matrixOnce sync.Once
+	matrix     props.Matrix
+)
+
+// defaultMatrix is the matrix `make proofs` computes, computed once per test
+// binary.
+func defaultMatrix() props.Matrix {
+	matrixOnce.Do(func() {
+		matrix = props.RunMatrix(props.MatrixOptions{Designs: registry()})
+	})
+	return matrix
+}
+
+const regen = "regenerate with `make proofs` or `go test ./cmd/onceproof -run TestCommittedResultsAreCurrent -update`, and review the diff"
+
+func TestCommittedResultsAreCurrent(t *testing.T) {
+	files := defaultMatrix().Files("results")
+	if *update {
+		if err := writeResults(resultsDir, files); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote %s", resultsDir)
+	}
+	var onDisk []string
+	entries, err := os.ReadDir(filepath.Join(resultsDir, "counterexamples"))
+	if err != nil {
+		t.Fatalf("reading the committed results: %v; %s", err, regen)
+	}
+	for _, e := range entries {
+		onDisk = append(onDisk, "counterexamples/"+e.Name())
+	}
+	var want []string
+	for name := range files {
+		if strings.HasPrefix(name, "counterexamples/") {
+			want = append(want, name)
+		}
+	}
+	sort.Strings(want)
+	if diff := cmp.Diff(want, onDisk); diff != "" {
+		t.Errorf("results/counterexamples/ has other files than the code produces (-code +committed):\n%s%s", diff, regen)
+	}
+	for name, text := range files {
+		got, err := os.ReadFile(filepath.Join(resultsDir, filepath.FromSlash(name)))
+		if err != nil {
+			t.Errorf("results/%s: %v; %s", name, err, regen)
+			continue
+		}
+		if diff := cmp.Diff(strings.Split(text, "\n"), strings.Split(string(got), "\n")); diff != "" {
+			t.Errorf("results/%s is stale (-code +committed):\n%s%s", name, diff, regen)
+		}
+	}
+}
+
+func TestMatrixAgreesWithEveryDeclaration(t *testing.T) {
+	m := defaultMatrix()
+	for _, x := range m.Mismatches() {
+		t.Errorf("%s (see results/matrix.md; replay: go run ./cmd/onceproof replay results/counterexamples/%s--%s.sched)", x, x.Design, x.Family)
+	}
+	for _, name := range mustHold {
+		row, ok := m.Row(name)
+		if !ok {
+			t.Errorf("design %s is not registered in impls.All", name)
+			continue
+		}
+		for f, ps := range row.Expected {
+			if len(ps) > 0 {
+				t.Errorf("%s declares it fails %v under %s; it must hold everywhere", name, ps, f)
+			}
+		}
+		for _, c := range row.Cells {
+			if !c.Holds() {
+				t.Errorf("%s under %s: %s; it must hold everywhere (go run ./cmd/onceproof replay results/counterexamples/%s--%s.sched)", name, c.Family, c.Text(), name, c.Family)
+			}
+		}
+	}
+}
+
+// TestCommittedCounterexamplesStillFail replays every committed
+// counterexample against the design its header names: it must fail exactly
+// the properties its header records.
+func TestCommittedCounterexamplesStillFail(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(resultsDir, "counterexamples", "*.sched"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no committed counterexamples under %s; %s", resultsDir, regen)
+	}
+	designs := registry()
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			text, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sf, err := props.ParseSchedFile(string(text))
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			d, err := findDesign(designs, sf.Design)
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			r := props.Judge(faults.Run(d, sf.Schedule, faults.RunOptions{}))
+			if diff := cmp.Diff(sf.Fails, r.Failed()); diff != "" || len(sf.Fails) == 0 {
+				t.Errorf("%s no longer fails as recorded (-recorded +now):\n%s\nreplay: go run ./cmd/onceproof replay results/counterexamples/%s", file, diff, filepath.Base(file))
+			}
+		})
+	}
+}
+
+// TestConcurrentFamilyOnRealGoroutines runs the concurrent family as it is
+// meant to run, on real goroutines (under -race in `make test`), which the
+// committed matrix cannot do deterministically. A failure it shows is real
+// (no false positives) and fails the test unless the design declares it; a
+// declared one that does not show is only logged, since real interleavings
+// may miss it.
+func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
+	// 40 schedules per design: about 15 designs x 40 runs of 10..60
+	// deliveries stay around a second under -race on 2 cores.
+	const n = 40
+	for _, d := range registry() {
+		t.Run("design="+d.Name(), func(t *testing.T) {
+			var declared []faults.Property
+			if e, ok := d.(faults.Expecter); ok {
+				declared = e.Expected()[faults.Concurrent]
+			}
+			shown := map[faults.Property]bool{}
+			for k := range n {
+				seed := props.DefaultMatrixSeed + uint64(k)
+				s := faults.Generate(faults.Concurrent, seed)
+				r := props.Judge(faults.Run(d, s, faults.RunOptions{}))
+				for _, v := range r {
+					if v.Outcome != props.Fails {
+						continue
+					}
+					shown[v.Property] = true
+					if !slices.Contains(declared, v.Property) {
+						t.Errorf("%s fails %s on real goroutines (schedule seed %d; races may not replay every time):\n%v\n%s",
+							d.Name(), v.Property, seed, v, faults.Format(s))
+						return
+					}
+				}
+			}
+			for _, p := range declared {
+				if !shown[p] {
+					t.Logf("%s declares %s fails under concurrent; %d real-goroutine runs did not show it", d.Name(), p, n)
+				}
+			}
+		})
+	}
+}
