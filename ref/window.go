@@ -39,10 +39,11 @@ import (
 // 8-wide arrays per bucket, so the keys of a bucket are one 64-byte cache
 // line and the expiries the next one.
 type Window struct {
-	ttl    time.Duration
-	grace  int64
-	shards []windowShard
-	mask   uint64
+	ttl      time.Duration
+	grace    int64
+	sliceLen int64 // ceil((ttl+grace)/(windowSlices-1)), see windowSlices
+	shards   []windowShard
+	mask     uint64
 }
 
 // windowSlots is the number of slots per bucket. 8 keys fill one 64-byte cache
@@ -54,34 +55,38 @@ const windowSlots = 8
 
 // Load thresholds, as fractions of a shard's slots held by unreclaimable
 // entries (live, or expired less than the grace period ago). A slot is 24
-// bytes, so bytes per live entry = 24 / load:
-//   - windowTargetLoad 0.80 is where a resize puts the load: 30 B per entry.
-//   - windowGrowLoad 0.90: a census that finds more grows the shard back to the
-//     target. Between censuses the load can climb by at most 1/windowCensusDiv
-//     (0.0625), so it never exceeds 0.9625 < 0.99 (the (2,8)-cuckoo limit).
-//     In steady state the load sits in [0.80, 0.90]: 26.7..30 B per entry,
-//     under the 32 B budget with 2 B to spare for the grace period's 1/64 and
-//     the shard headers.
-//   - windowShrinkLoad 0.30: a census that finds less shrinks the shard to the
-//     target, so a table sized for a past peak is given back once the rate
-//     drops (the hysteresis 0.30 < 0.80 keeps a rate that wobbles around one
-//     size from resizing back and forth).
+// bytes, so bytes per held entry = 24 / load:
+//   - windowTargetLoad 0.82 is where a resize puts the load: 29.3 B.
+//   - windowGrowLoad 0.92: when the shard's held-entry estimate (see
+//     windowSlices) passes it, the shard is rebuilt at the target load. The
+//     estimate is an upper bound, at most 1/(windowSlices-1) = 3.2% high at a
+//     steady rate, so in steady state the true load sits in [0.79, 0.92]:
+//     26.1..30.4 B per held entry, 26.5..30.9 B per live entry with the grace
+//     period's 1/64, under the 32 B budget with the shard headers (~2 KB per
+//     window of 16 shards) on top. 0.92 is far below the (2,8)-cuckoo limit
+//     of 0.99, where kick walks get long.
+//   - windowShrinkLoad 0.30: below it the shard is rebuilt at the target load,
+//     so a table sized for a past peak is given back once the rate drops (the
+//     hysteresis 0.30 < 0.82 keeps a rate that wobbles around one size from
+//     resizing back and forth).
 //
-// Do not raise windowGrowLoad or windowTargetLoad without redoing the kick
-// walk bound below; do not lower them without redoing the 32 B budget.
+// Do not raise windowGrowLoad without redoing the kick walk bound below, nor
+// lower windowTargetLoad without redoing the 32 B budget.
 const (
-	windowTargetNum, windowTargetDen = 4, 5
-	windowGrowNum, windowGrowDen     = 9, 10
-	windowShrinkNum, windowShrinkDen = 3, 10
+	windowTargetNum, windowTargetDen = 82, 100
+	windowGrowNum, windowGrowDen     = 92, 100
+	windowShrinkNum, windowShrinkDen = 30, 100
 )
 
-// windowCensusDiv: a census (one sequential pass counting held entries and
-// clearing reclaimable ones) runs when enough inserts have happened that the
-// load could have crossed windowGrowLoad, but at most once every
-// slots/windowCensusDiv inserts. The pass costs one read of each slot's expiry,
-// so its amortised cost is at most windowCensusDiv = 16 slot reads per insert
-// (two cache lines, sequential), and usually far less.
-const windowCensusDiv = 16
+// windowSlices is the number of time slices over which a shard counts its
+// inserts to bound, without scanning, how many entries it holds: every held
+// entry was put (or renewed) less than ttl+grace ago, so the inserts counted
+// in the slices covering the last ttl+grace are an upper bound. The slices are
+// (ttl+grace)/(windowSlices-1) long, so windowSlices of them always cover it,
+// and the bound overcounts by at most one slice's inserts: 1/31 = 3.2% at a
+// steady rate. 32 counters cost 256 bytes per shard; the slice index is
+// recomputed (one division) only when a slice ends.
+const windowSlices = 32
 
 // windowMaxKicks bounds a cuckoo kick walk. At load <= 0.9625 with (2,8)
 // buckets a walk ends in one or two kicks on average; 128 consecutive full
@@ -114,12 +119,16 @@ type windowBucket struct {
 }
 
 type windowShardState struct {
-	mu    sync.Mutex
-	b     []windowBucket
-	used  int    // slots with key != 0 (held, or expired and not yet cleared)
-	since int    // inserts since the last census
-	due   int    // inserts after which the next census runs
-	rng   uint64 // kick victim choice; deterministic (no global randomness)
+	mu   sync.Mutex
+	b    []windowBucket
+	used int    // slots with key != 0 (held, or expired and not yet overwritten)
+	rng  uint64 // kick victim choice; deterministic (no global randomness)
+
+	// Held-entry estimate: inserts per time slice (see windowSlices).
+	est      int   // sum of counts
+	sliceEnd int64 // end (exclusive, UnixNano) of the current slice
+	cur      int   // index in counts of the current slice
+	counts   [windowSlices]int32
 
 	// Key 0 is a normal key, but 0 marks an empty slot, so key 0 has its own
 	// slot here.
@@ -132,7 +141,7 @@ type windowShardState struct {
 // neighbouring shards do not bounce one line between them.
 type windowShard struct {
 	windowShardState
-	_ [128 - unsafe.Sizeof(windowShardState{})%64]byte
+	_ [64 - unsafe.Sizeof(windowShardState{})%64]byte
 }
 
 // NewWindow returns a window whose entries live for ttl, spread over shards
@@ -153,7 +162,9 @@ func NewWindow(ttl time.Duration, shards int) *Window {
 		n <<= 1
 	}
 	grace := min(int64(ttl)/windowGraceDiv, windowGraceMax)
-	w := &Window{ttl: ttl, grace: grace, shards: make([]windowShard, n), mask: uint64(n - 1)}
+	span := satAdd(int64(ttl), grace)
+	sliceLen := span/(windowSlices-1) + 1 // > span/(windowSlices-1), so windowSlices slices cover span
+	w := &Window{ttl: ttl, grace: grace, sliceLen: sliceLen, shards: make([]windowShard, n), mask: uint64(n - 1)}
 	for i := range w.shards {
 		w.shards[i].rng = uint64(i)*0x9E3779B97F4A7C15 + 1
 	}
@@ -214,7 +225,7 @@ func (w *Window) Put(key, val uint64, now time.Time) (prev uint64, existed bool)
 	h := windowMix(key)
 	s := &w.shards[h&w.mask]
 	s.mu.Lock()
-	prev, existed = s.put(key, h, val, t, satAdd(t, int64(w.ttl)), satSub(t, w.grace))
+	prev, existed = s.put(key, h, val, t, satAdd(t, int64(w.ttl)), satSub(t, w.grace), w.sliceLen)
 	s.mu.Unlock()
 	return prev, existed
 }
@@ -230,8 +241,10 @@ func (w *Window) Lookup(key uint64, now time.Time) (val uint64, ok bool) {
 	return val, ok
 }
 
-// Len returns how many entries the window holds now: live ones and expired
-// ones not yet reclaimed (a census or an insert reclaims them).
+// Len returns how many slots of the window hold an entry: live ones and
+// expired ones not yet reclaimed. An expired entry's slot is reused by a later
+// insert, and a resize drops it, so Len stays within the tables' capacity,
+// which follows the live set.
 func (w *Window) Len() int {
 	n := 0
 	for i := range w.shards {
@@ -295,7 +308,7 @@ func (s *windowShardState) lookup(key, h uint64, t int64) (uint64, bool) {
 
 // put does Window.Put under the shard lock. exp is the expiry a new entry
 // gets; cut is the reclaim cut-off: a slot with expiry <= cut is free.
-func (s *windowShardState) put(key, h, val uint64, t, exp, cut int64) (uint64, bool) {
+func (s *windowShardState) put(key, h, val uint64, t, exp, cut, sliceLen int64) (uint64, bool) {
 	if key == 0 {
 		if s.zeroSet && t < s.zeroExp {
 			return s.zeroVal, true
@@ -304,6 +317,7 @@ func (s *windowShardState) put(key, h, val uint64, t, exp, cut int64) (uint64, b
 		return 0, false
 	}
 	if len(s.b) == 0 {
+		s.sliceEnd = satAdd(t, sliceLen)
 		s.rebuild(windowMinBuckets, cut, 0, 0, windowEmptyExp)
 	}
 	b1, b2 := homes(h, uint64(len(s.b)))
@@ -313,12 +327,12 @@ func (s *windowShardState) put(key, h, val uint64, t, exp, cut int64) (uint64, b
 	// unique); an expired entry of the key is renewed in place.
 	for i := range p.keys {
 		if p.keys[i] == key {
-			return s.renew(p, i, val, t, exp)
+			return s.renew(p, i, val, t, exp, sliceLen)
 		}
 	}
 	for i := range q.keys {
 		if q.keys[i] == key {
-			return s.renew(q, i, val, t, exp)
+			return s.renew(q, i, val, t, exp, sliceLen)
 		}
 	}
 	if !s.place(p, key, val, exp, cut) && !s.place(q, key, val, exp, cut) {
@@ -327,20 +341,66 @@ func (s *windowShardState) put(key, h, val uint64, t, exp, cut int64) (uint64, b
 			s.rebuild(s.grown(), cut, k, v, e)
 		}
 	}
-	s.since++
-	if s.since >= s.due {
-		s.census(cut)
-	}
+	s.count(t, sliceLen)
+	s.checkLoad(cut)
 	return 0, false
 }
 
-func (s *windowShardState) renew(bk *windowBucket, i int, val uint64, t, exp int64) (uint64, bool) {
+func (s *windowShardState) renew(bk *windowBucket, i int, val uint64, t, exp, sliceLen int64) (uint64, bool) {
 	if t < bk.exps[i] {
 		return bk.vals[i], true
 	}
 	bk.exps[i], bk.vals[i] = exp, val
-	s.since++ // one more held entry, as for an insert
+	s.count(t, sliceLen) // a held entry with a new put time, as for an insert
 	return 0, false
+}
+
+// count adds one insert at t to the held-entry estimate. A t behind the
+// current slice (a caller whose clock lags) counts in the current slice: its
+// entry expires no later than that, so the estimate stays an upper bound.
+func (s *windowShardState) count(t, sliceLen int64) {
+	if t >= s.sliceEnd {
+		// Slices ended: forget the counts of the slices that left the span.
+		// uint64: t - sliceEnd >= 0 but may not fit an int64.
+		n := uint64(t-s.sliceEnd)/uint64(sliceLen) + 1
+		for j := uint64(0); j < min(n, windowSlices); j++ {
+			s.cur++
+			if s.cur == windowSlices {
+				s.cur = 0
+			}
+			s.est -= int(s.counts[s.cur])
+			s.counts[s.cur] = 0
+		}
+		if n >= math.MaxInt64/uint64(sliceLen) {
+			s.sliceEnd = math.MaxInt64
+		} else {
+			s.sliceEnd = satAdd(s.sliceEnd, int64(n)*sliceLen)
+		}
+	}
+	s.counts[s.cur]++
+	s.est++
+}
+
+// checkLoad rebuilds the shard at the target load when the held-entry
+// estimate leaves [windowShrinkLoad, windowGrowLoad].
+func (s *windowShardState) checkLoad(cut int64) {
+	slots := len(s.b) * windowSlots
+	if s.est*windowGrowDen > slots*windowGrowNum ||
+		(s.est*windowShrinkDen < slots*windowShrinkNum && len(s.b) > windowMinBuckets) {
+		// Size by the exact count (a sequential pass over the expiries) so
+		// the new table is not oversized by the estimate's slack.
+		held := 0
+		for bi := range s.b {
+			for _, e := range s.b[bi].exps {
+				if e > cut {
+					held++
+				}
+			}
+		}
+		if nb := bucketsFor(max(held, s.est*windowTargetNum/windowGrowNum)); nb != len(s.b) {
+			s.rebuild(nb, cut, 0, 0, windowEmptyExp)
+		}
+	}
 }
 
 // place stores the entry in the first free slot of bk, if any.
@@ -398,52 +458,14 @@ func bucketsFor(held int) int {
 	return max((slots+windowSlots-1)/windowSlots, windowMinBuckets)
 }
 
-// census counts held entries, clears reclaimable ones (so Len follows the live
-// set), resizes the shard if the load left [windowShrinkLoad, windowGrowLoad],
-// and schedules the next census.
-func (s *windowShardState) census(cut int64) {
-	held := 0
-	for bi := range s.b {
-		bk := &s.b[bi]
-		for i := range bk.exps {
-			if bk.exps[i] > cut {
-				held++
-			} else if bk.keys[i] != 0 {
-				bk.keys[i], bk.exps[i], bk.vals[i] = 0, windowEmptyExp, 0
-				s.used--
-			}
-		}
-	}
+// rebuild moves every held entry (and the carried one, if its expiry is held)
+// into a fresh table of nb buckets, dropping expired ones. If a kick walk
+// fails there (bad luck at a small size) it starts over one size up; the old
+// table stays intact until the new one holds everything.
+func (s *windowShardState) rebuild(nb int, cut int64, ck, cv uint64, ce int64) {
 	if s.zeroSet && s.zeroExp <= cut {
 		s.zeroSet = false
 	}
-	slots := len(s.b) * windowSlots
-	if held*windowGrowDen > slots*windowGrowNum ||
-		(held*windowShrinkDen < slots*windowShrinkNum && len(s.b) > windowMinBuckets) {
-		if nb := bucketsFor(held); nb != len(s.b) {
-			s.rebuild(nb, cut, 0, 0, windowEmptyExp)
-			slots = len(s.b) * windowSlots
-		}
-	}
-	s.scheduleCensus()
-}
-
-// scheduleCensus sets when the next census runs: at the earliest insert count
-// at which the load could pass windowGrowLoad, but no sooner than
-// slots/windowCensusDiv inserts (the amortised cost bound) and no later than
-// slots/2 (so a shard whose rate dropped notices within half a table of
-// inserts that it may shrink; at most 2 slot reads per insert).
-func (s *windowShardState) scheduleCensus() {
-	slots := len(s.b) * windowSlots
-	s.since = 0
-	s.due = min(max(slots*windowGrowNum/windowGrowDen-s.used, slots/windowCensusDiv, 1), max(slots/2, 1))
-}
-
-// rebuild moves every held entry (and the carried one, if its expiry is held)
-// into a fresh table of nb buckets. If a kick walk fails there (bad luck at a
-// small size) it starts over one size up; the old table stays intact until
-// the new one holds everything.
-func (s *windowShardState) rebuild(nb int, cut int64, ck, cv uint64, ce int64) {
 	for {
 		t := make([]windowBucket, nb)
 		for i := range t {
@@ -470,7 +492,6 @@ func (s *windowShardState) rebuild(nb int, cut int64, ck, cv uint64, ce int64) {
 			ok = s.insertNew(ck, cv, ce, cut)
 		}
 		if ok {
-			s.scheduleCensus()
 			return
 		}
 		s.b, s.used = old, oldUsed

@@ -106,9 +106,11 @@ func TestWindowKeyZeroIsANormalKey(t *testing.T) {
 
 // TestWindowMemoryFollowsTheLiveSet streams 10 live sets' worth of distinct
 // keys at a constant rate and checks, after warm-up, that the entries held and
-// the bytes per live entry stay within the bounds derived in window.go:
-// held <= live * (1 + 1/64 grace) + one census period, bytes <= 32 per live
-// entry plus the fixed shard headers.
+// the bytes per live entry stay within the bounds derived in window.go: the
+// capacity is at most est/windowTargetLoad with est <= live*(1+1/64 grace)*
+// (1+1/31 slice slack), i.e. 1.28*live slots (plus one bucket of rounding per
+// shard), so Len <= 1.3*live + 8*shards and the tables take <= 32 B per live
+// entry.
 func TestWindowMemoryFollowsTheLiveSet(t *testing.T) {
 	const (
 		live   = 20000
@@ -139,7 +141,7 @@ func TestWindowMemoryFollowsTheLiveSet(t *testing.T) {
 		}
 	}
 	headers := w.MemoryBytes() - w.tableBytes()
-	lenBound := live + live/windowGraceDiv + live/windowCensusDiv*2 // grace + one census period of leftovers
+	lenBound := live*13/10 + windowSlots*shards
 	if maxLen > lenBound {
 		t.Errorf("Len reached %d, bound %d for %d live entries (go test -run=TestWindowMemoryFollowsTheLiveSet ./ref/)", maxLen, lenBound, live)
 	}

@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/onceproof/onceproof/ref"
+)
+
+// Lives are the live-set sizes of the window benchmarks: one that fits in L1/L2,
+// the reference size 2^17, and 2^20 (far beyond the last-level cache of
+// the machines measured).
+var Lives = []int{1024, 131072, 1048576}
+
+// valSalt makes the stored value differ from the key (a window must return
+// the value, not echo the key).
+const valSalt = 0x5bd1e995
+
+// warm runs a stream against d from empty to steady state and resets the
+// stream's counts after the first ttl, when the live set is full.
+func warm(d Dedup, s *Stream, live int) {
+	full := WarmOps(live) - live/8
+	for i := range WarmOps(live) {
+		if i == full {
+			s.ResetCounts()
+		}
+		k, now, retry := s.Next()
+		s.Record(retry, d.Put(k, k^valSalt, now))
+	}
+}
+
+// report adds the metrics and fails an exact implementation that missed an
+// in-ttl retry (strict) or reported a fresh key as existing (always).
+func report(b *testing.B, im Impl, live int, bytes int64, retries, caught, falseHits int, strict bool) {
+	b.ReportMetric(float64(bytes)/float64(live), "bytes/live-entry")
+	if retries > 0 {
+		b.ReportMetric(float64(caught)/float64(retries), "catch-rate")
+	}
+	if im.Exact && ((strict && caught != retries) || falseHits != 0) {
+		b.Fatalf("%s is exact but caught %d of %d in-ttl retries and reported %d fresh keys as existing (go test -run='^$' -bench='BenchmarkWindowPut/impl=%s/live=%d$' -benchtime=1x ./bench/)",
+			im.Name, caught, retries, falseHits, im.Name, live)
+	}
+}
+
+// BenchmarkWindowPut measures one goroutine running the stream against each
+// implementation at each live-set size.
+func BenchmarkWindowPut(b *testing.B) {
+	for _, im := range Impls {
+		for _, live := range Lives {
+			b.Run(fmt.Sprintf("impl=%s/live=%d", im.Name, live), func(b *testing.B) {
+				s := NewStream(0, live, Step)
+				d, bytes := Build(im, live, func(d Dedup) { warm(d, s, live) })
+				defer d.Close()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					k, now, retry := s.Next()
+					s.Record(retry, d.Put(k, k^valSalt, now))
+				}
+				b.StopTimer()
+				report(b, im, live, bytes, s.Retries, s.Caught, s.FalseHits, true)
+			})
+		}
+	}
+}
+
+// BenchmarkWindowPutParallel runs one stream per goroutine of b.RunParallel
+// (GOMAXPROCS of them) against one shared instance. Each stream's virtual
+// time advances GOMAXPROCS steps per operation, so together they keep the
+// live set at live; their clocks differ slightly, as concurrent callers' do,
+// and Sync keeps them together. A retry can still be missed here without a
+// bug: a goroutine the OS deschedules between reading its clock and locking
+// comes back with a now far behind the others (the virtual ttl spans only
+// milliseconds of real time), beyond what the window's grace period covers.
+// So missed retries do not fail this benchmark (catch-rate shows them); a
+// fresh key reported as existing does. The single-goroutine benchmark and
+// ref's tests check exactness.
+func BenchmarkWindowPutParallel(b *testing.B) {
+	p := runtime.GOMAXPROCS(0)
+	for _, im := range Impls {
+		for _, live := range Lives {
+			b.Run(fmt.Sprintf("impl=%s/live=%d", im.Name, live), func(b *testing.B) {
+				s0 := NewStream(0, live, Step)
+				d, bytes := Build(im, live, func(d Dedup) { warm(d, s0, live) })
+				defer d.Close()
+				// Streams are built before the timer starts (their rings are
+				// live/2 keys each); each goroutine takes one.
+				streams := make([]*Stream, p)
+				for i := range streams {
+					streams[i] = NewStream(uint64(i+1), live, Step*time.Duration(p))
+					streams[i].SetNow(s0.Now())
+				}
+				var next, clock atomic.Int64
+				clock.Store(s0.Now().UnixNano())
+				b.ReportAllocs()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					s := streams[next.Add(1)-1]
+					for i := 0; pb.Next(); i++ {
+						if i%SyncEvery == 0 {
+							s.Sync(&clock)
+						}
+						k, now, retry := s.Next()
+						s.Record(retry, d.Put(k, k^valSalt, now))
+					}
+				})
+				b.StopTimer()
+				retries, caught, falseHits := s0.Retries, s0.Caught, s0.FalseHits
+				for _, s := range streams {
+					retries, caught, falseHits = retries+s.Retries, caught+s.Caught, falseHits+s.FalseHits
+				}
+				report(b, im, live, bytes, retries, caught, falseHits, false)
+			})
+		}
+	}
+}
+
+// lookupKeys is the live set of BenchmarkWindowLookup and of
+// BenchmarkSettle/path=windowdup: the reference size.
+const lookupKeys = 131072
+
+// BenchmarkWindowLookup measures ref.Window.Lookup hitting one of 131072
+// live keys, in a pseudo-random order (the same keys and order as
+// BenchmarkSettle/path=windowdup, so the two differ only by the Settler).
+func BenchmarkWindowLookup(b *testing.B) {
+	w := ref.NewWindow(time.Hour, RefShards)
+	for i := range lookupKeys {
+		w.Put(mix64(uint64(i)), 0, Epoch)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		k := mix64(uint64(mix64(uint64(i)) % lookupKeys))
+		if _, ok := w.Lookup(k, Epoch.Add(time.Duration(i))); !ok {
+			b.Fatalf("live key %#x missed (go test -run='^$' -bench=BenchmarkWindowLookup ./bench/)", k)
+		}
+	}
+}
