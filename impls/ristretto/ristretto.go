@@ -1,0 +1,170 @@
+// Package ristretto is the row "ristretto" of the design matrix: the
+// pipeline of package sharded (source document 000_3fc5d928301791d1.txt's
+// three layers with ref's fixes) with a github.com/dgraph-io/ristretto/v2
+// cache as the window, the cache a team would reach for first.
+//
+// It must hold everywhere, and does, because the window only speeds up what
+// the durable store decides: a cache's admission policy (TinyLFU) and its
+// lossy buffers drop exactly the fresh, once-seen keys a dedup window exists
+// for, and every key it drops is caught by the store instead. The cost is
+// speed, not correctness: Stats (on the cluster) reports how many
+// duplicates the cache caught against the store, its catch rate.
+//
+// Two departures from a plain cache, both forced by the harness:
+//   - no TTL in ristretto: its expiry reads the wall clock. The entry's
+//     value keeps its expiry in virtual time and Seen compares it with now;
+//     an expired entry stays until the cache evicts it, within MaxCost.
+//   - Set is asynchronous in ristretto; Mark calls Wait so a mark is
+//     visible to the next delivery, as a window must be.
+//
+// Ristretto's admission samples with Go map iteration, so which duplicates
+// the cache catches (and hence which deliveries reach the store) differs
+// from run to run: this row's histories are not reproducible event for
+// event; its verdicts are (the store decides them).
+package ristretto
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/ristretto/v2"
+
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls/sharded"
+	"github.com/onceproof/onceproof/ref"
+)
+
+// Name is the design's matrix row.
+const Name = "ristretto"
+
+// maxEntries is each node's cache capacity, in entries (cost 1 each). A
+// generated schedule keeps up to about 20 settlements inside the ttl on a
+// node (3 players x 2.5 matches x 2..3 kinds); 8 is below that on purpose:
+// caches are sized by memory, not by rate x ttl, and the design must hold
+// when the cache is too small. NewWindow sets NumCounters to 10 x the
+// entries, ristretto's documented ratio; bufferItems 64 is its documented
+// default.
+const (
+	maxEntries  = 8
+	bufferItems = 64
+)
+
+// Design is the ristretto-window design.
+type Design struct{}
+
+var (
+	_ faults.Design   = Design{}
+	_ faults.Expecter = Design{}
+)
+
+// Name implements faults.Design.
+func (Design) Name() string { return Name }
+
+// Expected implements faults.Expecter: it must hold everywhere.
+func (Design) Expected() faults.Expectation { return faults.Expectation{} }
+
+// Doc is the design's paragraph in results/matrix.md.
+func (Design) Doc() string {
+	return "The sharded design's pipeline (source 000's layers with ref's fixes) with a " +
+		"`dgraph-io/ristretto/v2` cache (8 entries, expiry kept in the value in virtual time) as the " +
+		"window. Holds everywhere because the store catches every key the cache's admission policy " +
+		"drops; what the cache costs is its catch rate, not correctness."
+}
+
+// NewCluster implements faults.Design. The cluster's caches are closed
+// when a crashed node is replaced and, for the last ones, when the cluster
+// is garbage (ristretto runs a goroutine per cache).
+func (Design) NewCluster() faults.Cluster {
+	reg := &registry{caches: map[int]*Window{}}
+	c := sharded.NewCluster(func(node int) sharded.Window { return reg.replace(node) })
+	runtime.AddCleanup(c, func(r *registry) { r.closeAll() }, reg)
+	return c
+}
+
+// registry holds each node id's live cache so a replaced one is closed.
+type registry struct {
+	mu     sync.Mutex
+	caches map[int]*Window
+}
+
+func (r *registry) replace(node int) *Window {
+	w := NewWindow(faults.WindowTTL, maxEntries)
+	r.mu.Lock()
+	old := r.caches[node]
+	r.caches[node] = w
+	r.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return w
+}
+
+func (r *registry) closeAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, w := range r.caches {
+		w.Close()
+		delete(r.caches, id)
+	}
+}
+
+// entry is a cached key: the low 64 bits of the key (the cache is keyed by
+// the high 64) and the virtual expiry.
+type entry struct {
+	lo  uint64
+	exp int64
+}
+
+// Window is a ristretto cache used as a dedup window.
+type Window struct {
+	ttl   time.Duration
+	cache *ristretto.Cache[uint64, entry]
+	max   int
+}
+
+var _ sharded.Window = (*Window)(nil)
+
+// NewWindow returns a window of at most max entries living ttl. It panics
+// on a configuration ristretto rejects (a programming error).
+func NewWindow(ttl time.Duration, max int) *Window {
+	c, err := ristretto.NewCache(&ristretto.Config[uint64, entry]{
+		NumCounters:        int64(10 * max),
+		MaxCost:            int64(max),
+		BufferItems:        bufferItems,
+		IgnoreInternalCost: true,
+		// The key is already a uniform hash (a SHA-256 prefix).
+		KeyToHash: func(k uint64) (uint64, uint64) { return k, 0 },
+	})
+	if err != nil {
+		panic(fmt.Sprintf("ristretto.NewWindow: %v", err))
+	}
+	return &Window{ttl: ttl, cache: c, max: max}
+}
+
+// Seen implements sharded.Window.
+func (w *Window) Seen(key ref.Key, now time.Time) bool {
+	e, ok := w.cache.Get(key.Hi)
+	return ok && e.lo == key.Lo && now.UnixNano() < e.exp
+}
+
+// Mark implements sharded.Window.
+func (w *Window) Mark(key ref.Key, now time.Time) {
+	w.cache.Set(key.Hi, entry{lo: key.Lo, exp: now.UnixNano() + int64(w.ttl)}, 1)
+	w.cache.Wait()
+}
+
+// Len implements sharded.Window: the cost in use (entries, at cost 1 each,
+// expired ones included until evicted).
+func (w *Window) Len(time.Time) int { return int(w.cache.MaxCost() - w.cache.RemainingCost()) }
+
+// Span implements sharded.Window: the bound is the cache's capacity, not a
+// rate x ttl.
+func (w *Window) Span() time.Duration { return 0 }
+
+// Bound implements sharded.Window: MaxCost entries.
+func (w *Window) Bound(faults.Load) int { return w.max }
+
+// Close stops the cache's goroutine.
+func (w *Window) Close() { w.cache.Close() }

@@ -1,0 +1,146 @@
+// Package seedverbatim is the row "seed-verbatim" of the design matrix: the
+// Settler exactly as source document 000_3fc5d928301791d1.txt ("11.3
+// 至少一次投递下的正确性", internal/idem/reward.go) writes it, kept so that
+// the fixes in ref/ stay proven necessary.
+//
+// Order of one delivery, verbatim: (1) window Put, and a live entry is a
+// duplicate; (2) durable Begin, and an existing record is a duplicate,
+// whatever its state; (3) Commit(StateDelivered); (4) Settle returns
+// fresh=true and the caller credits, unkeyed (the seed's caller "delivers
+// when fresh"; it has no idempotent sink). There is no Recover.
+//
+// Why it fails:
+//   - store-error: the window is marked in step 1, before the claim. When the
+//     claim (or the caller's credit) fails, the sender retries inside the
+//     ttl, the window says "duplicate", and the settlement is never credited:
+//     NoLoss, and the duplicate ack is a lie: HonestAck.
+//   - crash: a crash after Begin or after Commit, before the credit, leaves a
+//     record that every retry reads as "duplicate" (the seed never completes
+//     a Granted record, and Commit(Delivered) runs before the credit):
+//     NoLoss and HonestAck.
+//   - timeout-after-success: a claim that landed but timed out makes the
+//     retry find the record and drop it as a duplicate: NoLoss, HonestAck.
+//   - multi-node: a claim that fails on one node leaves that node's window
+//     marked; a copy of the settlement that lands there before the retry
+//     succeeds elsewhere is acked "duplicate", the sender stops retrying,
+//     and nothing ever credits it: NoLoss, HonestAck.
+//
+// The seed's Begin and Commit return no error. Here they run through
+// env.Durable, which can fail; a failed Begin is reported to the sender (a
+// Nack: the least any caller can do), a failed Commit is ignored as in the
+// seed, whose caller credits on fresh=true whatever the Commit did.
+package seedverbatim
+
+import (
+	"sync"
+	"time"
+
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/ref"
+)
+
+// Name is the design's matrix row.
+const Name = "seed-verbatim"
+
+// settlementOp is the op the seed's FingerprintOf is taken of.
+const settlementOp ref.Op = 0x5e77
+
+// Design is the seed's settler.
+type Design struct{}
+
+var _ faults.Design = Design{}
+var _ faults.Expecter = Design{}
+
+// Name implements faults.Design.
+func (Design) Name() string { return Name }
+
+// Expected implements faults.Expecter. Derivations in the package comment.
+func (Design) Expected() faults.Expectation {
+	return faults.Expectation{
+		faults.Crash:          {faults.NoLoss, faults.HonestAck},
+		faults.StoreError:     {faults.NoLoss, faults.HonestAck},
+		faults.TimeoutSuccess: {faults.NoLoss, faults.HonestAck},
+		faults.MultiNode:      {faults.NoLoss, faults.HonestAck},
+	}
+}
+
+// Doc is the design's paragraph in results/matrix.md.
+func (Design) Doc() string {
+	return "The settler of source 000 verbatim: window Put before the durable claim, Begin, " +
+		"Commit(Delivered), then the caller credits (unkeyed); no recovery. A claim or credit that " +
+		"fails leaves the window marked, so every retry inside the ttl is dropped as a duplicate " +
+		"(store-error: NoLoss); a crash after the claim leaves a record every retry reads as a " +
+		"duplicate, and nothing completes it (crash: NoLoss). The duplicate acks in both cases are " +
+		"false (HonestAck)."
+}
+
+// NewCluster implements faults.Design.
+func (Design) NewCluster() faults.Cluster { return &Cluster{m: make(map[ref.Fingerprint]ref.State)} }
+
+// Cluster is the seed's MemStore: fingerprint -> state.
+type Cluster struct {
+	mu sync.Mutex
+	m  map[ref.Fingerprint]ref.State
+}
+
+// begin is the seed's MemStore.Begin.
+func (c *Cluster) begin(fp ref.Fingerprint) (ref.State, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.m[fp]; ok {
+		return st, false
+	}
+	c.m[fp] = ref.StateGranted
+	return ref.StateGranted, true
+}
+
+// commit is the seed's MemStore.Commit.
+func (c *Cluster) commit(fp ref.Fingerprint, st ref.State) {
+	c.mu.Lock()
+	c.m[fp] = st
+	c.mu.Unlock()
+}
+
+// NewNode implements faults.Cluster.
+func (c *Cluster) NewNode(id int, env faults.Env) faults.Node {
+	return &Node{c: c, env: env, win: ref.NewWindow(faults.WindowTTL, 4)}
+}
+
+// Node is one seed settler with its own window.
+type Node struct {
+	c   *Cluster
+	env faults.Env
+	win *ref.Window
+}
+
+var _ faults.Node = (*Node)(nil)
+
+// Deliver implements faults.Node: the seed's Settle, then the caller's
+// credit when fresh.
+func (n *Node) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
+	fp := ref.FingerprintOf(settlementOp, uint64(s.Player), s.Match, uint64(s.Kind))
+	// Layer 1, verbatim: Put first, before anything durable happened.
+	if _, existed := n.win.Put(uint64(fp), uint64(ref.StateDelivered), now); existed {
+		return faults.AckDuplicate, nil
+	}
+	var created bool
+	if err := n.env.Durable("claim", func() error {
+		_, created = n.c.begin(fp)
+		return nil
+	}); err != nil {
+		return faults.Nack, err
+	}
+	if !created {
+		return faults.AckDuplicate, nil
+	}
+	// The seed's Commit has no error; its caller credits on fresh=true
+	// whatever happened here.
+	_ = n.env.Durable("commit", func() error {
+		n.c.commit(fp, ref.StateDelivered)
+		return nil
+	})
+	if _, err := n.env.Credit("", s, s.Room); err != nil {
+		return faults.Nack, err
+	}
+	return faults.AckCredited, nil
+}

@@ -1,0 +1,102 @@
+// Package typeflags is the row "type-flags" of the design matrix: source
+// document 001_73391d5f79abbe3d.txt, "为什么不用二次结算专用变量": one
+// done-variable per settlement kind ("给二次结算单独加个变量，记它办过没有").
+//
+// In the document's version the variables hang on the player and describe
+// the player's current match: "instant done", "final done". The design
+// recognises "the current match" by its (room, round), the only match
+// identity the business fields give it; a settlement of another (room,
+// round) means a new match, and the flags start over. The variables are
+// indexed by what the design knew when it was written, two kinds: the final
+// flag picks the variable (false: the instant's, true: the second
+// settlement's).
+//
+// Why it fails:
+//   - third-kind ("如果出现第三次结算呢？"): the third settlement has no
+//     variable of its own; it shares the instant's or the final's by its
+//     final flag and is dropped as a replay of it (NoLoss, HonestAck). The
+//     structure grows with the business's count of kinds, as the document
+//     says.
+//   - deep-replay, window-expiry: the variables only describe the current
+//     match; a copy of an older match's settlement looks like a new match,
+//     the flags start over and it is credited again (NoDup). When the old
+//     match had the current one's (room, round) (a re-entered room restarts
+//     its rounds), the copy sets the current match's variable instead, and
+//     the current match's own settlement of that kind is then dropped as a
+//     replay (NoLoss, HonestAck).
+//   - the claim-then-credit shape fails crash, store-error and
+//     timeout-after-success (NoLoss, HonestAck; package playerstate).
+package typeflags
+
+import (
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls/playerstate"
+)
+
+// Name is the design's matrix row.
+const Name = "type-flags"
+
+// State is a player's record: the current match's (room, round) and one
+// done-variable per kind the design knows.
+type State struct {
+	Room, Round uint32
+	Started     bool
+	InstantDone bool
+	FinalDone   bool
+}
+
+type rule struct{}
+
+// PerPlayer implements playerstate.Rule: one record per player.
+func (rule) PerPlayer() int { return 1 }
+
+// Decide implements playerstate.Rule.
+func (rule) Decide(st *State, s faults.Settlement) (playerstate.Verdict, error) {
+	if !st.Started || st.Room != s.Room || st.Round != s.Round {
+		*st = State{Room: s.Room, Round: s.Round, Started: true}
+	}
+	done := &st.InstantDone
+	if s.Final {
+		done = &st.FinalDone
+	}
+	if *done {
+		return playerstate.Verdict{Dup: true, Size: 1}, nil
+	}
+	*done = true
+	return playerstate.Verdict{Credits: []playerstate.Credit{{S: s, Room: s.Room}}, Size: 1}, nil
+}
+
+// Design is the per-kind flags design.
+type Design struct{}
+
+var (
+	_ faults.Design   = Design{}
+	_ faults.Expecter = Design{}
+)
+
+// Name implements faults.Design.
+func (Design) Name() string { return Name }
+
+// NewCluster implements faults.Design.
+func (Design) NewCluster() faults.Cluster { return playerstate.NewCluster[State](rule{}) }
+
+// Expected implements faults.Expecter; derivations in the package comment.
+func (Design) Expected() faults.Expectation {
+	lost := []faults.Property{faults.NoLoss, faults.HonestAck}
+	return faults.Expectation{
+		faults.DeepReplay:     {faults.NoDup, faults.NoLoss, faults.HonestAck},
+		faults.WindowExpiry:   {faults.NoDup, faults.NoLoss, faults.HonestAck},
+		faults.Crash:          lost,
+		faults.StoreError:     lost,
+		faults.TimeoutSuccess: lost,
+		faults.ThirdKind:      lost,
+	}
+}
+
+// Doc is the design's paragraph in results/matrix.md.
+func (Design) Doc() string {
+	return "Source 001, \"为什么不用二次结算专用变量\": one done-variable per kind on the player's " +
+		"current match, (room, round). A third kind has no variable and is dropped as a replay of the " +
+		"instant or final sharing its flag (NoLoss); the variables only describe the current match, so " +
+		"a copy of an older match's settlement starts the flags over and is credited again (NoDup)."
+}
