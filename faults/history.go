@@ -41,23 +41,26 @@ func (k EventKind) String() string {
 type Event struct {
 	Seq        int // position in the history
 	At         time.Duration
-	Kind       EventKind
 	Node       int
 	Attempt    int
 	Settlement int
-	First      bool // EvArrive: the settlement's first arrival anywhere
-	Op         string
-	Fault      FaultKind
-	Ack        Ack
-	Err        string
-	Grant      string
-	Room       uint32
-	Applied    bool
-	Size       int
-	Bound      int
 	// Delivery is, on EvArrive, the index of the planned delivery in
 	// Schedule.Deliveries, or -1 for a retry the sender added.
 	Delivery int
+	// The one-byte fields sit together (and Room after them) so an Event
+	// packs into fewer words: a history is mostly Events, and its size is
+	// what a run allocates.
+	Kind    EventKind
+	Fault   FaultKind
+	Ack     Ack
+	First   bool // EvArrive: the settlement's first arrival anywhere
+	Applied bool
+	Room    uint32
+	Op      string
+	Err     string
+	Grant   string
+	Size    int
+	Bound   int
 	// Load is, on EvState, the load the bound was computed from.
 	Load Load
 }

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -76,9 +77,11 @@ type budgetSignal struct{}
 // sender waiting for the whole group. Env and the ledger are then shared
 // under a mutex; the history's order is real, hence not reproducible.
 //
-// Run panics if Validate(s) fails.
+// Run panics on a schedule whose shape Validate rejects (indexes out of
+// range, times out of order, ...); it does not check that (Player, Match,
+// Kind) is unique, which costs a map per run and cannot derail it.
 func Run(d Design, s Schedule, opt RunOptions) History {
-	if err := Validate(s); err != nil {
+	if err := validateShape(s); err != nil {
 		panic("faults.Run: invalid schedule: " + err.Error())
 	}
 	r := newRunner(d, s, opt)
@@ -100,24 +103,20 @@ type runner struct {
 	nodes   []Node
 	envs    []*env
 
-	// mu guards everything below it that goroutines of the concurrent
-	// family share: the history, the ledger, and the arrival records.
+	// mu guards what goroutines of the concurrent family share: the
+	// history, the ledger, the attempt counter, the Load inputs.
 	mu       sync.Mutex
 	events   []Event
 	ledger   map[string]struct{}
-	seen     []bool     // seen[id]: s_id arrived somewhere
 	attempts int        // next attempt number
-	arrivals [][]arrive // per node, for Load
-	players  []map[uint32]struct{}
-	mark     []int // scratch for distinct counting, stamped
-	stamp    int
+	players  [][]uint32 // per node: distinct players delivered to it, for Load
+	stamp    int        // for distinct counting with sett[].mark
+
+	// sett is per settlement: seen and mark under mu, the rest the sender's
+	// (touched only between attempt groups).
+	sett []settState
 
 	// Sender state, touched only by the sender (the run goroutine).
-	acked     []bool
-	pending   []bool // a retry of s_id is queued
-	sends     []int
-	limit     []int // sends allowed before the sender gives up
-	lastNode  []int // node of the latest send of s_id
 	retries   []item
 	retryHead int
 	lastAt    time.Duration
@@ -128,9 +127,14 @@ type runner struct {
 	stopped   bool // the event budget ran out
 }
 
-type arrive struct {
-	at   time.Duration
-	sett int
+type settState struct {
+	seen     bool // arrived somewhere (under mu)
+	acked    bool // the sender got an ack
+	pending  bool // a retry is queued
+	sends    int  // sends so far, planned and retries
+	limit    int  // sends allowed before the sender gives up
+	lastNode int  // node of the latest send, for round robin
+	mark     int  // scratch stamp for distinct counting (under mu)
 }
 
 func newRunner(d Design, s Schedule, opt RunOptions) *runner {
@@ -141,15 +145,8 @@ func newRunner(d Design, s Schedule, opt RunOptions) *runner {
 		nodes:     make([]Node, s.Nodes),
 		envs:      make([]*env, s.Nodes),
 		ledger:    make(map[string]struct{}, n),
-		seen:      make([]bool, n),
-		arrivals:  make([][]arrive, s.Nodes),
-		players:   make([]map[uint32]struct{}, s.Nodes),
-		mark:      make([]int, n),
-		acked:     make([]bool, n),
-		pending:   make([]bool, n),
-		sends:     make([]int, n),
-		limit:     make([]int, n),
-		lastNode:  make([]int, n),
+		players:   make([][]uint32, s.Nodes),
+		sett:      make([]settState, n),
 		maxEvents: opt.MaxEvents,
 	}
 	if r.maxEvents <= 0 {
@@ -161,8 +158,8 @@ func newRunner(d Design, s Schedule, opt RunOptions) *runner {
 	// rest. More wastes memory and time: histories above 32 KiB are large
 	// heap objects, whose allocation takes the heap lock.
 	r.events = make([]Event, 0, min(5*len(s.Deliveries)+16, r.maxEvents+1))
-	for i := range r.limit {
-		r.limit[i] = s.MaxAttempts
+	for i := range r.sett {
+		r.sett[i].limit = s.MaxAttempts
 	}
 	for id := range s.Nodes {
 		r.envs[id] = &env{r: r, node: id, attempt: -1, sett: -1}
@@ -239,11 +236,11 @@ func (r *runner) run() {
 	}
 	next := drainAt
 	for id := range r.s.Settlements {
-		if r.seen[id] && !r.acked[id] {
-			r.limit[id] = r.sends[id] + r.s.MaxAttempts
-			if !r.pending[id] {
+		if r.sett[id].seen && !r.sett[id].acked {
+			r.sett[id].limit = r.sett[id].sends + r.s.MaxAttempts
+			if !r.sett[id].pending {
 				next += r.s.RetryAfter
-				r.pending[id] = true
+				r.sett[id].pending = true
 				r.retries = append(r.retries, item{at: next, sett: id, node: r.nextNode(id), delivery: -1})
 			}
 		}
@@ -253,16 +250,16 @@ func (r *runner) run() {
 		return
 	}
 	for id := range r.s.Settlements {
-		if r.seen[id] && !r.acked[id] {
+		if r.sett[id].seen && !r.sett[id].acked {
 			r.exhausted = true
-			r.record(Event{At: r.lastAt, Kind: EvBudget, Node: -1, Attempt: -1, Settlement: id, Err: fmt.Sprintf("s%d unacked after %d sends and recovery", id, r.sends[id])})
+			r.record(Event{At: r.lastAt, Kind: EvBudget, Node: -1, Attempt: -1, Settlement: id, Err: fmt.Sprintf("s%d unacked after %d sends and recovery", id, r.sett[id].sends)})
 		}
 	}
 }
 
 // nextNode is the node after the one id was last sent to (round robin).
 func (r *runner) nextNode(id int) int {
-	return (r.lastNode[id] + 1) % r.s.Nodes
+	return (r.sett[id].lastNode + 1) % r.s.Nodes
 }
 
 func (r *runner) loop(pi *int) {
@@ -283,14 +280,14 @@ func (r *runner) loop(pi *int) {
 			return
 		}
 		if it.delivery < 0 {
-			r.pending[it.sett] = false
-			if r.acked[it.sett] {
+			r.sett[it.sett].pending = false
+			if r.sett[it.sett].acked {
 				continue
 			}
 		}
 		r.lastAt = it.at
-		r.sends[it.sett]++
-		r.lastNode[it.sett] = it.node
+		r.sett[it.sett].sends++
+		r.sett[it.sett].lastNode = it.node
 		acked := r.attempt(it)
 		r.answer(it, acked)
 	}
@@ -300,13 +297,13 @@ func (r *runner) loop(pi *int) {
 func (r *runner) answer(it item, acked bool) {
 	id := it.sett
 	if acked {
-		r.acked[id] = true
+		r.sett[id].acked = true
 		return
 	}
-	if r.acked[id] || r.pending[id] || r.sends[id] >= r.limit[id] {
+	if r.sett[id].acked || r.sett[id].pending || r.sett[id].sends >= r.sett[id].limit {
 		return
 	}
-	r.pending[id] = true
+	r.sett[id].pending = true
 	r.retries = append(r.retries, item{at: it.at + r.s.RetryAfter, sett: id, node: (it.node + 1) % r.s.Nodes, delivery: -1})
 }
 
@@ -324,13 +321,13 @@ func (r *runner) group(pi *int) bool {
 		}
 		it, _ := r.next(pi)
 		if it.delivery < 0 {
-			r.pending[it.sett] = false
-			if r.acked[it.sett] {
+			r.sett[it.sett].pending = false
+			if r.sett[it.sett].acked {
 				continue
 			}
 		}
-		r.sends[it.sett]++
-		r.lastNode[it.sett] = it.node
+		r.sett[it.sett].sends++
+		r.sett[it.sett].lastNode = it.node
 		items = append(items, it)
 	}
 	r.lastAt = at
@@ -370,9 +367,8 @@ func (r *runner) attempt(it item) bool {
 	r.mu.Lock()
 	a := r.attempts
 	r.attempts++
-	first := !r.seen[id]
-	r.seen[id] = true
-	r.arrivals[n] = append(r.arrivals[n], arrive{it.at, id})
+	first := !r.sett[id].seen
+	r.sett[id].seen = true
 	r.recordLocked(Event{At: it.at, Kind: EvArrive, Node: n, Attempt: a, Settlement: id, First: first, Delivery: it.delivery})
 	r.mu.Unlock()
 
@@ -495,20 +491,19 @@ func (r *runner) sample(n, a, id int, at time.Duration) {
 	// Players: every player delivered to node n so far, across crashes:
 	// counting the node's whole history can only raise the bound, so a
 	// BoundedState failure is never an artifact of how the runner counts.
-	if r.players[n] == nil {
-		r.players[n] = map[uint32]struct{}{}
-	}
-	arr := r.arrivals[n]
-	if len(arr) > 0 {
-		r.players[n][r.s.Settlements[arr[len(arr)-1].sett].Player] = struct{}{}
+	// Players per node are few (3 in generated schedules): a slice.
+	if p := r.s.Settlements[id].Player; !slices.Contains(r.players[n], p) {
+		r.players[n] = append(r.players[n], p)
 	}
 	l.Players = len(r.players[n])
-	// Recent: distinct settlements delivered to node n in [at-span, at],
-	// both ends included (again the larger count).
+	// Recent: distinct settlements that arrived at node n in [at-span, at],
+	// both ends included (again the larger count). Events are in time
+	// order, so the scan stops at the first event older than the span.
 	r.stamp++
-	for i := len(arr) - 1; i >= 0 && arr[i].at >= at-span; i-- {
-		if r.mark[arr[i].sett] != r.stamp {
-			r.mark[arr[i].sett] = r.stamp
+	for i := len(r.events) - 1; i >= 0 && r.events[i].At >= at-span; i-- {
+		e := &r.events[i]
+		if e.Kind == EvArrive && e.Node == n && r.sett[e.Settlement].mark != r.stamp {
+			r.sett[e.Settlement].mark = r.stamp
 			l.Recent++
 		}
 	}

@@ -391,6 +391,29 @@ func (p *parser) finish() (Schedule, error) {
 // known kinds, and no faults in a Concurrent schedule. Run panics on a
 // schedule Validate rejects.
 func Validate(s Schedule) error {
+	if err := validateShape(s); err != nil {
+		return err
+	}
+	type key struct {
+		player uint32
+		match  uint64
+		kind   Kind
+	}
+	uniq := make(map[key]int, len(s.Settlements))
+	for i, st := range s.Settlements {
+		k := key{st.Player, st.Match, st.Kind}
+		if j, dup := uniq[k]; dup {
+			return fmt.Errorf("s%d and s%d are the same settlement (player=%d match=%d kind=%s): (player, match, kind) is unique", j, i, st.Player, st.Match, st.Kind)
+		}
+		uniq[k] = i
+	}
+	return nil
+}
+
+// validateShape is Validate without the uniqueness of (Player, Match, Kind),
+// which costs a map and does not concern the runner's safety: it is what Run
+// checks on every call.
+func validateShape(s Schedule) error {
 	if err := s.Family.Check(); err != nil {
 		return err
 	}
@@ -403,21 +426,10 @@ func Validate(s Schedule) error {
 	if s.MaxAttempts < 1 {
 		return fmt.Errorf("max-attempts is %d, want >= 1", s.MaxAttempts)
 	}
-	type key struct {
-		player uint32
-		match  uint64
-		kind   Kind
-	}
-	uniq := make(map[key]int, len(s.Settlements))
 	for i, st := range s.Settlements {
 		if st.ID != i {
 			return fmt.Errorf("settlement %d has ID %d (IDs are dense and in order)", i, st.ID)
 		}
-		k := key{st.Player, st.Match, st.Kind}
-		if j, dup := uniq[k]; dup {
-			return fmt.Errorf("s%d and s%d are the same settlement (player=%d match=%d kind=%s): (player, match, kind) is unique", j, i, st.Player, st.Match, st.Kind)
-		}
-		uniq[k] = i
 	}
 	for i, d := range s.Deliveries {
 		if d.Settlement < 0 || d.Settlement >= len(s.Settlements) {
