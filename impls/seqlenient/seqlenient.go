@@ -13,8 +13,7 @@
 // (late): it is "the past" and is dropped although it was never credited
 // (NoLoss, and the duplicate ack is false: HonestAck). A sender whose counter
 // restarts (sequence-rewind) has every later settlement dropped the same
-// way; identical deliveries racing on several nodes (concurrent) can process
-// a match's final before its instant, and a claim that fails on one node
+// way; and a claim that fails on one node
 // (multi-node) is retried after the player's next settlement moved the mark
 // past it. The claim-then-credit shape fails crash, store-error and
 // timeout-after-success (NoLoss, HonestAck).
@@ -74,7 +73,6 @@ func (Design) Expected() faults.Expectation {
 		faults.StoreError:     lost,
 		faults.TimeoutSuccess: lost,
 		faults.MultiNode:      lost,
-		faults.Concurrent:     lost,
 		faults.SequenceRewind: lost,
 	}
 }

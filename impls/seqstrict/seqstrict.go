@@ -20,8 +20,8 @@
 // sender's counter restarts (sequence-rewind, the document's "无人倒带"
 // assumption), every new settlement is "the past" and is dropped (NoLoss,
 // with a false duplicate ack: HonestAck). Identical deliveries racing on
-// several nodes (concurrent) can deliver a match's final before its instant:
-// held (NoBlocking, BoundedState). The claim-then-credit shape fails crash,
+// several nodes (concurrent) hold: the claim is one atomic step and each
+// node sees a player's settlements in order. The claim-then-credit shape fails crash,
 // store-error and timeout-after-success (NoLoss, HonestAck; playerstate);
 // under crash and store-error the settlement lost or nacked leaves a gap,
 // and every later number of the player is held behind it (NoBlocking,
@@ -107,7 +107,6 @@ func (Design) Expected() faults.Expectation {
 		faults.StoreError:     {faults.NoLoss, faults.NoBlocking, faults.BoundedState, faults.HonestAck},
 		faults.TimeoutSuccess: {faults.NoLoss, faults.HonestAck},
 		faults.MultiNode:      {faults.NoBlocking, faults.BoundedState},
-		faults.Concurrent:     {faults.NoBlocking, faults.BoundedState},
 		faults.SequenceRewind: {faults.NoLoss, faults.HonestAck},
 	}
 }
