@@ -234,14 +234,16 @@ func (r *runner) run() {
 			r.recover(id, rec, drainAt)
 		}
 	}
-	next := drainAt
+	// Every unacked settlement is resent at one time, so the retry queue
+	// stays sorted by At (each later retry is RetryAfter after its attempt).
+	resendAt := drainAt + r.s.RetryAfter
 	for id := range r.s.Settlements {
-		if r.sett[id].seen && !r.sett[id].acked {
-			r.sett[id].limit = r.sett[id].sends + r.s.MaxAttempts
-			if !r.sett[id].pending {
-				next += r.s.RetryAfter
-				r.sett[id].pending = true
-				r.retries = append(r.retries, item{at: next, sett: id, node: r.nextNode(id), delivery: -1})
+		st := &r.sett[id]
+		if st.seen && !st.acked {
+			st.limit = st.sends + r.s.MaxAttempts
+			if !st.pending {
+				st.pending = true
+				r.retries = append(r.retries, item{at: resendAt, sett: id, node: r.nextNode(id), delivery: -1})
 			}
 		}
 	}

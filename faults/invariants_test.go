@@ -1,0 +1,204 @@
+package faults_test
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/onceproof/onceproof/faults"
+)
+
+// flaky is keyed, but nacks an arrival before touching anything whenever a
+// hash of (settlement, time) says so: about one in three arrivals, so
+// retries, round robin and the drain are all exercised.
+type flaky struct{ keyed }
+
+func (flaky) Name() string { return "flaky" }
+func (flaky) NewCluster() faults.Cluster {
+	return flakyCluster{keyed{}.NewCluster()}
+}
+
+type flakyCluster struct{ inner faults.Cluster }
+
+func (c flakyCluster) NewNode(id int, env faults.Env) faults.Node {
+	return flakyNode{c.inner.NewNode(id, env).(*keyedNode)}
+}
+
+type flakyNode struct{ *keyedNode }
+
+func (n flakyNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
+	h := uint64(s.Player)*1e9 + s.Match*31 + uint64(s.Kind)*7 + uint64(now.UnixNano()/int64(time.Millisecond))
+	h ^= h >> 13
+	h *= 0x9e3779b97f4a7c15
+	if (h>>40)%3 == 0 {
+		return faults.Nack, nil
+	}
+	return n.keyedNode.Deliver(now, s)
+}
+
+// checkShape checks what every history of the deterministic runner is:
+// Seq is the index, At never goes back, attempts are numbered 0, 1, 2, ...
+// in arrival order, every attempt's events sit between its EvArrive and its
+// one terminal event (ack, crash or panic), and no settlement is sent more
+// than its planned arrivals plus twice MaxAttempts times (main phase
+// plus drain).
+func checkShape(h faults.History) error {
+	open := -1 // attempt whose terminal event is pending
+	nextAttempt := 0
+	sends := map[int]int{}
+	planned := map[int]int{}
+	for _, d := range h.Schedule.Deliveries {
+		planned[d.Settlement]++
+	}
+	var prev time.Duration
+	for i, e := range h.Events {
+		if e.Seq != i {
+			return fmt.Errorf("event %d has Seq %d", i, e.Seq)
+		}
+		if e.At < prev {
+			return fmt.Errorf("event %d (%s) at %s is before %s", i, e.Kind, e.At, prev)
+		}
+		prev = e.At
+		switch e.Kind {
+		case faults.EvArrive:
+			if open >= 0 {
+				return fmt.Errorf("event %d: attempt %d arrives while attempt %d has no terminal event", i, e.Attempt, open)
+			}
+			if e.Attempt != nextAttempt {
+				return fmt.Errorf("event %d: attempt %d, want %d", i, e.Attempt, nextAttempt)
+			}
+			nextAttempt++
+			open = e.Attempt
+			sends[e.Settlement]++
+			if limit := 2*h.Schedule.MaxAttempts + planned[e.Settlement]; sends[e.Settlement] > limit {
+				return fmt.Errorf("s%d sent %d times, over twice MaxAttempts plus its %d planned arrivals", e.Settlement, sends[e.Settlement], planned[e.Settlement])
+			}
+		case faults.EvAck, faults.EvCrash, faults.EvPanic:
+			if e.Attempt >= 0 {
+				if e.Attempt != open {
+					return fmt.Errorf("event %d: terminal %s of attempt %d, open is %d", i, e.Kind, e.Attempt, open)
+				}
+				open = -1
+			}
+		case faults.EvEffect, faults.EvCredit, faults.EvFault:
+			if e.Attempt >= 0 && e.Attempt != open {
+				return fmt.Errorf("event %d: %s of attempt %d outside it (open %d)", i, e.Kind, e.Attempt, open)
+			}
+		}
+	}
+	return nil
+}
+
+func TestRunHistoryShape(t *testing.T) {
+	designs := []faults.Design{keyed{}, naive{}, flaky{}, stubborn{}}
+	for _, f := range faults.Families {
+		if f == faults.Concurrent {
+			continue
+		}
+		t.Run("family="+string(f), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				s := faults.Gen(f).Draw(t, "schedule")
+				d := designs[rapid.IntRange(0, len(designs)-1).Draw(t, "design")]
+				h := faults.Run(d, s, faults.RunOptions{})
+				if err := checkShape(h); err != nil {
+					t.Fatalf("design %s: %v", d.Name(), err)
+				}
+				if _, ok := d.(flaky); ok {
+					exactlyOnce(t, h)
+				}
+			})
+		})
+	}
+}
+
+func TestRunRetriesRoundRobin(t *testing.T) {
+	s := oneSettlement(
+		faults.Fault{Attempt: 0, Effect: 0, Kind: faults.FailBefore},
+		faults.Fault{Attempt: 1, Effect: 0, Kind: faults.FailBefore},
+		faults.Fault{Attempt: 2, Effect: 0, Kind: faults.FailBefore},
+	)
+	s.Nodes = 3
+	s.Deliveries[0].Node = 1
+	h := faults.Run(keyed{}, s, faults.RunOptions{})
+	var nodes []int
+	for _, e := range h.Events {
+		if e.Kind == faults.EvArrive {
+			nodes = append(nodes, e.Node)
+		}
+	}
+	if fmt.Sprint(nodes) != "[1 2 0 1]" {
+		t.Fatalf("arrivals on nodes %v, want [1 2 0 1]", nodes)
+	}
+}
+
+func TestGenerateIsDeterministic(t *testing.T) {
+	for _, f := range append(faults.Families[:len(faults.Families):len(faults.Families)], faults.Join(faults.Late, faults.Crash, faults.MultiNode)) {
+		a, b := faults.Generate(f, 42), faults.Generate(f, 42)
+		if faults.Format(a) != faults.Format(b) {
+			t.Fatalf("Generate(%s, 42) twice differs", f)
+		}
+		if err := faults.Validate(a); err != nil {
+			t.Fatalf("Generate(%s, 42): %v", f, err)
+		}
+		if a.Family != f {
+			t.Fatalf("Generate(%s, 42).Family = %s", f, a.Family)
+		}
+	}
+}
+
+func TestGenRejectsConcurrentWithFaults(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Gen(concurrent+crash) did not panic")
+		}
+	}()
+	faults.Gen(faults.Join(faults.Concurrent, faults.Crash))
+}
+
+// rendezvous records how many Deliver calls overlap: each waits (yielding,
+// bounded) for a partner delivery at the same virtual time.
+type rendezvous struct {
+	mu       sync.Mutex
+	inFlight map[time.Time]int
+	most     int
+}
+
+func (r *rendezvous) Name() string               { return "rendezvous" }
+func (r *rendezvous) NewCluster() faults.Cluster { return r }
+func (r *rendezvous) NewNode(int, faults.Env) faults.Node {
+	return rendezvousNode{r}
+}
+
+type rendezvousNode struct{ r *rendezvous }
+
+func (n rendezvousNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
+	r := n.r
+	r.mu.Lock()
+	r.inFlight[now]++
+	r.mu.Unlock()
+	// Bounded: a sequential runner would never bring a partner; 1e5 yields
+	// end the wait then (and the test fails on most == 1).
+	for range 100_000 {
+		r.mu.Lock()
+		c := r.inFlight[now]
+		r.most = max(r.most, c)
+		r.mu.Unlock()
+		if c >= 2 {
+			break
+		}
+		runtime.Gosched()
+	}
+	return faults.AckCredited, nil
+}
+
+func TestRunConcurrentFamilyRunsDeliveriesAtOnce(t *testing.T) {
+	r := &rendezvous{inFlight: map[time.Time]int{}}
+	faults.Run(r, faults.Generate(faults.Concurrent, 3), faults.RunOptions{})
+	if r.most < 2 {
+		t.Fatalf("at most %d deliveries overlapped, want >= 2 (go test -race ./faults -run TestRunConcurrentFamilyRunsDeliveriesAtOnce)", r.most)
+	}
+}
