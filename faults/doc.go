@@ -25,6 +25,13 @@
 //     attempt on the node).
 //  6. Never read Settlement.ID to decide anything; pass the Settlement you
 //     were given (or stored) to Env.Credit, which attributes the credit by it.
+//  7. Call Env only from inside Deliver or Recover, on the calling
+//     goroutine. In the Concurrent family several nodes run at once, so the
+//     Cluster (NewNode included) must be safe for concurrent use; one Node
+//     never gets two calls at once.
+//
+// The runner does not inject faults into Recover (its effects carry Attempt
+// -1), and it cannot stop a design that loops without calling Env.
 //
 // # What the runner guarantees
 //
