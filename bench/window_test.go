@@ -32,6 +32,44 @@ func warm(d Dedup, s *Stream, live int) {
 	}
 }
 
+// fixture is a warmed instance and its stream. The testing package runs
+// every benchmark once with b.N = 1 and then again with the real b.N; the
+// first run leaves its fixture here and the second continues it, so the
+// warm-up (a full ttl of operations, seconds for the slow caches at
+// live=1048576) is paid once per benchmark, not twice.
+type fixture struct {
+	name  string
+	d     Dedup
+	s     *Stream
+	bytes int64
+}
+
+var pending *fixture
+
+// getFixture returns the fixture the b.N = 1 run of this benchmark left, or
+// builds a new one (closing any other left over).
+func getFixture(b *testing.B, im Impl, live int) *fixture {
+	if f := pending; f != nil {
+		pending = nil
+		if f.name == b.Name() && b.N > 1 {
+			return f
+		}
+		f.d.Close()
+	}
+	s := NewStream(0, live, Step)
+	d, bytes := Build(im, live, func(d Dedup) { warm(d, s, live) })
+	return &fixture{name: b.Name(), d: d, s: s, bytes: bytes}
+}
+
+// putFixture keeps f for the next run of the same benchmark, or closes it.
+func putFixture(b *testing.B, f *fixture) {
+	if b.N == 1 {
+		pending = f
+		return
+	}
+	f.d.Close()
+}
+
 // report adds the metrics and fails an exact implementation that missed an
 // in-ttl retry (strict) or reported a fresh key as existing (always).
 func report(b *testing.B, im Impl, live int, bytes int64, retries, caught, falseHits int, strict bool) {
@@ -51,9 +89,9 @@ func BenchmarkWindowPut(b *testing.B) {
 	for _, im := range Impls {
 		for _, live := range Lives {
 			b.Run(fmt.Sprintf("impl=%s/live=%d", im.Name, live), func(b *testing.B) {
-				s := NewStream(0, live, Step)
-				d, bytes := Build(im, live, func(d Dedup) { warm(d, s, live) })
-				defer d.Close()
+				f := getFixture(b, im, live)
+				defer putFixture(b, f)
+				d, s := f.d, f.s
 				b.ReportAllocs()
 				b.ResetTimer()
 				for range b.N {
@@ -61,7 +99,7 @@ func BenchmarkWindowPut(b *testing.B) {
 					s.Record(retry, d.Put(k, k^valSalt, now))
 				}
 				b.StopTimer()
-				report(b, im, live, bytes, s.Retries, s.Caught, s.FalseHits, true)
+				report(b, im, live, f.bytes, s.Retries, s.Caught, s.FalseHits, true)
 			})
 		}
 	}
@@ -83,9 +121,9 @@ func BenchmarkWindowPutParallel(b *testing.B) {
 	for _, im := range Impls {
 		for _, live := range Lives {
 			b.Run(fmt.Sprintf("impl=%s/live=%d", im.Name, live), func(b *testing.B) {
-				s0 := NewStream(0, live, Step)
-				d, bytes := Build(im, live, func(d Dedup) { warm(d, s0, live) })
-				defer d.Close()
+				f := getFixture(b, im, live)
+				defer putFixture(b, f)
+				d, s0 := f.d, f.s
 				// Streams are built before the timer starts (their rings are
 				// live/2 keys each); each goroutine takes one.
 				streams := make([]*Stream, p)
@@ -108,11 +146,12 @@ func BenchmarkWindowPutParallel(b *testing.B) {
 					}
 				})
 				b.StopTimer()
+				s0.SetNow(time.Unix(0, clock.Load())) // a reused fixture goes on from here
 				retries, caught, falseHits := s0.Retries, s0.Caught, s0.FalseHits
 				for _, s := range streams {
 					retries, caught, falseHits = retries+s.Retries, caught+s.Caught, falseHits+s.FalseHits
 				}
-				report(b, im, live, bytes, retries, caught, falseHits, false)
+				report(b, im, live, f.bytes, retries, caught, falseHits, false)
 			})
 		}
 	}

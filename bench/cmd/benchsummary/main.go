@@ -1,0 +1,39 @@
+// Command benchsummary reads a Go benchmark file of package bench (make bench
+// writes one) and writes a Markdown summary: each implementation's time per
+// operation as a ratio to ref's with a confidence interval, the other metrics
+// (bytes per live entry, catch rate, allocations), the parallel speedup, the
+// Settle-versus-Put comparison, and the targets met or missed.
+//
+// Usage:
+//
+//	go run ./bench/cmd/benchsummary [-in results/bench/baseline.txt] [-out results/bench/summary.md]
+//
+// The committed results/bench/summary.md is generated from the committed
+// baseline; TestSummaryIsUpToDate fails when it is stale (rewrite it with
+// go test ./bench/cmd/benchsummary -update, or make bench-summary).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+func main() {
+	in := flag.String("in", "results/bench/baseline.txt", "benchmark file to read")
+	out := flag.String("out", "results/bench/summary.md", "summary to write (- for standard output)")
+	flag.Parse()
+	md, err := summarizeFile(*in)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchsummary:", err)
+		os.Exit(1)
+	}
+	if *out == "-" {
+		fmt.Print(md)
+		return
+	}
+	if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "benchsummary:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite results/bench/summary.md from results/bench/baseline.txt")
+
+const (
+	baselinePath = "../../../results/bench/baseline.txt"
+	summaryPath  = "../../../results/bench/summary.md"
+)
+
+// TestSummaryIsUpToDate fails when the committed summary is not what the
+// committed baseline gives.
+func TestSummaryIsUpToDate(t *testing.T) {
+	got, err := summarizeFile(baselinePath)
+	if err != nil {
+		t.Fatalf("%v (make bench, then copy results/bench/new.txt to results/bench/baseline.txt)", err)
+	}
+	if *update {
+		if err := os.WriteFile(summaryPath, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(summaryPath)
+	if err != nil {
+		t.Fatalf("%v (go test ./bench/cmd/benchsummary -update)", err)
+	}
+	if string(want) != got {
+		t.Fatalf("results/bench/summary.md is stale; regenerate it: go test ./bench/cmd/benchsummary -update (or make bench-summary)")
+	}
+}
+
+// synthetic is a benchmark file with known medians: ref 10ns, otter 150ns
+// (ratio 15), ref parallel 5ns (speedup 2); six runs each so the 95%
+// interval of a median exists.
+const synthetic = `goos: linux
+goarch: amd64
+pkg: github.com/onceproof/onceproof/bench
+cpu: Test CPU
+BenchmarkWindowPut/impl=ref/live=131072-2 100 10 ns/op 30 bytes/live-entry 1 catch-rate 0 B/op 0 allocs/op
+BenchmarkWindowPut/impl=ref/live=131072-2 100 10 ns/op 30 bytes/live-entry 1 catch-rate 0 B/op 0 allocs/op
+BenchmarkWindowPut/impl=ref/live=131072-2 100 10 ns/op 30 bytes/live-entry 1 catch-rate 0 B/op 0 allocs/op
+BenchmarkWindowPut/impl=ref/live=131072-2 100 10 ns/op 30 bytes/live-entry 1 catch-rate 0 B/op 0 allocs/op
+BenchmarkWindowPut/impl=ref/live=131072-2 100 10 ns/op 30 bytes/live-entry 1 catch-rate 0 B/op 0 allocs/op
+BenchmarkWindowPut/impl=ref/live=131072-2 100 10 ns/op 30 bytes/live-entry 1 catch-rate 0 B/op 0 allocs/op
+BenchmarkWindowPut/impl=otter/live=131072-2 100 150 ns/op 86 bytes/live-entry 1 catch-rate 0 B/op 1 allocs/op
+BenchmarkWindowPut/impl=otter/live=131072-2 100 150 ns/op 86 bytes/live-entry 1 catch-rate 0 B/op 1 allocs/op
+BenchmarkWindowPut/impl=otter/live=131072-2 100 150 ns/op 86 bytes/live-entry 1 catch-rate 0 B/op 1 allocs/op
+BenchmarkWindowPut/impl=otter/live=131072-2 100 150 ns/op 86 bytes/live-entry 1 catch-rate 0 B/op 1 allocs/op
+BenchmarkWindowPut/impl=otter/live=131072-2 100 150 ns/op 86 bytes/live-entry 1 catch-rate 0 B/op 1 allocs/op
+BenchmarkWindowPut/impl=otter/live=131072-2 100 150 ns/op 86 bytes/live-entry 1 catch-rate 0 B/op 1 allocs/op
+BenchmarkWindowPut/impl=otter/live=1024-2 100 150 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
+`
+
+func TestSummaryRatiosOnKnownInput(t *testing.T) {
+	tb, err := read(strings.NewReader(synthetic), "synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := tb.markdown("synthetic")
+	for _, want := range []string{
+		"| WindowPut/live=131072 | 10.0 | otter | 15.00x [15.00, 15.00] |",
+		"| ref >= 15x faster than otter | 15.00x [15.00, 15.00] | met |",
+		"| live=131072 | ref | 2.00x [2.00, 2.00] |",
+		"| <= 32 bytes per live entry | 30.0 | met |",
+		"- cpu: Test CPU",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary lacks %q (go test -run=TestSummaryRatiosOnKnownInput ./bench/cmd/benchsummary/); got:\n%s", want, md)
+		}
+	}
+	// otter at live=1024 has no ref counterpart: it is listed among the
+	// metrics but must not be compared.
+	if n := strings.Count(md, "WindowPut/live=1024 |"); n != 1 {
+		t.Errorf("a benchmark without a ref run was compared:\n%s", md)
+	}
+}

@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/onceproof/onceproof/ref"
+)
+
+// BenchmarkSettle measures ref.Settler.Settle (the seed form: window, then
+// MemStore; the caller delivers) on its three paths:
+//   - fresh: every fingerprint is new: window miss, store claim, commit,
+//     window put. The MemStore grows by one record per operation.
+//   - windowdup: every fingerprint is one of 131072 settled ones, retried
+//     inside the window's ttl: a window hit and nothing else. Compare with
+//     BenchmarkWindowLookup (same keys, same order) and with
+//     BenchmarkWindowPut/impl=ref/live=131072 (the window alone).
+//   - storedup: the same retries after the window expired them (ttl 1ns):
+//     window miss, store Begin finds the record, window put.
+func BenchmarkSettle(b *testing.B) {
+	for _, path := range []string{"fresh", "windowdup", "storedup"} {
+		b.Run("path="+path, func(b *testing.B) {
+			ttl := time.Hour
+			if path == "storedup" {
+				ttl = time.Nanosecond // every retry arrives after the window forgot it
+			}
+			s := ref.NewSettler(ref.NewWindow(ttl, RefShards), ref.NewMemStore())
+			if path != "fresh" {
+				for i := range lookupKeys {
+					if _, fresh := s.Settle(ref.Fingerprint(mix64(uint64(i))), Epoch); !fresh {
+						b.Fatalf("setup: key %d not fresh", i)
+					}
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				now := Epoch.Add(time.Duration(i+1) * time.Nanosecond)
+				var fp ref.Fingerprint
+				if path == "fresh" {
+					fp = ref.Fingerprint(mix64(uint64(1<<40 + i)))
+				} else {
+					fp = ref.Fingerprint(mix64(mix64(uint64(i)) % lookupKeys))
+				}
+				st, fresh := s.Settle(fp, now)
+				if fresh != (path == "fresh") || st != ref.StateDelivered {
+					b.Fatalf("path=%s op %d: Settle = (%v, %v) (go test -run='^$' -bench='BenchmarkSettle/path=%s$' ./bench/)", path, i, st, fresh, path)
+				}
+			}
+			b.StopTimer()
+			want := map[string]ref.SettlerStats{
+				"fresh":     {Granted: b.N},
+				"windowdup": {Granted: lookupKeys, WindowDup: b.N},
+				"storedup":  {Granted: lookupKeys, StoreDup: b.N},
+			}[path]
+			if got := s.Stats(); got != want {
+				b.Fatalf("path=%s: stats %+v, want %+v: the path measured is not the one named", path, got, want)
+			}
+		})
+	}
+}
+
+// ExampleStream shows the workload's first operations: distinct fresh keys
+// and, one time in ten, a retry of a recent one.
+func ExampleStream() {
+	s := NewStream(0, 1024, Step)
+	retries := 0
+	for range 1000 {
+		if _, _, retry := s.Next(); retry {
+			retries++
+		}
+	}
+	fmt.Println(retries, s.Now().Sub(Epoch))
+	// Output: 110 1ms
+}
