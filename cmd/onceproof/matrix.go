@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 	seed := fs.Uint64("seed", props.DefaultMatrixSeed, "first generator seed of every cell")
 	parallel := fs.Int("parallel", 0, "cells run at once (default: GOMAXPROCS)")
 	out := fs.String("out", "results", "directory for matrix.md and counterexamples/")
+	jsonOut := fs.String("json", "", "also write the matrix as JSON to this file (the tests read it)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -61,6 +63,15 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 	m := props.RunMatrix(opt)
 	if err := writeResults(*out, m.Files(filepath.ToSlash(*out))); err != nil {
 		return 0, err
+	}
+	if *jsonOut != "" {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return 0, err
+		}
+		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
+			return 0, err
+		}
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d designs x %d families, %d schedules per cell)\n",
 		filepath.Join(*out, "matrix.md"), len(m.Rows), len(m.Families), m.N)

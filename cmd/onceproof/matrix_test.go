@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -27,21 +30,46 @@ var mustHold = []string{"ref", "sharded", "ristretto"}
 var (
 	matrixOnce sync.Once
 	matrix     props.Matrix
+	matrixErr  error
 )
 
 // defaultMatrix is the matrix `make proofs` computes, computed once per test
-// binary.
-func defaultMatrix() props.Matrix {
+// binary. Under the race detector it is computed by `go run` in a child
+// process built without it: the matrix's runs are single-goroutine and
+// deterministic, so the detector would only make them 5-10x slower (a minute
+// on 2 cores) without anything to find; the concurrent family's real
+// goroutines run in-process below, where the detector matters.
+func defaultMatrix(t *testing.T) props.Matrix {
+	t.Helper()
 	matrixOnce.Do(func() {
-		matrix = props.RunMatrix(props.MatrixOptions{Designs: registry()})
+		if !raceEnabled {
+			matrix = props.RunMatrix(props.MatrixOptions{Designs: registry()})
+			return
+		}
+		dir := t.TempDir()
+		js := filepath.Join(dir, "matrix.json")
+		cmd := exec.Command("go", "run", ".", "matrix", "-out", dir, "-json", js)
+		out, err := cmd.CombinedOutput()
+		if _, statErr := os.Stat(js); statErr != nil {
+			matrixErr = fmt.Errorf("go run . matrix: %v\n%s", err, out)
+			return
+		}
+		b, err := os.ReadFile(js)
+		if err == nil {
+			err = json.Unmarshal(b, &matrix)
+		}
+		matrixErr = err
 	})
+	if matrixErr != nil {
+		t.Fatal(matrixErr)
+	}
 	return matrix
 }
 
 const regen = "regenerate with `make proofs` or `go test ./cmd/onceproof -run TestCommittedResultsAreCurrent -update`, and review the diff"
 
 func TestCommittedResultsAreCurrent(t *testing.T) {
-	files := defaultMatrix().Files("results")
+	files := defaultMatrix(t).Files("results")
 	if *update {
 		if err := writeResults(resultsDir, files); err != nil {
 			t.Fatal(err)
@@ -79,7 +107,7 @@ func TestCommittedResultsAreCurrent(t *testing.T) {
 }
 
 func TestMatrixAgreesWithEveryDeclaration(t *testing.T) {
-	m := defaultMatrix()
+	m := defaultMatrix(t)
 	for _, x := range m.Mismatches() {
 		t.Errorf("%s (see results/matrix.md; replay: go run ./cmd/onceproof replay results/counterexamples/%s--%s.sched)", x, x.Design, x.Family)
 	}
