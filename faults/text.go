@@ -80,7 +80,7 @@ func (e *ParseError) Error() string {
 // *ParseError values naming the line and what was expected there, e.g.
 // `line 7: want "net=<int>", got "net=x"`. The result is Validated.
 func Parse(text string) (Schedule, error) {
-	p := parser{seen: map[string]int{}}
+	p := parser{seen: map[string]int{}, settled: map[settleKey]int{}}
 	for i, raw := range strings.Split(text, "\n") {
 		p.line = i + 1
 		if j := strings.IndexByte(raw, '#'); j >= 0 {
@@ -102,6 +102,14 @@ type parser struct {
 	line     int
 	seen     map[string]int // header directive -> line it appeared on
 	delLines []int          // line of each delivery, for errors found at the end
+	settled  map[settleKey]int
+}
+
+// settleKey is what makes a settlement unique (see Settlement).
+type settleKey struct {
+	player uint32
+	match  uint64
+	kind   Kind
 }
 
 func (p *parser) errf(format string, args ...any) error {
@@ -265,6 +273,11 @@ func (p *parser) settle(args []string) error {
 	default:
 		return p.bad("final", "true|false", kv["final"])
 	}
+	sk := settleKey{st.Player, st.Match, st.Kind}
+	if prev, dup := p.settled[sk]; dup {
+		return p.errf("s%d is the same settlement as s%d (player=%d match=%d kind=%s): (player, match, kind) is unique", st.ID, prev, st.Player, st.Match, st.Kind)
+	}
+	p.settled[sk] = st.ID
 	p.s.Settlements = append(p.s.Settlements, st)
 	return nil
 }
@@ -394,14 +407,9 @@ func Validate(s Schedule) error {
 	if err := validateShape(s); err != nil {
 		return err
 	}
-	type key struct {
-		player uint32
-		match  uint64
-		kind   Kind
-	}
-	uniq := make(map[key]int, len(s.Settlements))
+	uniq := make(map[settleKey]int, len(s.Settlements))
 	for i, st := range s.Settlements {
-		k := key{st.Player, st.Match, st.Kind}
+		k := settleKey{st.Player, st.Match, st.Kind}
 		if j, dup := uniq[k]; dup {
 			return fmt.Errorf("s%d and s%d are the same settlement (player=%d match=%d kind=%s): (player, match, kind) is unique", j, i, st.Player, st.Match, st.Kind)
 		}

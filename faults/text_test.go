@@ -88,7 +88,7 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 		{"unknown family", "family lates\n", `line 1: unknown family "lates" (want one of clean,`},
 		{"header twice", head + "nodes 2\n", `line 5: nodes given twice (first on line 2)`},
 		{"missing header", "family clean\nnodes 1\nretry 1s\n", `schedule: missing the "max-attempts" header line`},
-		{"duplicate settlement", head + s0 + "settle s1 player=1 room=3 match=1 round=1 kind=instant net=5 final=false seq=2\n", `s0 and s1 are the same settlement`},
+		{"duplicate settlement", head + s0 + "settle s1 player=1 room=3 match=1 round=1 kind=instant net=5 final=false seq=2\n", `line 6: s1 is the same settlement as s0 (player=1 match=1 kind=instant)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := faults.Parse(c.text)
