@@ -1,6 +1,7 @@
 package ref_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/onceproof/onceproof/ref"
@@ -33,4 +34,14 @@ func TestMemSinkConformance(t *testing.T) {
 			},
 		}
 	})
+}
+
+// BenchmarkStore measures MemStore's claim+commit, the baseline the durable
+// backends are compared with (see storetest.BenchClaimCommit).
+func BenchmarkStore(b *testing.B) {
+	for _, conc := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("backend=mem/conc=%d", conc), func(b *testing.B) {
+			storetest.BenchClaimCommit(b, ref.NewMemStore(), conc)
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -30,4 +31,20 @@ func TestStoreConformance(t *testing.T) {
 			},
 		}
 	})
+}
+
+// BenchmarkStore measures claim+commit on a SQLite file at 1, 16 and 64
+// concurrent callers on one handle (see storetest.BenchClaimCommit). Every
+// commit fsyncs the WAL (synchronous=FULL), so the disk bounds it.
+func BenchmarkStore(b *testing.B) {
+	for _, conc := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("backend=sqlite/conc=%d", conc), func(b *testing.B) {
+			s, err := Open(filepath.Join(b.TempDir(), "bench.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			storetest.BenchClaimCommit(b, s, conc)
+		})
+	}
 }
