@@ -121,3 +121,19 @@ func BenchmarkRun(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
 	b.ReportMetric(float64(len(s.Deliveries)), "deliveries/schedule")
 }
+
+// BenchmarkGenerate measures how fast Generate draws a schedule (the matrix
+// draws one per cell run):
+//
+//	go test -run='^$' -bench=BenchmarkGenerate -benchmem ./faults/
+func BenchmarkGenerate(b *testing.B) {
+	for _, f := range []faults.Family{faults.Clean, faults.Crash, faults.Concurrent} {
+		b.Run("family="+string(f), func(b *testing.B) {
+			seed := uint64(0)
+			for b.Loop() {
+				faults.Generate(f, seed)
+				seed++
+			}
+		})
+	}
+}

@@ -16,7 +16,8 @@ import (
 var equateEmpty = cmpopts.EquateEmpty()
 
 func TestFormatParseRoundTripsEveryFamily(t *testing.T) {
-	for _, f := range faults.Families {
+	joined := faults.Join(faults.Late, faults.Crash, faults.MultiNode, faults.ThirdKind)
+	for _, f := range append(faults.Families[:len(faults.Families):len(faults.Families)], joined) {
 		t.Run("family="+string(f), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				s := faults.Gen(f).Draw(t, "schedule")
