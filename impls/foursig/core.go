@@ -32,8 +32,13 @@ type Config struct {
 }
 
 // Capacity is the source document's window size: 2 settlements per match
-// (instant + final) x 2 adjacent matches. Do not change it without redoing
-// TestCapacityDerivation.
+// (instant + final) x 2 adjacent matches. TestCapacityDerivation confirms
+// 2 x kinds is the smallest safe size when a match's settlements arrive
+// before the next match's first one (late), and finds that an old match's
+// final interleaved after the new match's instant needs 3 x kinds - 1 (5
+// here): with copies arriving throughout the next match, 4 is one short.
+// Do not change it without redoing that test; a third kind makes it 6
+// (late) or 8 (interleave).
 const Capacity = 4
 
 // Default is the source document's rule set: the design four-sig.
