@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/faults"
@@ -200,5 +201,62 @@ func TestRunConcurrentFamilyRunsDeliveriesAtOnce(t *testing.T) {
 	faults.Run(r, faults.Generate(faults.Concurrent, 3), faults.RunOptions{})
 	if r.most < 2 {
 		t.Fatalf("at most %d deliveries overlapped, want >= 2 (go test -race ./faults -run TestRunConcurrentFamilyRunsDeliveriesAtOnce)", r.most)
+	}
+}
+
+// counter is a Bounded design that keeps one entry per arrival and declares
+// Recent as its bound: it exceeds the bound as soon as a settlement repeats.
+type counter struct{}
+
+func (counter) Name() string                        { return "counter" }
+func (counter) NewCluster() faults.Cluster          { return counter{} }
+func (counter) NewNode(int, faults.Env) faults.Node { return &counterNode{} }
+
+type counterNode struct{ n int }
+
+func (c *counterNode) Deliver(time.Time, faults.Settlement) (faults.Ack, error) {
+	c.n++
+	return faults.AckCredited, nil
+}
+func (c *counterNode) StateSize() int               { return c.n }
+func (c *counterNode) StateSpan() time.Duration     { return 2500 * time.Millisecond }
+func (c *counterNode) StateBound(l faults.Load) int { return l.Recent }
+
+func TestRunSamplesBoundedLoad(t *testing.T) {
+	s := oneSettlement()
+	s.Settlements = append(s.Settlements,
+		faults.Settlement{ID: 1, Player: 1, Room: 2, Match: 2, Kind: faults.KindInstant, Seq: 3},
+		faults.Settlement{ID: 2, Player: 2, Room: 2, Match: 3, Kind: faults.KindInstant, Seq: 1})
+	s.Nodes = 2
+	s.Deliveries = []faults.Delivery{
+		{At: 0, Settlement: 0},
+		{At: time.Second, Settlement: 1},
+		{At: time.Second, Settlement: 1, Node: 1}, // another node: not counted on node 0
+		{At: 2 * time.Second, Settlement: 0},
+		{At: 5 * time.Second, Settlement: 2},
+	}
+	h := faults.Run(counter{}, s, faults.RunOptions{})
+	type sample struct {
+		Node, Size, Bound int
+		Load              faults.Load
+	}
+	var got []sample
+	for _, e := range h.Events {
+		if e.Kind == faults.EvState {
+			got = append(got, sample{e.Node, e.Size, e.Bound, e.Load})
+		}
+	}
+	span := 2500 * time.Millisecond
+	want := []sample{
+		{0, 1, 1, faults.Load{Players: 1, Recent: 1, Span: span}},
+		{0, 2, 2, faults.Load{Players: 1, Recent: 2, Span: span}},
+		{1, 1, 1, faults.Load{Players: 1, Recent: 1, Span: span}},
+		// At 2s the span [-0.5s, 2s] holds s0 (twice) and s1: 2 distinct.
+		{0, 3, 2, faults.Load{Players: 1, Recent: 2, Span: span}},
+		// At 5s the span [2.5s, 5s] holds s2 alone; players so far: 2.
+		{0, 4, 1, faults.Load{Players: 2, Recent: 1, Span: span}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("state samples (-want +got):\n%s", diff)
 	}
 }
