@@ -1,0 +1,108 @@
+package postgres
+
+import "strings"
+
+// queries holds every statement, with the table names substituted once at
+// Open (identifiers cannot be bind parameters). The table name is validated
+// by tableName, so substitution cannot inject SQL.
+type queries struct {
+	schema []string
+
+	// begin1 claims one key in one round trip. When the key exists, the
+	// fallback SELECT in the same statement reads it; it returns no row only
+	// when a concurrent transaction inserted the key after this statement's
+	// snapshot (ON CONFLICT waited for it to commit), and then beginAgain,
+	// a new statement with a new snapshot, reads it.
+	begin1     string
+	beginAgain string
+	// beginN claims many keys in one statement: unnest the arrays, insert
+	// in key order (two batches locking overlapping keys in the same order
+	// cannot deadlock), return the inserted keys as created and the
+	// already-recorded ones with their state. Keys it returns nothing for
+	// were inserted concurrently after its snapshot; beginAgainN reads them.
+	beginN      string
+	beginAgainN string
+
+	// commit1 advances one key forward only and says whether the key
+	// exists (false: ref.ErrNotFound). Payloads are cleared at Delivered:
+	// nothing will read them again, and retention then costs ~60 bytes a
+	// record instead of 60 + payload.
+	commit1 string
+	// commitN does the same for many keys and returns the keys not found.
+	commitN string
+
+	pending string
+
+	// The sink's statements, run in one transaction (see sink.go).
+	grant       string
+	markDelivered string
+	grantCount  string
+	grantGet    string
+}
+
+func newQueries(table string) queries {
+	r := strings.NewReplacer("{T}", table, "{G}", table+"_grants")
+	q := func(s string) string { return r.Replace(s) }
+	return queries{
+		schema: []string{
+			// state: 1 Granted, 2 Delivered (ref.State); a record never
+			// exists in StateNew.
+			q(`CREATE TABLE IF NOT EXISTS {T} (
+				key     bytea       PRIMARY KEY CHECK (octet_length(key) = 16),
+				state   smallint    NOT NULL CHECK (state IN (1, 2)),
+				payload bytea       NOT NULL,
+				lease   timestamptz NOT NULL
+			)`),
+			// Pending scans only the Granted rows, which are few (in
+			// flight, or left by a crash) however many Delivered rows
+			// years of retention keep.
+			q(`CREATE INDEX IF NOT EXISTS {T}_pending ON {T} (lease) WHERE state = 1`),
+			q(`CREATE TABLE IF NOT EXISTS {G} (
+				key     bytea PRIMARY KEY CHECK (octet_length(key) = 16),
+				payload bytea NOT NULL
+			)`),
+		},
+		begin1: q(`WITH ins AS (
+				INSERT INTO {T} (key, state, payload, lease) VALUES ($1, 1, $2, $3)
+				ON CONFLICT (key) DO NOTHING
+				RETURNING state
+			)
+			SELECT state, true FROM ins
+			UNION ALL
+			SELECT state, false FROM {T} WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM ins)`),
+		beginAgain: q(`SELECT state FROM {T} WHERE key = $1`),
+		beginN: q(`WITH input AS (
+				SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::timestamptz[]) AS u(key, payload, lease)
+			), ins AS (
+				INSERT INTO {T} (key, state, payload, lease)
+				SELECT key, 1, payload, lease FROM input ORDER BY key
+				ON CONFLICT (key) DO NOTHING
+				RETURNING key
+			)
+			SELECT key, 1::smallint, true FROM ins
+			UNION ALL
+			SELECT t.key, t.state, false FROM {T} t JOIN input i ON t.key = i.key
+			WHERE t.key NOT IN (SELECT key FROM ins)`),
+		beginAgainN: q(`SELECT key, state FROM {T} WHERE key = ANY($1::bytea[])`),
+		commit1: q(`WITH upd AS (
+				UPDATE {T} SET state = $2, payload = CASE WHEN $2 >= 2 THEN ''::bytea ELSE payload END
+				WHERE key = $1 AND state < $2
+				RETURNING 1
+			)
+			SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM {T} WHERE key = $1)`),
+		commitN: q(`WITH input AS (
+				SELECT * FROM unnest($1::bytea[], $2::smallint[]) AS u(key, state)
+			), upd AS (
+				UPDATE {T} t SET state = i.state, payload = CASE WHEN i.state >= 2 THEN ''::bytea ELSE t.payload END
+				FROM input i WHERE t.key = i.key AND t.state < i.state
+				RETURNING t.key
+			)
+			SELECT i.key FROM input i WHERE NOT EXISTS (SELECT 1 FROM {T} t WHERE t.key = i.key)`),
+		pending: q(`SELECT key, payload, lease FROM {T} WHERE state = 1 AND lease <= $1 ORDER BY lease LIMIT $2`),
+
+		grant:       q(`INSERT INTO {G} (key, payload) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`),
+		markDelivered: q(`UPDATE {T} SET state = 2, payload = ''::bytea WHERE key = $1 AND state < 2`),
+		grantCount:  q(`SELECT count(*) FROM {G}`),
+		grantGet:    q(`SELECT payload FROM {G} WHERE key = $1`),
+	}
+}

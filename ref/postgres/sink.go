@@ -1,0 +1,93 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/onceproof/onceproof/ref"
+)
+
+// ApplyFunc applies the effect of one grant (the credit) inside tx. It runs
+// at most once per key ever: only in the transaction that inserted the
+// key's grant row, and that transaction commits the effect, the grant row
+// and the claim's Delivered state together. An error rolls all three back.
+type ApplyFunc func(ctx context.Context, tx pgx.Tx, key ref.Key, payload []byte) error
+
+// Sink is a ref.Sink in the store's database: a grant table with the key as
+// PRIMARY KEY (Table+"_grants") records each applied grant once, and the
+// caller's ApplyFunc applies the effect in the same transaction. So a credit
+// and its record survive a crash together or not at all, and a retry or
+// Recover that delivers again finds the grant row and applies nothing.
+type Sink struct {
+	s     *Store
+	apply ApplyFunc
+}
+
+var _ ref.Sink = (*Sink)(nil)
+
+// Sink returns a Sink writing to this store's database. apply may be nil: the
+// grant table (with each grant's payload) is then the ledger itself.
+func (s *Store) Sink(apply ApplyFunc) *Sink { return &Sink{s: s, apply: apply} }
+
+// Deliver implements ref.Sink. In one transaction it inserts the grant row
+// (a no-op if the key was applied before), runs apply if the row is new, and
+// advances the key's claim to Delivered, which makes the Settler's Commit
+// that follows a no-op. An error means the transaction did not commit, or
+// its commit's outcome is unknown (a connection lost during COMMIT): a retry
+// with the same key is safe either way.
+func (k *Sink) Deliver(ctx context.Context, key ref.Key, payload []byte) error {
+	s := k.s
+	if s.closed.Load() {
+		return s.wrap("deliver", ref.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return s.wrap("deliver", err)
+	}
+	if payload == nil {
+		payload = []byte{}
+	}
+	kb := key.Bytes()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, s.q.grant, kb[:], payload)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 1 && k.apply != nil {
+			if err := k.apply(ctx, tx, key, payload); err != nil {
+				return fmt.Errorf("apply: %w", err)
+			}
+		}
+		_, err = tx.Exec(ctx, s.q.markDelivered, kb[:])
+		return err
+	})
+	if err != nil {
+		return s.wrap(fmt.Sprintf("deliver %v", key), err)
+	}
+	return nil
+}
+
+// Applied reports whether key's grant was applied, and the payload it was
+// applied with.
+func (k *Sink) Applied(ctx context.Context, key ref.Key) ([]byte, bool, error) {
+	kb := key.Bytes()
+	var p []byte
+	err := k.s.pool.QueryRow(ctx, k.s.q.grantGet, kb[:]).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, k.s.wrap("applied", err)
+	}
+	return p, true, nil
+}
+
+// Count returns how many grants were applied.
+func (k *Sink) Count(ctx context.Context) (int, error) {
+	var n int
+	if err := k.s.pool.QueryRow(ctx, k.s.q.grantCount).Scan(&n); err != nil {
+		return 0, k.s.wrap("count", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,209 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/onceproof/onceproof/internal/coalesce"
+	"github.com/onceproof/onceproof/ref"
+)
+
+// Errors this package returns (wrapped; test with errors.Is). Stores also
+// return ref.ErrNotFound, ref.ErrClosed and the context's error, and any
+// other error means "outcome unknown" as ref.Store documents.
+var (
+	// ErrBadOptions: Open was given an invalid table name or batch size.
+	ErrBadOptions = errors.New("postgres: invalid options")
+	// ErrSchema: the table exists with columns this package did not create.
+	ErrSchema = errors.New("postgres: table has an incompatible schema")
+)
+
+// DefaultTable is the claims table Open uses when Options.Table is empty.
+const DefaultTable = "onceproof_claims"
+
+// Options configures Open. The zero value is valid.
+type Options struct {
+	// Table is the claims table (created if absent); the sink's grant table
+	// is Table+"_grants". Lowercase letters, digits and underscores, starting
+	// with a letter, at most 48 bytes (PostgreSQL truncates identifiers at
+	// 63 bytes and the index name adds a suffix). Default DefaultTable.
+	Table string
+	// Batch coalesces concurrent Begin and Commit calls into multi-row
+	// statements. It costs nothing measurable at concurrency 1 and is worth
+	// several times the throughput at 16 and above.
+	Batch bool
+	// BatchWorkers is how many batches may be in flight at once (default 2:
+	// one at the server while the next fills; see coalesce.Options).
+	BatchWorkers int
+	// MaxBatch bounds the rows of one batched statement (default 256: big
+	// enough that 64 concurrent callers fit in one batch, small enough that
+	// one statement's arrays stay a few kilobytes).
+	MaxBatch int
+	// Timeout bounds one batched statement, which runs for many callers and
+	// so under no single caller's context (default 30s). Callers' own
+	// contexts still return early.
+	Timeout time.Duration
+	// Config, if set, adjusts the pool configuration parsed from the URL
+	// before the pool is created (pool size, dialer, TLS, ...).
+	Config func(*pgxpool.Config)
+	_      struct{}
+}
+
+var tableName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
+
+// Store is a ref.PendingStore on a PostgreSQL table. Safe for concurrent use;
+// one Store (one pool) per process is the intended use, and any number of
+// processes may share the table.
+type Store struct {
+	pool   *pgxpool.Pool
+	table  string
+	q      queries
+	closed atomic.Bool
+	begins *coalesce.Batcher[ref.Claim, beginResult] // nil unless Options.Batch
+	commit *coalesce.Batcher[commitReq, struct{}]    // nil unless Options.Batch
+}
+
+var _ ref.PendingStore = (*Store)(nil)
+
+// Open connects to the database at url (a postgres:// URL or a libpq
+// key=value string), creates the claims and grants tables if absent, and
+// returns the store. ctx bounds only the connecting and the schema setup.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	if opts.Table == "" {
+		opts.Table = DefaultTable
+	}
+	if !tableName.MatchString(opts.Table) {
+		return nil, fmt.Errorf("%w: table %q must match %s", ErrBadOptions, opts.Table, tableName)
+	}
+	if opts.BatchWorkers == 0 {
+		opts.BatchWorkers = 2
+	}
+	if opts.MaxBatch == 0 {
+		opts.MaxBatch = 256
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.BatchWorkers < 1 || opts.MaxBatch < 1 || opts.Timeout < 0 {
+		return nil, fmt.Errorf("%w: BatchWorkers %d, MaxBatch %d, Timeout %v must be positive",
+			ErrBadOptions, opts.BatchWorkers, opts.MaxBatch, opts.Timeout)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if opts.Config != nil {
+		opts.Config(cfg)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	s := &Store{pool: pool, table: opts.Table, q: newQueries(opts.Table)}
+	if err := s.createSchema(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if opts.Batch {
+		bctx := func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), opts.Timeout)
+		}
+		copts := coalesce.Options{Workers: opts.BatchWorkers, MaxBatch: opts.MaxBatch, Context: bctx}
+		s.begins = coalesce.New(s.beginBatch, copts)
+		s.commit = coalesce.New(s.commitBatch, copts)
+	}
+	return s, nil
+}
+
+// createSchema creates the tables under an advisory lock: concurrent
+// CREATE TABLE IF NOT EXISTS from several nodes starting at once can
+// otherwise fail on the catalog's own unique index.
+func (s *Store) createSchema(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: schema: %w", err)
+	}
+	defer tx.Rollback(context.Background())
+	// The lock id is arbitrary but fixed: every onceproof process agrees on it.
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(7262113)"); err != nil {
+		return fmt.Errorf("postgres: schema lock: %w", err)
+	}
+	for i, stmt := range s.q.schema {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("postgres: schema: %s: %w", stmt, err)
+		}
+		if i == 0 { // the claims table: check it before indexing its columns
+			if err := s.checkSchema(ctx, tx); err != nil {
+				return err
+			}
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: schema: %w", err)
+	}
+	return nil
+}
+
+// checkSchema refuses a pre-existing table whose columns differ from ours
+// (CREATE TABLE IF NOT EXISTS would silently accept it).
+func (s *Store) checkSchema(ctx context.Context, tx pgx.Tx) error {
+	want := map[string]string{"key": "bytea", "state": "smallint", "payload": "bytea", "lease": "timestamp with time zone"}
+	rows, err := tx.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = $1`, s.table)
+	if err != nil {
+		return fmt.Errorf("postgres: schema check: %w", err)
+	}
+	got := map[string]string{}
+	for rows.Next() {
+		var n, t string
+		if err := rows.Scan(&n, &t); err != nil {
+			return fmt.Errorf("postgres: schema check: %w", err)
+		}
+		got[n] = t
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("postgres: schema check: %w", err)
+	}
+	for n, t := range want {
+		if got[n] != t {
+			return fmt.Errorf("%w: %s.%s is %q, want %q", ErrSchema, s.table, n, got[n], t)
+		}
+	}
+	return nil
+}
+
+// Pool returns the store's connection pool (for the caller's own queries in
+// the same database, such as the balance a Sink credits).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Table returns the claims table's name.
+func (s *Store) Table() string { return s.table }
+
+// Close stops the batchers and closes the pool. Later calls return
+// ref.ErrClosed. Close is idempotent and always returns nil.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if s.begins != nil {
+		s.begins.Close()
+		s.commit.Close()
+	}
+	s.pool.Close()
+	return nil
+}
+
+// wrap names the operation, and turns the errors of a store being closed
+// (pool closed, batcher closed) into ref.ErrClosed.
+func (s *Store) wrap(op string, err error) error {
+	if errors.Is(err, coalesce.ErrClosed) || s.closed.Load() && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("postgres: %s: %w", op, ref.ErrClosed)
+	}
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}

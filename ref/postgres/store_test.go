@@ -1,0 +1,122 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/onceproof/onceproof/internal/testserver"
+	"github.com/onceproof/onceproof/ref"
+	"github.com/onceproof/onceproof/ref/postgres"
+	"github.com/onceproof/onceproof/ref/storetest"
+)
+
+func TestMain(m *testing.M) { testserver.Main(m) }
+
+var tableSeq atomic.Int64
+
+// newTable returns a fresh table name, so each subtest of one database
+// starts from empty data without the cost of a database per subtest.
+func newTable() string { return fmt.Sprintf("claims_%d", tableSeq.Add(1)) }
+
+// harness opens handles on one table of url; every handle dials through its
+// own Cutter so that Break cuts that handle's connections alone.
+func harness(url string, batch bool) func(t *testing.T) storetest.Harness {
+	return func(t *testing.T) storetest.Harness {
+		table := newTable()
+		var (
+			mu      sync.Mutex
+			cutters = map[ref.PendingStore]*testserver.Cutter{}
+		)
+		return storetest.Harness{
+			Open: func(t *testing.T) ref.PendingStore {
+				c := &testserver.Cutter{}
+				s, err := postgres.Open(t.Context(), url, postgres.Options{
+					Table: table, Batch: batch,
+					Config: func(cfg *pgxpool.Config) {
+						cfg.ConnConfig.DialFunc = c.DialContext
+						// A pool pings a connection idle for over a
+						// second before handing it out and replaces it
+						// quietly if dead; Break must be seen by the
+						// next call, however slow the test machine.
+						cfg.ShouldPing = nil
+						cfg.PingTimeout = 0
+					},
+				})
+				if err != nil {
+					t.Fatalf("postgres.Open: %v", err)
+				}
+				mu.Lock()
+				cutters[s] = c
+				mu.Unlock()
+				return s
+			},
+			Break: func(t *testing.T, s ref.PendingStore) {
+				mu.Lock()
+				defer mu.Unlock()
+				cutters[s].Cut()
+			},
+		}
+	}
+}
+
+func TestStoreConformance(t *testing.T) {
+	storetest.Run(t, harness(testserver.Postgres(t), false))
+}
+
+func TestBatchedStoreConformance(t *testing.T) {
+	storetest.Run(t, harness(testserver.Postgres(t), true))
+}
+
+func TestOpenRejectsBadTableName(t *testing.T) {
+	url := testserver.Postgres(t)
+	for _, name := range []string{"Claims", "1x", "x;drop table y", "a-b"} {
+		if _, err := postgres.Open(t.Context(), url, postgres.Options{Table: name}); !errors.Is(err, postgres.ErrBadOptions) {
+			t.Errorf("Open(Table=%q) = %v, want ErrBadOptions; reproduce: go test ./ref/postgres -run %s", name, err, t.Name())
+		}
+	}
+}
+
+func TestOpenRejectsForeignTable(t *testing.T) {
+	url := testserver.Postgres(t)
+	s, err := postgres.Open(t.Context(), url, postgres.Options{Table: "seed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Pool().Exec(t.Context(), "CREATE TABLE foreign_claims (key text PRIMARY KEY, state int)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.Open(t.Context(), url, postgres.Options{Table: "foreign_claims"}); !errors.Is(err, postgres.ErrSchema) {
+		t.Fatalf("Open on a table with other columns = %v, want ErrSchema; reproduce: go test ./ref/postgres -run %s", err, t.Name())
+	}
+}
+
+// TestConcurrentOpenCreatesSchemaOnce: several nodes starting at once must
+// not fail on each other's CREATE TABLE.
+func TestConcurrentOpenCreatesSchemaOnce(t *testing.T) {
+	url := testserver.Postgres(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := postgres.Open(context.Background(), url, postgres.Options{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			s.Close()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("concurrent Open: %v; reproduce: go test ./ref/postgres -run %s", err, t.Name())
+	}
+}
