@@ -1,18 +1,30 @@
-// Package storetest is the conformance suite for ref.PendingStore
-// implementations: every store in this module (ref.MemStore, ref/sqlite,
-// ref/postgres, ref/redis) runs it, and so can a user's own store.
+// Package storetest is the conformance kit for ref's durable backends: every
+// store and sink in this module (ref.MemStore and MemSink, ref/sqlite,
+// ref/postgres, ref/redis) runs it, and so can a user's own.
 //
-// A suite is a function (like testing/fstest.TestFS): call Run from a test
-// with a Harness factory; each property is a named subtest, so
-// `go test -run 'TestX/claim/atomic'` reruns one check. Optional capabilities
-// (io.Closer, a Harness.Break hook) are detected, and the checks that need
-// them are skipped with a line saying why when absent.
+//   - Run(t, newHarness): the ref.PendingStore contract (atomic claim under
+//     64 goroutines on 4 handles, forward-only Commit, ErrNotFound, payload
+//     copies, Pending's lease boundary and limit, 128-bit keys, close and
+//     reopen, cancelled contexts, ErrClosed, a broken connection's error).
+//   - RunSink(t, newHarness): the ref.Sink contract (one application per
+//     key under racing deliveries, 128-bit keys, contexts, Close, Break).
+//   - RunCrash(t, targets) with CrashChild in TestMain: kill -9 of a child
+//     process at each fault point and at seeded random moments, recovery,
+//     and the ledger checked exactly-once.
+//   - BenchClaimCommit(b, store, conc): the BenchmarkStore body.
 //
-// What the suite can and cannot show: a failure is a real contract violation
+// A suite is a function (like testing/fstest.TestFS): each property is a
+// named subtest, so `go test -run 'TestX/begin/atomic'` reruns one check,
+// and a failing check logs the -run pattern that reruns it. Optional
+// capabilities (io.Closer, a Break hook) are detected, and the checks that
+// need them skip with a line saying why when absent.
+//
+// What the kit can and cannot show: a failure is a real contract violation
 // (no false positives), but passing is not a proof (false negatives are
-// possible: a race the 64 goroutines did not hit, a durability bug the
-// close/reopen cycle does not exercise; kill -9 durability is tested by each
-// store's crash test, not here).
+// possible: a race the goroutines did not hit, a kill that did not land in
+// the one bad instant). Its teeth are tested: teeth_test.go runs every check
+// against a store or sink that breaks exactly the rule it guards and
+// requires the check to fail.
 package storetest
 
 import (
