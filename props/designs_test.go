@@ -84,3 +84,20 @@ func (n *memoNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, erro
 	n.seen[s.ID] = true
 	return faults.AckCredited, nil
 }
+
+// neverAcks answers every arrival with a Nack and credits nothing: the
+// sender retries until its budget runs out, so every run is Unknown.
+type neverAcks struct{}
+
+func (neverAcks) Name() string               { return "test-never-acks" }
+func (neverAcks) NewCluster() faults.Cluster { return neverAcksCluster{} }
+
+type neverAcksCluster struct{}
+
+func (neverAcksCluster) NewNode(id int, env faults.Env) faults.Node { return neverAcksNode{} }
+
+type neverAcksNode struct{}
+
+func (neverAcksNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
+	return faults.Nack, nil
+}

@@ -73,6 +73,9 @@ func eventText(h faults.History, e faults.Event) string {
 	case faults.EvFault:
 		return fmt.Sprintf("%v at %s", e.Fault, e.Op)
 	case faults.EvCrash:
+		if e.Op == faults.OpAck {
+			return "node crashes after Deliver returned: the ack is lost, and so is its memory"
+		}
 		return fmt.Sprintf("node crashes (%v at %s), its memory is lost", e.Fault, e.Op)
 	case faults.EvRecover:
 		if e.Err != "" {
@@ -160,6 +163,9 @@ func Mermaid(h faults.History, r Report) string {
 			line = fmt.Sprintf("Note over %s: injected %s", n, eventText(h, e))
 		case faults.EvCrash:
 			line = fmt.Sprintf("Note over %s: CRASH %v at %s", n, e.Fault, e.Op)
+			if e.Op == faults.OpAck {
+				line = fmt.Sprintf("Note over %s: CRASH before the ack, the ack is lost", n)
+			}
 		case faults.EvRecover:
 			line = fmt.Sprintf("Note over %s: %s", n, eventText(h, e))
 		case faults.EvAck:

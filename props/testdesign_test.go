@@ -31,9 +31,56 @@ func TestHelperMemoMultiNode(t *testing.T) {
 	TestDesign(t, memo{}, Dir(dir), Families(faults.MultiNode), Properties(faults.NoDup, faults.NoLoss))
 }
 
+// TestHelperFalseDeclaration is run in a child process, where it must fail:
+// keyed declares a failure it does not have.
+func TestHelperFalseDeclaration(t *testing.T) {
+	dir := os.Getenv(helperEnv)
+	if dir == "" {
+		t.Skip("run by TestStrictExpectationsFailsADeclaredFailureThatDoesNotShow")
+	}
+	TestDesign(t, falselyDeclared{}, Dir(dir), Families(faults.Clean), StrictExpectations())
+}
+
+// TestHelperNeverAcks is run in a child process, where it must fail: every
+// run of a design that never answers exhausts its budget.
+func TestHelperNeverAcks(t *testing.T) {
+	dir := os.Getenv(helperEnv)
+	if dir == "" {
+		t.Skip("run by TestTestDesignFailsWhenEveryRunIsUnknown")
+	}
+	TestDesign(t, neverAcks{}, Dir(dir), Families(faults.Clean), Properties(faults.NoDup))
+}
+
+type falselyDeclared struct{ keyed }
+
+func (falselyDeclared) Expected() faults.Expectation {
+	return faults.Expectation{faults.Clean: {faults.NoDup}}
+}
+
+func TestStrictExpectationsFailsADeclaredFailureThatDoesNotShow(t *testing.T) {
+	out, err := runNamedHelper(t, "TestHelperFalseDeclaration", t.TempDir())
+	want := "test-keyed declares that NoDup fails under clean, but no failure showed"
+	if err == nil || !strings.Contains(out, want) || !strings.Contains(out, "--- FAIL: TestHelperFalseDeclaration/family=clean/prop=NoDup") {
+		t.Errorf("want a failing NoDup subtest saying %q (err %v):\n%s", want, err, out)
+	}
+}
+
+func TestTestDesignFailsWhenEveryRunIsUnknown(t *testing.T) {
+	out, err := runNamedHelper(t, "TestHelperNeverAcks", t.TempDir())
+	want := "NoDup is unknown under clean: all"
+	if err == nil || !strings.Contains(out, want) {
+		t.Errorf("want a failure saying %q (err %v):\n%s", want, err, out)
+	}
+}
+
 func runHelper(t *testing.T, dir string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperMemoMultiNode$", "-test.v", "-rapid.nofailfile")
+	return runNamedHelper(t, "TestHelperMemoMultiNode", dir)
+}
+
+func runNamedHelper(t *testing.T, name, dir string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v", "-rapid.nofailfile", "-rapid.checks=20")
 	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
 	out, err := cmd.CombinedOutput()
 	return string(out), err

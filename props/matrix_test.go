@@ -1,0 +1,94 @@
+package props
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/onceproof/onceproof/faults"
+)
+
+var testFamilies = []faults.Family{faults.Clean, faults.Crash, faults.MultiNode, faults.Concurrent}
+
+func TestMatrixIsTheSameWhateverTheParallelism(t *testing.T) {
+	opt := MatrixOptions{Designs: []faults.Design{keyed{}, memo{}}, Families: testFamilies, N: 25, Seed: 7}
+	opt.Parallel = 1
+	one := RunMatrix(opt).Files("results")
+	opt.Parallel = 3
+	three := RunMatrix(opt).Files("results")
+	if diff := cmp.Diff(one, three); diff != "" {
+		t.Errorf("the rendered matrix depends on -parallel (-1 +3):\n%s", diff)
+	}
+}
+
+func TestMatrixJudgesTheTestDesigns(t *testing.T) {
+	m := RunMatrix(MatrixOptions{Designs: []faults.Design{keyed{}, memo{}}, Families: testFamilies, N: 25})
+	got := map[string]string{}
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			got[r.Design+"/"+string(c.Family)] = c.Text()
+		}
+	}
+	want := map[string]string{
+		"test-keyed/clean": "holds", "test-keyed/crash": "holds", "test-keyed/multi-node": "holds", "test-keyed/concurrent": "holds",
+		// memo credits a retry on another node, or after a crash, twice.
+		"test-memo/clean": "holds", "test-memo/crash": "fails: NoDup", "test-memo/multi-node": "fails: NoDup", "test-memo/concurrent": "fails: NoDup",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+	// memo declares NoDup under crash only.
+	var mismatched []string
+	for _, x := range m.Mismatches() {
+		mismatched = append(mismatched, x.String())
+	}
+	wantMis := []string{
+		"test-memo under multi-node: declared to hold, fails NoDup",
+		"test-memo under concurrent: declared to hold, fails NoDup",
+	}
+	if diff := cmp.Diff(wantMis, mismatched); diff != "" {
+		t.Errorf("mismatches (-want +got):\n%s", diff)
+	}
+	md := m.Markdown()
+	for _, s := range []string{
+		"| [test-memo](#test-memo) | holds | [fails: NoDup](counterexamples/test-memo--crash.md) | [fails: NoDup](counterexamples/test-memo--multi-node.md) *unexpected: declared holds* |",
+		"Declared: fails NoDup under crash; holds elsewhere.",
+		"Credits under a grant key; holds everywhere.",
+	} {
+		if !strings.Contains(md, s) {
+			t.Errorf("matrix.md lacks %q:\n%s", s, md)
+		}
+	}
+}
+
+func TestCellMismatch(t *testing.T) {
+	for _, tc := range []struct {
+		c    Cell
+		want bool
+	}{
+		{Cell{Family: faults.Late}, false},
+		{Cell{Family: faults.Late, Failed: []faults.Property{faults.NoDup}}, true},
+		{Cell{Family: faults.Late, Expected: []faults.Property{faults.NoDup}}, true}, // the checker lost its teeth
+		{Cell{Family: faults.Late, Failed: []faults.Property{faults.NoDup}, Expected: []faults.Property{faults.NoDup}}, false},
+		{Cell{Family: faults.Late, Failed: []faults.Property{faults.NoLoss}, Expected: []faults.Property{faults.NoDup}}, true},
+		{Cell{Family: faults.Late, Runs: 10, Unknown: 1}, true}, // unknown is not a pass
+		{Cell{Family: faults.Late, Runs: 10, Unknown: 1, Failed: []faults.Property{faults.NoDup}, Expected: []faults.Property{faults.NoDup}}, false},
+		// A race declared under concurrent may stay hidden in the matrix's
+		// one-at-a-time runs; an undeclared failure may not.
+		{Cell{Family: faults.Concurrent, Expected: []faults.Property{faults.HonestAck}}, false},
+		{Cell{Family: faults.Concurrent, Failed: []faults.Property{faults.NoDup}, Expected: []faults.Property{faults.HonestAck}}, true},
+	} {
+		if got := tc.c.Mismatch(); got != tc.want {
+			t.Errorf("%+v: Mismatch() = %v, want %v", tc.c, got, tc.want)
+		}
+	}
+}
+
+func TestMatrixScheduleRunsConcurrentSchedulesOneAtATime(t *testing.T) {
+	if s := faults.Generate(faults.Concurrent, 3); !s.Concurrent {
+		t.Fatal("faults.Generate(concurrent) is expected to be concurrent")
+	}
+	if s := MatrixSchedule(faults.Concurrent, 3); s.Concurrent {
+		t.Error("MatrixSchedule left a concurrent schedule on real goroutines: the matrix would not regenerate byte for byte")
+	}
+}
