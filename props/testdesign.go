@@ -50,8 +50,9 @@ func Dir(dir string) Option { return func(c *config) { c.dir = dir } }
 // TestDesign); a failure saved under Dir replays first and always shows.
 func StrictExpectations() Option { return func(c *config) { c.strict = true } }
 
-// Run sets the runner's options (default: the zero faults.RunOptions).
-func Run(o faults.RunOptions) Option { return func(c *config) { c.run = o } }
+// RunOptions sets the runner's options for every run (default: the zero
+// faults.RunOptions, i.e. faults.DefaultMaxEvents).
+func RunOptions(o faults.RunOptions) Option { return func(c *config) { c.run = o } }
 
 // ShrinkBudget bounds the schedule-level shrink that follows rapid's (default
 // DefaultShrinkBudget candidate runs).
@@ -201,12 +202,19 @@ func testFamily(t *testing.T, d faults.Design, f faults.Family, c config, declar
 			// the clock or randomness) gets here: keep the failing run.
 			s, r = last.sched, last.report
 		}
-		fd := &finding{sched: s, report: r, rapid: rec.repro}
-		fd.file = filepath.Join(dir, fmt.Sprintf("%s-%s.sched", f, p))
-		if err := saveSched(fd.file, SchedFile{Design: d.Name(), Fails: r.Failed(), Schedule: s}); err != nil {
-			t.Errorf("saving the counterexample: %v", err)
+		// The schedule is a counterexample for every property it fails
+		// that has none yet: the next round need not search for those.
+		for _, q := range r.Failed() {
+			if found[q] != nil || (q != p && !slices.Contains(c.props, q)) {
+				continue
+			}
+			fd := &finding{sched: s, report: r, rapid: rec.repro}
+			fd.file = filepath.Join(dir, fmt.Sprintf("%s-%s.sched", f, q))
+			if err := saveSched(fd.file, SchedFile{Design: d.Name(), Fails: r.Failed(), Schedule: s}); err != nil {
+				t.Errorf("saving the counterexample: %v", err)
+			}
+			found[q] = fd
 		}
-		found[p] = fd
 	}
 
 	// 3. One subtest per property.
