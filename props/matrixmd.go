@@ -150,7 +150,7 @@ func (cx Counterexample) Markdown(file string) string {
 	b.WriteString("## What goes wrong\n\n")
 	for _, v := range cx.Report {
 		for _, a := range v.Anomalies {
-			fmt.Fprintf(&b, "- **%s** at %v: %s (events %s).\n", a.Property, a.At, a.Explain, joinInts(a.Events))
+			fmt.Fprintf(&b, "- **%s** at %v: %s (%s).\n", a.Property, a.At, a.Explain, a.where())
 		}
 	}
 	b.WriteString("\n## Timeline\n\n```text\n")

@@ -9,12 +9,12 @@ import (
 // Checker judges one property on a history.
 type Checker func(h faults.History) Verdict
 
-// Checkers maps every property to its checker. The safety properties (all but
+// checkers maps every property to its checker. The safety properties (all but
 // NoLoss) are judged on whatever prefix a budget-exhausted run produced: a
 // violation in a prefix is a violation of the whole run, so it fails; a clean
 // prefix proves nothing, so it is Unknown. NoLoss speaks about the drained
 // end state, so an exhausted run is always Unknown for it.
-var Checkers = map[faults.Property]Checker{
+var checkers = map[faults.Property]Checker{
 	faults.NoDup:        CheckNoDup,
 	faults.NoLoss:       CheckNoLoss,
 	faults.NoCrossRoom:  CheckNoCrossRoom,
@@ -26,7 +26,7 @@ var Checkers = map[faults.Property]Checker{
 // Check judges property p on h. An unknown property panics: the names are
 // constants of package faults, so that is a programming error.
 func Check(p faults.Property, h faults.History) Verdict {
-	c, ok := Checkers[p]
+	c, ok := checkers[p]
 	if !ok {
 		panic(fmt.Sprintf("props.Check: unknown property %q", p))
 	}
@@ -76,7 +76,7 @@ func CheckNoDup(h faults.History) Verdict {
 		if len(evs) < 2 {
 			continue
 		}
-		a := anomaly(faults.NoDup, id, evs)
+		a := anomaly(h, faults.NoDup, id, evs)
 		a.Explain = fmt.Sprintf("%s was credited %d times (%s)", describe(h, id), len(evs), grantList(evs))
 		as = append(as, a)
 	}
@@ -129,7 +129,7 @@ func CheckNoLoss(h faults.History) Verdict {
 			}
 		}
 		sortEvents(all)
-		a := anomaly(faults.NoLoss, id, all)
+		a := anomaly(h, faults.NoLoss, id, all)
 		a.Explain = fmt.Sprintf("%s arrived %d time(s) but was never credited%s", describe(h, id), len(evs), how)
 		as = append(as, a)
 	}
@@ -151,7 +151,7 @@ func CheckNoCrossRoom(h faults.History) Verdict {
 		if e.Room == want {
 			continue
 		}
-		a := anomaly(faults.NoCrossRoom, e.Settlement, []faults.Event{e})
+		a := anomaly(h, faults.NoCrossRoom, e.Settlement, []faults.Event{e})
 		a.Explain = fmt.Sprintf("%s was credited to room %d", describe(h, e.Settlement), e.Room)
 		as = append(as, a)
 	}
@@ -174,7 +174,7 @@ func CheckNoBlocking(h faults.History) Verdict {
 			if !ok || e.Ack != faults.AckHeld {
 				continue
 			}
-			a := anomaly(faults.NoBlocking, e.Settlement, []faults.Event{arr, e})
+			a := anomaly(h, faults.NoBlocking, e.Settlement, []faults.Event{arr, e})
 			a.Explain = fmt.Sprintf("the first arrival of %s was held back instead of credited", describe(h, e.Settlement))
 			as = append(as, a)
 		}
@@ -190,7 +190,7 @@ func CheckBoundedState(h faults.History) Verdict {
 		if e.Kind != faults.EvState || e.Size <= e.Bound {
 			continue
 		}
-		a := anomaly(faults.BoundedState, -1, []faults.Event{e})
+		a := anomaly(h, faults.BoundedState, -1, []faults.Event{e})
 		a.Explain = fmt.Sprintf("node %d keeps %d entries, over its declared bound of %d", e.Node, e.Size, e.Bound)
 		as = append(as, a)
 	}
@@ -212,7 +212,7 @@ func CheckHonestAck(h faults.History) Verdict {
 			if credited[e.Settlement] {
 				continue
 			}
-			a := anomaly(faults.HonestAck, e.Settlement, []faults.Event{e})
+			a := anomaly(h, faults.HonestAck, e.Settlement, []faults.Event{e})
 			a.Explain = fmt.Sprintf("attempt %d of %s was acked %q before any credit of it was in the ledger", e.Attempt, describe(h, e.Settlement), e.Ack)
 			as = append(as, a)
 		}
@@ -220,7 +220,7 @@ func CheckHonestAck(h faults.History) Verdict {
 	return safety(faults.HonestAck, h, as)
 }
 
-func anomaly(p faults.Property, id int, evs []faults.Event) Anomaly {
+func anomaly(h faults.History, p faults.Property, id int, evs []faults.Event) Anomaly {
 	a := Anomaly{Property: p, Settlement: id}
 	seenA, seenN := map[int]bool{}, map[int]bool{}
 	for _, e := range evs {
@@ -234,6 +234,13 @@ func anomaly(p faults.Property, id int, evs []faults.Event) Anomaly {
 			a.Nodes = append(a.Nodes, e.Node)
 		}
 		a.At = e.At
+	}
+	// The planned deliveries behind the attempts involved (a retry the
+	// sender added has none).
+	for _, e := range h.Events {
+		if e.Kind == faults.EvArrive && e.Delivery >= 0 && seenA[e.Attempt] && e.Attempt >= 0 {
+			a.Deliveries = append(a.Deliveries, e.Delivery)
+		}
 	}
 	return a
 }

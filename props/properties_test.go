@@ -25,8 +25,14 @@ func (b *hb) add(e faults.Event) *hb {
 	return b
 }
 
+// arrive records an arrival; a first arrival is planned delivery number s,
+// a later one a retry the sender added (Delivery -1).
 func (b *hb) arrive(att, node, s int, first bool) *hb {
-	return b.add(faults.Event{Kind: faults.EvArrive, Attempt: att, Node: node, Settlement: s, First: first})
+	d := -1
+	if first {
+		d = s
+	}
+	return b.add(faults.Event{Kind: faults.EvArrive, Attempt: att, Node: node, Settlement: s, First: first, Delivery: d})
 }
 
 func (b *hb) credit(att, node, s int, room uint32, grant string, applied bool) *hb {
@@ -78,7 +84,7 @@ func TestNoDupFailsOnASecondAppliedCredit(t *testing.T) {
 	b := clean().arrive(3, 1, 1, false).credit(3, 1, 1, 8, "", true).ack(3, 1, 1, faults.AckCredited)
 	got := CheckNoDup(b.h)
 	want := Verdict{Property: faults.NoDup, Outcome: Fails, Anomalies: []Anomaly{{
-		Property: faults.NoDup, Settlement: 1, Events: []int{7, 11}, Attempts: []int{2, 3}, Nodes: []int{0, 1},
+		Property: faults.NoDup, Settlement: 1, Events: []int{7, 11}, Attempts: []int{2, 3}, Deliveries: []int{1}, Nodes: []int{0, 1},
 		At:      1100 * time.Millisecond,
 		Explain: "s1 (player 1, room 8, round 1, match 2, final, net -3) was credited 2 times (attempt 2 on node 0 at 700ms, grant g1, attempt 3 on node 1 at 1.1s, unkeyed)",
 	}}}

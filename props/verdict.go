@@ -42,13 +42,23 @@ type Anomaly struct {
 	Settlement int           // the settlement's ID, -1 if none
 	Events     []int         // Seq of the events involved, in history order
 	Attempts   []int         // the attempts (Node.Deliver calls) involved; -1 for recovery
+	Deliveries []int         // the planned deliveries (Schedule.Deliveries indices) behind those attempts
 	Nodes      []int         // the nodes involved
 	At         time.Duration // virtual time of the event that completes the violation
 	Explain    string
 }
 
 func (a Anomaly) String() string {
-	return fmt.Sprintf("%s at %v: %s (events %s)", a.Property, a.At, a.Explain, joinInts(a.Events))
+	return fmt.Sprintf("%s at %v: %s (%s)", a.Property, a.At, a.Explain, a.where())
+}
+
+// where lists the events and the planned deliveries an anomaly involves.
+func (a Anomaly) where() string {
+	s := "events " + joinInts(a.Events)
+	if len(a.Deliveries) > 0 {
+		s += "; planned deliveries " + joinInts(a.Deliveries)
+	}
+	return s
 }
 
 // Verdict is one property's judgement of one history.
