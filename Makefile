@@ -20,7 +20,7 @@ test: vet ## vet, then every test with the race detector
 # shared cores: a fixed iteration count keeps the slow caches (1-3 us/op) from
 # running for a second each at live=1048576; 6 runs is the fewest for which
 # benchmath gives a 95% interval of a median.
-BENCHTIME ?= 200000x
+BENCHTIME ?= 150000x
 BENCHCOUNT ?= 6
 
 bench: SHELL := /bin/bash

@@ -46,6 +46,13 @@ type fixture struct {
 
 var pending *fixture
 
+// streamIDs hands out stream ids for parallel streams: a reused fixture has
+// seen the keys of the previous run's streams, so every run's streams need
+// ids (and so keys) of their own. 0 is the warm-up stream's.
+var streamIDs atomic.Uint64
+
+func newStreamID() uint64 { return 1 + streamIDs.Add(1)%(1<<16-1) }
+
 // getFixture returns the fixture the b.N = 1 run of this benchmark left, or
 // builds a new one (closing any other left over).
 func getFixture(b *testing.B, im Impl, live int) *fixture {
@@ -128,7 +135,7 @@ func BenchmarkWindowPutParallel(b *testing.B) {
 				// live/2 keys each); each goroutine takes one.
 				streams := make([]*Stream, p)
 				for i := range streams {
-					streams[i] = NewStream(uint64(i+1), live, Step*time.Duration(p))
+					streams[i] = NewStream(newStreamID(), live, Step*time.Duration(p))
 					streams[i].SetNow(s0.Now())
 				}
 				var next, clock atomic.Int64

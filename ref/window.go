@@ -23,7 +23,7 @@ import (
 // Callers may pass a now that goes slightly backwards (clock reads racing to
 // a shard's lock): visibility is always decided by comparing that now with the
 // entry's stored expiry, and an entry is reclaimed only once it has been
-// expired for a grace period (see windowGrace), so a caller up to that much
+// expired for a grace period (see windowGraceDiv), so a caller up to that much
 // behind still sees every entry that is live at its now.
 //
 // # Layout
@@ -62,8 +62,9 @@ const windowSlots = 8
 //     estimate is an upper bound, at most 1/(windowSlices-1) = 3.2% high at a
 //     steady rate, so in steady state the true load sits in [0.79, 0.92]:
 //     26.1..30.4 B per held entry, 26.5..30.9 B per live entry with the grace
-//     period's 1/64, under the 32 B budget with the shard headers (~2 KB per
-//     window of 16 shards) on top. 0.92 is far below the (2,8)-cuckoo limit
+//     period's 1/64, under the 32 B budget. The shard headers (256 B each,
+//     4 KB for 16 shards) come on top: 4 B per entry at 1024 live entries,
+//     0.03 B at 131072. 0.92 is far below the (2,8)-cuckoo limit
 //     of 0.99, where kick walks get long.
 //   - windowShrinkLoad 0.30: below it the shard is rebuilt at the target load,
 //     so a table sized for a past peak is given back once the rate drops (the
@@ -88,7 +89,7 @@ const (
 // recomputed (one division) only when a slice ends.
 const windowSlices = 32
 
-// windowMaxKicks bounds a cuckoo kick walk. At load <= 0.9625 with (2,8)
+// windowMaxKicks bounds a cuckoo kick walk. At load <= 0.92 with (2,8)
 // buckets a walk ends in one or two kicks on average; 128 consecutive full
 // buckets is a sign the table is too full (or unlucky), and the shard is
 // rebuilt one size larger instead of walking on.
@@ -128,7 +129,9 @@ type windowShardState struct {
 	est      int   // sum of counts
 	sliceEnd int64 // end (exclusive, UnixNano) of the current slice
 	cur      int   // index in counts of the current slice
-	counts   [windowSlices]int32
+	// int32: a count is the inserts of one slice; 2^31 of them would mean a
+	// live set of 31*2^31 entries in one shard, terabytes of table.
+	counts [windowSlices]int32
 
 	// Key 0 is a normal key, but 0 marks an empty slot, so key 0 has its own
 	// slot here.
@@ -145,7 +148,9 @@ type windowShard struct {
 }
 
 // NewWindow returns a window whose entries live for ttl, spread over shards
-// locks (rounded up to a power of two). It panics if ttl <= 0 or shards < 1.
+// locks (rounded up to a power of two). It panics if ttl <= 0 or shards < 1
+// (or shards > 65536). Tables are allocated on each shard's first put and
+// follow the live set from there.
 func NewWindow(ttl time.Duration, shards int) *Window {
 	if ttl <= 0 {
 		panic(fmt.Sprintf("ref.NewWindow: ttl must be > 0, got %v", ttl))
