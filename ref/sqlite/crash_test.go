@@ -17,8 +17,9 @@ import (
 // The kill -9 tests: storetest.RunCrash re-runs this binary as a child that
 // settles against a SQLite file and is killed with SIGKILL at each fault
 // point and at seeded random moments; then the test recovers from the file
-// and checks the ledger exactly-once. Both sink forms run: Store.Sink (the
-// record turns Delivered with the credit) and OpenSink (Commit does it).
+// and checks the ledger exactly-once. Both sink forms run, Store.Sink (the
+// record turns Delivered with the credit) and OpenSink (Commit does it), and
+// the batched store (Options.Batch) with Store.Sink.
 
 func TestMain(m *testing.M) {
 	storetest.CrashChild(crashTargets) // returns unless this process is a crash child
@@ -30,8 +31,9 @@ func TestMain(m *testing.M) {
 func TestCrashKillNine(t *testing.T) { storetest.RunCrash(t, crashTargets) }
 
 var crashTargets = map[string]storetest.CrashTarget{
-	"store-sink": crashTarget(true),
-	"open-sink":  crashTarget(false),
+	"store-sink":       crashTarget(true, false),
+	"open-sink":        crashTarget(false, false),
+	"store-sink-batch": crashTarget(true, true),
 }
 
 // crashAudit holds the parent's read-only handle on each run's file: the
@@ -51,7 +53,7 @@ func crashEffect(ctx context.Context, tx *sql.Tx, key ref.Key, payload []byte) e
 
 const crashEffectsTable = `CREATE TABLE IF NOT EXISTS crash_effects (key BLOB PRIMARY KEY, n INTEGER NOT NULL)`
 
-func crashTarget(storeSink bool) storetest.CrashTarget {
+func crashTarget(storeSink, batch bool) storetest.CrashTarget {
 	return storetest.CrashTarget{
 		NewData: func(t *testing.T) string {
 			path := filepath.Join(t.TempDir(), "crash.db")
@@ -64,7 +66,7 @@ func crashTarget(storeSink bool) storetest.CrashTarget {
 			return path
 		},
 		Open: func(path string) (ref.PendingStore, ref.Sink, func() error, error) {
-			s, err := Open(path)
+			s, err := OpenWith(path, Options{Batch: batch})
 			if err != nil {
 				return nil, nil, nil, err
 			}

@@ -207,6 +207,9 @@ func TestOpenRejectsBadInput(t *testing.T) {
 			t.Errorf("Open(%q) = %v, want ErrBadPath", p, err)
 		}
 	}
+	if _, err := OpenWith(filepath.Join(t.TempDir(), "o.db"), Options{Batch: true, MaxBatch: -1}); !errors.Is(err, ErrBadOptions) {
+		t.Errorf("OpenWith(MaxBatch: -1) = %v, want ErrBadOptions", err)
+	}
 	s := openStore(t, filepath.Join(t.TempDir(), "r.db"))
 	_, _, err := s.Begin(t.Context(), ref.Claim{Key: ref.KeyOf(1, 1), LeaseUntil: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)})
 	if !errors.Is(err, ErrLeaseRange) {
