@@ -24,8 +24,9 @@
 //     time means "expired at once". Other times outside 1678..2262 are
 //     refused with ErrLeaseRange rather than silently wrapped.
 //   - Errors: ref.ErrNotFound, ref.ErrClosed (wrapped), ErrLeaseRange,
-//     ErrBadState, ErrBadPath; a cancelled context returns an error wrapping
-//     ctx.Err(). Any other error is "outcome unknown" in ref's sense.
+//     ErrBadState, ErrBadPath, ErrBadOptions; a cancelled context returns
+//     an error wrapping ctx.Err(). Any other error is "outcome unknown" in
+//     ref's sense.
 //   - Several Stores (processes, nodes) may open one file: SQLite's file
 //     locks serialise writers, each waiting up to busyTimeout.
 //   - Options.Batch (OpenWith) runs the concurrent Begins (and Commits) of
