@@ -5,10 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/onceproof/onceproof/ref"
 	"github.com/onceproof/onceproof/ref/storetest"
@@ -22,7 +27,9 @@ import (
 // the batched store (Options.Batch) with Store.Sink.
 
 func TestMain(m *testing.M) {
-	storetest.CrashChild(crashTargets) // returns unless this process is a crash child
+	all := maps.Clone(crashTargets)
+	maps.Copy(all, crashMutants)
+	storetest.CrashChild(all) // returns unless this process is a crash child
 	os.Exit(m.Run())
 }
 
@@ -122,4 +129,92 @@ func crashAuditOf(t *testing.T, path string) *Store {
 		t.Fatalf("no audit handle for %s (NewData did not run in this process)", path)
 	}
 	return a.(*Store)
+}
+
+// crashMutants break exactly-once in one way each; TestCrashKitCatchesMutants
+// requires RunCrash to fail on every one, so the kill -9 test cannot pass
+// by checking nothing.
+var crashMutants = map[string]storetest.CrashTarget{
+	// The credit runs in its own transaction on every delivery, outside
+	// the grant key's: a redelivery after the kill credits twice.
+	"mutant-sink-not-idempotent": mutateTarget(crashTarget(false, false), func(s ref.PendingStore, k ref.Sink) (ref.PendingStore, ref.Sink) {
+		return s, &doubleCreditSink{Sink: k, db: s.(*Store).DB()}
+	}),
+	// Recover finds nothing: a claim whose owner died stays Granted until
+	// the sender retries, and Recover's count shows it.
+	"mutant-pending-empty": mutateTarget(crashTarget(false, false), func(s ref.PendingStore, k ref.Sink) (ref.PendingStore, ref.Sink) {
+		return emptyPending{s}, k
+	}),
+}
+
+func mutateTarget(tg storetest.CrashTarget, mutate func(ref.PendingStore, ref.Sink) (ref.PendingStore, ref.Sink)) storetest.CrashTarget {
+	open := tg.Open
+	tg.Open = func(path string) (ref.PendingStore, ref.Sink, func() error, error) {
+		s, k, closeFn, err := open(path)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		s, k = mutate(s, k)
+		return s, k, closeFn, nil
+	}
+	return tg
+}
+
+type doubleCreditSink struct {
+	ref.Sink
+	db *sql.DB
+}
+
+func (d *doubleCreditSink) Deliver(ctx context.Context, key ref.Key, payload []byte) error {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := crashEffect(ctx, tx, key, payload); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	return d.Sink.Deliver(ctx, key, payload)
+}
+
+type emptyPending struct{ ref.PendingStore }
+
+func (emptyPending) Pending(context.Context, time.Time, int) ([]ref.Record, error) { return nil, nil }
+
+const envCrashMutant = "ONCEPROOF_SQLITE_CRASH_MUTANT"
+
+// TestCrashKitCatchesMutants runs RunCrash on each mutant in a child test
+// process (a failing subtest cannot be observed from inside its own run)
+// and requires it to fail.
+func TestCrashKitCatchesMutants(t *testing.T) {
+	if os.Getenv(envCrashMutant) != "" {
+		t.Skip("child of TestCrashKitCatchesMutants: see TestCrashMutantChild")
+	}
+	for _, name := range slices.Sorted(maps.Keys(crashMutants)) {
+		t.Run(name, func(t *testing.T) {
+			// The fault points catch both mutants; the random runs would
+			// only add seconds.
+			run := "^TestCrashMutantChild$/^target=" + name + "$/^point="
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run="+run, "-test.v", "-test.count=1")
+			cmd.Env = append(os.Environ(), envCrashMutant+"="+name)
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "--- FAIL: TestCrashMutantChild/target="+name) {
+				t.Fatalf("RunCrash passed on %s: the kill -9 test lost its teeth.\nreproduce: %s=%s go test -count=1 -v -run '%s' ./ref/sqlite\nchild output:\n%s",
+					name, envCrashMutant, name, run, out)
+			}
+		})
+	}
+}
+
+// TestCrashMutantChild runs RunCrash on the mutant the environment names;
+// it only runs as TestCrashKitCatchesMutants' child, where it must fail.
+func TestCrashMutantChild(t *testing.T) {
+	name := os.Getenv(envCrashMutant)
+	if name == "" {
+		t.Skip("runs only as the child of TestCrashKitCatchesMutants")
+	}
+	storetest.RunCrash(t, map[string]storetest.CrashTarget{name: crashMutants[name]})
 }
