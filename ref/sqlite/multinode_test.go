@@ -16,7 +16,8 @@ import (
 // and its own handles (as four processes would have), share one SQLite
 // file. Every request is sent four times, the copies routed to seeded random
 // nodes and racing on 32 goroutines; half the nodes use the atomic sink and
-// half the separate one. Every request must be credited exactly once.
+// half the separate one, half batch their claims. Every request must be
+// credited exactly once.
 func TestManyNodesShareOneFile(t *testing.T) {
 	const (
 		nodes      = 4
@@ -29,7 +30,13 @@ func TestManyNodesShareOneFile(t *testing.T) {
 	settlers := make([]*ref.Settler, nodes)
 	var audit *Store
 	for i := range settlers {
-		s := openStore(t, path)
+		// Nodes 2 and 3 batch their claims: batched and unbatched nodes
+		// must agree on one file.
+		s, err := OpenWith(path, Options{Batch: i >= 2})
+		if err != nil {
+			t.Fatalf("OpenWith: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
 		audit = s
 		credit := creditEffect(t, s.DB())
 		sink := s.Sink(credit)
