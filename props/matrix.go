@@ -287,9 +287,19 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 	if len(fails) == 0 {
 		return c
 	}
+	// shows: r fails every target property and nothing the cell's
+	// generated schedules never failed. The second half keeps the shrinker
+	// inside the family's world: dropping a settlement can, say, open a
+	// gap in a player's sequence numbers that no sender would make, and a
+	// counterexample must not rest on that.
 	shows := func(r Report, target []faults.Property) bool {
 		for _, p := range target {
 			if r.Outcome(p) != Fails {
+				return false
+			}
+		}
+		for _, p := range r.Failed() {
+			if !union[p] {
 				return false
 			}
 		}

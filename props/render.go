@@ -17,9 +17,19 @@ func Timeline(h faults.History, r Report) string {
 	s := h.Schedule
 	fmt.Fprintf(&b, "design %s, family %s, %d node(s)\n", h.Design, s.Family, s.Nodes)
 	b.WriteString("settlements:\n")
+	planned := map[int]bool{}
+	for _, d := range s.Deliveries {
+		planned[d.Settlement] = true
+	}
 	for _, st := range s.Settlements {
-		fmt.Fprintf(&b, "  s%-3d player %d  room %d  round %d  match %d  %-7v  final %-5v  net %+d  seq %d\n",
-			st.ID, st.Player, st.Room, st.Round, st.Match, st.Kind, st.Final, st.Net, st.Seq)
+		note := ""
+		if !planned[st.ID] {
+			// Kept so the world stays whole (its round and seq place the
+			// others); the schedule never delivers it.
+			note = "  (not delivered in this schedule)"
+		}
+		fmt.Fprintf(&b, "  s%-3d player %d  room %d  round %d  match %d  %-7v  final %-5v  net %+d  seq %d%s\n",
+			st.ID, st.Player, st.Room, st.Round, st.Match, st.Kind, st.Final, st.Net, st.Seq, note)
 	}
 	b.WriteString("events:\n")
 	notes := anomaliesByEvent(r)

@@ -24,6 +24,11 @@ const DefaultShrinkBudget = 4000
 // to the first delivery. It stops at a fixpoint or after budget candidates
 // (DefaultShrinkBudget if budget <= 0).
 //
+// When s is a world that can happen (faults.CheckWorld), so is every
+// candidate Shrink adopts: dropped settlements are renumbered with
+// faults.Renumber and a candidate CheckWorld rejects is skipped, so a
+// counterexample never rests on a world no sender and no game produce.
+//
 // Shrink is deterministic: it reads no clock and no randomness, so the same
 // schedule and a deterministic fails give the same result every time, which
 // is what lets `onceproof matrix` commit its counterexamples. It works on the
@@ -33,7 +38,7 @@ func Shrink(s faults.Schedule, fails func(faults.Schedule) bool, budget int) fau
 	if budget <= 0 {
 		budget = DefaultShrinkBudget
 	}
-	k := &shrinker{best: clone(s), fails: fails, budget: budget}
+	k := &shrinker{best: clone(s), fails: fails, budget: budget, world: faults.CheckWorld(s) == nil}
 	for k.budget > 0 {
 		changed := false
 		changed = k.chunks(len(k.best.Settlements), dropSettlements) || changed
@@ -56,11 +61,12 @@ type shrinker struct {
 	best   faults.Schedule
 	fails  func(faults.Schedule) bool
 	budget int
+	world  bool // the original is a world that can happen: keep every candidate one
 }
 
 // try adopts c if it differs from the best so far, is valid, and still fails.
 func (k *shrinker) try(c faults.Schedule, ok bool) bool {
-	if !ok || k.budget <= 0 || !valid(c) {
+	if !ok || k.budget <= 0 || !valid(c) || (k.world && faults.CheckWorld(c) != nil) {
 		return false
 	}
 	k.budget--
@@ -167,7 +173,10 @@ func dropSettlements(s faults.Schedule, i, j int) (faults.Schedule, bool) {
 		}
 	}
 	c.Deliveries = ds
-	return c, len(c.Settlements) > 0
+	// What is left is renumbered (rounds, sequence numbers) so the world
+	// stays one that can happen: no player starting at seq 8, no gap a
+	// sequence design would wait on (faults' world rules 4 and 5).
+	return faults.Renumber(c), len(c.Settlements) > 0
 }
 
 func dropDeliveries(s faults.Schedule, i, j int) (faults.Schedule, bool) {
@@ -209,10 +218,11 @@ func dropFaults(s faults.Schedule, i, j int) (faults.Schedule, bool) {
 	return c, true
 }
 
-// canonical renumbers players, rooms, matches, rounds and sequence numbers to
-// 1, 2, 3, ... in the order of their values: equal values stay equal (a
-// collision is often the whole counterexample) and order is kept (sequence
-// designs compare them). Net amounts are left alone: their sign matters.
+// canonical renumbers players, rooms and matches to 1, 2, 3, ... in the
+// order of their values (equal values stay equal: a collision is often the
+// whole counterexample; order is kept), then recomputes rounds and sequence
+// numbers from what is left (faults.Renumber). Net amounts are left alone:
+// their sign matters.
 func canonical(s faults.Schedule) (faults.Schedule, bool) {
 	c := clone(s)
 	rank32 := func(get func(*faults.Settlement) *uint32) {
@@ -228,24 +238,19 @@ func canonical(s faults.Schedule) (faults.Schedule, bool) {
 			*p = uint32(r + 1)
 		}
 	}
-	rank64 := func(get func(*faults.Settlement) *uint64) {
-		var vs []uint64
-		for i := range c.Settlements {
-			vs = append(vs, *get(&c.Settlements[i]))
-		}
-		slices.Sort(vs)
-		vs = slices.Compact(vs)
-		for i := range c.Settlements {
-			p := get(&c.Settlements[i])
-			r, _ := slices.BinarySearch(vs, *p)
-			*p = uint64(r + 1)
-		}
-	}
 	rank32(func(x *faults.Settlement) *uint32 { return &x.Player })
 	rank32(func(x *faults.Settlement) *uint32 { return &x.Room })
-	rank32(func(x *faults.Settlement) *uint32 { return &x.Round })
-	rank64(func(x *faults.Settlement) *uint64 { return &x.Match })
-	rank64(func(x *faults.Settlement) *uint64 { return &x.Seq })
+	var ms []uint64
+	for _, st := range c.Settlements {
+		ms = append(ms, st.Match)
+	}
+	slices.Sort(ms)
+	ms = slices.Compact(ms)
+	for i := range c.Settlements {
+		r, _ := slices.BinarySearch(ms, c.Settlements[i].Match)
+		c.Settlements[i].Match = uint64(r + 1)
+	}
+	c = faults.Renumber(c)
 	return c, !slices.Equal(c.Settlements, s.Settlements)
 }
 
