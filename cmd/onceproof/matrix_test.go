@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -48,7 +49,11 @@ func defaultMatrix(t *testing.T) props.Matrix {
 		}
 		dir := t.TempDir()
 		js := filepath.Join(dir, "matrix.json")
-		cmd := exec.Command("go", "run", ".", "matrix", "-out", dir, "-json", js)
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		cmd := exec.Command(goTool, "run", ".", "matrix", "-out", dir, "-json", js)
 		out, err := cmd.CombinedOutput()
 		if _, statErr := os.Stat(js); statErr != nil {
 			matrixErr = fmt.Errorf("go run . matrix: %v\n%s", err, out)
