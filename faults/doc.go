@@ -41,6 +41,20 @@
 // sender is at-least-once (see Run): a crash or an error never silently
 // removes a settlement from the world.
 //
+// # The world a schedule describes
+//
+// Validate says a schedule is well formed (Run needs no more); CheckWorld
+// says it is a world that can happen: per player, one room and round per
+// match, rounds counting up within a room and restarting at 1 in the next
+// (rooms are re-entered), one settlement per kind per match, the final flag
+// true for finals and false for instants, seq 1, 2, 3, ... in match order,
+// and the family rules (seq restarts only in sequence-rewind; a room is
+// re-entered within MinReturnGap matches only in room-return). Every
+// generator satisfies it. Parse does not require it, so a hand-edited file
+// still replays; a failure on a schedule CheckWorld rejects may be a failure
+// of the schedule, not of the design. A shrinker must keep it (CheckWorld
+// says how: drop, Renumber, then CheckWorld).
+//
 // # Reading a History
 //
 // Events are in the order they happened. Every attempt starts with EvArrive

@@ -24,12 +24,18 @@ const (
 	Concurrent     Family = "concurrent"      // many identical deliveries at once, real goroutines
 	SequenceRewind Family = "sequence-rewind" // the sender's counter restarts
 	ThirdKind      Family = "third-kind"      // the business adds a third settlement per match
+	// RoomReturn: a player returns to a room within two matches, its round
+	// restarting: the (room, round) of the new match equals one still in a
+	// four-signature window. Every other family keeps returns MinReturnGap
+	// matches apart, so this is the only column where that collision happens.
+	RoomReturn Family = "room-return"
 )
 
 // Families lists every family in matrix column order.
 var Families = []Family{
 	Clean, Duplicate, Late, DeepReplay, Interleave, WindowExpiry, Crash,
 	StoreError, TimeoutSuccess, MultiNode, Concurrent, SequenceRewind, ThirdKind,
+	RoomReturn,
 }
 
 // Property names a property props checks. The names live here so designs in

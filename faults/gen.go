@@ -39,10 +39,17 @@ var (
 	// shrinks to, so a shrunk counterexample has all nets equal: the most
 	// collisions, the fewest distinguishing details.
 	genNets = []int64{10, -10, 20}
-	// genRooms is 3: two rooms to move between plus one so that a move is
-	// not always a return; returns are drawn explicitly (see genSchedule).
-	genRooms = 3
 )
+
+// roomsFor is how many rooms a player of a family with return gap g moves
+// between: g+1, and at least 3. A move may not go to the current room nor to
+// a room played within the last g matches (MinReturnGap), and those g
+// matches used at most g rooms: with g+1 rooms one is always open, which the
+// late family needs (every next match in another room). At least 3 so that
+// with g = 1 (room-return) a move is not always a return. With g = 2 and 3
+// rooms, a player who moves every match cycles A, B, C, A: the return to A
+// comes exactly 2 matches after leaving it.
+func roomsFor(g int) int { return max(3, g+1) }
 
 // preset is what a family switches on. Families combine by OR.
 type preset struct {
@@ -63,6 +70,9 @@ type preset struct {
 	concurrent  bool // identical deliveries at the same At on 2..3 nodes
 	rewind      bool // the sender's seq restarts once per player
 	nodeFailure bool // multi-node: FailBefore at effect 0 so retries move node
+	roomReturn  bool // room-return: one forced return within two matches, colliding net
+	returnGap   int  // MinReturnGap of the family
+	rooms       int  // roomsFor(returnGap)
 }
 
 // presetOf returns the preset of a family, or of a Join of families. Each
@@ -80,8 +90,14 @@ func presetOf(f Family) preset {
 			// Every settlement once, in order: the baseline every design
 			// must hold; a failure here is a plain bug.
 		case Duplicate:
-			// 1..6 extra copies 0..2 ticks after the first arrival: inside
-			// RetryAfter and WindowTTL, the window's fast path.
+			// 1..6 extra copies, 0..2 ticks after the first arrival (inside
+			// RetryAfter and WindowTTL, the window's fast path) or 1 tick
+			// after the player's match k+2 starts, for a settlement of match
+			// k: the latest a copy can come that a four-signature window of
+			// 2 matches still promises to catch (its 3 newer settlements of
+			// k and k+1 evict it from a FIFO of 3; a window cleared when full
+			// has forgotten it), still inside WindowTTL (2 matches - 1 tick
+			// after the earliest arrival, 2 ticks into match k).
 			p.duplicate = true
 		case Late:
 			// 1..4 times, a match's instant or final arrives 0..1.5 ticks
@@ -146,10 +162,21 @@ func presetOf(f Family) preset {
 			// Three settlements per match (instant, final, third): 6 per two
 			// adjacent matches, more than a window of 4 holds.
 			p.third = true
+		case RoomReturn:
+			// One player returns, once, to the room of the match before
+			// the previous one (k-2 -> k-1 elsewhere -> k), both entries at
+			// round 1 and the returning match's instant paying what k-2's
+			// paid: its signature is still in a four-signature window. 3..5
+			// matches so the pattern fits. Other moves may return right
+			// away too (MinReturnGap is 1 here).
+			p.roomReturn = true
+			p.minMatches = 3
 		default:
 			panic(fmt.Sprintf("faults: %v", f.Check()))
 		}
 	}
+	p.returnGap = MinReturnGap(f)
+	p.rooms = roomsFor(p.returnGap)
 	if p.concurrent && (p.crash || p.storeError || p.timeout || p.nodeFailure) {
 		panic(fmt.Sprintf("faults: family %q joins concurrent with faults; a concurrent schedule has none", f))
 	}
@@ -210,6 +237,10 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 
 	var all []pending
 	players := rapid.IntRange(1, p.maxPlayers).Draw(t, "players")
+	returnPlayer := -1 // room-return: the player who makes the forced return
+	if p.roomReturn {
+		returnPlayer = rapid.IntRange(0, players-1).Draw(t, "return-player")
+	}
 	for pl := range players {
 		matches := rapid.IntRange(p.minMatches, p.maxMatches).Draw(t, "matches")
 		offset := time.Duration(rapid.IntRange(0, 7).Draw(t, "offset")) * tick
@@ -217,41 +248,66 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 		if p.rewind {
 			rewindAt = rapid.IntRange(1, matches-1).Draw(t, "rewind-at")
 		}
-		var room, prevRoom, round uint32
+		returnAt := -1 // the match that returns to the room of returnAt-2
+		if pl == returnPlayer {
+			returnAt = rapid.IntRange(2, matches-1).Draw(t, "return-at")
+		}
+		roomOf := make([]uint32, 0, matches)
+		instantNets := make([]int64, 0, matches)
+		// moveTo draws the room of match k among those a move may enter:
+		// not the current one, none played within the last returnGap
+		// matches (roomsFor guarantees one is open).
+		moveTo := func(k int) uint32 {
+			var open []uint32
+			for r := uint32(1); r <= uint32(p.rooms); r++ {
+				ok := r != roomOf[k-1]
+				for j := k - 1; ok && j >= 0 && j >= k-p.returnGap; j-- {
+					ok = roomOf[j] != r
+				}
+				if ok {
+					open = append(open, r)
+				}
+			}
+			return open[rapid.IntRange(0, len(open)-1).Draw(t, "move-to")]
+		}
+		var room, round uint32
 		var seq uint64
 		for k := range matches {
-			// After the first match: 0 stay (rapid shrinks toward it), 1
-			// re-enter the room played before this one (a return), 2 another
-			// room. late forces 1 or 2. Returning is drawn on purpose: it is
-			// how (room, round) repeats across matches, round restarting.
-			move := 0
+			// After the first match: stay (0, where rapid shrinks to) or
+			// move (1, forced in late). A move may be a return to an
+			// earlier room, round restarting, which is how (room, round)
+			// repeats across matches; MinReturnGap keeps it out of a
+			// four-signature window except in room-return.
 			switch {
 			case k == 0:
-				room = uint32(rapid.IntRange(1, genRooms).Draw(t, "room"))
-			case p.alwaysMove:
-				move = rapid.IntRange(1, 2).Draw(t, "move")
-			default:
-				move = rapid.IntRange(0, 2).Draw(t, "move")
+				room = uint32(rapid.IntRange(1, p.rooms).Draw(t, "room"))
+			case k == returnAt:
+				room = roomOf[k-2]
+			case k == returnAt-1 || k == returnAt-2:
+				// Enter k-2's room at round 1, then leave it for k-1.
+				room = moveTo(k)
+			case p.alwaysMove || rapid.IntRange(0, 1).Draw(t, "move") == 1:
+				room = moveTo(k)
 			}
-			if move == 1 && (prevRoom == 0 || prevRoom == room) {
-				move = 2
+			if k > 0 && room == roomOf[k-1] {
+				round++
+			} else {
+				round = 1
 			}
-			switch move {
-			case 1:
-				room, prevRoom = prevRoom, room
-				round = 0
-			case 2:
-				// One of the genRooms-1 others.
-				prevRoom = room
-				room = 1 + (room-1+uint32(rapid.IntRange(1, genRooms-1).Draw(t, "move-to")))%uint32(genRooms)
-				round = 0
-			}
-			round++
+			roomOf = append(roomOf, room)
 			if k == rewindAt {
 				seq = 0
 			}
 			start := offset + time.Duration(k)*MatchEvery
-			instantNet := genNets[rapid.IntRange(0, len(genNets)-1).Draw(t, "net")]
+			var instantNet int64
+			if k == returnAt {
+				// The collision room-return exists for: k-2's instant
+				// signature, (room, 1, net, false), is still in the window.
+				instantNet = instantNets[k-2]
+			} else {
+				instantNet = genNets[rapid.IntRange(0, len(genNets)-1).Draw(t, "net")]
+			}
+			instantNets = append(instantNets, instantNet)
 			for _, kind := range kinds {
 				net := instantNet
 				// Index 0 (same net as the instant) is the collision a
@@ -333,11 +389,16 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 	pick := func(label string) *pending { return &all[rapid.IntRange(0, n-1).Draw(t, label)] }
 	if p.duplicate {
 		// Gaps: 0 (the same instant), 1ms, 1 tick, 2 ticks (= RetryAfter).
-		gaps := []time.Duration{0, time.Millisecond, tick, 2 * tick}
+		// Gaps: 0 (the same instant), 1ms, 1 tick, 2 ticks (= RetryAfter),
+		// or (-1) 1 tick into the player's match k+2 (see the preset).
+		gaps := []time.Duration{0, time.Millisecond, tick, 2 * tick, -1}
 		for range rapid.IntRange(1, 6).Draw(t, "duplicates") {
 			a := pick("dup-of")
-			gap := gaps[rapid.IntRange(0, len(gaps)-1).Draw(t, "dup-gap")]
-			dels = append(dels, Delivery{At: a.arrive + gap, Settlement: a.st.ID, Node: a.node})
+			at := a.arrive + gaps[rapid.IntRange(0, len(gaps)-1).Draw(t, "dup-gap")]
+			if at < a.arrive {
+				at = a.next + MatchEvery + tick
+			}
+			dels = append(dels, Delivery{At: at, Settlement: a.st.ID, Node: a.node})
 		}
 	}
 	if p.multiNode {

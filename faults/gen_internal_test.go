@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,9 +59,21 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
-		Duplicate: func(s Schedule, _ []pending) error {
-			if !copyWithin(s, 0, genRetryAfter) {
-				return fmt.Errorf("no copy within %s of a first arrival", genRetryAfter)
+		Duplicate: func(s Schedule, all []pending) error {
+			// Every copy is close (within RetryAfter) or 1 tick into the
+			// player's match k+2; there is at least one.
+			ats, _ := arrivals(s)
+			copies := 0
+			for id, a := range ats {
+				for _, at := range a[1:] {
+					copies++
+					if gap := at - a[0]; gap > genRetryAfter && at != all[id].next+MatchEvery+tick {
+						return fmt.Errorf("copy of s%d at %s: neither within %s of its first arrival nor 1 tick into match k+2", id, at, genRetryAfter)
+					}
+				}
+			}
+			if copies == 0 {
+				return fmt.Errorf("no copy")
 			}
 			return nil
 		},
@@ -148,6 +161,12 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
+		RoomReturn: func(s Schedule, _ []pending) error {
+			if !windowEvents(s)[quickReturn] {
+				return fmt.Errorf("no return whose signature is still in a four-signature window")
+			}
+			return nil
+		},
 	}
 	for _, f := range Families {
 		check := checks[f]
@@ -189,49 +208,155 @@ func faultsOfKinds(kinds ...FaultKind) func(Schedule, []pending) error {
 	}
 }
 
-// TestGenMakesCollisions checks that generated settlements collide on every
-// subset of the signature fields a mutant drops, for the same player: the
-// mutant without room, without net, without the final flag, and the full
-// signature across matches (a room re-entered, round restarted, same net).
-func TestGenMakesCollisions(t *testing.T) {
+// What a four-signature window meets in a generated schedule: the events
+// windowEvents reports, one per rule a four-sig mutant breaks.
+const (
+	// quickReturn: a first arrival's full signature (room, round, net,
+	// final) equals that of another match's settlement still in the window:
+	// the room-return collision, which four-sig itself cannot survive.
+	quickReturn = "quick-return"
+	// sameMatch: the same within one match (a third kind paying what its
+	// sibling of the same final flag pays): four-sig's third-kind failure.
+	sameMatch = "same-match"
+	// The collisions a mutant without one field meets where four-sig does
+	// not: all fields but that one equal.
+	noRoom  = "four-sig-no-room"
+	noNet   = "four-sig-no-net"
+	noFinal = "four-sig-no-final"
+	// A copy four-sig catches that a FIFO of 3 evicted, and one a window
+	// cleared when full has forgotten.
+	cap3        = "four-sig-cap3"
+	clearOnFull = "four-sig-clear-on-full"
+	// A non-instant settlement arriving when the player's latest instant
+	// was in another room: credit-current-room credits the wrong room.
+	currentRoom = "credit-current-room"
+)
+
+// windowEvents replays s's planned deliveries, in order, through a model of
+// four-sig's per-player window (a FIFO of 4 signatures; a settlement whose
+// signature is in it is a duplicate and is not pushed) and reports which of
+// the events above occur. Retries the runner adds are not modelled. Window
+// entries pushed by copies (a replay four-sig failed to catch) do not count
+// for collisions: they are the aftermath of a NoDup, not a collision of two
+// settlements.
+func windowEvents(s Schedule) map[string]bool {
 	type sig struct {
 		room, round uint32
 		net         int64
 		final       bool
 	}
-	counts := map[string]int{}
-	const schedules = 200
-	for seed := range uint64(schedules) {
-		s := Generate(Clean, seed)
-		found := map[string]bool{}
-		for i, a := range s.Settlements {
-			for _, b := range s.Settlements[i+1:] {
-				if a.Player != b.Player {
-					continue
+	type entry struct {
+		g     sig
+		match uint64
+		copy  bool
+	}
+	sigOf := func(st Settlement) sig { return sig{st.Room, st.Round, st.Net, st.Final} }
+	fifo := map[uint32][]entry{}  // four-sig's window
+	cleared := map[uint32][]sig{} // four-sig-clear-on-full's window
+	curRoom := map[uint32]uint32{}
+	seen := make([]bool, len(s.Settlements))
+	ev := map[string]bool{}
+	push := func(p uint32, e entry) {
+		w := fifo[p]
+		if len(w) == 4 {
+			w = w[1:]
+		}
+		fifo[p] = append(w, e)
+		c := cleared[p]
+		if !slices.Contains(c, e.g) {
+			if len(c) == 4 {
+				c = nil
+			}
+			cleared[p] = append(c, e.g)
+		}
+	}
+	for _, d := range s.Deliveries {
+		st := s.Settlements[d.Settlement]
+		g, w := sigOf(st), fifo[st.Player]
+		at := slices.IndexFunc(w, func(e entry) bool { return e.g == g })
+		if seen[st.ID] {
+			switch {
+			case at < 0:
+				push(st.Player, entry{g, st.Match, true})
+			default:
+				if len(w)-1-at >= 3 {
+					ev[cap3] = true
 				}
-				same := sig{a.Room, a.Round, a.Net, a.Final} == sig{b.Room, b.Round, b.Net, b.Final}
-				switch {
-				case same:
-					found["full signature"] = true
-				case a.Round == b.Round && a.Net == b.Net && a.Final == b.Final:
-					found["all but room"] = true
-				case a.Room == b.Room && a.Round == b.Round && a.Final == b.Final:
-					found["all but net"] = true
-				case a.Room == b.Room && a.Round == b.Round && a.Net == b.Net:
-					found["all but final"] = true
+				if !slices.Contains(cleared[st.Player], g) {
+					ev[clearOnFull] = true
 				}
 			}
+			continue
 		}
-		for k := range found {
-			counts[k]++
+		seen[st.ID] = true
+		for _, e := range w {
+			h := e.g
+			switch {
+			case e.copy:
+			case h == g && e.match == st.Match:
+				ev[sameMatch] = true
+			case h == g:
+				ev[quickReturn] = true
+			case h.round == g.round && h.net == g.net && h.final == g.final:
+				ev[noRoom] = true
+			case h.room == g.room && h.round == g.round && h.final == g.final:
+				ev[noNet] = true
+			case h.room == g.room && h.round == g.round && h.net == g.net:
+				ev[noFinal] = true
+			}
+		}
+		if st.Kind == KindInstant {
+			curRoom[st.Player] = st.Room
+		} else if r, ok := curRoom[st.Player]; ok && r != st.Room {
+			ev[currentRoom] = true
+		}
+		if at < 0 {
+			push(st.Player, entry{g, st.Match, false})
 		}
 	}
-	// Each collision should appear in a good share of schedules; 10% is far
-	// below what the value ranges give and far above zero.
-	for _, k := range []string{"full signature", "all but room", "all but net", "all but final"} {
-		if counts[k] < schedules/10 {
-			t.Errorf("collision %q in %d of %d clean schedules, want >= %d (go test ./faults -run TestGenMakesCollisions)", k, counts[k], schedules, schedules/10)
-		}
+	return ev
+}
+
+// TestGenExercisesEveryMutantRule checks that for each four-sig mutant a
+// family other than room-return meets the collision its rule exists for,
+// often enough that a matrix cell of 200 schedules finds it; and that the
+// room-return collision happens in every room-return schedule and in no
+// schedule of another family (or join), so that it does not hide what the
+// mutants break.
+func TestGenExercisesEveryMutantRule(t *testing.T) {
+	const schedules = 200
+	// The share of schedules that must show the event; far below what the
+	// generators give (logged with -v), far above zero.
+	const atLeast = schedules / 10
+	want := map[Family][]string{
+		Clean:      {noRoom, noFinal},
+		ThirdKind:  {noNet, sameMatch},
+		Duplicate:  {cap3, clearOnFull},
+		Late:       {currentRoom},
+		Interleave: {currentRoom},
 	}
-	t.Logf("collisions per %d clean schedules: %v", schedules, counts)
+	fams := slices.Clone(Families)
+	fams = append(fams, Join(Late, Interleave), Join(Late, Interleave, Duplicate), Join(Late, Duplicate), Join(Interleave, ThirdKind), Join(MultiNode, Late, Interleave))
+	for _, f := range fams {
+		counts := map[string]int{}
+		for seed := range uint64(schedules) {
+			for e := range windowEvents(Generate(f, seed)) {
+				counts[e]++
+			}
+		}
+		repro := "go test ./faults -run TestGenExercisesEveryMutantRule -v"
+		for _, e := range want[f] {
+			if counts[e] < atLeast {
+				t.Errorf("family %s: %q in %d of %d schedules, want >= %d (to reproduce: %s)", f, e, counts[e], schedules, atLeast, repro)
+			}
+		}
+		if f == RoomReturn {
+			if counts[quickReturn] != schedules {
+				t.Errorf("family %s: the quick-return collision in %d of %d schedules, want all (to reproduce: %s)", f, counts[quickReturn], schedules, repro)
+			}
+		} else if counts[quickReturn] > 0 {
+			t.Errorf("family %s: the quick-return collision in %d of %d schedules, want none outside room-return (to reproduce: %s)", f, counts[quickReturn], schedules, repro)
+		}
+		t.Logf("%s: %v", f, counts)
+	}
 }
