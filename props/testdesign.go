@@ -74,9 +74,11 @@ func ShrinkBudget(n int) Option { return func(c *config) { c.shrink = n } }
 //     from faults.Gen(family) (rapid's -rapid.checks per search, default
 //     100), runs each with faults.Run and judges it with Judge. On the first
 //     failing property rapid shrinks the schedule, Shrink shrinks it further
-//     at the schedule level, and the result is saved under Dir. The search
-//     repeats without the properties already found, so one failure does not
-//     hide another.
+//     at the schedule level (staying inside the world rules of
+//     faults.CheckWorld, and adding no failure the generated schedule did
+//     not show), and the result is saved under Dir. The search repeats
+//     without the properties already found, so one failure does not hide
+//     another.
 //  3. It reports each property as a subtest. A property that fails and that
 //     d does not declare failing (faults.Expecter) fails its subtest, which
 //     prints the anomalies, the minimal schedule as text, and the one
@@ -85,6 +87,10 @@ func ShrinkBudget(n int) Option { return func(c *config) { c.shrink = n } }
 //     not show fails. A property whose every run ran out of budget
 //     (History.Exhausted) is unknown, and fails: a budget that ran out is a
 //     verdict, not a pass.
+//
+// Designs registered in package impls also replay with
+// `go run github.com/onceproof/onceproof/cmd/onceproof replay FILE`; a
+// design of yours replays with the go test command TestDesign prints.
 //
 // Optional capabilities are found by type assertion, as the runner does:
 // faults.Recoverer (recovery after a crash and at drain), faults.Bounded
