@@ -238,9 +238,9 @@ func (s *Store) commitBatch(ctx context.Context, reqs []commitReq, rs []coalesce
 		keys[i] = ordered[i][:]
 		states[i] = best[ordered[i]]
 	}
-	notFound := map[[16]byte]bool{}
+	found := make(map[[16]byte]bool, len(keys))
 	err := retryDeadlock(func() error {
-		clear(notFound)
+		clear(found)
 		rows, err := s.pool.Query(ctx, s.q.commitN, keys, states)
 		if err != nil {
 			return err
@@ -251,7 +251,7 @@ func (s *Store) commitBatch(ctx context.Context, reqs []commitReq, rs []coalesce
 			if err := rows.Scan(&k); err != nil {
 				return err
 			}
-			notFound[[16]byte(k)] = true
+			found[[16]byte(k)] = true
 		}
 		return rows.Err()
 	})
@@ -259,7 +259,7 @@ func (s *Store) commitBatch(ctx context.Context, reqs []commitReq, rs []coalesce
 		switch {
 		case err != nil:
 			rs[i].Err = err
-		case notFound[r.key.Bytes()]:
+		case !found[r.key.Bytes()]:
 			rs[i].Err = fmt.Errorf("%v: %w", r.key, ref.ErrNotFound)
 		}
 	}
