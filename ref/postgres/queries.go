@@ -37,10 +37,10 @@ type queries struct {
 	pending string
 
 	// The sink's statements, run in one transaction (see sink.go).
-	grant       string
+	grant         string
 	markDelivered string
-	grantCount  string
-	grantGet    string
+	grantCount    string
+	grantGet      string
 }
 
 func newQueries(table string) queries {
@@ -103,9 +103,9 @@ func newQueries(table string) queries {
 			SELECT key FROM {T} WHERE key = ANY($1::bytea[])`),
 		pending: q(`SELECT key, payload, lease FROM {T} WHERE state = 1 AND lease <= $1 ORDER BY lease LIMIT $2`),
 
-		grant:       q(`INSERT INTO {G} (key, payload) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`),
+		grant:         q(`INSERT INTO {G} (key, payload) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`),
 		markDelivered: q(`UPDATE {T} SET state = 2, payload = ''::bytea WHERE key = $1 AND state < 2`),
-		grantCount:  q(`SELECT count(*) FROM {G}`),
-		grantGet:    q(`SELECT payload FROM {G} WHERE key = $1`),
+		grantCount:    q(`SELECT count(*) FROM {G}`),
+		grantGet:      q(`SELECT payload FROM {G} WHERE key = $1`),
 	}
 }
