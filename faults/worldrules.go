@@ -117,7 +117,8 @@ func MinReturnGap(f Family) int {
 //
 //   - Dropping settlements keeps rules 1, 2 and 3. It breaks rule 4 when it
 //     empties a player's first match or a match between two others, and rule
-//     5 always (a gap). Call Renumber on the candidate: it recomputes rounds
+//     5 unless it drops only a player's last settlements (a gap). Call
+//     Renumber on the candidate: it recomputes rounds
 //     and sequence numbers from what is left, so rules 4 and 5 hold again.
 //   - Dropping a whole match between two others can put a room return closer
 //     than MinReturnGap (rule 6); Renumber cannot repair that: check
