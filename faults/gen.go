@@ -33,7 +33,34 @@ const (
 
 // Small value ranges make distinct settlements collide on purpose: a
 // signature that drops a field (room, net, final) must meet a settlement that
-// differs only in that field, or its mutant can never be caught.
+// differs only in that field, or its mutant can never be caught. Where each
+// four-sig mutant meets what its rule guards against, outside room-return
+// (TestGenExercisesEveryMutantRule counts them):
+//
+//   - four-sig-no-room (round, net, final): a player who leaves a room after
+//     round 1 plays the next match at round 1 too; with equal nets (1 in 3)
+//     the adjacent matches collide. Clean, and every family.
+//   - four-sig-no-final (room, round, net): a match's instant and final
+//     with equal nets (the final's net is the instant's unless "net-differs"
+//     draws 1). Clean, and every family.
+//   - four-sig-no-net (room, round, final): within a match the instant and
+//     final differ in the final flag, and adjacent matches in room or round;
+//     only a third kind with its sibling's final flag and another net
+//     collides. Third-kind.
+//   - four-sig-cap3: a copy a window of 4 still holds and one of 3 does not:
+//     the instant of match k copied into match k+2, after 3 newer
+//     settlements. Duplicate (see the preset).
+//   - four-sig-clear-on-full: a copy of a settlement the window forgot when
+//     it was cleared: the same copies into match k+2 (the clear happens at a
+//     player's fifth settlement). Duplicate.
+//   - credit-current-room: a settlement arriving when the player's latest
+//     instant was in another room: an old final interleaved after the next
+//     match's instant (interleave), or a late instant arriving after its own
+//     final (late).
+//
+// four-sig itself meets a full signature collision only where a family
+// makes it: a quick room return (room-return; MinReturnGap keeps it out of
+// the others) and a third kind paying what its sibling pays (third-kind).
 var (
 	// genNets are the amounts, debits included. Index 0 is where rapid
 	// shrinks to, so a shrunk counterexample has all nets equal: the most
@@ -104,6 +131,7 @@ func presetOf(f Family) preset {
 			// after the next match started (before the next instant at +2 ticks), and the
 			// player moved to another room: "the player is already in the
 			// new room when the old room's final arrives" (seed 001 §3).
+			// Every next match in another room: roomsFor keeps a room open.
 			p.late = true
 			p.alwaysMove = true
 			p.minMatches = 2

@@ -78,7 +78,9 @@ func (e *ParseError) Error() string {
 
 // Parse reads the text form written by Format (and by hand). Errors are
 // *ParseError values naming the line and what was expected there, e.g.
-// `line 7: want "net=<int>", got "net=x"`. The result is Validated.
+// `line 7: want "net=<int>", got "net=x"`. The result is Validated, not
+// checked against the world rules: a hand-edited file that breaks them still
+// parses and replays; call CheckWorld to know whether it can happen.
 func Parse(text string) (Schedule, error) {
 	p := parser{seen: map[string]int{}, settled: map[settleKey]int{}}
 	for i, raw := range strings.Split(text, "\n") {
@@ -402,7 +404,8 @@ func (p *parser) finish() (Schedule, error) {
 // unique, deliveries naming a settlement and a node in range in
 // nondecreasing At order, faults in increasing (Attempt, Effect) order with
 // known kinds, and no faults in a Concurrent schedule. Run panics on a
-// schedule Validate rejects.
+// schedule Validate rejects. Whether the schedule is a world that can happen
+// (rounds, sequence numbers, room returns) is CheckWorld's business.
 func Validate(s Schedule) error {
 	if err := validateShape(s); err != nil {
 		return err
