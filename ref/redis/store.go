@@ -1,0 +1,248 @@
+package redis
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/onceproof/onceproof/internal/coalesce"
+	"github.com/onceproof/onceproof/ref"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Errors this package returns (wrapped; test with errors.Is). Stores also
+// return ref.ErrNotFound, ref.ErrClosed and the context's error; any other
+// error means "outcome unknown" as ref.Store documents.
+var (
+	// ErrBadOptions: Open was given invalid options.
+	ErrBadOptions = errors.New("redis: invalid options")
+	// ErrReply: the server answered something the scripts never return
+	// (another program wrote our keys, or a proxy mangled the reply).
+	ErrReply = errors.New("redis: unexpected reply")
+)
+
+// Options configures Open. The zero value is valid.
+type Options struct {
+	// Prefix starts every key this store writes, so several stores (or
+	// tests) share one Redis. Default "onceproof:".
+	Prefix string
+	// Batch sends concurrent calls as one pipeline (one round trip for
+	// many claims); see BenchmarkStore and BenchmarkSettle.
+	Batch bool
+	// BatchWorkers is how many pipelines may be in flight at once (default
+	// 2: one at the server while the next fills).
+	BatchWorkers int
+	// MaxBatch bounds one pipeline (default 256: more than the 64
+	// concurrent callers the benchmarks run, small enough that a pipeline's
+	// replies stay a few kilobytes).
+	MaxBatch int
+	// PoolSize is the client's connection pool size (default: go-redis's,
+	// 10 per CPU).
+	PoolSize int
+	// Dialer, if set, opens the client's connections (tests use it to cut
+	// the network under a live client).
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+	_      struct{}
+}
+
+// Store is a ref.PendingStore on Redis. Safe for concurrent use.
+type Store struct {
+	rdb     *goredis.Client
+	prefix  string
+	pending string // the sorted set of Granted claims, by lease
+	closed  atomic.Bool
+	batch   *coalesce.Batcher[op, opResult] // nil unless Options.Batch
+}
+
+var _ ref.PendingStore = (*Store)(nil)
+
+// Open connects to the server at url (redis://[user:password@]host:port/db)
+// and checks that it answers. ctx bounds the check.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	ro, err := goredis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis: open: %w", err)
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "onceproof:"
+	}
+	if opts.BatchWorkers == 0 {
+		opts.BatchWorkers = 2
+	}
+	if opts.MaxBatch == 0 {
+		opts.MaxBatch = 256
+	}
+	if opts.BatchWorkers < 1 || opts.MaxBatch < 1 || opts.PoolSize < 0 {
+		return nil, fmt.Errorf("%w: BatchWorkers %d, MaxBatch %d, PoolSize %d", ErrBadOptions, opts.BatchWorkers, opts.MaxBatch, opts.PoolSize)
+	}
+	// No transparent retries: see the package doc.
+	ro.MaxRetries = -1
+	// Let callers' deadlines bound the socket reads and writes too.
+	ro.ContextTimeoutEnabled = true
+	if opts.PoolSize > 0 {
+		ro.PoolSize = opts.PoolSize
+	}
+	if opts.Dialer != nil {
+		ro.Dialer = opts.Dialer
+	}
+	rdb := goredis.NewClient(ro)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("redis: open %s: %w", ro.Addr, err)
+	}
+	s := &Store{rdb: rdb, prefix: opts.Prefix, pending: opts.Prefix + "pending"}
+	if opts.Batch {
+		s.batch = coalesce.New(s.runBatch, coalesce.Options{Workers: opts.BatchWorkers, MaxBatch: opts.MaxBatch})
+	}
+	return s, nil
+}
+
+// Client returns the store's client (for the caller's own keys).
+func (s *Store) Client() *goredis.Client { return s.rdb }
+
+// Prefix returns the prefix of every key the store writes.
+func (s *Store) Prefix() string { return s.prefix }
+
+// Close stops the batcher and closes the client. Later calls return
+// ref.ErrClosed. Idempotent.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if s.batch != nil {
+		s.batch.Close()
+	}
+	if err := s.rdb.Close(); err != nil && !errors.Is(err, goredis.ErrClosed) {
+		return fmt.Errorf("redis: close: %w", err)
+	}
+	return nil
+}
+
+// member is the key as it appears in the pending set and after the prefix.
+func member(k ref.Key) string {
+	b := k.Bytes()
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Store) claimKey(m string) string { return s.prefix + "c:" + m }
+
+// leaseMillis is the lease as the scripts keep it. Millisecond precision is
+// what a sorted-set score holds exactly (scores are doubles: integers up to
+// 2^53 ms, year 287396, are exact; year 1, the zero time, is -6.2e13).
+func leaseMillis(t time.Time) int64 { return t.UnixMilli() }
+
+func (s *Store) wrap(op string, err error) error {
+	if errors.Is(err, coalesce.ErrClosed) || errors.Is(err, goredis.ErrClosed) || s.closed.Load() && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("redis: %s: %w", op, ref.ErrClosed)
+	}
+	return fmt.Errorf("redis: %s: %w", op, err)
+}
+
+// check refuses calls on a closed store or with a done context.
+func (s *Store) check(ctx context.Context, op string) error {
+	if s.closed.Load() {
+		return s.wrap(op, ref.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return s.wrap(op, err)
+	}
+	return nil
+}
+
+// Begin implements ref.Store.
+func (s *Store) Begin(ctx context.Context, c ref.Claim) (ref.State, bool, error) {
+	if err := s.check(ctx, "begin"); err != nil {
+		return ref.StateNew, false, err
+	}
+	var (
+		code int64
+		err  error
+	)
+	if s.batch != nil {
+		var r opResult
+		r, err = s.batch.Do(ctx, op{claim: true, key: c.Key, payload: c.Payload, lease: leaseMillis(c.LeaseUntil)})
+		code = r.code
+	} else {
+		m := member(c.Key)
+		code, err = claimScript.Run(ctx, s.rdb, []string{s.claimKey(m), s.pending}, c.Payload, leaseMillis(c.LeaseUntil), m).Int64()
+	}
+	if err != nil {
+		return ref.StateNew, false, s.wrap("begin", err)
+	}
+	st, created := ref.State(code/2), code%2 == 1
+	if st != ref.StateGranted && st != ref.StateDelivered || created && st != ref.StateGranted {
+		return ref.StateNew, false, fmt.Errorf("redis: begin %v: %w: claim script returned %d", c.Key, ErrReply, code)
+	}
+	return st, created, nil
+}
+
+// Commit implements ref.Store.
+func (s *Store) Commit(ctx context.Context, key ref.Key, st ref.State) error {
+	if err := s.check(ctx, "commit"); err != nil {
+		return err
+	}
+	var (
+		code int64
+		err  error
+	)
+	if s.batch != nil {
+		var r opResult
+		r, err = s.batch.Do(ctx, op{key: key, st: st})
+		code = r.code
+	} else {
+		m := member(key)
+		code, err = commitScript.Run(ctx, s.rdb, []string{s.claimKey(m), s.pending}, int(st), m).Int64()
+	}
+	switch {
+	case err != nil:
+		return s.wrap("commit", err)
+	case code == -1:
+		return fmt.Errorf("redis: commit %v: %w", key, ref.ErrNotFound)
+	case code != 0:
+		return fmt.Errorf("redis: commit %v: %w: commit script returned %d", key, ErrReply, code)
+	}
+	return nil
+}
+
+// Pending implements ref.PendingStore.
+func (s *Store) Pending(ctx context.Context, now time.Time, limit int) ([]ref.Record, error) {
+	if err := s.check(ctx, "pending"); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	res, err := pendingScript.Run(ctx, s.rdb, []string{s.pending}, leaseMillis(now), limit, s.prefix+"c:").Slice()
+	if err != nil {
+		return nil, s.wrap("pending", err)
+	}
+	if len(res)%3 != 0 {
+		return nil, fmt.Errorf("redis: pending: %w: %d values, not triples", ErrReply, len(res))
+	}
+	out := make([]ref.Record, 0, len(res)/3)
+	for i := 0; i < len(res); i += 3 {
+		m, _ := res[i].(string)
+		p, _ := res[i+1].(string)
+		l, _ := res[i+2].(string)
+		kb, err := hex.DecodeString(m)
+		if err != nil || len(kb) != 16 {
+			return nil, fmt.Errorf("redis: pending: %w: member %q is not a 32-digit hex key", ErrReply, m)
+		}
+		ms, err := strconv.ParseInt(l, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("redis: pending: %w: lease %q of %s", ErrReply, l, m)
+		}
+		out = append(out, ref.Record{
+			Key:        ref.KeyFromBytes([16]byte(kb)),
+			State:      ref.StateGranted,
+			Payload:    []byte(p),
+			LeaseUntil: time.UnixMilli(ms).UTC(),
+		})
+	}
+	return out, nil
+}
