@@ -304,3 +304,18 @@ func TestMinReturnGap(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckWorld measures one check of a generated schedule (a shrinker
+// runs one per candidate, next to a run of the design):
+//
+//	go test -run='^$' -bench=BenchmarkCheckWorld -benchmem ./faults/
+func BenchmarkCheckWorld(b *testing.B) {
+	s := faults.Generate(faults.Join(faults.ThirdKind, faults.Duplicate), 3)
+	if err := faults.CheckWorld(s); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		_ = faults.CheckWorld(s)
+	}
+	b.ReportMetric(float64(len(s.Settlements)), "settlements")
+}
