@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -44,9 +43,11 @@ type Options struct {
 	// PoolSize is the client's connection pool size (default: go-redis's,
 	// 10 per CPU).
 	PoolSize int
-	// Dialer, if set, opens the client's connections (tests use it to cut
-	// the network under a live client).
-	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Config, if set, adjusts the client options parsed from the URL
+	// (dialer, TLS, timeouts, ...) before the client is created. Setting
+	// MaxRetries there brings back transparent retries; see the package doc
+	// for why they are off.
+	Config func(*goredis.Options)
 	_      struct{}
 }
 
@@ -87,8 +88,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.PoolSize > 0 {
 		ro.PoolSize = opts.PoolSize
 	}
-	if opts.Dialer != nil {
-		ro.Dialer = opts.Dialer
+	if opts.Config != nil {
+		opts.Config(ro)
 	}
 	rdb := goredis.NewClient(ro)
 	if err := rdb.Ping(ctx).Err(); err != nil {

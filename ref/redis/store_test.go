@@ -9,6 +9,7 @@ import (
 	"github.com/onceproof/onceproof/ref"
 	"github.com/onceproof/onceproof/ref/redis"
 	"github.com/onceproof/onceproof/ref/storetest"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }
@@ -26,7 +27,7 @@ func harness(batch bool) func(t *testing.T) storetest.Harness {
 		return storetest.Harness{
 			Open: func(t *testing.T) ref.PendingStore {
 				c := &testserver.Cutter{}
-				s, err := redis.Open(t.Context(), srv.URL(), redis.Options{Prefix: prefix, Batch: batch, Dialer: c.DialContext})
+				s, err := redis.Open(t.Context(), srv.URL(), redis.Options{Prefix: prefix, Batch: batch, Config: cutBy(c)})
 				if err != nil {
 					t.Fatalf("redis.Open: %v", err)
 				}
@@ -41,6 +42,16 @@ func harness(batch bool) func(t *testing.T) storetest.Harness {
 				cutters[s].Cut()
 			},
 		}
+	}
+}
+
+// cutBy makes a client dial through c, and give up on the first failed
+// dial (the default, 5 tries 100ms apart, only slows a test whose network
+// is cut on purpose).
+func cutBy(c *testserver.Cutter) func(*goredis.Options) {
+	return func(o *goredis.Options) {
+		o.Dialer = c.DialContext
+		o.DialerRetries = 1
 	}
 }
 
