@@ -115,6 +115,7 @@ func Run(t *testing.T, cfg Config) {
 		acked  = make([]bool, cfg.Settlements)
 		fresh  = make([]int, cfg.Settlements)
 		failed []string
+		errs   int // failed attempts (retried on another node)
 		wg     sync.WaitGroup
 		work   = make(chan delivery)
 		once   sync.Once
@@ -133,6 +134,9 @@ func Run(t *testing.T, cfg Config) {
 					res, err := cfg.Nodes[node].Apply(ctx, Key(d.settlement), payload(d.settlement), now)
 					if err != nil {
 						lastErr = err
+						mu.Lock()
+						errs++
+						mu.Unlock()
 						continue
 					}
 					mu.Lock()
@@ -162,6 +166,10 @@ func Run(t *testing.T, cfg Config) {
 	wg.Wait()
 
 	reproduce := fmt.Sprintf("reproduce: go test -race -count=1 -run '^%s$' <this package>", t.Name())
+	t.Logf("%d deliveries on %d nodes, %d failed attempts retried elsewhere", len(mixed), n, errs)
+	if cfg.Fault != nil && errs == 0 {
+		t.Errorf("the fault made no delivery fail: the test no longer exercises retries across nodes; %s", reproduce)
+	}
 	for _, f := range failed {
 		t.Errorf("not acked after %d attempts: %s; %s", maxAttempts(n), f, reproduce)
 	}
