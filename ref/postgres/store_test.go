@@ -15,8 +15,6 @@ import (
 	"github.com/onceproof/onceproof/ref/storetest"
 )
 
-func TestMain(m *testing.M) { testserver.Main(m) }
-
 var tableSeq atomic.Int64
 
 // newTable returns a fresh table name, so each subtest of one database

@@ -15,6 +15,7 @@ import (
 	"github.com/onceproof/onceproof/internal/testserver"
 	"github.com/onceproof/onceproof/ref"
 	"github.com/onceproof/onceproof/ref/redis"
+	"github.com/onceproof/onceproof/ref/storetest"
 )
 
 // benchConcs are the concurrency levels.
@@ -36,15 +37,7 @@ func BenchmarkStore(b *testing.B) {
 		}
 		for _, conc := range benchConcs {
 			b.Run(fmt.Sprintf("backend=%s/conc=%d", name, conc), func(b *testing.B) {
-				s := openBench(b, srv, batched)
-				payload := []byte("player=1234567 room=42 amount=+100")
-				parallel(b, conc, func(i int64) error {
-					k := ref.KeyOf(0xbe7c, uint64(i))
-					if _, created, err := s.Begin(context.Background(), ref.Claim{Key: k, Payload: payload, LeaseUntil: benchBase}); err != nil || !created {
-						return fmt.Errorf("Begin: created=%v err=%v", created, err)
-					}
-					return s.Commit(context.Background(), k, ref.StateDelivered)
-				})
+				storetest.BenchClaimCommit(b, openBench(b, srv, batched), conc)
 			})
 		}
 	}
