@@ -2,8 +2,8 @@ package redis_test
 
 import (
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/onceproof/onceproof/internal/testserver"
 	"github.com/onceproof/onceproof/ref"
