@@ -29,7 +29,8 @@ var Design = foursig.Variant{
 	Expect: plusCrossRoom(foursig.Expect(nil)),
 	Text: "four-sig crediting the room the player is in now (the room of their latest instant " +
 		"settlement), not the settlement's room (source 001 section 3: \"旧账记在旧房名下\"). An old " +
-		"match's final that arrives after the player's next match started is credited to the new room.",
+		"match's final that arrives after the player's next match started is credited to the new room; so is " +
+		"a final whose instant four-sig dropped as a false duplicate, hence NoCrossRoom in every family.",
 }
 
 var _ faults.Design = Design

@@ -10,23 +10,27 @@
 // is durable (through env.Durable) and is saved as the document's array
 // form, loading the legacy map form too (save.go).
 //
-// Why it holds where it holds: the signature carries the room, so a late
-// final lands in its own room and the new room never sees it (late,
-// interleave); the window spans two matches, so a retry or duplicate inside
-// that span is caught, with no order or counter to agree on
-// (sequence-rewind, multi-node, concurrent: the claim is one atomic durable
-// step).
+// What its rules achieve, in every family: the signature carries the room,
+// so a late final is credited to its own room (NoCrossRoom holds); nothing
+// is ever held (NoBlocking); the window is 4 per player (BoundedState); the
+// window spans two matches, so a retry or duplicate inside that span is
+// caught with no order or counter to agree on (NoDup holds except below);
+// the claim is one atomic durable step (concurrent, multi-node).
 //
-// Why it fails where it fails (declared in Expected, derived in expect.go):
-// the window is the design's only memory, so a replay older than two
-// matches is credited again (deep-replay, window-expiry: NoDup); there is no
-// Granted state, keyed credit or recovery, so a crash or failed credit after
-// the claim loses the settlement and later retries are acked as duplicates
-// (crash, store-error, timeout-after-success: NoLoss, HonestAck); and the
-// signature is content, not identity: two distinct settlements with equal
-// room, round, net and final inside one window are one signature (the
-// generators make such collisions on purpose), and the second is dropped
-// (NoLoss).
+// Why it fails (declared in Expected, derived in expect.go): the signature
+// is content, not identity. Rounds restart when a player changes rooms, so a
+// re-entered room's match has the signatures of the match two before it,
+// still in the window, and is dropped uncredited (NoLoss, HonestAck, in
+// every family). The window is the design's only memory, so a replay older
+// than two matches is credited again (deep-replay, window-expiry: NoDup).
+// And there is no Granted state, keyed credit or recovery (package
+// playerstate): a crash or failed credit after the claim loses the
+// settlement.
+//
+// The credit is unkeyed: the document keeps no grant key, the window is the
+// only memory of what was credited. Keying the credit by the signature
+// would let the ledger remember forever what the design forgets after two
+// matches, and hide every replay past the window.
 package foursig
 
 import "github.com/onceproof/onceproof/faults"
@@ -64,10 +68,10 @@ var Design = Variant{
 	Rules:  Default,
 	Expect: expectFourSig,
 	Text: "Source 001 section 5: signature = (room, round, net, final), a per-player FIFO of 4 kept in the " +
-		"player's durable record, evict only the oldest, never clear; legacy map saves migrate to the " +
-		"array form. Holds for late and interleaved settlements (the room is in the signature, the " +
-		"window spans two matches). Fails where its only memory ends: a replay older than two matches " +
-		"is credited again; with no Granted state or keyed credit a crash or failed credit after the " +
-		"claim loses the settlement; and content is not identity, so two distinct settlements with one " +
-		"signature inside the window lose the second.",
+		"player's durable record, evict only the oldest, never clear, unkeyed credit; legacy map saves " +
+		"migrate to the array form. Its rules hold NoCrossRoom, NoBlocking and BoundedState everywhere, " +
+		"and NoDup inside two matches. But content is not identity: rounds restart when a player changes " +
+		"rooms, so a re-entered room's match carries the signatures of the match two before it, still in " +
+		"the window, and is dropped uncredited (NoLoss in every family). A replay older than two matches " +
+		"is credited again (NoDup), and a crash or failed credit after the claim loses the settlement.",
 }

@@ -39,7 +39,9 @@ var Design = foursig.Variant{
 	Text: "four-sig with a window of 3 (source 001 section 5: \"设三，第四笔写入恰好挤掉第一笔防护\"). " +
 		"Two settlements per match x two adjacent matches need 4 places; with 3, the new match's second " +
 		"settlement evicts the old match's first while a late or duplicate copy of it can still arrive, " +
-		"and that copy is credited again.",
+		"and that copy is credited again (pinned by impls TestEachMutantBreaksItsRule; no generated family " +
+		"sends such a copy). In the matrix it fails less than four-sig: the smaller window also forgets " +
+		"sooner the re-entered room's signatures four-sig confuses, so in-order traffic holds.",
 }
 
 var _ faults.Design = Design

@@ -4,7 +4,12 @@
 // "超限只淘汰最旧一条，绝不整体清空，清空即状态遗忘" (and section 7: "满了清空是
 // 状态遗忘，只对纯缓存合法"): right after a clear the window holds one
 // signature, so a copy of any of the three it forgot, all of them inside
-// the two-match span, is credited again (NoDup).
+// the two-match span, is credited again (NoDup).//
+// In the matrix its cells equal four-sig's: four-sig's own false
+// duplicates (a re-entered room restarts its rounds) already fail NoLoss in
+// every family, which hides this rule's failure there. The schedule that
+// isolates it, where four-sig holds and this mutant fails, is in impls
+// (TestEachMutantBreaksItsRule).
 package foursigclearonfull
 
 import (
@@ -19,7 +24,8 @@ var Design = foursig.Variant{
 	Expect: foursig.Expect(nil),
 	Text: "four-sig that clears the window when it is full (source 001 section 5: \"绝不整体清空，清空即状态遗忘\"). " +
 		"After each clear the window remembers one signature, so a copy of a settlement from the last " +
-		"two matches arriving just after the clear is credited again.",
+		"two matches arriving just after the clear is credited again. " +
+		"Its matrix cells equal four-sig's (four-sig's own re-entered-room collisions already fail NoLoss everywhere and no generated copy lands just after a clear); the schedule that isolates its rule is impls TestEachMutantBreaksItsRule.",
 }
 
 var _ faults.Design = Design

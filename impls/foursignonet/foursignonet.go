@@ -4,7 +4,12 @@
 // two settlements of one match and round with the same final flag (the
 // third kind beside the instant or the final, or a re-entered room's round)
 // share a signature whatever their amounts, and the second is dropped
-// (NoLoss, HonestAck).
+// (NoLoss, HonestAck).//
+// In the matrix its cells equal four-sig's: four-sig's own false
+// duplicates (a re-entered room restarts its rounds) already fail NoLoss in
+// every family, which hides this rule's failure there. The schedule that
+// isolates it, where four-sig holds and this mutant fails, is in impls
+// (TestEachMutantBreaksItsRule).
 package foursignonet
 
 import (
@@ -19,7 +24,8 @@ var Design = foursig.Variant{
 	Expect: foursig.Expect(nil),
 	Text: "four-sig with signature (room, round, final), no net amount (source 001 section 5: " +
 		"\"净额与终局防同局同轮多笔互串\"). Two settlements of one round with the same final flag collide " +
-		"whatever they pay, so the third kind of a match is dropped as a replay of the instant or final.",
+		"whatever they pay, so the third kind of a match is dropped as a replay of the instant or final. " +
+		"Its matrix cells equal four-sig's (four-sig already fails NoLoss everywhere); the schedule that isolates its rule is impls TestEachMutantBreaksItsRule.",
 }
 
 var _ faults.Design = Design
