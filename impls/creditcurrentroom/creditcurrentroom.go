@@ -8,42 +8,39 @@
 // the new room's funds, which the document calls more dangerous than a
 // double credit.
 //
-// Declared verdicts: four-sig's, plus NoCrossRoom in every family. Besides
-// late and interleave, four-sig's own false duplicates (a re-entered room's
-// signatures, see package foursig) drop instants in every family; a dropped
-// instant leaves the player's current room where the previous match was,
-// and that match's final is credited there.
+// Declared verdicts: four-sig's, plus NoCrossRoom wherever a settlement can
+// arrive when the player's latest instant is in another room: late,
+// interleave; multi-node, crash and store-error, whose failed instant is
+// retried after its own match's final arrived; deep-replay and
+// window-expiry, whose old instant, credited again, moves the player back to
+// an old room; room-return. Timeout-after-success and third-kind add none:
+// the claim that timed out still moved the room, and a third kind arrives
+// after its instant.
 package creditcurrentroom
 
 import (
-	"slices"
-
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/impls/foursig"
 )
 
 // Design is four-sig crediting the player's current room.
 var Design = foursig.Variant{
-	Row:    "credit-current-room",
-	Rules:  foursig.Config{Capacity: foursig.Capacity, Fields: foursig.AllFields, CreditCurrentRoom: true},
-	Expect: plusCrossRoom(foursig.Expect(nil)),
+	Row:   "credit-current-room",
+	Rules: foursig.Config{Capacity: foursig.Capacity, Fields: foursig.AllFields, CreditCurrentRoom: true},
+	Expect: foursig.Expect(faults.Expectation{
+		faults.Late:         {faults.NoCrossRoom},
+		faults.Interleave:   {faults.NoCrossRoom},
+		faults.MultiNode:    {faults.NoCrossRoom},
+		faults.DeepReplay:   {faults.NoDup, faults.NoCrossRoom},
+		faults.WindowExpiry: {faults.NoDup, faults.NoLoss, faults.NoCrossRoom, faults.HonestAck},
+		faults.Crash:        {faults.NoLoss, faults.NoCrossRoom, faults.HonestAck},
+		faults.StoreError:   {faults.NoLoss, faults.NoCrossRoom, faults.HonestAck},
+		faults.RoomReturn:   {faults.NoLoss, faults.NoCrossRoom, faults.HonestAck},
+	}),
 	Text: "four-sig crediting the room the player is in now (the room of their latest instant " +
 		"settlement), not the settlement's room (source 001 section 3: \"旧账记在旧房名下\"). An old " +
-		"match's final that arrives after the player's next match started is credited to the new room; so is " +
-		"a final whose instant four-sig dropped as a false duplicate, hence NoCrossRoom in every family.",
+		"match's final that arrives after the player's next match started is credited to the new room (late, " +
+		"interleave, and wherever a retry or replay reorders a player's settlements",
 }
 
 var _ faults.Design = Design
-
-// plusCrossRoom adds NoCrossRoom to every family of e, in report order.
-func plusCrossRoom(e faults.Expectation) faults.Expectation {
-	out := faults.Expectation{}
-	for _, f := range faults.Families {
-		for _, p := range faults.Properties {
-			if p == faults.NoCrossRoom || slices.Contains(e[f], p) {
-				out[f] = append(out[f], p)
-			}
-		}
-	}
-	return out
-}

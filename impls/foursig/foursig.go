@@ -10,22 +10,24 @@
 // is durable (through env.Durable) and is saved as the document's array
 // form, loading the legacy map form too (save.go).
 //
-// What its rules achieve, in every family: the signature carries the room,
-// so a late final is credited to its own room (NoCrossRoom holds); nothing
-// is ever held (NoBlocking); the window is 4 per player (BoundedState); the
-// window spans two matches, so a retry or duplicate inside that span is
-// caught with no order or counter to agree on (NoDup holds except below);
-// the claim is one atomic durable step (concurrent, multi-node).
+// What its rules achieve: the signature carries the room, so a late final
+// is credited to its own room (NoCrossRoom holds everywhere); nothing is
+// ever held (NoBlocking); the window is 4 per player (BoundedState); the
+// window spans two matches, so a retry or copy inside that span is caught
+// with no order or counter to agree on; the claim is one atomic durable
+// step. It holds clean, duplicate, late, interleave, multi-node, concurrent
+// and sequence-rewind.
 //
 // Why it fails (declared in Expected, derived in expect.go): the signature
 // is content, not identity. Rounds restart when a player changes rooms, so a
-// re-entered room's match has the signatures of the match two before it,
-// still in the window, and is dropped uncredited (NoLoss, HonestAck, in
-// every family). The window is the design's only memory, so a replay older
-// than two matches is credited again (deep-replay, window-expiry: NoDup).
-// And there is no Granted state, keyed credit or recovery (package
-// playerstate): a crash or failed credit after the claim loses the
-// settlement.
+// player returning to a room two matches later replays that room's
+// signatures, still in the window, and the return match's settlements are
+// dropped uncredited (room-return: NoLoss); a third kind paying what its
+// sibling pays is its sibling's signature (third-kind: NoLoss). The window
+// is the design's only memory, so a replay older than two matches is
+// credited again (deep-replay, window-expiry: NoDup). And there is no Granted
+// state, keyed credit or recovery (package playerstate): a crash or failed
+// credit after the claim loses the settlement.
 //
 // The credit is unkeyed: the document keeps no grant key, the window is the
 // only memory of what was credited. Keying the credit by the signature
@@ -69,9 +71,10 @@ var Design = Variant{
 	Expect: expectFourSig,
 	Text: "Source 001 section 5: signature = (room, round, net, final), a per-player FIFO of 4 kept in the " +
 		"player's durable record, evict only the oldest, never clear, unkeyed credit; legacy map saves " +
-		"migrate to the array form. Its rules hold NoCrossRoom, NoBlocking and BoundedState everywhere, " +
-		"and NoDup inside two matches. But content is not identity: rounds restart when a player changes " +
-		"rooms, so a re-entered room's match carries the signatures of the match two before it, still in " +
-		"the window, and is dropped uncredited (NoLoss in every family). A replay older than two matches " +
-		"is credited again (NoDup), and a crash or failed credit after the claim loses the settlement.",
+		"migrate to the array form. Holds late, interleave, duplicate, multi-node, concurrent and " +
+		"sequence-rewind. But content is not identity: rounds restart when a player changes rooms, so a " +
+		"return to a room two matches later carries that room's signatures, still in the window, and is " +
+		"dropped uncredited (room-return: NoLoss), as is a third kind paying what its sibling pays. A " +
+		"replay older than two matches is credited again (NoDup), and a crash or failed credit after the " +
+		"claim loses the settlement",
 }

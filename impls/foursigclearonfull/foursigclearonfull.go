@@ -5,11 +5,8 @@
 // 状态遗忘，只对纯缓存合法"): right after a clear the window holds one
 // signature, so a copy of any of the three it forgot, all of them inside
 // the two-match span, is credited again (NoDup).//
-// In the matrix its cells equal four-sig's: four-sig's own false
-// duplicates (a re-entered room restarts its rounds) already fail NoLoss in
-// every family, which hides this rule's failure there. The schedule that
-// isolates it, where four-sig holds and this mutant fails, is in impls
-// (TestEachMutantBreaksItsRule).
+// Declared verdicts: four-sig's, and duplicate (copies reach into the
+// next-but-one match, right after a clear) fails NoDup.
 package foursigclearonfull
 
 import (
@@ -19,13 +16,14 @@ import (
 
 // Design is four-sig clearing its window when full.
 var Design = foursig.Variant{
-	Row:    "four-sig-clear-on-full",
-	Rules:  foursig.Config{Capacity: foursig.Capacity, ClearOnFull: true, Fields: foursig.AllFields},
-	Expect: foursig.Expect(nil),
+	Row:   "four-sig-clear-on-full",
+	Rules: foursig.Config{Capacity: foursig.Capacity, ClearOnFull: true, Fields: foursig.AllFields},
+	Expect: foursig.Expect(faults.Expectation{
+		faults.Duplicate: {faults.NoDup},
+	}),
 	Text: "four-sig that clears the window when it is full (source 001 section 5: \"绝不整体清空，清空即状态遗忘\"). " +
 		"After each clear the window remembers one signature, so a copy of a settlement from the last " +
-		"two matches arriving just after the clear is credited again. " +
-		"Its matrix cells equal four-sig's (four-sig's own re-entered-room collisions already fail NoLoss everywhere and no generated copy lands just after a clear); the schedule that isolates its rule is impls TestEachMutantBreaksItsRule.",
+		"two matches arriving just after the clear is credited again. ",
 }
 
 var _ faults.Design = Design

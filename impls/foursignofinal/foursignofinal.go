@@ -3,11 +3,8 @@
 // final flag: (room, round, net). It breaks "净额与终局防同局同轮多笔互串": a
 // match's instant and final settlement of equal amount share a signature,
 // so the final is dropped as a replay of the instant (NoLoss, HonestAck).//
-// In the matrix its cells equal four-sig's: four-sig's own false
-// duplicates (a re-entered room restarts its rounds) already fail NoLoss in
-// every family, which hides this rule's failure there. The schedule that
-// isolates it, where four-sig holds and this mutant fails, is in impls
-// (TestEachMutantBreaksItsRule).
+// Declared verdicts: four-sig's plus NoLoss and HonestAck in every family:
+// a match's instant and final pay the same amount often, in every family.
 package foursignofinal
 
 import (
@@ -19,11 +16,10 @@ import (
 var Design = foursig.Variant{
 	Row:    "four-sig-no-final",
 	Rules:  foursig.Config{Capacity: foursig.Capacity, Fields: foursig.AllFields &^ foursig.FieldFinal},
-	Expect: foursig.Expect(nil),
+	Expect: foursig.ExpectEverywhere(faults.NoLoss, faults.HonestAck),
 	Text: "four-sig with signature (room, round, net), no final flag (source 001 section 5: " +
 		"\"净额与终局防同局同轮多笔互串\"). A match's instant and final of equal amount share a " +
-		"signature, so the final is dropped as a replay of the instant and never credited. " +
-		"Its matrix cells equal four-sig's (four-sig already fails NoLoss everywhere); the schedule that isolates its rule is impls TestEachMutantBreaksItsRule.",
+		"signature, so the final is dropped as a replay of the instant and never credited. ",
 }
 
 var _ faults.Design = Design

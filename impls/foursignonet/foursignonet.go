@@ -5,11 +5,11 @@
 // third kind beside the instant or the final, or a re-entered room's round)
 // share a signature whatever their amounts, and the second is dropped
 // (NoLoss, HonestAck).//
-// In the matrix its cells equal four-sig's: four-sig's own false
-// duplicates (a re-entered room restarts its rounds) already fail NoLoss in
-// every family, which hides this rule's failure there. The schedule that
-// isolates it, where four-sig holds and this mutant fails, is in impls
-// (TestEachMutantBreaksItsRule).
+// In the matrix its cells equal four-sig's: the only generated collision it
+// adds, a third kind with its sibling's final flag and another amount, sits
+// in third-kind, which four-sig already fails (a third kind paying its
+// sibling's amount). The schedule that isolates its rule, where four-sig
+// holds and this mutant fails, is in impls (TestEachMutantBreaksItsRule).
 package foursignonet
 
 import (
@@ -25,7 +25,7 @@ var Design = foursig.Variant{
 	Text: "four-sig with signature (room, round, final), no net amount (source 001 section 5: " +
 		"\"净额与终局防同局同轮多笔互串\"). Two settlements of one round with the same final flag collide " +
 		"whatever they pay, so the third kind of a match is dropped as a replay of the instant or final. " +
-		"Its matrix cells equal four-sig's (four-sig already fails NoLoss everywhere); the schedule that isolates its rule is impls TestEachMutantBreaksItsRule.",
+		"Its matrix cells equal four-sig's (third-kind already fails there); the schedule that isolates its rule is impls TestEachMutantBreaksItsRule",
 }
 
 var _ faults.Design = Design

@@ -5,11 +5,8 @@
 // the same round and amount share a signature, and whichever comes second is
 // dropped as a replay although it was never credited (NoLoss, and its
 // duplicate ack is false: HonestAck).//
-// In the matrix its cells equal four-sig's: four-sig's own false
-// duplicates (a re-entered room restarts its rounds) already fail NoLoss in
-// every family, which hides this rule's failure there. The schedule that
-// isolates it, where four-sig holds and this mutant fails, is in impls
-// (TestEachMutantBreaksItsRule).
+// Declared verdicts: four-sig's plus NoLoss and HonestAck in every family:
+// a player who leaves a room after round 1 plays the next match at round 1 too: with equal amounts the adjacent matches share signatures without the room, in every family.
 package foursignoroom
 
 import (
@@ -21,11 +18,10 @@ import (
 var Design = foursig.Variant{
 	Row:    "four-sig-no-room",
 	Rules:  foursig.Config{Capacity: foursig.Capacity, Fields: foursig.AllFields &^ foursig.FieldRoom},
-	Expect: foursig.Expect(nil),
+	Expect: foursig.ExpectEverywhere(faults.NoLoss, faults.HonestAck),
 	Text: "four-sig with signature (round, net, final), no room (source 001 section 5: \"房间防串房\"). " +
 		"Rounds restart in every room, so a settlement in the new room and the old room's settlement " +
-		"of the same round and amount collide; the second is dropped as a replay and never credited. " +
-		"Its matrix cells equal four-sig's (four-sig already fails NoLoss everywhere); the schedule that isolates its rule is impls TestEachMutantBreaksItsRule.",
+		"of the same round and amount collide; the second is dropped as a replay and never credited. ",
 }
 
 var _ faults.Design = Design

@@ -17,7 +17,8 @@
 //     final flag and is dropped as a replay of it (NoLoss, HonestAck). The
 //     structure grows with the business's count of kinds, as the document
 //     says.
-//   - deep-replay, window-expiry: the variables only describe the current
+//   - duplicate (copies reach into the next-but-one match), deep-replay,
+//     window-expiry: the variables only describe the current
 //     match; a copy of an older match's settlement looks like a new match,
 //     the flags start over and it is credited again (NoDup). Under
 //     window-expiry, whose copies come 2.5 matches later, the copied
@@ -90,6 +91,7 @@ func (Design) NewCluster() faults.Cluster { return playerstate.NewCluster[State]
 func (Design) Expected() faults.Expectation {
 	lost := []faults.Property{faults.NoLoss, faults.HonestAck}
 	return faults.Expectation{
+		faults.Duplicate:      {faults.NoDup},
 		faults.DeepReplay:     {faults.NoDup},
 		faults.WindowExpiry:   {faults.NoDup, faults.NoLoss, faults.HonestAck},
 		faults.Crash:          {faults.NoDup, faults.NoLoss, faults.HonestAck},
