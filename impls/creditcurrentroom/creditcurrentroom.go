@@ -40,7 +40,7 @@ var Design = foursig.Variant{
 	Text: "four-sig crediting the room the player is in now (the room of their latest instant " +
 		"settlement), not the settlement's room (source 001 section 3: \"旧账记在旧房名下\"). An old " +
 		"match's final that arrives after the player's next match started is credited to the new room (late, " +
-		"interleave, and wherever a retry or replay reorders a player's settlements",
+		"interleave, and wherever a retry or replay reorders a player's settlements).",
 }
 
 var _ faults.Design = Design

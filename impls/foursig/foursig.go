@@ -76,5 +76,5 @@ var Design = Variant{
 		"return to a room two matches later carries that room's signatures, still in the window, and is " +
 		"dropped uncredited (room-return: NoLoss), as is a third kind paying what its sibling pays. A " +
 		"replay older than two matches is credited again (NoDup), and a crash or failed credit after the " +
-		"claim loses the settlement",
+		"claim loses the settlement.",
 }

@@ -31,7 +31,7 @@ var Design = foursig.Variant{
 		"Two settlements per match x two adjacent matches need 4 places; with 3, the new match's second " +
 		"settlement evicts the old match's first while a late or duplicate copy of it can still arrive, " +
 		"and that copy is credited again (duplicate: NoDup). It holds room-return, which four-sig fails: " +
-		"the smaller window has forgotten the room's signatures by the time the player returns",
+		"the smaller window has forgotten the room's signatures by the time the player returns.",
 }
 
 var _ faults.Design = Design

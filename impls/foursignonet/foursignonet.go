@@ -4,7 +4,8 @@
 // two settlements of one match and round with the same final flag (the
 // third kind beside the instant or the final, or a re-entered room's round)
 // share a signature whatever their amounts, and the second is dropped
-// (NoLoss, HonestAck).//
+// (NoLoss, HonestAck).
+//
 // In the matrix its cells equal four-sig's: the only generated collision it
 // adds, a third kind with its sibling's final flag and another amount, sits
 // in third-kind, which four-sig already fails (a third kind paying its
@@ -25,7 +26,8 @@ var Design = foursig.Variant{
 	Text: "four-sig with signature (room, round, final), no net amount (source 001 section 5: " +
 		"\"净额与终局防同局同轮多笔互串\"). Two settlements of one round with the same final flag collide " +
 		"whatever they pay, so the third kind of a match is dropped as a replay of the instant or final. " +
-		"Its matrix cells equal four-sig's (third-kind already fails there); the schedule that isolates its rule is impls TestEachMutantBreaksItsRule",
+		"Its matrix cells equal four-sig's (third-kind already fails there); the schedule that " +
+		"isolates its rule is impls TestEachMutantBreaksItsRule.",
 }
 
 var _ faults.Design = Design

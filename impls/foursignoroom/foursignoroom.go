@@ -4,9 +4,12 @@
 // every room, so the old room's late final and the new room's settlement of
 // the same round and amount share a signature, and whichever comes second is
 // dropped as a replay although it was never credited (NoLoss, and its
-// duplicate ack is false: HonestAck).//
+// duplicate ack is false: HonestAck).
+//
 // Declared verdicts: four-sig's plus NoLoss and HonestAck in every family:
-// a player who leaves a room after round 1 plays the next match at round 1 too: with equal amounts the adjacent matches share signatures without the room, in every family.
+// a player who leaves a room after round 1 plays the next match at round 1
+// too, and with equal amounts the adjacent matches share signatures without
+// the room.
 package foursignoroom
 
 import (
@@ -21,7 +24,7 @@ var Design = foursig.Variant{
 	Expect: foursig.ExpectEverywhere(faults.NoLoss, faults.HonestAck),
 	Text: "four-sig with signature (round, net, final), no room (source 001 section 5: \"房间防串房\"). " +
 		"Rounds restart in every room, so a settlement in the new room and the old room's settlement " +
-		"of the same round and amount collide; the second is dropped as a replay and never credited. ",
+		"of the same round and amount collide; the second is dropped as a replay and never credited.",
 }
 
 var _ faults.Design = Design
