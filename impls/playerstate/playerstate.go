@@ -168,3 +168,30 @@ func (n *Node[S]) StateSpan() time.Duration { return 0 }
 
 // StateBound implements faults.Bounded: PerPlayer entries per player.
 func (n *Node[S]) StateBound(l faults.Load) int { return n.c.rule.PerPlayer() * l.Players }
+
+// Design is a design built on this shape: a row name, the rule, the
+// verdicts it declares and its matrix paragraph. seq-strict, seq-lenient and
+// type-flags are each one Design value.
+type Design[S any] struct {
+	Row    string
+	Rule   Rule[S]
+	Expect faults.Expectation
+	Text   string
+}
+
+var (
+	_ faults.Design   = Design[int]{}
+	_ faults.Expecter = Design[int]{}
+)
+
+// Name implements faults.Design.
+func (d Design[S]) Name() string { return d.Row }
+
+// NewCluster implements faults.Design.
+func (d Design[S]) NewCluster() faults.Cluster { return NewCluster(d.Rule) }
+
+// Expected implements faults.Expecter.
+func (d Design[S]) Expected() faults.Expectation { return d.Expect }
+
+// Doc is the design's paragraph in results/matrix.md.
+func (d Design[S]) Doc() string { return d.Text }

@@ -36,14 +36,12 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/ref"
 )
 
 // Name is the design's matrix row.
 const Name = "seed-verbatim"
-
-// settlementOp is the op the seed's FingerprintOf is taken of.
-const settlementOp ref.Op = 0x5e77
 
 // Design is the seed's settler.
 type Design struct{}
@@ -118,7 +116,9 @@ var _ faults.Node = (*Node)(nil)
 // Deliver implements faults.Node: the seed's Settle, then the caller's
 // credit when fresh.
 func (n *Node) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
-	fp := ref.FingerprintOf(settlementOp, uint64(s.Player), s.Match, uint64(s.Kind))
+	// The seed's FingerprintOf of the settlement's identity: the first 64
+	// bits of the key ref uses, so both designs name a settlement alike.
+	fp := refdesign.KeyOf(s).Fingerprint()
 	// Layer 1, verbatim: Put first, before anything durable happened.
 	if _, existed := n.win.Put(uint64(fp), uint64(ref.StateDelivered), now); existed {
 		return faults.AckDuplicate, nil

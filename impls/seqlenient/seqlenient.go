@@ -47,26 +47,14 @@ func (rule) Decide(st *State, s faults.Settlement) (playerstate.Verdict, error) 
 	return playerstate.Verdict{Credits: []playerstate.Credit{{S: s, Room: s.Room}}, Size: 1}, nil
 }
 
-// Design is the lenient sequence design.
-type Design struct{}
-
-var (
-	_ faults.Design   = Design{}
-	_ faults.Expecter = Design{}
-)
-
-// Name implements faults.Design.
-func (Design) Name() string { return Name }
-
-// NewCluster implements faults.Design.
-func (Design) NewCluster() faults.Cluster { return playerstate.NewCluster[State](rule{}) }
-
 // lost is the verdict of a settlement dropped as a replay it is not.
 var lost = []faults.Property{faults.NoLoss, faults.HonestAck}
 
-// Expected implements faults.Expecter; derivations in the package comment.
-func (Design) Expected() faults.Expectation {
-	return faults.Expectation{
+// Design is the lenient sequence design; its verdicts are derived in the package comment.
+var Design = playerstate.Design[State]{
+	Row:  Name,
+	Rule: rule{},
+	Expect: faults.Expectation{
 		faults.Late:           lost,
 		faults.Interleave:     lost,
 		faults.Crash:          lost,
@@ -74,13 +62,9 @@ func (Design) Expected() faults.Expectation {
 		faults.TimeoutSuccess: lost,
 		faults.MultiNode:      lost,
 		faults.SequenceRewind: lost,
-	}
-}
-
-// Doc is the design's paragraph in results/matrix.md.
-func (Design) Doc() string {
-	return "Source 001 section 1, lenient: credit anything above the last sequence number processed, " +
+	},
+	Text: "Source 001 section 1, lenient: credit anything above the last sequence number processed, " +
 		"drop the rest. Never blocks, but section 2's interleaving makes the old match's final (the " +
 		"predecessor of the new instant) \"the past\" once the instant is processed, and it is dropped " +
-		"uncredited (NoLoss); so is everything after a sender's counter restarts."
+		"uncredited (NoLoss); so is everything after a sender's counter restarts.",
 }

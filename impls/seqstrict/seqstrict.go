@@ -84,23 +84,11 @@ func (rule) Decide(st *State, s faults.Settlement) (playerstate.Verdict, error) 
 	return playerstate.Verdict{Credits: credits, Size: size()}, nil
 }
 
-// Design is the strict sequence design.
-type Design struct{}
-
-var (
-	_ faults.Design   = Design{}
-	_ faults.Expecter = Design{}
-)
-
-// Name implements faults.Design.
-func (Design) Name() string { return Name }
-
-// NewCluster implements faults.Design.
-func (Design) NewCluster() faults.Cluster { return playerstate.NewCluster[State](rule{}) }
-
-// Expected implements faults.Expecter; derivations in the package comment.
-func (Design) Expected() faults.Expectation {
-	return faults.Expectation{
+// Design is the strict sequence design; its verdicts are derived in the package comment.
+var Design = playerstate.Design[State]{
+	Row:  Name,
+	Rule: rule{},
+	Expect: faults.Expectation{
 		faults.Late:           {faults.NoBlocking, faults.BoundedState},
 		faults.Interleave:     {faults.NoBlocking, faults.BoundedState},
 		faults.Crash:          {faults.NoLoss, faults.NoBlocking, faults.BoundedState, faults.HonestAck},
@@ -108,15 +96,11 @@ func (Design) Expected() faults.Expectation {
 		faults.TimeoutSuccess: {faults.NoLoss, faults.HonestAck},
 		faults.MultiNode:      {faults.NoBlocking, faults.BoundedState},
 		faults.SequenceRewind: {faults.NoLoss, faults.HonestAck},
-	}
-}
-
-// Doc is the design's paragraph in results/matrix.md.
-func (Design) Doc() string {
-	return "Source 001 section 1: a per-player monotonic sequence; below the expected number is a " +
+	},
+	Text: "Source 001 section 1: a per-player monotonic sequence; below the expected number is a " +
 		"replay (dropped), equal is credited and advances, above is buffered until the gap fills. " +
 		"Section 2's symmetry breaking: an old final after the new instant, or an instant after its " +
 		"final, is held for a gap that may never fill (NoBlocking) and the buffer breaks its " +
 		"constant-storage claim (BoundedState); a sender whose counter restarts has every new " +
-		"settlement dropped as the past (NoLoss)."
+		"settlement dropped as the past (NoLoss).",
 }

@@ -73,24 +73,14 @@ func (rule) Decide(st *State, s faults.Settlement) (playerstate.Verdict, error) 
 	return playerstate.Verdict{Credits: []playerstate.Credit{{S: s, Room: s.Room}}, Size: 1}, nil
 }
 
-// Design is the per-kind flags design.
-type Design struct{}
+// lost is the verdict of a settlement dropped as a replay it is not.
+var lost = []faults.Property{faults.NoLoss, faults.HonestAck}
 
-var (
-	_ faults.Design   = Design{}
-	_ faults.Expecter = Design{}
-)
-
-// Name implements faults.Design.
-func (Design) Name() string { return Name }
-
-// NewCluster implements faults.Design.
-func (Design) NewCluster() faults.Cluster { return playerstate.NewCluster[State](rule{}) }
-
-// Expected implements faults.Expecter; derivations in the package comment.
-func (Design) Expected() faults.Expectation {
-	lost := []faults.Property{faults.NoLoss, faults.HonestAck}
-	return faults.Expectation{
+// Design is the per-kind flags design; its verdicts are derived in the package comment.
+var Design = playerstate.Design[State]{
+	Row:  Name,
+	Rule: rule{},
+	Expect: faults.Expectation{
 		faults.Duplicate:      {faults.NoDup},
 		faults.DeepReplay:     {faults.NoDup},
 		faults.WindowExpiry:   {faults.NoDup, faults.NoLoss, faults.HonestAck},
@@ -98,13 +88,9 @@ func (Design) Expected() faults.Expectation {
 		faults.StoreError:     lost,
 		faults.TimeoutSuccess: lost,
 		faults.ThirdKind:      lost,
-	}
-}
-
-// Doc is the design's paragraph in results/matrix.md.
-func (Design) Doc() string {
-	return "Source 001, \"为什么不用二次结算专用变量\": one done-variable per kind on the player's " +
+	},
+	Text: "Source 001, \"为什么不用二次结算专用变量\": one done-variable per kind on the player's " +
 		"current match, (room, round). A third kind has no variable and is dropped as a replay of the " +
 		"instant or final sharing its flag (NoLoss); the variables only describe the current match, so " +
-		"a copy of an older match's settlement starts the flags over and is credited again (NoDup)."
+		"a copy of an older match's settlement starts the flags over and is credited again (NoDup).",
 }

@@ -25,14 +25,12 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/ref"
 )
 
 // Name is the design's matrix row.
 const Name = "window-only"
-
-// settlementOp is the op of the window key.
-const settlementOp ref.Op = 0x5e77
 
 // Design is the window without a store.
 type Design struct{}
@@ -84,7 +82,7 @@ var _ faults.Node = (*Node)(nil)
 
 // Deliver implements faults.Node.
 func (n *Node) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
-	fp := uint64(ref.FingerprintOf(settlementOp, uint64(s.Player), s.Match, uint64(s.Kind)))
+	fp := uint64(refdesign.KeyOf(s).Fingerprint())
 	if _, ok := n.win.Lookup(fp, now); ok {
 		return faults.AckDuplicate, nil
 	}
