@@ -125,8 +125,12 @@ type windowShardState struct {
 	used int    // slots with key != 0 (held, or expired and not yet overwritten)
 	rng  uint64 // kick victim choice; deterministic (no global randomness)
 
-	// Held-entry estimate: inserts per time slice (see windowSlices).
-	est      int   // sum of counts
+	// Held-entry estimate: inserts per time slice (see windowSlices), and
+	// the estimates at which the shard resizes (windowGrowLoad and
+	// windowShrinkLoad of its slots).
+	est      int // sum of counts
+	growAt   int
+	shrinkAt int
 	sliceEnd int64 // end (exclusive, UnixNano) of the current slice
 	cur      int   // index in counts of the current slice
 	// int32: a count is the inserts of one slice; 2^31 of them would mean a
@@ -347,7 +351,9 @@ func (s *windowShardState) put(key, h, val uint64, t, exp, cut, sliceLen int64) 
 		}
 	}
 	s.count(t, sliceLen)
-	s.checkLoad(cut)
+	if s.est > s.growAt || s.est < s.shrinkAt {
+		s.resize(cut)
+	}
 	return 0, false
 }
 
@@ -365,46 +371,70 @@ func (s *windowShardState) renew(bk *windowBucket, i int, val uint64, t, exp, sl
 // entry expires no later than that, so the estimate stays an upper bound.
 func (s *windowShardState) count(t, sliceLen int64) {
 	if t >= s.sliceEnd {
-		// Slices ended: forget the counts of the slices that left the span.
-		// uint64: t - sliceEnd >= 0 but may not fit an int64.
-		n := uint64(t-s.sliceEnd)/uint64(sliceLen) + 1
-		for j := uint64(0); j < min(n, windowSlices); j++ {
-			s.cur++
-			if s.cur == windowSlices {
-				s.cur = 0
-			}
-			s.est -= int(s.counts[s.cur])
-			s.counts[s.cur] = 0
-		}
-		if n >= math.MaxInt64/uint64(sliceLen) {
-			s.sliceEnd = math.MaxInt64
-		} else {
-			s.sliceEnd = satAdd(s.sliceEnd, int64(n)*sliceLen)
-		}
+		s.advance(t, sliceLen)
 	}
 	s.counts[s.cur]++
 	s.est++
 }
 
-// checkLoad rebuilds the shard at the target load when the held-entry
-// estimate leaves [windowShrinkLoad, windowGrowLoad].
-func (s *windowShardState) checkLoad(cut int64) {
-	slots := len(s.b) * windowSlots
-	if s.est*windowGrowDen > slots*windowGrowNum ||
-		(s.est*windowShrinkDen < slots*windowShrinkNum && len(s.b) > windowMinBuckets) {
-		// Size by the exact count (a sequential pass over the expiries) so
-		// the new table is not oversized by the estimate's slack.
-		held := 0
-		for bi := range s.b {
-			for _, e := range s.b[bi].exps {
-				if e > cut {
-					held++
-				}
+// advance moves the current slice to the one holding t, forgetting the counts
+// of the slices that left the span.
+func (s *windowShardState) advance(t, sliceLen int64) {
+	// uint64: t - sliceEnd >= 0 but may not fit an int64.
+	n := uint64(t-s.sliceEnd)/uint64(sliceLen) + 1
+	for j := uint64(0); j < min(n, windowSlices); j++ {
+		s.cur++
+		if s.cur == windowSlices {
+			s.cur = 0
+		}
+		s.est -= int(s.counts[s.cur])
+		s.counts[s.cur] = 0
+	}
+	if n >= math.MaxInt64/uint64(sliceLen) {
+		s.sliceEnd = math.MaxInt64
+	} else {
+		s.sliceEnd = satAdd(s.sliceEnd, int64(n)*sliceLen)
+	}
+}
+
+// resize rebuilds the shard at the target load; put calls it when the
+// held-entry estimate left (shrinkAt, growAt].
+func (s *windowShardState) resize(cut int64) {
+	// Size by the exact count (a sequential pass over the expiries) so the new
+	// table is not oversized by the estimate's slack.
+	held := 0
+	for bi := range s.b {
+		for _, e := range s.b[bi].exps {
+			if e > cut {
+				held++
 			}
 		}
-		if nb := bucketsFor(max(held, s.est*windowTargetNum/windowGrowNum)); nb != len(s.b) {
-			s.rebuild(nb, cut, 0, 0, windowEmptyExp)
-		}
+	}
+	nb := bucketsFor(held)
+	if s.est > s.growAt {
+		// Growing must take the estimate back under growAt, or the next put
+		// would scan again: est*target/grow rounded up gives est <= 0.92 of
+		// the new slots.
+		nb = max(nb, bucketsFor((s.est*windowTargetNum+windowGrowNum-1)/windowGrowNum), len(s.b)+1)
+	}
+	if nb != len(s.b) {
+		s.rebuild(nb, cut, 0, 0, windowEmptyExp)
+		return
+	}
+	// Only a shrink can land here (growth forces len+1), and only if the
+	// estimate undercounts, which it cannot: stop the estimate from
+	// triggering a scan on every put all the same.
+	s.setThresholds()
+	s.shrinkAt = min(s.shrinkAt, s.est-1)
+}
+
+// setThresholds sets growAt and shrinkAt for the current table size.
+func (s *windowShardState) setThresholds() {
+	slots := len(s.b) * windowSlots
+	s.growAt = slots * windowGrowNum / windowGrowDen
+	s.shrinkAt = -1 // a table at the minimum size never shrinks
+	if len(s.b) > windowMinBuckets {
+		s.shrinkAt = slots * windowShrinkNum / windowShrinkDen
 	}
 }
 
@@ -497,6 +527,7 @@ func (s *windowShardState) rebuild(nb int, cut int64, ck, cv uint64, ce int64) {
 			ok = s.insertNew(ck, cv, ce, cut)
 		}
 		if ok {
+			s.setThresholds()
 			return
 		}
 		s.b, s.used = old, oldUsed
