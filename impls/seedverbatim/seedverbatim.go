@@ -25,6 +25,12 @@
 //     succeeds elsewhere is acked "duplicate", the sender stops retrying,
 //     and nothing ever credits it: NoLoss, HonestAck.
 //
+// What the harness may miss: under concurrent, node B's Begin can find the
+// record node A just claimed and ack "duplicate" before A's credit lands (a
+// HonestAck violation). The concurrent family runs real goroutines whose
+// deliveries rarely interleave that finely, and the matrix's runs have not
+// caught it, so the row declares that family as it is observed (holds).
+//
 // The seed's Begin and Commit return no error. Here they run through
 // env.Durable, which can fail; a failed Begin is reported to the sender (a
 // Nack: the least any caller can do), a failed Commit is ignored as in the
