@@ -72,10 +72,11 @@ func (Design) Expected() faults.Expectation {
 func (Design) Doc() string {
 	return "The settler of source 000 verbatim: window Put before the durable claim, Begin, " +
 		"Commit(Delivered), then the caller credits (unkeyed); no recovery. A claim or credit that " +
-		"fails leaves the window marked, so every retry inside the ttl is dropped as a duplicate " +
-		"(store-error: NoLoss); a crash after the claim leaves a record every retry reads as a " +
-		"duplicate, and nothing completes it (crash: NoLoss). The duplicate acks in both cases are " +
-		"false (HonestAck)."
+		"fails leaves that node's window marked, so every retry or copy landing there inside the ttl " +
+		"is dropped as a duplicate (store-error, multi-node: NoLoss); a crash after the claim, or a " +
+		"claim that timed out after it landed, leaves a record every retry reads as a duplicate, and " +
+		"nothing completes it (crash, timeout-after-success: NoLoss). The duplicate acks are false " +
+		"(HonestAck)."
 }
 
 // NewCluster implements faults.Design.
