@@ -16,10 +16,13 @@ type queries struct {
 	begin1     string
 	beginAgain string
 	// beginN claims many keys in one statement: unnest the arrays, insert
-	// in key order (two batches locking overlapping keys in the same order
-	// cannot deadlock), return the inserted keys as created and the
-	// already-recorded ones with their state. Keys it returns nothing for
-	// were inserted concurrently after its snapshot; beginAgainN reads them.
+	// in array order, which the caller sorts by key (two batches locking
+	// overlapping keys in the same order cannot deadlock), and return the
+	// keys it inserted. The others were on
+	// record already (a duplicate: rare, the Window catches most), and
+	// beginAgainN, a second statement with a new snapshot, reads their
+	// state. Reading them in the first statement would probe the index for
+	// every key, fresh or not, to find the few that are not.
 	beginN      string
 	beginAgainN string
 
@@ -28,11 +31,14 @@ type queries struct {
 	// nothing will read them again, and retention then costs ~60 bytes a
 	// record instead of 60 + payload.
 	commit1 string
-	// commitN does the same for many keys and returns the keys found (the
-	// others are ref.ErrNotFound). Every access to the table goes through
-	// "key = ANY($1)", an index scan: a join with the unnested input lets
-	// the planner pick a sequential scan of a table of millions of rows.
-	commitN string
+	// commitN advances many keys and returns the keys it changed; for the
+	// others (already at or past the state, or never claimed: both rare)
+	// commitFoundN tells which exist. Every access to the table goes
+	// through "key = ANY($1)", an index scan: a join with the unnested
+	// input lets the planner pick a sequential scan of a table of millions
+	// of rows.
+	commitN      string
+	commitFoundN string
 
 	pending string
 
@@ -76,16 +82,11 @@ func newQueries(table string) queries {
 		beginAgain: q(`SELECT state FROM {T} WHERE key = $1`),
 		beginN: q(`WITH input AS (
 				SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::timestamptz[]) AS u(key, payload, lease)
-			), ins AS (
-				INSERT INTO {T} (key, state, payload, lease)
-				SELECT key, 1, payload, lease FROM input ORDER BY key
-				ON CONFLICT (key) DO NOTHING
-				RETURNING key
 			)
-			SELECT key, 1::smallint, true FROM ins
-			UNION ALL
-			SELECT key, state, false FROM {T}
-			WHERE key = ANY($1::bytea[]) AND key NOT IN (SELECT key FROM ins)`),
+			INSERT INTO {T} (key, state, payload, lease)
+			SELECT key, 1, payload, lease FROM input
+			ON CONFLICT (key) DO NOTHING
+			RETURNING key`),
 		beginAgainN: q(`SELECT key, state FROM {T} WHERE key = ANY($1::bytea[])`),
 		commit1: q(`WITH upd AS (
 				UPDATE {T} SET state = $2, payload = CASE WHEN $2 >= 2 THEN ''::bytea ELSE payload END
@@ -95,13 +96,12 @@ func newQueries(table string) queries {
 			SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM {T} WHERE key = $1)`),
 		commitN: q(`WITH input AS (
 				SELECT * FROM unnest($1::bytea[], $2::smallint[]) AS u(key, state)
-			), upd AS (
-				UPDATE {T} t SET state = i.state, payload = CASE WHEN i.state >= 2 THEN ''::bytea ELSE t.payload END
-				FROM input i WHERE t.key = ANY($1::bytea[]) AND t.key = i.key AND t.state < i.state
-				RETURNING t.key
 			)
-			SELECT key FROM {T} WHERE key = ANY($1::bytea[])`),
-		pending: q(`SELECT key, payload, lease FROM {T} WHERE state = 1 AND lease <= $1 ORDER BY lease LIMIT $2`),
+			UPDATE {T} t SET state = i.state, payload = CASE WHEN i.state >= 2 THEN ''::bytea ELSE t.payload END
+			FROM input i WHERE t.key = ANY($1::bytea[]) AND t.key = i.key AND t.state < i.state
+			RETURNING t.key`),
+		commitFoundN: q(`SELECT key FROM {T} WHERE key = ANY($1::bytea[])`),
+		pending:      q(`SELECT key, payload, lease FROM {T} WHERE state = 1 AND lease <= $1 ORDER BY lease LIMIT $2`),
 
 		grant:         q(`INSERT INTO {G} (key, payload) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`),
 		markDelivered: q(`UPDATE {T} SET state = 2, payload = ''::bytea WHERE key = $1 AND state < 2`),

@@ -39,12 +39,12 @@ type Options struct {
 	// concurrent callers it is worth several times the throughput (see
 	// BenchmarkStore).
 	Batch bool
-	// BatchWorkers is how many batches of each kind (claims, commits) may
-	// be in flight at once (default 4). One would make the largest batches,
-	// but then every claim waits on one server process being scheduled,
-	// which on a loaded machine measured 10ms a batch of 21 rows; 4 kept
-	// batches at a few rows and gave the best throughput at concurrency 64
-	// on the 2-core test machine (see BenchmarkStore).
+	// BatchWorkers is how many batches may be in flight at once (default
+	// 1). Each batch carries both the queued claims and the queued commits
+	// in one round trip, so one worker already keeps a backend busy; at
+	// concurrency 64 on the 2-core test machine one worker made ~30k
+	// claims/s and two ~16-28k (smaller batches, two backends competing
+	// for the same cores). Raise it where the server has cores to spare.
 	BatchWorkers int
 	// MaxBatch bounds the rows of one batched statement (default 256: big
 	// enough that 64 concurrent callers fit in one batch, small enough that
@@ -66,9 +66,8 @@ type Store struct {
 	table  string
 	q      queries
 	closed atomic.Bool
-	begins *coalesce.Batcher[ref.Claim, beginResult] // nil unless Options.Batch
-	commit *coalesce.Batcher[commitReq, struct{}]    // nil unless Options.Batch
-	cancel context.CancelFunc                        // ends the batches' context
+	batch  *coalesce.Batcher[op, opResult] // nil unless Options.Batch
+	cancel context.CancelFunc              // ends the batches' context
 }
 
 var _ ref.PendingStore = (*Store)(nil)
@@ -84,7 +83,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: table %q must match %s", ErrBadOptions, opts.Table, tableName)
 	}
 	if opts.BatchWorkers == 0 {
-		opts.BatchWorkers = 4
+		opts.BatchWorkers = 1
 	}
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = 256
@@ -128,8 +127,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 			return life, func() {}
 		}
 		copts := coalesce.Options{Workers: opts.BatchWorkers, MaxBatch: opts.MaxBatch, Context: bctx}
-		s.begins = coalesce.New(s.beginBatch, copts)
-		s.commit = coalesce.New(s.commitBatch, copts)
+		s.batch = coalesce.New(s.runBatch, copts)
 	}
 	return s, nil
 }
@@ -204,10 +202,9 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	if s.begins != nil {
+	if s.batch != nil {
 		s.cancel() // a batch stuck on a dead server must not block Close
-		s.begins.Close()
-		s.commit.Close()
+		s.batch.Close()
 	}
 	s.pool.Close()
 	return nil
