@@ -2,8 +2,8 @@ package postgres_test
 
 import (
 	"cmp"
-	"flag"
 	"context"
+	"flag"
 	"fmt"
 	"testing"
 
