@@ -2,7 +2,10 @@ package testserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -70,5 +73,32 @@ func TestStartRedisRestartKeepsAppendOnlyData(t *testing.T) {
 	s.Restart(t)
 	if got := send("GET k"); got != "$1\r\nv\r\n" {
 		t.Fatalf("after restart GET k = %q, want v; reproduce: go test ./internal/testserver -run %s", got, t.Name())
+	}
+}
+
+// recorder captures what unavailable does instead of ending the test.
+type recorder struct {
+	testing.TB
+	skipped, failed string
+}
+
+func (r *recorder) Skipf(format string, args ...any)  { r.skipped = fmt.Sprintf(format, args...) }
+func (r *recorder) Fatalf(format string, args ...any) { r.failed = fmt.Sprintf(format, args...) }
+
+func TestMissingServerSkipsWithInstallHintOrFailsUnderRequire(t *testing.T) {
+	missing := errors.New("postgres not found")
+	t.Setenv(RequireEnv, "")
+	r := &recorder{TB: t}
+	unavailable(r, "postgresql", missing)
+	if r.failed != "" || !strings.Contains(r.skipped, "apt-get install postgresql redis-server") || strings.Contains(r.skipped, "\n") {
+		t.Fatalf("without %s: skipped %q failed %q; want one skip line naming the Debian packages; reproduce: go test ./internal/testserver -run %s",
+			RequireEnv, r.skipped, r.failed, t.Name())
+	}
+	t.Setenv(RequireEnv, "1")
+	r = &recorder{TB: t}
+	unavailable(r, "postgresql", missing)
+	if r.skipped != "" || !strings.Contains(r.failed, "postgres not found") {
+		t.Fatalf("with %s=1: skipped %q failed %q; want a failure naming the cause; reproduce: go test ./internal/testserver -run %s",
+			RequireEnv, r.skipped, r.failed, t.Name())
 	}
 }
