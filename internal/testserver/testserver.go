@@ -33,7 +33,7 @@ func unavailable(tb testing.TB, what string, err error) {
 	tb.Helper()
 	if os.Getenv(RequireEnv) == "1" {
 		tb.Fatalf("testserver: %s unavailable and %s=1: %v", what, RequireEnv, err)
-		return // Fatalf does not return on a real testing.TB
+		return // for test doubles: a real Fatalf never returns
 	}
 	tb.Skipf("testserver: %s unavailable (%v); install with: %s", what, err, installHint)
 }
