@@ -74,6 +74,12 @@ func (s *Store) runBatch(ctx context.Context, ops []op, rs []coalesce.Result[opR
 	if err == nil && len(commits) > 0 {
 		err = s.commitFound(ctx, cm)
 	}
+	if err != nil && ctx.Err() != nil {
+		// ctx is the store's lifetime: Close cancelled the batch. Say so,
+		// rather than "context canceled" to callers whose own context
+		// is fine.
+		err = fmt.Errorf("batch cut short: %w", ref.ErrClosed)
+	}
 	if err != nil {
 		for i := range ops {
 			rs[i].Err = err

@@ -213,6 +213,9 @@ func (s *Store) Close() error {
 // wrap names the operation, and turns the errors of a store being closed
 // (pool closed, batcher closed) into ref.ErrClosed.
 func (s *Store) wrap(op string, err error) error {
+	if errors.Is(err, ref.ErrClosed) {
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	}
 	if errors.Is(err, coalesce.ErrClosed) || s.closed.Load() && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("postgres: %s: %w", op, ref.ErrClosed)
 	}
