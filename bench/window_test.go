@@ -32,11 +32,11 @@ func warm(d Dedup, s *Stream, live int) {
 	}
 }
 
-// fixture is a warmed instance and its stream. The testing package runs
-// every benchmark once with b.N = 1 and then again with the real b.N; the
-// first run leaves its fixture here and the second continues it, so the
-// warm-up (a full ttl of operations, seconds for the slow caches at
-// live=1048576) is paid once per benchmark, not twice.
+// fixture is a warmed instance and its stream. The testing package calls a
+// benchmark function several times (b.N = 1, then growing b.N until the
+// benchtime is reached); every call of the same benchmark continues the
+// fixture the previous call left, so the warm-up (a full ttl of operations,
+// seconds for the slow caches at live=1048576) is paid once per benchmark.
 type fixture struct {
 	name  string
 	d     Dedup
@@ -46,36 +46,28 @@ type fixture struct {
 
 var pending *fixture
 
+// getFixture returns the fixture an earlier call of this benchmark left, or
+// builds a new one (closing the one another benchmark left).
+func getFixture(b *testing.B, im Impl, live int) *fixture {
+	if f := pending; f != nil {
+		if f.name == b.Name() {
+			return f
+		}
+		pending = nil
+		f.d.Close()
+	}
+	s := NewStream(0, live, Step)
+	d, bytes := Build(im, live, func(d Dedup) { warm(d, s, live) })
+	pending = &fixture{name: b.Name(), d: d, s: s, bytes: bytes}
+	return pending
+}
+
 // streamIDs hands out stream ids for parallel streams: a reused fixture has
 // seen the keys of the previous run's streams, so every run's streams need
 // ids (and so keys) of their own. 0 is the warm-up stream's.
 var streamIDs atomic.Uint64
 
 func newStreamID() uint64 { return 1 + streamIDs.Add(1)%(1<<16-1) }
-
-// getFixture returns the fixture the b.N = 1 run of this benchmark left, or
-// builds a new one (closing any other left over).
-func getFixture(b *testing.B, im Impl, live int) *fixture {
-	if f := pending; f != nil {
-		pending = nil
-		if f.name == b.Name() && b.N > 1 {
-			return f
-		}
-		f.d.Close()
-	}
-	s := NewStream(0, live, Step)
-	d, bytes := Build(im, live, func(d Dedup) { warm(d, s, live) })
-	return &fixture{name: b.Name(), d: d, s: s, bytes: bytes}
-}
-
-// putFixture keeps f for the next run of the same benchmark, or closes it.
-func putFixture(b *testing.B, f *fixture) {
-	if b.N == 1 {
-		pending = f
-		return
-	}
-	f.d.Close()
-}
 
 // report adds the metrics and fails an exact implementation that missed an
 // in-ttl retry (strict) or reported a fresh key as existing (always).
@@ -97,7 +89,6 @@ func BenchmarkWindowPut(b *testing.B) {
 		for _, live := range Lives {
 			b.Run(fmt.Sprintf("impl=%s/live=%d", im.Name, live), func(b *testing.B) {
 				f := getFixture(b, im, live)
-				defer putFixture(b, f)
 				d, s := f.d, f.s
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -129,7 +120,6 @@ func BenchmarkWindowPutParallel(b *testing.B) {
 		for _, live := range Lives {
 			b.Run(fmt.Sprintf("impl=%s/live=%d", im.Name, live), func(b *testing.B) {
 				f := getFixture(b, im, live)
-				defer putFixture(b, f)
 				d, s0 := f.d, f.s
 				// Streams are built before the timer starts (their rings are
 				// live/2 keys each); each goroutine takes one.
