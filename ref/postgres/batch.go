@@ -71,9 +71,6 @@ func (s *Store) runBatch(ctx context.Context, ops []op, rs []coalesce.Result[opR
 	if err == nil && len(claims) > 0 {
 		err = s.beginAgain(ctx, cl)
 	}
-	if err == nil && len(commits) > 0 {
-		err = s.commitFound(ctx, cm)
-	}
 	if err != nil && ctx.Err() != nil {
 		// ctx is the store's lifetime: Close cancelled the batch. Say so,
 		// rather than "context canceled" to callers whose own context
@@ -258,30 +255,6 @@ func (c *commitSet) read(rows pgx.Rows) error {
 	}
 	c.found[[16]byte(k)] = true
 	return nil
-}
-
-// commitFound checks which of the keys commitN did not change exist.
-func (s *Store) commitFound(ctx context.Context, c *commitSet) error {
-	var rest [][]byte
-	for _, k := range c.keys {
-		if !c.found[[16]byte(k)] {
-			rest = append(rest, k)
-		}
-	}
-	if len(rest) == 0 {
-		return nil
-	}
-	rows, err := s.pool.Query(ctx, s.q.commitFoundN, rest)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := c.read(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }
 
 func (c *commitSet) answer(ops []op, rs []coalesce.Result[opResult]) {

@@ -31,14 +31,16 @@ type queries struct {
 	// nothing will read them again, and retention then costs ~60 bytes a
 	// record instead of 60 + payload.
 	commit1 string
-	// commitN advances many keys and returns the keys it changed; for the
-	// others (already at or past the state, or never claimed: both rare)
-	// commitFoundN tells which exist. Every access to the table goes
-	// through "key = ANY($1)", an index scan: a join with the unnested
-	// input lets the planner pick a sequential scan of a table of millions
-	// of rows.
-	commitN      string
-	commitFoundN string
+	// commitN advances many keys and returns the keys that exist (the
+	// others are ref.ErrNotFound): those it changed, and those of the rest
+	// that an index probe finds (the ARRAY is computed once, so keys it
+	// changed cost no probe). The rest is the common case after a Sink
+	// that commits the record in its own transaction (Store.Sink does), so
+	// it is answered in the same statement, not a second round trip. Every
+	// access to the table goes through "key = ANY($1)", an index scan: a
+	// join with the unnested input lets the planner pick a sequential scan
+	// of a table of millions of rows.
+	commitN string
 
 	pending string
 
@@ -96,12 +98,16 @@ func newQueries(table string) queries {
 			SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM {T} WHERE key = $1)`),
 		commitN: q(`WITH input AS (
 				SELECT * FROM unnest($1::bytea[], $2::smallint[]) AS u(key, state)
+			), upd AS (
+				UPDATE {T} t SET state = i.state, payload = CASE WHEN i.state >= 2 THEN ''::bytea ELSE t.payload END
+				FROM input i WHERE t.key = ANY($1::bytea[]) AND t.key = i.key AND t.state < i.state
+				RETURNING t.key
 			)
-			UPDATE {T} t SET state = i.state, payload = CASE WHEN i.state >= 2 THEN ''::bytea ELSE t.payload END
-			FROM input i WHERE t.key = ANY($1::bytea[]) AND t.key = i.key AND t.state < i.state
-			RETURNING t.key`),
-		commitFoundN: q(`SELECT key FROM {T} WHERE key = ANY($1::bytea[])`),
-		pending:      q(`SELECT key, payload, lease FROM {T} WHERE state = 1 AND lease <= $1 ORDER BY lease LIMIT $2`),
+			SELECT key FROM upd
+			UNION ALL
+			SELECT key FROM {T} WHERE key = ANY(ARRAY(
+				SELECT i.key FROM input i WHERE i.key NOT IN (SELECT key FROM upd)))`),
+		pending: q(`SELECT key, payload, lease FROM {T} WHERE state = 1 AND lease <= $1 ORDER BY lease LIMIT $2`),
 
 		grant:         q(`INSERT INTO {G} (key, payload) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`),
 		markDelivered: q(`UPDATE {T} SET state = 2, payload = ''::bytea WHERE key = $1 AND state < 2`),
