@@ -196,7 +196,8 @@ func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
 					}
 					shown[v.Property] = true
 					if !slices.Contains(declared, v.Property) {
-						t.Errorf("%s fails %s on real goroutines (schedule seed %d; races may not replay every time):\n%v\n%s",
+						t.Errorf("%s fails %s on real goroutines, undeclared (schedule seed %d; a race may not replay every time); "+
+							"fix the design or declare it in Expected()[faults.Concurrent]:\n%v\n%s",
 							d.Name(), v.Property, seed, v, faults.Format(s))
 						return
 					}
