@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/onceproof/onceproof/faults"
@@ -359,12 +358,4 @@ func (m Matrix) Row(name string) (Row, bool) {
 		}
 	}
 	return Row{}, false
-}
-
-func famNames(fs []faults.Family) string {
-	s := make([]string, len(fs))
-	for i, f := range fs {
-		s[i] = string(f)
-	}
-	return strings.Join(s, ", ")
 }

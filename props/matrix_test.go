@@ -92,3 +92,18 @@ func TestMatrixScheduleRunsConcurrentSchedulesOneAtATime(t *testing.T) {
 		t.Error("MatrixSchedule left a concurrent schedule on real goroutines: the matrix would not regenerate byte for byte")
 	}
 }
+
+func TestRunCellShrinksToTheMinimalCrash(t *testing.T) {
+	c := RunCell(memo{}, faults.Crash, MatrixOptions{N: 20})
+	if diff := cmp.Diff([]faults.Property{faults.NoDup}, c.Failed); diff != "" {
+		t.Fatalf("Failed (-want +got):\n%s", diff)
+	}
+	if c.Mismatch() {
+		t.Error("memo declares NoDup under crash; the cell should agree")
+	}
+	cx := c.Counterexamples[0]
+	if cx.Name != "test-memo--crash" || len(cx.Schedule.Deliveries) != 1 || len(cx.Schedule.Faults) != 1 {
+		t.Errorf("counterexample %s: %d deliveries, %d faults; want test-memo--crash with 1 delivery and 1 crash:\n%s",
+			cx.Name, len(cx.Schedule.Deliveries), len(cx.Schedule.Faults), faults.Format(cx.Schedule))
+	}
+}
