@@ -118,9 +118,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	if opts.Batch {
 		// Batches run under the store's lifetime, not a per-batch
-		// timeout: a context with a deadline costs pgx a timer per
-		// statement (measured: 450us vs 200us per batched Begin), and
-		// callers return on their own contexts anyway. Close cancels it.
+		// timeout: a context.WithTimeout per batch measured 450us vs
+		// 200us per batched Begin at concurrency 1, and callers return
+		// on their own contexts anyway. Close cancels it.
 		life, cancel := context.WithCancel(context.Background())
 		s.cancel = cancel
 		bctx := func() (context.Context, context.CancelFunc) {
