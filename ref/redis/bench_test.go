@@ -72,7 +72,7 @@ func BenchmarkSettle(b *testing.B) {
 					return nil
 				})
 				b.StopTimer()
-				n := max(b.N, 20000)
+				n := max(b.N, 1000) // a b.N=1 probe run needs no precise comparison
 				sha, err := redis.LoadClaimScript(context.Background(), srv.URL())
 				if err != nil {
 					b.Fatal(err)
