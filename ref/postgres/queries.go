@@ -32,11 +32,12 @@ type queries struct {
 	// record instead of 60 + payload.
 	commit1 string
 	// commitN advances many keys and returns the keys that exist (the
-	// others are ref.ErrNotFound): those it changed, and those of the rest
-	// that an index probe finds (the ARRAY is computed once, so keys it
-	// changed cost no probe). The rest is the common case after a Sink
-	// that commits the record in its own transaction (Store.Sink does), so
-	// it is answered in the same statement, not a second round trip. Every
+	// others are ref.ErrNotFound), probing the index for each in the same
+	// statement: after a Sink that commits the record in its own
+	// transaction (Store.Sink does) every key is already Delivered, and a
+	// second round trip to find them would double Apply's commit latency.
+	// (Probing only the keys the UPDATE did not change, through an ARRAY
+	// subquery, measured slower: 24k vs 25-27k claims/s at concurrency 64.) Every
 	// access to the table goes through "key = ANY($1)", an index scan: a
 	// join with the unnested input lets the planner pick a sequential scan
 	// of a table of millions of rows.
@@ -103,10 +104,7 @@ func newQueries(table string) queries {
 				FROM input i WHERE t.key = ANY($1::bytea[]) AND t.key = i.key AND t.state < i.state
 				RETURNING t.key
 			)
-			SELECT key FROM upd
-			UNION ALL
-			SELECT key FROM {T} WHERE key = ANY(ARRAY(
-				SELECT i.key FROM input i WHERE i.key NOT IN (SELECT key FROM upd)))`),
+			SELECT key FROM {T} WHERE key = ANY($1::bytea[])`),
 		pending: q(`SELECT key, payload, lease FROM {T} WHERE state = 1 AND lease <= $1 ORDER BY lease LIMIT $2`),
 
 		grant:         q(`INSERT INTO {G} (key, payload) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`),
