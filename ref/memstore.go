@@ -88,3 +88,19 @@ func (s *MemStore) Len() int {
 	defer s.mu.Unlock()
 	return len(s.m)
 }
+
+var _ DeliveredClaimer = (*MemStore)(nil)
+
+// BeginDelivered implements DeliveredClaimer.
+func (s *MemStore) BeginDelivered(ctx context.Context, c Claim) (State, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return StateNew, false, fmt.Errorf("ref: memstore begin: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.m[c.Key]; ok {
+		return r.st, false, nil
+	}
+	s.m[c.Key] = &memRecord{st: StateDelivered, lease: c.LeaseUntil}
+	return StateDelivered, true, nil
+}

@@ -17,7 +17,10 @@ type Settler struct {
 	store Store
 	sink  Sink
 	lease time.Duration
-	stats counters
+	// sinkCommits: the sink's Deliver also commits StateDelivered (a
+	// CommittingSink), so Apply skips its Commit.
+	sinkCommits bool
+	stats       counters
 }
 
 // Option configures a Settler.
@@ -54,6 +57,9 @@ func NewSettler(win *Window, store Store, opts ...Option) *Settler {
 	s := &Settler{win: win, store: store, lease: DefaultLease}
 	for _, o := range opts {
 		o(s)
+	}
+	if cs, ok := s.sink.(CommittingSink); ok && cs.CommitsRecord() {
+		s.sinkCommits = true
 	}
 	return s
 }
@@ -136,9 +142,11 @@ func (s *Settler) Apply(ctx context.Context, key Key, payload []byte, now time.T
 		s.stats.add(fp, cErrors)
 		return Result{}, fmt.Errorf("ref: deliver %v: %w", key, err)
 	}
-	if err := s.store.Commit(ctx, key, StateDelivered); err != nil {
-		s.stats.add(fp, cErrors)
-		return Result{}, fmt.Errorf("ref: commit %v: %w", key, err)
+	if !s.sinkCommits {
+		if err := s.store.Commit(ctx, key, StateDelivered); err != nil {
+			s.stats.add(fp, cErrors)
+			return Result{}, fmt.Errorf("ref: commit %v: %w", key, err)
+		}
 	}
 	s.win.Put(uint64(fp), key.Lo, now)
 	if created {
@@ -167,7 +175,20 @@ func (s *Settler) Settle(fp Fingerprint, now time.Time) (st State, fresh bool) {
 		return StateDelivered, false
 	}
 	ctx := context.Background()
-	cur, created, err := s.store.Begin(ctx, Claim{Key: key, LeaseUntil: now.Add(s.lease)})
+	claim := Claim{Key: key, LeaseUntil: now.Add(s.lease)}
+	var (
+		cur     State
+		created bool
+		err     error
+	)
+	dc, oneStep := s.store.(DeliveredClaimer)
+	if oneStep {
+		// One round trip: the record is born Delivered, as the two-step path
+		// leaves it a moment later.
+		cur, created, err = dc.BeginDelivered(ctx, claim)
+	} else {
+		cur, created, err = s.store.Begin(ctx, claim)
+	}
 	if err != nil {
 		s.stats.add(fp, cErrors)
 		return StateNew, false
@@ -179,12 +200,14 @@ func (s *Settler) Settle(fp Fingerprint, now time.Time) (st State, fresh bool) {
 		}
 		return cur, false
 	}
-	// The caller delivers; if this Commit fails the record stays Granted and
-	// still blocks every later claim, so the grant is never repeated.
-	if err := s.store.Commit(ctx, key, StateDelivered); err != nil {
-		s.stats.add(fp, cErrors)
-		s.stats.add(fp, cGranted)
-		return StateGranted, true
+	if !oneStep {
+		// The caller delivers; if this Commit fails the record stays Granted
+		// and still blocks every later claim, so the grant is never repeated.
+		if err := s.store.Commit(ctx, key, StateDelivered); err != nil {
+			s.stats.add(fp, cErrors)
+			s.stats.add(fp, cGranted)
+			return StateGranted, true
+		}
 	}
 	s.win.Put(uint64(fp), key.Lo, now)
 	s.stats.add(fp, cGranted)

@@ -43,6 +43,21 @@ func (f *flakyStore) Begin(ctx context.Context, c Claim) (State, bool, error) {
 	return st, created, err
 }
 
+func (f *flakyStore) BeginDelivered(ctx context.Context, c Claim) (State, bool, error) {
+	if f.take(&f.failBegin) {
+		return StateNew, false, errFlaky
+	}
+	st, created, err := f.MemStore.BeginDelivered(ctx, c)
+	if err == nil && f.take(&f.timeoutBegin) {
+		return StateNew, false, errFlaky
+	}
+	return st, created, err
+}
+
+// twoStepStore hides flakyStore's BeginDelivered, so Settle takes the
+// Begin-then-Commit path.
+type twoStepStore struct{ PendingStore }
+
 func (f *flakyStore) Commit(ctx context.Context, key Key, st State) error {
 	if f.take(&f.failCommit) {
 		return errFlaky
@@ -137,14 +152,68 @@ func TestApplyRetriesAfterFailedClaimAreNotDroppedByWindow(t *testing.T) {
 
 // The seed form has the same flaw: a failed Begin must not be remembered.
 func TestSettleRetryAfterFailedClaimIsGranted(t *testing.T) {
-	store := &flakyStore{MemStore: NewMemStore(), failBegin: 1}
-	s := NewSettler(NewWindow(time.Minute, 4), store)
-	fp := FingerprintOf(0x0103, 42, 7, 9001)
-	if st, fresh := s.Settle(fp, base); fresh || st != StateNew {
-		t.Fatalf("failed claim = (%v, %v), want (New, false): retry", st, fresh)
+	for _, oneStep := range []bool{true, false} {
+		t.Run(map[bool]string{true: "one-step", false: "two-step"}[oneStep], func(t *testing.T) {
+			var store Store = &flakyStore{MemStore: NewMemStore(), failBegin: 1}
+			if !oneStep {
+				store = twoStepStore{store.(PendingStore)}
+			}
+			s := NewSettler(NewWindow(time.Minute, 4), store)
+			fp := FingerprintOf(0x0103, 42, 7, 9001)
+			if st, fresh := s.Settle(fp, base); fresh || st != StateNew {
+				t.Fatalf("failed claim = (%v, %v), want (New, false): retry", st, fresh)
+			}
+			if st, fresh := s.Settle(fp, base.Add(time.Millisecond)); !fresh || st != StateDelivered {
+				t.Fatalf("retry = (%v, %v), want (Delivered, true); the seed drops it as a window duplicate", st, fresh)
+			}
+			if st, fresh := s.Settle(fp, base.Add(time.Hour)); fresh || st != StateDelivered {
+				t.Fatalf("replay after the window = (%v, %v), want (Delivered, false)", st, fresh)
+			}
+		})
 	}
-	if st, fresh := s.Settle(fp, base.Add(time.Millisecond)); !fresh || st != StateDelivered {
-		t.Fatalf("retry = (%v, %v), want (Delivered, true); the seed drops it as a window duplicate", st, fresh)
+}
+
+// committingSink applies the effect and commits the record itself, as the
+// database-backed sinks do in one transaction.
+type committingSink struct {
+	*MemSink
+	store *countingStore
+}
+
+func (c committingSink) CommitsRecord() bool { return true }
+
+func (c committingSink) Deliver(ctx context.Context, key Key, payload []byte) error {
+	if err := c.MemSink.Deliver(ctx, key, payload); err != nil {
+		return err
+	}
+	return c.store.MemStore.Commit(ctx, key, StateDelivered)
+}
+
+type countingStore struct {
+	*MemStore
+	commits int
+}
+
+func (c *countingStore) Commit(ctx context.Context, key Key, st State) error {
+	c.commits++
+	return c.MemStore.Commit(ctx, key, st)
+}
+
+func TestApplySkipsCommitWhenSinkCommitsRecord(t *testing.T) {
+	store := &countingStore{MemStore: NewMemStore()}
+	sink := committingSink{MemSink: NewMemSink(), store: store}
+	s := NewSettler(NewWindow(time.Minute, 4), store, WithSink(sink))
+	key := KeyOf(0x0103, 5, 5)
+	if res, err := s.Apply(context.Background(), key, nil, base); err != nil || !res.Fresh {
+		t.Fatalf("Apply = %+v, %v; want fresh", res, err)
+	}
+	if store.commits != 0 {
+		t.Fatalf("Settler committed %d times; the sink already did", store.commits)
+	}
+	// The record is Delivered: a replay past the window is a store duplicate.
+	res, err := s.Apply(context.Background(), key, nil, base.Add(time.Hour))
+	if err != nil || res.Fresh || res.Caught != LayerStore || sink.Calls() != 1 {
+		t.Fatalf("replay = %+v, %v, sink calls %d; want a store duplicate and one delivery", res, err, sink.Calls())
 	}
 }
 

@@ -71,3 +71,15 @@ func (s *MemSink) Calls() int {
 	defer s.mu.Unlock()
 	return s.calls
 }
+
+// CommittingSink is a Sink whose Deliver also moves the key's record in the
+// Settler's Store to StateDelivered, in the same transaction as the effect
+// (the sinks ref/sqlite, ref/postgres and ref/redis build from a Store can).
+// When CommitsRecord reports true the Settler skips its own Commit after
+// Deliver: one round trip fewer per grant, and no window in which the effect
+// is applied but the record still says Granted. It must only be given to a
+// Settler whose Store is the one the sink commits to.
+type CommittingSink interface {
+	Sink
+	CommitsRecord() bool
+}

@@ -78,3 +78,12 @@ type PendingStore interface {
 	// concluded; Recover reports it and the caller runs Recover again later.
 	Pending(ctx context.Context, now time.Time, limit int) ([]Record, error)
 }
+
+// DeliveredClaimer is a Store that can claim a key directly in
+// StateDelivered, in one atomic step. The seed-form Settle commits
+// StateDelivered right after a successful claim (its caller delivers), so on
+// such a store it makes one round trip instead of two. Semantics are Begin's,
+// except that a created record starts in StateDelivered (and returns it).
+type DeliveredClaimer interface {
+	BeginDelivered(ctx context.Context, c Claim) (st State, created bool, err error)
+}
