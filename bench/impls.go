@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/maypok86/otter/v2"
 
+	"github.com/onceproof/onceproof/impls/sharded"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -44,12 +45,9 @@ const PeerTTL = time.Hour
 
 // Impls lists the implementations BenchmarkWindowPut and
 // BenchmarkWindowPutParallel run, ref first.
-//
-// TODO(impls/sharded): add {Name: "sharded", New: ..., Exact: true} once
-// impls/sharded exists (the "sharded window + store" design of DESIGN.md),
-// wrapping its window the way refDedup wraps ref.Window.
 var Impls = []Impl{
 	{Name: "ref", New: newRef, Exact: true},
+	{Name: "sharded", New: newSharded, Exact: true},
 	{Name: "gomap", New: newGoMap, Exact: true},
 	{Name: "otter", New: newOtter},
 	{Name: "ristretto", New: newRistretto},
@@ -73,6 +71,33 @@ func (r refDedup) Put(key, val uint64, now time.Time) bool {
 }
 func (r refDedup) Close()           {}
 func (r refDedup) MemoryBytes() int { return r.w.MemoryBytes() }
+
+// shardedDedup is the window of the design "sharded" (impls/sharded): 8
+// shards of Go maps with per-shard expiry queues. Put is what that design's
+// node does with it: Seen, then Mark on a miss (the node commits to the store
+// in between; here nothing is in between). The 64-bit stream key is the key's
+// Hi (MapWindow shards and maps by Hi) and, salted, its Lo (MapWindow keeps
+// and compares Lo too), so both halves vary as a SHA-256 key's do. MapWindow keeps no value (its
+// design needs none), so val is dropped.
+type shardedDedup struct{ w *sharded.MapWindow }
+
+func newSharded(live int, ttl time.Duration) Dedup {
+	return shardedDedup{sharded.NewMapWindow(ttl)}
+}
+
+func (s shardedDedup) Put(key, val uint64, now time.Time) bool {
+	k := ref.Key{Hi: key, Lo: key ^ shardedLoSalt}
+	if s.w.Seen(k, now) {
+		return true
+	}
+	s.w.Mark(k, now)
+	return false
+}
+func (s shardedDedup) Close() {}
+
+// shardedLoSalt derives a ref.Key's Lo from the stream key (any constant that
+// is not 0 makes Lo differ from Hi).
+const shardedLoSalt = 0x9E3779B97F4A7C15
 
 type goMapDedup struct{ g *GenMap }
 
