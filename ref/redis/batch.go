@@ -8,13 +8,15 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// op is one queued Begin (claim) or Commit.
+// op is one queued Begin (claim), BeginDelivered (claim and delivered) or
+// Commit.
 type op struct {
-	claim   bool
-	key     ref.Key
-	payload []byte
-	lease   int64
-	st      ref.State
+	claim     bool
+	delivered bool // with claim: BeginDelivered
+	key       ref.Key
+	payload   []byte
+	lease     int64
+	st        ref.State
 }
 
 // opResult carries the script's integer reply.
@@ -53,7 +55,10 @@ func (s *Store) queue(ctx context.Context, c goredis.Scripter, o op, sha bool) *
 	m := member(o.key)
 	keys := []string{s.claimKey(m), s.pending}
 	script, args := commitScript, []any{int(o.st), m}
-	if o.claim {
+	switch {
+	case o.claim && o.delivered:
+		keys, script, args = keys[:1], claimDeliveredScript, nil
+	case o.claim:
 		script, args = claimScript, []any{o.payload, o.lease, m}
 	}
 	if sha {

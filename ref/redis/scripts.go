@@ -16,6 +16,18 @@ redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
 return 3
 `)
 
+// claimDeliveredScript: KEYS[1] the claim hash. The claim script for a
+// record born Delivered (ref.DeliveredClaimer): no payload or lease to keep
+// and no pending-set member, since nothing will ever recover it. An existing
+// record is returned unchanged (a Granted one is never moved forward).
+// Returns state*2 + created, as claimScript.
+var claimDeliveredScript = goredis.NewScript(`
+local s = redis.call('HGET', KEYS[1], 's')
+if s then return tonumber(s) * 2 end
+redis.call('HSET', KEYS[1], 's', 2)
+return 5
+`)
+
 // commitScript: KEYS[1] the claim hash, KEYS[2] the pending set; ARGV[1] the
 // new state, ARGV[2] the key's hex. Moves forward only; returns -1 when the
 // key was never claimed, 0 otherwise. The payload is dropped at Delivered:

@@ -17,7 +17,7 @@ import (
 // credit, its grant key and the claim's state change in one atomic step.
 type Sink struct{ s *Store }
 
-var _ ref.Sink = (*Sink)(nil)
+var _ ref.CommittingSink = (*Sink)(nil)
 
 // Sink returns the store's Sink.
 func (s *Store) Sink() *Sink { return &Sink{s: s} }
@@ -35,6 +35,11 @@ func (k *Sink) Deliver(ctx context.Context, key ref.Key, payload []byte) error {
 	}
 	return nil
 }
+
+// CommitsRecord implements ref.CommittingSink: deliverScript moves the
+// claim to Delivered in the script that applies the grant, so a Settler
+// built on this sink's Store skips its own Commit.
+func (k *Sink) CommitsRecord() bool { return true }
 
 // Grant is one ledger entry.
 type Grant struct {

@@ -106,3 +106,39 @@ func TestClaimsSurviveRestartWithAppendOnly(t *testing.T) {
 		t.Fatalf("ledger after restart and Recover has %d entries (%v), want 10", len(ledger), err)
 	}
 }
+
+// TestSinkCommitsRecord: the sink reports CommitsRecord, and its Deliver
+// really moves the claim to Delivered in the same script (the Settler skips
+// its Commit on that word): after Apply the record is Delivered and nothing
+// is pending.
+func TestSinkCommitsRecord(t *testing.T) {
+	srv := testserver.Redis(t)
+	s, err := redis.Open(t.Context(), srv.URL(), redis.Options{Prefix: testserver.RedisPrefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	sink := s.Sink()
+	if !sink.CommitsRecord() {
+		t.Fatalf("Sink.CommitsRecord() = false; reproduce: go test ./ref/redis -run %s", t.Name())
+	}
+	k := ref.KeyOf(8, 1)
+	if _, created, err := s.Begin(ctx, ref.Claim{Key: k, Payload: []byte("p")}); err != nil || !created {
+		t.Fatalf("Begin: created=%v err=%v", created, err)
+	}
+	if err := sink.Deliver(ctx, k, []byte("p")); err != nil {
+		t.Fatal(err)
+	}
+	if st, created, err := s.Begin(ctx, ref.Claim{Key: k}); err != nil || created || st != ref.StateDelivered {
+		t.Fatalf("Begin after Deliver = (%v, created=%v, %v), want Delivered: the sink did not commit the record; reproduce: go test ./ref/redis -run %s", st, created, err, t.Name())
+	}
+	settler := ref.NewSettler(ref.NewWindow(time.Minute, 4), s, ref.WithSink(sink))
+	k2 := ref.KeyOf(8, 2)
+	if res, err := settler.Apply(ctx, k2, []byte("q"), benchBase); err != nil || !res.Fresh {
+		t.Fatalf("Apply = %+v, %v", res, err)
+	}
+	if recs, err := s.Pending(ctx, benchBase.Add(time.Hour), 10); err != nil || len(recs) != 0 {
+		t.Fatalf("Pending after Apply = %v, %v; want none (the sink commits the record)", recs, err)
+	}
+}

@@ -63,7 +63,10 @@ type Store struct {
 	batch   *coalesce.Batcher[op, opResult] // nil unless Options.Batch
 }
 
-var _ ref.PendingStore = (*Store)(nil)
+var (
+	_ ref.PendingStore     = (*Store)(nil)
+	_ ref.DeliveredClaimer = (*Store)(nil)
+)
 
 // Open connects to the server at url (redis://[user:password@]host:port/db)
 // and checks that it answers. ctx bounds the check.
@@ -160,27 +163,44 @@ func (s *Store) check(ctx context.Context, op string) error {
 
 // Begin implements ref.Store.
 func (s *Store) Begin(ctx context.Context, c ref.Claim) (ref.State, bool, error) {
-	if err := s.check(ctx, "begin"); err != nil {
+	return s.claim(ctx, "begin", c, false)
+}
+
+// BeginDelivered implements ref.DeliveredClaimer: one script
+// (claimDeliveredScript) claims the key in StateDelivered, so the seed-form
+// Settle is one round trip.
+func (s *Store) BeginDelivered(ctx context.Context, c ref.Claim) (ref.State, bool, error) {
+	return s.claim(ctx, "begin delivered", c, true)
+}
+
+func (s *Store) claim(ctx context.Context, name string, c ref.Claim, delivered bool) (ref.State, bool, error) {
+	if err := s.check(ctx, name); err != nil {
 		return ref.StateNew, false, err
 	}
 	var (
 		code int64
 		err  error
 	)
-	if s.batch != nil {
+	switch m := member(c.Key); {
+	case s.batch != nil:
 		var r opResult
-		r, err = s.batch.Do(ctx, op{claim: true, key: c.Key, payload: c.Payload, lease: leaseMillis(c.LeaseUntil)})
+		r, err = s.batch.Do(ctx, op{claim: true, delivered: delivered, key: c.Key, payload: c.Payload, lease: leaseMillis(c.LeaseUntil)})
 		code = r.code
-	} else {
-		m := member(c.Key)
+	case delivered:
+		code, err = claimDeliveredScript.Run(ctx, s.rdb, []string{s.claimKey(m)}).Int64()
+	default:
 		code, err = claimScript.Run(ctx, s.rdb, []string{s.claimKey(m), s.pending}, c.Payload, leaseMillis(c.LeaseUntil), m).Int64()
 	}
 	if err != nil {
-		return ref.StateNew, false, s.wrap("begin", err)
+		return ref.StateNew, false, s.wrap(name, err)
+	}
+	born := ref.StateGranted
+	if delivered {
+		born = ref.StateDelivered
 	}
 	st, created := ref.State(code/2), code%2 == 1
-	if st != ref.StateGranted && st != ref.StateDelivered || created && st != ref.StateGranted {
-		return ref.StateNew, false, fmt.Errorf("redis: begin %v: %w: claim script returned %d", c.Key, ErrReply, code)
+	if st != ref.StateGranted && st != ref.StateDelivered || created && st != born {
+		return ref.StateNew, false, fmt.Errorf("redis: %s %v: %w: claim script returned %d", name, c.Key, ErrReply, code)
 	}
 	return st, created, nil
 }

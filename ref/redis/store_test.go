@@ -68,3 +68,7 @@ func TestOpenRejectsBadURLAndOptions(t *testing.T) {
 		t.Errorf("Open(MaxBatch=-1) = %v, want ErrBadOptions; reproduce: go test ./ref/redis -run %s", err, t.Name())
 	}
 }
+
+func TestDeliveredClaimer(t *testing.T) { storetest.RunDeliveredClaimer(t, harness(false)) }
+
+func TestBatchedDeliveredClaimer(t *testing.T) { storetest.RunDeliveredClaimer(t, harness(true)) }
