@@ -12,10 +12,11 @@ import (
 	"github.com/onceproof/onceproof/ref"
 )
 
-// op is one queued Begin (claim) or Commit.
+// op is one queued Begin or BeginDelivered (claim), or Commit.
 type op struct {
 	claim  ref.Claim
-	commit bool // false: a Begin of claim
+	born   ref.State // a claim's state when it creates the record
+	commit bool      // false: a claim
 	key    ref.Key
 	st     ref.State
 }
@@ -48,7 +49,7 @@ func (s *Store) runBatch(ctx context.Context, ops []op, rs []coalesce.Result[opR
 		cm.reset()
 		b := &pgx.Batch{}
 		if len(claims) > 0 {
-			b.Queue(s.q.beginN, cl.keys, cl.payloads, cl.leases)
+			b.Queue(s.q.beginN, cl.keys, cl.payloads, cl.leases, cl.states)
 		}
 		if len(commits) > 0 {
 			b.Queue(s.q.commitN, cm.keys, cm.states)
@@ -107,6 +108,7 @@ type claimSet struct {
 	keys     [][]byte
 	payloads [][]byte
 	leases   []time.Time
+	states   []int16 // the state each key is born in
 	pos      map[[16]byte]int
 	answers  []*opResult
 }
@@ -131,7 +133,7 @@ func newClaimSet(ops []op, idx []int) *claimSet {
 	// same order (see queries.beginN).
 	slices.SortFunc(c.groups, func(a, b claimGroup) int { return bytes.Compare(a.key[:], b.key[:]) })
 	n := len(c.groups)
-	c.keys, c.payloads, c.leases = make([][]byte, n), make([][]byte, n), make([]time.Time, n)
+	c.keys, c.payloads, c.leases, c.states = make([][]byte, n), make([][]byte, n), make([]time.Time, n), make([]int16, n)
 	c.answers = make([]*opResult, n)
 	for gi := range c.groups {
 		g := &c.groups[gi]
@@ -142,6 +144,7 @@ func newClaimSet(ops []op, idx []int) *claimSet {
 			c.payloads[gi] = []byte{} // NOT NULL column
 		}
 		c.leases[gi] = cl.LeaseUntil
+		c.states[gi] = int16(ops[g.reqs[0]].born)
 		c.pos[g.key] = gi
 	}
 	return c
@@ -150,12 +153,15 @@ func newClaimSet(ops []op, idx []int) *claimSet {
 func (c *claimSet) reset() { clear(c.answers) }
 
 func (c *claimSet) readBegin(rows pgx.Rows) error {
-	var k []byte
-	if err := rows.Scan(&k); err != nil {
+	var (
+		k  []byte
+		st int16
+	)
+	if err := rows.Scan(&k, &st); err != nil {
 		return err
 	}
 	if gi, ok := c.pos[[16]byte(k)]; ok {
-		c.answers[gi] = &opResult{st: ref.StateGranted, created: true}
+		c.answers[gi] = &opResult{st: ref.State(st), created: true}
 	}
 	return nil
 }

@@ -13,27 +13,39 @@ import (
 
 // Begin implements ref.Store.
 func (s *Store) Begin(ctx context.Context, c ref.Claim) (ref.State, bool, error) {
+	return s.claim(ctx, "begin", c, ref.StateGranted)
+}
+
+// BeginDelivered implements ref.DeliveredClaimer: the same one INSERT ... ON
+// CONFLICT as Begin (batched too), with the row born in StateDelivered and
+// an empty payload, so the seed-form Settle is one statement.
+func (s *Store) BeginDelivered(ctx context.Context, c ref.Claim) (ref.State, bool, error) {
+	c.Payload = nil // a Delivered record keeps no payload (see queries.commit1)
+	return s.claim(ctx, "begin delivered", c, ref.StateDelivered)
+}
+
+func (s *Store) claim(ctx context.Context, name string, c ref.Claim, born ref.State) (ref.State, bool, error) {
 	if s.closed.Load() {
-		return ref.StateNew, false, s.wrap("begin", ref.ErrClosed)
+		return ref.StateNew, false, s.wrap(name, ref.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
-		return ref.StateNew, false, s.wrap("begin", err)
+		return ref.StateNew, false, s.wrap(name, err)
 	}
 	if s.batch != nil {
-		r, err := s.batch.Do(ctx, op{claim: c})
+		r, err := s.batch.Do(ctx, op{claim: c, born: born})
 		if err != nil {
-			return ref.StateNew, false, s.wrap("begin", err)
+			return ref.StateNew, false, s.wrap(name, err)
 		}
 		return r.st, r.created, nil
 	}
-	st, created, err := s.begin1(ctx, c)
+	st, created, err := s.begin1(ctx, c, born)
 	if err != nil {
-		return ref.StateNew, false, s.wrap("begin", err)
+		return ref.StateNew, false, s.wrap(name, err)
 	}
 	return st, created, nil
 }
 
-func (s *Store) begin1(ctx context.Context, c ref.Claim) (ref.State, bool, error) {
+func (s *Store) begin1(ctx context.Context, c ref.Claim, born ref.State) (ref.State, bool, error) {
 	kb := c.Key.Bytes()
 	payload := c.Payload
 	if payload == nil {
@@ -43,7 +55,7 @@ func (s *Store) begin1(ctx context.Context, c ref.Claim) (ref.State, bool, error
 		st      int16
 		created bool
 	)
-	err := s.pool.QueryRow(ctx, s.q.begin1, kb[:], payload, c.LeaseUntil).Scan(&st, &created)
+	err := s.pool.QueryRow(ctx, s.q.begin1, kb[:], payload, c.LeaseUntil, int16(born)).Scan(&st, &created)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Inserted concurrently after our snapshot (see queries.begin1).
 		created = false

@@ -8,14 +8,16 @@ import "strings"
 type queries struct {
 	schema []string
 
-	// begin1 claims one key in one round trip. When the key exists, the
+	// begin1 claims one key in one round trip, in the state $4: Granted
+	// for Begin, Delivered (with an empty payload) for BeginDelivered. When the key exists, the
 	// fallback SELECT in the same statement reads it; it returns no row only
 	// when a concurrent transaction inserted the key after this statement's
 	// snapshot (ON CONFLICT waited for it to commit), and then beginAgain,
 	// a new statement with a new snapshot, reads it.
 	begin1     string
 	beginAgain string
-	// beginN claims many keys in one statement: unnest the arrays, insert
+	// beginN claims many keys in one statement (each in its own state, as
+	// begin1): unnest the arrays, insert
 	// in array order, which the caller sorts by key (two batches locking
 	// overlapping keys in the same order cannot deadlock), and return the
 	// keys it inserted. The others were on
@@ -75,7 +77,7 @@ func newQueries(table string) queries {
 			)`),
 		},
 		begin1: q(`WITH ins AS (
-				INSERT INTO {T} (key, state, payload, lease) VALUES ($1, 1, $2, $3)
+				INSERT INTO {T} (key, state, payload, lease) VALUES ($1, $4, $2, $3)
 				ON CONFLICT (key) DO NOTHING
 				RETURNING state
 			)
@@ -84,12 +86,12 @@ func newQueries(table string) queries {
 			SELECT state, false FROM {T} WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM ins)`),
 		beginAgain: q(`SELECT state FROM {T} WHERE key = $1`),
 		beginN: q(`WITH input AS (
-				SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::timestamptz[]) AS u(key, payload, lease)
+				SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::timestamptz[], $4::smallint[]) AS u(key, payload, lease, state)
 			)
 			INSERT INTO {T} (key, state, payload, lease)
-			SELECT key, 1, payload, lease FROM input
+			SELECT key, state, payload, lease FROM input
 			ON CONFLICT (key) DO NOTHING
-			RETURNING key`),
+			RETURNING key, state`),
 		beginAgainN: q(`SELECT key, state FROM {T} WHERE key = ANY($1::bytea[])`),
 		commit1: q(`WITH upd AS (
 				UPDATE {T} SET state = $2, payload = CASE WHEN $2 >= 2 THEN ''::bytea ELSE payload END

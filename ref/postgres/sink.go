@@ -25,7 +25,7 @@ type Sink struct {
 	apply ApplyFunc
 }
 
-var _ ref.Sink = (*Sink)(nil)
+var _ ref.CommittingSink = (*Sink)(nil)
 
 // Sink returns a Sink writing to this store's database. apply may be nil: the
 // grant table (with each grant's payload) is then the ledger itself.
@@ -33,8 +33,9 @@ func (s *Store) Sink(apply ApplyFunc) *Sink { return &Sink{s: s, apply: apply} }
 
 // Deliver implements ref.Sink. In one transaction it inserts the grant row
 // (a no-op if the key was applied before), runs apply if the row is new, and
-// advances the key's claim to Delivered, which makes the Settler's Commit
-// that follows a no-op. An error means the transaction did not commit, or
+// advances the key's claim to Delivered, so a Settler skips its own Commit
+// (CommitsRecord; the crash test checks the record after a kill right after
+// Deliver). An error means the transaction did not commit, or
 // its commit's outcome is unknown (a connection lost during COMMIT): a retry
 // with the same key is safe either way.
 func (k *Sink) Deliver(ctx context.Context, key ref.Key, payload []byte) error {
@@ -67,6 +68,11 @@ func (k *Sink) Deliver(ctx context.Context, key ref.Key, payload []byte) error {
 	}
 	return nil
 }
+
+// CommitsRecord implements ref.CommittingSink: Deliver moves the key's
+// claim to Delivered in the transaction of the grant (queries.markDelivered),
+// so a Settler on this sink's Store skips its own Commit.
+func (k *Sink) CommitsRecord() bool { return true }
 
 // Applied reports whether key's grant was applied, and the payload it was
 // applied with.

@@ -70,7 +70,10 @@ type Store struct {
 	cancel context.CancelFunc              // ends the batches' context
 }
 
-var _ ref.PendingStore = (*Store)(nil)
+var (
+	_ ref.PendingStore     = (*Store)(nil)
+	_ ref.DeliveredClaimer = (*Store)(nil)
+)
 
 // Open connects to the database at url (a postgres:// URL or a libpq
 // key=value string), creates the claims and grants tables if absent, and

@@ -118,3 +118,11 @@ func TestConcurrentOpenCreatesSchemaOnce(t *testing.T) {
 		t.Errorf("concurrent Open: %v; reproduce: go test ./ref/postgres -run %s", err, t.Name())
 	}
 }
+
+func TestDeliveredClaimer(t *testing.T) {
+	storetest.RunDeliveredClaimer(t, harness(testserver.Postgres(t), false))
+}
+
+func TestBatchedDeliveredClaimer(t *testing.T) {
+	storetest.RunDeliveredClaimer(t, harness(testserver.Postgres(t), true))
+}

@@ -34,7 +34,7 @@ type Sink struct {
 	commitRecord bool
 }
 
-var _ ref.Sink = (*Sink)(nil)
+var _ ref.CommittingSink = (*Sink)(nil)
 
 // OpenSink opens (creating if needed) the ledger in the database file at
 // path, on its own handle. effect may be nil (the ledger alone is the
@@ -57,6 +57,12 @@ func OpenSink(path string, effect Effect) (*Sink, error) {
 func (s *Store) Sink(effect Effect) *Sink {
 	return &Sink{h: s.h, effect: effect, commitRecord: true}
 }
+
+// CommitsRecord implements ref.CommittingSink: true for a sink from
+// Store.Sink, whose Deliver moves the record to Delivered in the
+// transaction of the credit (a Settler on that Store then skips its
+// Commit); false for one from OpenSink, which never touches the records.
+func (k *Sink) CommitsRecord() bool { return k.commitRecord }
 
 // Close makes every later call on this Sink return ref.ErrClosed. A sink
 // from OpenSink also closes its handle; one from Store.Sink leaves the

@@ -197,6 +197,10 @@ func TestStoreSinkCommitsRecord(t *testing.T) {
 	if len(recs) != 1 || recs[0].Key != kb {
 		t.Fatalf("Pending = %+v, want only %v (the plain sink's key, not yet committed)", recs, kb)
 	}
+	// What the Settler reads to skip its Commit says the same.
+	if !s.Sink(nil).CommitsRecord() || plain.CommitsRecord() {
+		t.Fatalf("CommitsRecord: Store.Sink %v, OpenSink %v; want true, false", s.Sink(nil).CommitsRecord(), plain.CommitsRecord())
+	}
 }
 
 // TestOpenRejectsBadInput: errors name the problem instead of opening

@@ -163,7 +163,10 @@ type Store struct {
 	commits *coalesce.Batcher[commitReq, struct{}] // nil unless Options.Batch
 }
 
-var _ ref.PendingStore = (*Store)(nil)
+var (
+	_ ref.PendingStore     = (*Store)(nil)
+	_ ref.DeliveredClaimer = (*Store)(nil)
+)
 
 // Options configures OpenWith. The zero value is Open's behaviour.
 type Options struct {
@@ -270,7 +273,7 @@ func nowNanos(t time.Time) int64 {
 // paths. They run in autocommit mode singly and inside one IMMEDIATE
 // transaction batched; either way every answer is a state the record had.
 const (
-	sqlClaim = `INSERT INTO onceproof_records (key, state, payload, lease_until) VALUES (?, 1, ?, ?)
+	sqlClaim = `INSERT INTO onceproof_records (key, state, payload, lease_until) VALUES (?, ?, ?, ?)
 		ON CONFLICT (key) DO NOTHING`
 	sqlState   = `SELECT state FROM onceproof_records WHERE key = ?`
 	sqlAdvance = `UPDATE onceproof_records SET state = ?1, payload = CASE WHEN ?1 = 2 THEN NULL ELSE payload END
@@ -286,7 +289,8 @@ type execer interface {
 
 type beginReq struct {
 	key     ref.Key
-	payload []byte
+	born    ref.State // the state a created record starts in
+	payload []byte    // nil (NULL) when born Delivered
 	lease   int64
 }
 
@@ -302,29 +306,45 @@ type commitReq struct {
 
 // Begin implements ref.Store.
 func (s *Store) Begin(ctx context.Context, c ref.Claim) (ref.State, bool, error) {
-	if err := s.h.check(ctx, "begin"); err != nil {
+	return s.claim(ctx, "begin", c, ref.StateGranted)
+}
+
+// BeginDelivered implements ref.DeliveredClaimer: Begin's one INSERT ... ON
+// CONFLICT (batched too), with the record born Delivered and no payload (as
+// Commit leaves a Delivered record), so the seed-form Settle writes once.
+func (s *Store) BeginDelivered(ctx context.Context, c ref.Claim) (ref.State, bool, error) {
+	return s.claim(ctx, "begin delivered", c, ref.StateDelivered)
+}
+
+func (s *Store) claim(ctx context.Context, name string, c ref.Claim, born ref.State) (ref.State, bool, error) {
+	if err := s.h.check(ctx, name); err != nil {
 		return ref.StateNew, false, err
 	}
 	lease, err := leaseNanos(c.LeaseUntil)
 	if err != nil {
-		return ref.StateNew, false, fmt.Errorf("sqlite: begin %v: %w", c.Key, err)
+		return ref.StateNew, false, fmt.Errorf("sqlite: %s %v: %w", name, c.Key, err)
 	}
 	payload := c.Payload
-	if payload == nil {
+	switch {
+	case born == ref.StateDelivered:
+		payload = nil
+	case payload == nil:
 		payload = []byte{} // a NULL payload is reserved for Delivered records
 	}
-	q := beginReq{key: c.Key, payload: payload, lease: lease}
+	q := beginReq{key: c.Key, born: born, payload: payload, lease: lease}
 	var r beginRes
 	if s.begins != nil {
 		// The batch runs after Begin could return (on ctx), so it must own
 		// the payload: copy it now, the caller may reuse its slice.
-		q.payload = append([]byte{}, payload...)
+		if payload != nil {
+			q.payload = append([]byte{}, payload...)
+		}
 		r, err = s.begins.Do(ctx, q)
 	} else {
 		r, err = claim(ctx, s.h.db, q)
 	}
 	if err != nil {
-		return ref.StateNew, false, s.wrapBatch(fmt.Sprintf("begin %v", c.Key), err)
+		return ref.StateNew, false, s.wrapBatch(fmt.Sprintf("%s %v", name, c.Key), err)
 	}
 	return r.st, r.created, nil
 }
@@ -332,7 +352,7 @@ func (s *Store) Begin(ctx context.Context, c ref.Claim) (ref.State, bool, error)
 // claim is one Begin on ex.
 func claim(ctx context.Context, ex execer, q beginReq) (beginRes, error) {
 	kb := q.key.Bytes()
-	res, err := ex.ExecContext(ctx, sqlClaim, kb[:], q.payload, q.lease)
+	res, err := ex.ExecContext(ctx, sqlClaim, kb[:], int64(q.born), q.payload, q.lease)
 	if err != nil {
 		return beginRes{}, err
 	}
@@ -341,7 +361,7 @@ func claim(ctx context.Context, ex execer, q beginReq) (beginRes, error) {
 		return beginRes{}, fmt.Errorf("rows affected: %w", err)
 	}
 	if n == 1 {
-		return beginRes{st: ref.StateGranted, created: true}, nil
+		return beginRes{st: q.born, created: true}, nil
 	}
 	var st int64
 	if err := ex.QueryRowContext(ctx, sqlState, kb[:]).Scan(&st); err != nil {

@@ -37,6 +37,25 @@ func TestStoreConformance(t *testing.T) {
 	}
 }
 
+// TestDeliveredClaimer runs storetest.RunDeliveredClaimer unbatched and
+// batched, each on a fresh file per subtest.
+func TestDeliveredClaimer(t *testing.T) {
+	for _, batch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batch=%v", batch), func(t *testing.T) {
+			storetest.RunDeliveredClaimer(t, func(t *testing.T) storetest.Harness {
+				path := filepath.Join(t.TempDir(), "records.db")
+				return storetest.Harness{Open: func(t *testing.T) ref.PendingStore {
+					s, err := OpenWith(path, Options{Batch: batch})
+					if err != nil {
+						t.Fatalf("OpenWith(%s, Batch: %v): %v", path, batch, err)
+					}
+					return s
+				}}
+			})
+		})
+	}
+}
+
 // BenchmarkStore measures claim+commit on a SQLite file at 1, 16 and 64
 // concurrent callers on one handle, one statement per call (batch=off) and
 // coalesced (batch=on); see storetest.BenchClaimCommit. Every transaction
