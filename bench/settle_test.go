@@ -72,5 +72,5 @@ func ExampleStream() {
 		}
 	}
 	fmt.Println(retries, s.Now().Sub(Epoch))
-	// Output: 110 1ms
+	// Output: 95 1ms
 }
