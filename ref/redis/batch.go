@@ -2,10 +2,10 @@ package redis
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/onceproof/onceproof/internal/coalesce"
 	"github.com/onceproof/onceproof/ref"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // op is one queued Begin (claim), BeginDelivered (claim and delivered) or
@@ -22,47 +22,41 @@ type op struct {
 // opResult carries the script's integer reply.
 type opResult struct{ code int64 }
 
-// runBatch sends a batch of claims and commits as one pipeline. A pipeline
-// is not a transaction: each script stays atomic on its own, and Redis runs
-// them in order, so two claims of one key in a batch are answered exactly as
-// two separate calls would be (the first creates, the second finds it).
+// runBatch answers a batch of claims and commits with one batchScript call
+// (see its doc for why one script and not a pipeline of one per op). A
+// failed call fails every op in it with the same error ("outcome unknown":
+// the script may have run); an op whose key holds another type fails alone
+// (code -2, which Begin and Commit report as ErrReply).
 func (s *Store) runBatch(ctx context.Context, ops []op, rs []coalesce.Result[opResult]) {
-	cmds := make([]*goredis.Cmd, len(ops))
-	pipe := s.rdb.Pipeline()
-	for i, o := range ops {
-		cmds[i] = s.queue(ctx, pipe, o, true)
-	}
-	_, _ = pipe.Exec(ctx) // per-command errors are read below
-	var retry []int
-	for i, c := range cmds {
-		// NOSCRIPT: the server lost its script cache (restart, SCRIPT
-		// FLUSH). The script did not run, so running it again is safe.
-		if goredis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
-			retry = append(retry, i)
+	keys := make([]string, 1, 1+len(ops))
+	keys[0] = s.pending
+	args := make([]any, 0, 4*len(ops))
+	for _, o := range ops {
+		if o.claim && o.delivered {
+			// No member: a record born Delivered never joins the
+			// pending set. One allocation for the key, none for the
+			// constant kind.
+			keys = append(keys, s.claimKeyOf(o.key))
+			args = append(args, "d")
 			continue
 		}
-		rs[i].Val.code, rs[i].Err = c.Int64()
+		m := member(o.key)
+		keys = append(keys, s.claimKey(m))
+		if o.claim {
+			args = append(args, "c", o.payload, o.lease, m)
+		} else {
+			args = append(args, "m", int(o.st), m)
+		}
 	}
-	for _, i := range retry {
-		c := s.queue(ctx, s.rdb, ops[i], false)
-		rs[i].Val.code, rs[i].Err = c.Int64()
+	codes, err := batchScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
+	if err == nil && len(codes) != len(ops) {
+		err = fmt.Errorf("%w: batch script answered %d of %d ops", ErrReply, len(codes), len(ops))
 	}
-}
-
-// queue adds o's script to c (a pipeline, or the client itself when sha is
-// false: Run then loads the script if needed).
-func (s *Store) queue(ctx context.Context, c goredis.Scripter, o op, sha bool) *goredis.Cmd {
-	m := member(o.key)
-	keys := []string{s.claimKey(m), s.pending}
-	script, args := commitScript, []any{int(o.st), m}
-	switch {
-	case o.claim && o.delivered:
-		keys, script, args = keys[:1], claimDeliveredScript, nil
-	case o.claim:
-		script, args = claimScript, []any{o.payload, o.lease, m}
+	for i := range ops {
+		if err != nil {
+			rs[i].Err = err
+			continue
+		}
+		rs[i].Val.code = codes[i]
 	}
-	if sha {
-		return script.EvalSha(ctx, c, keys, args...)
-	}
-	return script.Run(ctx, c, keys, args...)
 }

@@ -20,9 +20,9 @@
 //	st, err := redis.Open(ctx, "redis://127.0.0.1:6379/0", redis.Options{Prefix: "game:", Batch: true})
 //	settler := ref.NewSettler(ref.NewWindow(ttl, shards), st, ref.WithSink(st.Sink()))
 //
-// With Options.Batch, concurrent calls on one Store are sent as one pipeline
-// (see internal/coalesce): one round trip and one server read for many
-// claims.
+// With Options.Batch, concurrent calls on one Store are sent as one script
+// call (see internal/coalesce and batchScript): one round trip, one command
+// to parse and one entry into Lua for many claims.
 //
 // The scripts touch keys derived from their arguments (Pending reads the
 // hashes the sorted set names), which standalone Redis and a single-shard

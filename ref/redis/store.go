@@ -30,18 +30,22 @@ type Options struct {
 	// Prefix starts every key this store writes, so several stores (or
 	// tests) share one Redis. Default "onceproof:".
 	Prefix string
-	// Batch sends concurrent calls as one pipeline (one round trip for
+	// Batch sends concurrent calls as one script call (one round trip for
 	// many claims); see BenchmarkStore and BenchmarkSettle.
 	Batch bool
-	// BatchWorkers is how many pipelines may be in flight at once (default
-	// 1: while one is at the server the next fills, so pipelines stay deep;
-	// on the 2-core test machine 1 and 2 measured within noise of each
-	// other, ~45k settles/s at concurrency 64, and go-redis's own
-	// AutoPipeline the same, ~53k claim+commit pairs/s without a Settler).
+	// BatchWorkers is how many batches may be in flight at once (default
+	// 2: while one is at the server the other builds its command or hands
+	// out its answers; a batch is one script call, see batchScript). On the
+	// 2-core test machine, BenchmarkSettle batched at concurrency 64 with
+	// -redisworkers 1, 2, 4, 8 made 97-109k, 98-115k, 94-118k and 73-89k
+	// settles/s (0.71-0.86x, 0.81-0.91x, 0.84-0.90x and 0.69-0.86x of
+	// redis-benchmark): one leaves the server idle while it hands out
+	// answers, eight split the callers into batches too small to pay.
 	BatchWorkers int
-	// MaxBatch bounds one pipeline (default 256: more than the 64
-	// concurrent callers the benchmarks run, small enough that a pipeline's
-	// replies stay a few kilobytes).
+	// MaxBatch bounds one batch (default 256: more than the 64 concurrent
+	// callers the benchmarks run, small enough that one script call's
+	// arguments and replies stay a few kilobytes and it holds the
+	// single-threaded server for well under a millisecond).
 	MaxBatch int
 	// PoolSize is the client's connection pool size (default: go-redis's,
 	// 10 per CPU).
@@ -79,7 +83,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		opts.Prefix = "onceproof:"
 	}
 	if opts.BatchWorkers == 0 {
-		opts.BatchWorkers = 1
+		opts.BatchWorkers = 2
 	}
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = 256
@@ -138,6 +142,16 @@ func member(k ref.Key) string {
 
 func (s *Store) claimKey(m string) string { return s.prefix + "c:" + m }
 
+// claimKeyOf is claimKey(member(k)) in one allocation.
+func (s *Store) claimKeyOf(k ref.Key) string {
+	b := k.Bytes()
+	buf := make([]byte, len(s.prefix)+2+2*len(b))
+	n := copy(buf, s.prefix)
+	n += copy(buf[n:], "c:")
+	hex.Encode(buf[n:], b[:])
+	return string(buf)
+}
+
 // leaseMillis is the lease as the scripts keep it. Millisecond precision is
 // what a sorted-set score holds exactly (scores are doubles: integers up to
 // 2^53 ms, year 287396, are exact; year 1, the zero time, is -6.2e13).
@@ -181,14 +195,15 @@ func (s *Store) claim(ctx context.Context, name string, c ref.Claim, delivered b
 		code int64
 		err  error
 	)
-	switch m := member(c.Key); {
+	switch {
 	case s.batch != nil:
 		var r opResult
 		r, err = s.batch.Do(ctx, op{claim: true, delivered: delivered, key: c.Key, payload: c.Payload, lease: leaseMillis(c.LeaseUntil)})
 		code = r.code
 	case delivered:
-		code, err = claimDeliveredScript.Run(ctx, s.rdb, []string{s.claimKey(m)}).Int64()
+		code, err = claimDeliveredScript.Run(ctx, s.rdb, []string{s.claimKeyOf(c.Key)}).Int64()
 	default:
+		m := member(c.Key)
 		code, err = claimScript.Run(ctx, s.rdb, []string{s.claimKey(m), s.pending}, c.Payload, leaseMillis(c.LeaseUntil), m).Int64()
 	}
 	if err != nil {
