@@ -1,12 +1,15 @@
 // Package bench measures onceproof's hot paths against the caches a team
 // would reach for instead (ristretto, otter, golang-lru's expirable LRU, and
-// a hand-written generational Go map), on one workload, in Go benchmark
+// a hand-written generational Go map) and against the window of the design
+// "sharded" (impls/sharded's MapWindow), on one workload, in Go benchmark
 // format so benchstat lines them up:
 //
 //	BenchmarkWindowPut/impl=NAME/live=N          one goroutine
 //	BenchmarkWindowPutParallel/impl=NAME/live=N  b.RunParallel on all cores
 //	BenchmarkWindowLookup                        ref.Window.Lookup on a hit
 //	BenchmarkSettle/path=fresh|windowdup|storedup  ref.Settler.Settle
+//	BenchmarkStreamNext                          the WindowPut loop without a window
+//	BenchmarkDesign/design=NAME/schedule=S       every design of impls.All through faults.Run
 //
 // The workload (Stream) is one deterministic stream of 64-bit fingerprints:
 // 90% fresh, 10% retries of one of the last N/2 fresh keys (always inside the

@@ -243,8 +243,43 @@ func (t *table) markdown(source string) string {
 		}
 	}
 	p("\n")
+	t.harness(p)
+	t.designs(p)
 	t.targets(p)
 	return b.String()
+}
+
+// harness states the cost of the benchmark loop without a window
+// (BenchmarkStreamNext), which every WindowPut figure includes.
+func (t *table) harness(p func(string, ...any)) {
+	s := secPerOp(t.get("StreamNext", ""))
+	if len(s) == 0 {
+		return
+	}
+	p("## Harness\n\n")
+	p("BenchmarkStreamNext (the WindowPut loop with no window: the workload generator and the catch-rate count) takes %.1f ns/op, included in every WindowPut ns/op above.\n", summarize(s).center*1e9)
+	p("Ratios to ref are of those totals, so they understate how much faster ref's Put itself is.\n\n")
+}
+
+// designs lists BenchmarkDesign: each design of impls on each standard
+// schedule, per delivery attempt (benchfmt reads ns/attempt as sec/attempt).
+func (t *table) designs(p func(string, ...any)) {
+	var rows []string
+	for _, n := range t.names {
+		if strings.HasPrefix(n, "Design/") && t.get(n, "") != nil {
+			rows = append(rows, n)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	p("## Designs on the standard schedules (medians)\n\n")
+	p("| benchmark | ns/attempt | ns/op (one schedule) | allocs/op |\n|---|---:|---:|---:|\n")
+	for _, n := range rows {
+		s := t.get(n, "")
+		p("| %s | %s | %s | %s |\n", n, med(s["sec/attempt"], 1e9, "%.0f"), med(s["sec/op"], 1e9, "%.0f"), med(s["allocs/op"], 1, "%.0f"))
+	}
+	p("\n")
 }
 
 func med(xs []float64, scale float64, format string) string {

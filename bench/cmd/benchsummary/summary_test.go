@@ -62,6 +62,8 @@ BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
 BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
 BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
 BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
+BenchmarkStreamNext-2 100 4 ns/op
+BenchmarkDesign/design=ref/schedule=clean-2 100 7000 ns/op 700 ns/attempt 300 allocs/op
 `
 
 func TestSummaryRatiosOnKnownInput(t *testing.T) {
@@ -76,6 +78,8 @@ func TestSummaryRatiosOnKnownInput(t *testing.T) {
 		"| live=131072 | ref | 2.00x [2.00, 2.00] |",
 		"| <= 32 bytes per live entry | 30.0 | met |",
 		"- cpu: Test CPU",
+		"takes 4.0 ns/op",
+		"| Design/design=ref/schedule=clean | 700 | 7000 | 300 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary lacks %q (go test -run=TestSummaryRatiosOnKnownInput ./bench/cmd/benchsummary/); got:\n%s", want, md)
