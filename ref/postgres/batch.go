@@ -72,6 +72,9 @@ func (s *Store) runBatch(ctx context.Context, ops []op, rs []coalesce.Result[opR
 	if err == nil && len(claims) > 0 {
 		err = s.beginAgain(ctx, cl)
 	}
+	if err == nil && len(commits) > 0 {
+		err = s.commitAgain(ctx, cm)
+	}
 	if err != nil && ctx.Err() != nil {
 		// ctx is the store's lifetime: Close cancelled the batch. Say so,
 		// rather than "context canceled" to callers whose own context
@@ -261,6 +264,31 @@ func (c *commitSet) read(rows pgx.Rows) error {
 	}
 	c.found[[16]byte(k)] = true
 	return nil
+}
+
+// commitAgain finds which of the keys commitN did not change exist (see
+// queries.commitN); the others are answered ref.ErrNotFound.
+func (s *Store) commitAgain(ctx context.Context, c *commitSet) error {
+	var unchanged [][]byte
+	for _, k := range c.keys {
+		if !c.found[[16]byte(k)] {
+			unchanged = append(unchanged, k)
+		}
+	}
+	if len(unchanged) == 0 {
+		return nil
+	}
+	rows, err := s.pool.Query(ctx, s.q.existsN, unchanged)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := c.read(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 func (c *commitSet) answer(ops []op, rs []coalesce.Result[opResult]) {

@@ -33,17 +33,21 @@ type queries struct {
 	// nothing will read them again, and retention then costs ~60 bytes a
 	// record instead of 60 + payload.
 	commit1 string
-	// commitN advances many keys and returns the keys that exist (the
-	// others are ref.ErrNotFound), probing the index for each in the same
-	// statement: after a Sink that commits the record in its own
-	// transaction (Store.Sink does) every key is already Delivered, and a
-	// second round trip to find them would double Apply's commit latency.
-	// (Probing only the keys the UPDATE did not change, through an ARRAY
-	// subquery, measured slower: 24k vs 25-27k claims/s at concurrency 64.) Every
-	// access to the table goes through "key = ANY($1)", an index scan: a
-	// join with the unnested input lets the planner pick a sequential scan
-	// of a table of millions of rows.
+	// commitN advances many keys and returns the keys it changed; the
+	// others are either at or past the state already (a no-op) or unknown
+	// (ref.ErrNotFound), and existsN, a second statement run only when
+	// there are such keys, tells which. In the settlement stream every
+	// Commit changes its row: Apply skips Commit after a Sink that commits
+	// the record itself (ref.CommittingSink), so the second statement is
+	// the rare path. (Before CommittingSink every Commit after Store.Sink
+	// was such a no-op, and commitN probed every key in the same
+	// statement instead: one more index probe per row. Back to back at
+	// concurrency 64, batched: 27-28k claim+commit pairs/s with it,
+	// 32-38k with the probe left out.) Every access to the table goes through
+	// "key = ANY($1)", an index scan: a join with the unnested input lets
+	// the planner pick a sequential scan of a table of millions of rows.
 	commitN string
+	existsN string
 
 	pending string
 
@@ -70,6 +74,30 @@ func newQueries(table string) queries {
 			// Pending scans only the Granted rows, which are few (in
 			// flight, or left by a crash) however many Delivered rows
 			// years of retention keep.
+			//
+			// Its price: the Commit Granted -> Delivered changes state,
+			// a column of this index's predicate, so PostgreSQL cannot
+			// make it a HOT update; the new row version gets a new
+			// primary-key entry. Measured at concurrency 64 on the
+			// 2-core test machine (BenchmarkStore, batched, same
+			// session): without this index 40-46k claim+commit pairs/s,
+			// with it 32-35k. The alternatives do not pay:
+			//   - no index: Pending becomes a sequential scan of the
+			//     whole table, every Recover reading years of Delivered
+			//     rows to find a handful of Granted ones;
+			//   - a plain index on (state, lease): state is in it, so it
+			//     blocks HOT exactly as this one does, and it also holds
+			//     every Delivered row (PostgreSQL 16's exemption covers
+			//     only summarizing indexes such as BRIN, which cannot
+			//     select the few Granted rows);
+			//   - the same partial index on (key) instead of (lease), to
+			//     spread inserts over the index instead of its newest
+			//     leaf: within noise (25-33k against 28-35k pairs/s).
+			// And the paths that matter most skip the update anyway: a
+			// seed-form Settle claims with BeginDelivered (born
+			// Delivered, never in this index), and Apply with
+			// Store.Sink (a ref.CommittingSink) makes the sink's one
+			// UPDATE the only write after the claim.
 			q(`CREATE INDEX IF NOT EXISTS {T}_pending ON {T} (lease) WHERE state = 1`),
 			q(`CREATE TABLE IF NOT EXISTS {G} (
 				key     bytea PRIMARY KEY CHECK (octet_length(key) = 16),
@@ -101,12 +129,11 @@ func newQueries(table string) queries {
 			SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM {T} WHERE key = $1)`),
 		commitN: q(`WITH input AS (
 				SELECT * FROM unnest($1::bytea[], $2::smallint[]) AS u(key, state)
-			), upd AS (
-				UPDATE {T} t SET state = i.state, payload = CASE WHEN i.state >= 2 THEN ''::bytea ELSE t.payload END
-				FROM input i WHERE t.key = ANY($1::bytea[]) AND t.key = i.key AND t.state < i.state
-				RETURNING t.key
 			)
-			SELECT key FROM {T} WHERE key = ANY($1::bytea[])`),
+			UPDATE {T} t SET state = i.state, payload = CASE WHEN i.state >= 2 THEN ''::bytea ELSE t.payload END
+			FROM input i WHERE t.key = ANY($1::bytea[]) AND t.key = i.key AND t.state < i.state
+			RETURNING t.key`),
+		existsN: q(`SELECT key FROM {T} WHERE key = ANY($1::bytea[])`),
 		pending: q(`SELECT key, payload, lease FROM {T} WHERE state = 1 AND lease <= $1 ORDER BY lease LIMIT $2`),
 
 		grant:         q(`INSERT INTO {G} (key, payload) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`),
