@@ -127,20 +127,9 @@ func (m Mismatch) String() string {
 // an undeclared failure, a declared failure that did not show (the checker
 // lost its teeth, or the budget is too small to find it), or an unknown
 // where the design declares it holds (a budget that ran out is not a pass).
-// In the concurrent family a declared failure may stay hidden: the matrix
-// runs its schedules one delivery at a time (see MatrixSchedule), and a race
-// shows only on real goroutines.
 func (c Cell) Mismatch() bool {
 	if len(c.Expected) == 0 && c.Unknown > 0 {
 		return true
-	}
-	if c.Family == faults.Concurrent {
-		for _, p := range c.Failed {
-			if !slices.Contains(c.Expected, p) {
-				return true
-			}
-		}
-		return false
 	}
 	return !slices.Equal(c.Failed, c.Expected)
 }
@@ -160,17 +149,13 @@ func (m Matrix) Mismatches() []Mismatch {
 }
 
 // MatrixSchedule is the k-th schedule of family f the matrix runs:
-// faults.Generate(f, seed), except that a concurrent schedule runs one
-// delivery at a time (Concurrent=false). Real goroutines interleave
-// differently on every run, and the committed matrix must regenerate byte
-// for byte; so the matrix judges the concurrent family's schedules (many
-// identical deliveries at once on several nodes) deterministically, and the
-// races only real goroutines show are left to TestDesign and to the
-// real-goroutine test of cmd/onceproof, which fail on any undeclared one.
+// faults.Generate(f, seed). A concurrent schedule runs under faults'
+// deterministic interleaver (its Switches choose which same-time goroutine
+// runs next), so the matrix regenerates byte for byte in that family too;
+// free-running goroutines under the race detector are the job of
+// TestConcurrentFamilyOnRealGoroutines in cmd/onceproof.
 func MatrixSchedule(f faults.Family, seed uint64) faults.Schedule {
-	s := faults.Generate(f, seed)
-	s.Concurrent = false
-	return s
+	return faults.Generate(f, seed)
 }
 
 // Doc is what a design may implement to describe itself in results/matrix.md:

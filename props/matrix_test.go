@@ -73,23 +73,14 @@ func TestCellMismatch(t *testing.T) {
 		{Cell{Family: faults.Late, Failed: []faults.Property{faults.NoLoss}, Expected: []faults.Property{faults.NoDup}}, true},
 		{Cell{Family: faults.Late, Runs: 10, Unknown: 1}, true}, // unknown is not a pass
 		{Cell{Family: faults.Late, Runs: 10, Unknown: 1, Failed: []faults.Property{faults.NoDup}, Expected: []faults.Property{faults.NoDup}}, false},
-		// A race declared under concurrent may stay hidden in the matrix's
-		// one-at-a-time runs; an undeclared failure may not.
-		{Cell{Family: faults.Concurrent, Expected: []faults.Property{faults.HonestAck}}, false},
+		// The concurrent family is judged like any other: its
+		// interleavings are deterministic.
+		{Cell{Family: faults.Concurrent, Expected: []faults.Property{faults.HonestAck}}, true},
 		{Cell{Family: faults.Concurrent, Failed: []faults.Property{faults.NoDup}, Expected: []faults.Property{faults.HonestAck}}, true},
 	} {
 		if got := tc.c.Mismatch(); got != tc.want {
 			t.Errorf("%+v: Mismatch() = %v, want %v", tc.c, got, tc.want)
 		}
-	}
-}
-
-func TestMatrixScheduleRunsConcurrentSchedulesOneAtATime(t *testing.T) {
-	if s := faults.Generate(faults.Concurrent, 3); !s.Concurrent {
-		t.Fatal("faults.Generate(concurrent) is expected to be concurrent")
-	}
-	if s := MatrixSchedule(faults.Concurrent, 3); s.Concurrent {
-		t.Error("MatrixSchedule left a concurrent schedule on real goroutines: the matrix would not regenerate byte for byte")
 	}
 }
 

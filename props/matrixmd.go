@@ -46,7 +46,7 @@ func (m Matrix) Markdown() string {
 	fmt.Fprintf(&b, "Every design runs under every fault family, %d generated schedules per cell (the same schedules for every design). ", m.N)
 	b.WriteString("A cell is `holds` (no counterexample within that budget: evidence, not a proof) or `fails:` with the properties violated, linking a minimal counterexample: its timeline, a sequence diagram, and the command that replays it. ")
 	b.WriteString("A cell marked *unexpected* disagrees with what the design declares (the matrix test fails on it). ")
-	b.WriteString("The concurrent column runs its schedules (identical deliveries at once on several nodes) one delivery at a time, so that this file regenerates byte for byte; races that only real goroutines show are checked by `go test -race ./cmd/onceproof` (TestConcurrentFamilyOnRealGoroutines) and by `props.TestDesign`.\n\n")
+	b.WriteString("The concurrent column interleaves its goroutines (identical deliveries at once on several nodes) with faults' deterministic scheduler, each schedule's `switches` choosing who runs next, so this file regenerates byte for byte; free-running goroutines under the race detector are checked by `go test -race ./cmd/onceproof` (TestConcurrentFamilyOnRealGoroutines).\n\n")
 	b.WriteString("| design |")
 	for _, f := range m.Families {
 		fmt.Fprintf(&b, " %s |", f)

@@ -16,8 +16,9 @@ import (
 const DefaultShrinkBudget = 4000
 
 // Shrink reduces a schedule on which fails is true to a smaller one on which
-// it is still true: it drops settlements (with their deliveries), deliveries
-// and faults, in chunks and then one by one, folds nodes together,
+// it is still true: it drops settlements (with their deliveries), deliveries,
+// faults and scheduler choices (Switches), in chunks and then one by one,
+// lowers the remaining choices toward 0 (run the first runnable goroutine), folds nodes together,
 // renumbers players, rooms, matches, rounds and sequence numbers to small
 // values (keeping their order and collisions), moves faults to earlier
 // effects, closes time gaps the failure does not need and moves time zero
@@ -45,6 +46,8 @@ func Shrink(s faults.Schedule, fails func(faults.Schedule) bool, budget int) fau
 		changed = k.chunks(len(k.best.Deliveries), dropDeliveries) || changed
 		changed = k.chunks(len(k.best.Deliveries), dropDeliveriesShiftFaults) || changed
 		changed = k.chunks(len(k.best.Faults), dropFaults) || changed
+		changed = k.chunks(len(k.best.Switches), dropSwitches) || changed
+		changed = k.lowerSwitches() || changed
 		changed = k.foldNodes() || changed
 		changed = k.lowerEffects() || changed
 		changed = k.closeGaps() || changed
@@ -115,6 +118,25 @@ func (k *shrinker) foldNodes() bool {
 			break
 		}
 		changed = true
+	}
+	return changed
+}
+
+// lowerSwitches sets each scheduler choice of a concurrent schedule to the
+// smallest value that still fails: 0 is "the first runnable goroutine", so
+// an all-zero interleaving is the sequential one, and what stays non-zero
+// is the race the counterexample needs.
+func (k *shrinker) lowerSwitches() bool {
+	changed := false
+	for i := range k.best.Switches {
+		for v := 0; v < k.best.Switches[i] && k.budget > 0; v++ {
+			c := clone(k.best)
+			c.Switches[i] = v
+			if k.try(c, true) {
+				changed = true
+				break
+			}
+		}
 	}
 	return changed
 }
@@ -218,6 +240,16 @@ func dropFaults(s faults.Schedule, i, j int) (faults.Schedule, bool) {
 	return c, true
 }
 
+// dropSwitches drops scheduler choices [i, j): later choices move earlier.
+func dropSwitches(s faults.Schedule, i, j int) (faults.Schedule, bool) {
+	c := clone(s)
+	c.Switches = append(c.Switches[:i:i], c.Switches[j:]...)
+	if len(c.Switches) == 0 {
+		c.Switches = nil
+	}
+	return c, true
+}
+
 // canonical renumbers players, rooms and matches to 1, 2, 3, ... in the
 // order of their values (equal values stay equal: a collision is often the
 // whole counterexample; order is kept), then recomputes rounds and sequence
@@ -277,5 +309,6 @@ func clone(s faults.Schedule) faults.Schedule {
 	s.Settlements = slices.Clone(s.Settlements)
 	s.Deliveries = slices.Clone(s.Deliveries)
 	s.Faults = slices.Clone(s.Faults)
+	s.Switches = slices.Clone(s.Switches)
 	return s
 }

@@ -100,10 +100,13 @@ func ShrinkBudget(n int) Option { return func(c *config) { c.shrink = n } }
 // the design produced, and the schedule replays it (no false positives). It
 // can miss failures (false negatives): it runs a bounded number of
 // generated schedules of bounded size, so a bug that needs a longer or
-// rarer schedule may not show; the concurrent family runs real goroutines
-// and sees only the interleavings the Go scheduler happened to produce
-// (run it under -race, and more than once); and a run that exhausts its
-// budget proves nothing for that run. "holds" means "no counterexample
+// rarer schedule may not show; the concurrent family interleaves its
+// goroutines deterministically, switching only at scheduling points (before
+// each attempt and each Env call) as the schedule's Switches choose, so a
+// race inside the design's own memory between two Env calls does not show
+// there (pass RunOptions(faults.RunOptions{Free: true}) and run under -race
+// for free-running goroutines, whose failures may not replay); and a run
+// that exhausts its budget proves nothing for that run. "holds" means "no counterexample
 // found within the budget", not a proof.
 //
 // rapid also keeps its own fail files under testdata/rapid/ (disable with
