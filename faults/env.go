@@ -18,6 +18,10 @@ type env struct {
 	faults  []Fault // the current attempt's faults
 	effects int     // env calls made in the current attempt
 	crashed bool    // an injected crash fired in the current attempt
+	// park, while the node's goroutine runs in an interleaved concurrent
+	// group, hands the baton back to the scheduler and waits for it: every
+	// env call is a scheduling point.
+	park func()
 }
 
 var _ Env = (*env)(nil)
@@ -30,6 +34,9 @@ func (e *env) end() { e.attempt, e.sett, e.faults = -1, -1, nil }
 
 // point numbers the next effect and returns the fault injected there.
 func (e *env) point() (FaultKind, bool) {
+	if e.park != nil {
+		e.park()
+	}
 	if e.r.overrun.Load() {
 		panic(budgetSignal{})
 	}

@@ -492,6 +492,22 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 	if len(faults) > 0 {
 		s.Faults = faults
 	}
+	if p.concurrent {
+		// The interleaving, drawn last so the draws above (and every other
+		// family) are unchanged. Values 0..2: a group runs at most 3
+		// goroutines (one per node, Nodes <= 3), so larger values only
+		// repeat these modulo. Up to 48 choices: a group of 2..3 copies of
+		// one settlement makes about 3 choices per attempt (its start and
+		// its env calls, ~3 for a three-effect design), about 8 per group,
+		// so 48 interleave the first 6 groups or so; later groups run in
+		// the sequential order. Rapid shrinks toward fewer and zero
+		// switches: the sequential order, where a shrunk counterexample
+		// keeps only the switches its bug needs.
+		sw := rapid.SliceOfN(rapid.IntRange(0, 2), 0, 48).Draw(t, "switches")
+		if len(sw) > 0 {
+			s.Switches = sw
+		}
+	}
 	if trace != nil {
 		*trace = all
 	}

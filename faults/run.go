@@ -14,7 +14,14 @@ type RunOptions struct {
 	// MaxEvents stops the run when the history reaches this many events
 	// (the verdict is Unknown then). 0 means DefaultMaxEvents.
 	MaxEvents int
-	_         struct{}
+	// Free runs the groups of a Concurrent schedule on free-running
+	// goroutines (the Go scheduler interleaves them, in parallel), for the
+	// race detector: `go test -race` then sees the design's real data
+	// races. Its history is not reproducible and Schedule.Switches is
+	// ignored; it may miss a bug but never reports a false one. Without
+	// Free, Run interleaves the goroutines one at a time as Switches says.
+	Free bool
+	_    struct{}
 }
 
 // DefaultMaxEvents is the event budget of a run. A generated schedule has at
@@ -72,10 +79,19 @@ type budgetSignal struct{}
 // to MaxAttempts more sends each). A settlement still unacked after that is
 // an EvBudget event and an Exhausted history, as is reaching MaxEvents.
 //
-// With s.Concurrent, all deliveries and retries due at the same At run at
-// once, one goroutine per node (a node's own deliveries in order), the
-// sender waiting for the whole group. Env and the ledger are then shared
-// under a mutex; the history's order is real, hence not reproducible.
+// With s.Concurrent, all deliveries and retries due at the same At form a
+// group that runs on one goroutine per node (a node's own deliveries in
+// order, so one Node never gets two calls at once), the sender waiting for
+// the whole group. By default only one of them runs at a time: a goroutine
+// parks at every scheduling point (before each of its attempts and before
+// every Env.Durable and Env.Credit call) and, once every goroutine of the
+// group is parked or done, the scheduler resumes one as s.Switches says
+// (see Schedule.Switches; a choice is made only when more than one can
+// run). Attempts are numbered when they start, so Event.Attempt tells
+// which goroutine ran each event, and the history is a pure function of
+// the schedule like any other. With opt.Free the goroutines run freely
+// (Switches ignored): Env and the ledger are shared under a mutex and the
+// history's order is real, hence not reproducible.
 //
 // Run panics on a schedule whose shape Validate rejects (indexes out of
 // range, times out of order, ...); it does not check that (Player, Match,
@@ -121,6 +137,13 @@ type runner struct {
 	retryHead int
 	lastAt    time.Duration
 
+	// free: opt.Free (concurrent groups run unscheduled). choices counts
+	// the scheduler's choices so far (k in Schedule.Switches); arity, when
+	// not nil (tests), receives the number of runnable goroutines at each.
+	free    bool
+	choices int
+	arity   *[]int
+
 	maxEvents int
 	overrun   atomic.Bool // the history reached maxEvents
 	exhausted bool
@@ -148,6 +171,7 @@ func newRunner(d Design, s Schedule, opt RunOptions) *runner {
 		players:   make([][]uint32, s.Nodes),
 		sett:      make([]settState, n),
 		maxEvents: opt.MaxEvents,
+		free:      opt.Free,
 	}
 	if r.maxEvents <= 0 {
 		r.maxEvents = DefaultMaxEvents
@@ -334,24 +358,31 @@ func (r *runner) group(pi *int) bool {
 	}
 	r.lastAt = at
 	acked := make([]bool, len(items))
-	var wg sync.WaitGroup
-	for node := range r.s.Nodes {
-		var mine []int
-		for i, it := range items {
-			if it.node == node {
-				mine = append(mine, i)
-			}
+	// One goroutine per node, in the order of the node's first item in the
+	// group (the order Switches indexes).
+	var work [][]int
+	slot := make([]int, r.s.Nodes)
+	for i, it := range items {
+		if slot[it.node] == 0 {
+			work = append(work, nil)
+			slot[it.node] = len(work)
 		}
-		if len(mine) == 0 {
-			continue
-		}
-		wg.Go(func() {
-			for _, i := range mine {
-				acked[i] = r.attempt(items[i])
-			}
-		})
+		w := slot[it.node] - 1
+		work[w] = append(work[w], i)
 	}
-	wg.Wait()
+	if r.free {
+		var wg sync.WaitGroup
+		for _, mine := range work {
+			wg.Go(func() {
+				for _, i := range mine {
+					acked[i] = r.attempt(items[i])
+				}
+			})
+		}
+		wg.Wait()
+	} else {
+		r.interleave(items, work, acked)
+	}
 	for i, it := range items {
 		r.answer(it, acked[i])
 	}

@@ -22,9 +22,21 @@ type Schedule struct {
 	// MaxAttempts bounds the sender's sends of one settlement; past it the
 	// runner stops with an exhausted budget (the verdict is Unknown).
 	MaxAttempts int
-	// Concurrent runs every group of deliveries with the same At at once on
-	// real goroutines (the concurrent family). No faults are injected then.
+	// Concurrent runs every group of deliveries with the same At at once,
+	// one goroutine per node (the concurrent family). No faults are
+	// injected then. Run interleaves the goroutines deterministically, as
+	// Switches says, unless RunOptions.Free lets them run freely.
 	Concurrent bool
+	// Switches is the interleaving of a Concurrent schedule: the choices
+	// of the deterministic scheduler, in order. At a choice (a moment when
+	// more than one goroutine of a same-time group can run), the k-th
+	// choice of the run picks runnable[Switches[k] % len(runnable)], the
+	// runnable goroutines in the order of their first delivery in the
+	// group; past the end of Switches the choice is 0. All zeros (or nil)
+	// is the sequential order: each goroutine runs to completion before
+	// the next starts, so a shrunk counterexample keeps only the switches
+	// it needs. Empty unless Concurrent; every value >= 0.
+	Switches []int
 }
 
 // Delivery is one planned arrival of a settlement at a node.

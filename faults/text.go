@@ -16,12 +16,15 @@ import (
 //	retry 250ms
 //	max-attempts 16
 //	concurrent false
+//	switches 1 0 2 1
 //	settle s0 player=1 room=2 match=1 round=1 kind=instant net=-10 final=false seq=1
 //	deliver at=250ms s0 node=0
 //	fault attempt=4 effect=1 crash-after
 //
 // One directive per line. Header lines (family, nodes, retry, max-attempts,
-// concurrent) appear once each, anywhere; concurrent is optional (false).
+// concurrent, switches) appear once each, anywhere; concurrent is optional
+// (false), and so is switches (the interleaving of a concurrent schedule,
+// Schedule.Switches: one or more choices >= 0; absent means all zeros).
 // Settlements are declared in ID order (s0, s1, ...) before the deliveries
 // that name them; deliveries are in nondecreasing at= order; faults are in
 // increasing (attempt, effect) order. Named fields may come in any order.
@@ -40,6 +43,14 @@ func Format(s Schedule) string {
 	b.WriteString(formatVersion + "\n")
 	fmt.Fprintf(&b, "family %s\nnodes %d\nretry %s\nmax-attempts %d\nconcurrent %t\n",
 		s.Family, s.Nodes, s.RetryAfter, s.MaxAttempts, s.Concurrent)
+	if len(s.Switches) > 0 {
+		b.WriteString("# the scheduler's choices among same-time goroutines (past the end: 0)\nswitches")
+		for _, v := range s.Switches {
+			b.WriteByte(' ')
+			b.WriteString(strconv.Itoa(v))
+		}
+		b.WriteByte('\n')
+	}
 	if len(s.Settlements) > 0 {
 		b.WriteString("\n# settlements: the ground truth (sN is settlement N)\n")
 	}
@@ -123,6 +134,8 @@ func (p *parser) directive(toks []string) error {
 	switch name {
 	case "family", "nodes", "retry", "max-attempts", "concurrent":
 		return p.header(name, args)
+	case "switches":
+		return p.switches(args)
 	case "settle":
 		return p.settle(args)
 	case "deliver":
@@ -130,7 +143,28 @@ func (p *parser) directive(toks []string) error {
 	case "fault":
 		return p.fault(args)
 	}
-	return p.errf("want a directive (family, nodes, retry, max-attempts, concurrent, settle, deliver, fault), got %q", name)
+	return p.errf("want a directive (family, nodes, retry, max-attempts, concurrent, switches, settle, deliver, fault), got %q", name)
+}
+
+// switches reads "switches 1 0 2": the scheduler's choices, each >= 0.
+func (p *parser) switches(args []string) error {
+	if prev, ok := p.seen["switches"]; ok {
+		return p.errf("switches given twice (first on line %d)", prev)
+	}
+	p.seen["switches"] = p.line
+	if len(args) == 0 {
+		return p.errf(`want "switches" followed by one or more choices >= 0 (omit the line for all zeros)`)
+	}
+	sw := make([]int, len(args))
+	for i, a := range args {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 0 {
+			return p.errf("want switch %d to be an integer >= 0, got %q", i+1, a)
+		}
+		sw[i] = n
+	}
+	p.s.Switches = sw
+	return nil
 }
 
 func (p *parser) header(name string, args []string) error {
@@ -388,6 +422,9 @@ func (p *parser) finish() (Schedule, error) {
 			return Schedule{}, &ParseError{Msg: fmt.Sprintf("missing the %q header line", h)}
 		}
 	}
+	if line, ok := p.seen["switches"]; ok && !p.s.Concurrent {
+		return Schedule{}, &ParseError{Line: line, Msg: "switches in a schedule that is not concurrent (add \"concurrent true\" or drop the line)"}
+	}
 	for i, d := range p.s.Deliveries {
 		if d.Node >= p.s.Nodes {
 			return Schedule{}, &ParseError{Line: p.delLines[i], Msg: fmt.Sprintf("node=%d is out of range (nodes %d: want 0..%d)", d.Node, p.s.Nodes, p.s.Nodes-1)}
@@ -403,7 +440,8 @@ func (p *parser) finish() (Schedule, error) {
 // header in range, settlement IDs dense and in order, (Player, Match, Kind)
 // unique, deliveries naming a settlement and a node in range in
 // nondecreasing At order, faults in increasing (Attempt, Effect) order with
-// known kinds, and no faults in a Concurrent schedule. Run panics on a
+// known kinds, no faults in a Concurrent schedule, and Switches >= 0 and
+// only in a Concurrent schedule. Run panics on a
 // schedule Validate rejects. Whether the schedule is a world that can happen
 // (rounds, sequence numbers, room returns) is CheckWorld's business.
 func Validate(s Schedule) error {
@@ -457,7 +495,15 @@ func validateShape(s Schedule) error {
 		}
 	}
 	if s.Concurrent && len(s.Faults) > 0 {
-		return errors.New("a concurrent schedule has no faults (attempt numbers are not deterministic there)")
+		return errors.New("a concurrent schedule has no faults (free-running attempt numbers are not deterministic)")
+	}
+	if !s.Concurrent && len(s.Switches) > 0 {
+		return errors.New("switches in a schedule that is not concurrent (they choose among same-time goroutines)")
+	}
+	for i, v := range s.Switches {
+		if v < 0 {
+			return fmt.Errorf("switch %d is %d, want >= 0", i, v)
+		}
 	}
 	for i, f := range s.Faults {
 		if f.Attempt < 0 || f.Effect < 0 {

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -89,6 +90,10 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 		{"unknown family", "family lates\n", `line 1: unknown family "lates" (want one of clean,`},
 		{"header twice", head + "nodes 2\n", `line 5: nodes given twice (first on line 2)`},
 		{"missing header", "family clean\nnodes 1\nretry 1s\n", `schedule: missing the "max-attempts" header line`},
+		{"switches not concurrent", head + "switches 1 0\n", `line 5: switches in a schedule that is not concurrent`},
+		{"negative switch", head + "concurrent true\nswitches 1 -1\n", `line 6: want switch 2 to be an integer >= 0, got "-1"`},
+		{"empty switches", head + "concurrent true\nswitches\n", `line 6: want "switches" followed by one or more choices >= 0`},
+		{"switches twice", head + "concurrent true\nswitches 1\nswitches 2\n", `line 7: switches given twice (first on line 6)`},
 		{"duplicate settlement", head + s0 + "settle s1 player=1 room=3 match=1 round=1 kind=instant net=5 final=false seq=2\n", `line 6: s1 is the same settlement as s0 (player=1 match=1 kind=instant)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,5 +102,31 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 				t.Fatalf("Parse error = %v, want it to contain %q\n(go test ./faults -run 'TestParseErrorsNameLineAndExpectation/%s')", err, c.want, strings.ReplaceAll(c.name, " ", "_"))
 			}
 		})
+	}
+}
+
+func TestFormatParseRoundTripsSwitches(t *testing.T) {
+	s := faults.Schedule{Family: faults.Concurrent, Nodes: 2, RetryAfter: time.Second, MaxAttempts: 4, Concurrent: true, Switches: []int{1, 0, 2, 1}}
+	text := faults.Format(s)
+	if !strings.Contains(text, "\nswitches 1 0 2 1\n") {
+		t.Fatalf("Format does not write the switches line:\n%s", text)
+	}
+	got, err := faults.Parse(text)
+	if err != nil {
+		t.Fatalf("Parse(Format(s)): %v\n%s", err, text)
+	}
+	if diff := cmp.Diff(s, got); diff != "" {
+		t.Fatalf("round trip (-want +got):\n%s", diff)
+	}
+	// Absent means all zeros: nil, and no line written.
+	s.Switches = nil
+	if text := faults.Format(s); strings.Contains(text, "switches") {
+		t.Fatalf("Format writes a switches line for nil switches:\n%s", text)
+	}
+	if err := faults.Validate(faults.Schedule{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Switches: []int{1}}); err == nil {
+		t.Fatal("Validate accepts switches in a schedule that is not concurrent")
+	}
+	if err := faults.Validate(faults.Schedule{Family: faults.Concurrent, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Concurrent: true, Switches: []int{-1}}); err == nil {
+		t.Fatal("Validate accepts a negative switch")
 	}
 }
