@@ -135,3 +135,49 @@ func TestCancelledContextReturnsAtOnce(t *testing.T) {
 		t.Fatalf("Do(cancelled) = %v, want context.Canceled", err)
 	}
 }
+
+// TestAbandonedCallIsNotReused: a caller that stops waiting (its context
+// ended) leaves its call to the worker; the answer that arrives later must
+// not reach another caller through a recycled call.
+func TestAbandonedCallIsNotReused(t *testing.T) {
+	d := &double{started: make(chan struct{}), release: make(chan struct{})}
+	b := New(d.run, Options{Workers: 1, MaxBatch: 1})
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { _, err := b.Do(ctx, 1); done <- err }()
+	<-d.started // the worker holds the call of 1
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Do(1) after cancel = %v, want context.Canceled; reproduce: go test ./internal/coalesce -run %s", err, t.Name())
+	}
+	close(d.release)
+	for q := 2; q < 50; q++ {
+		if got, err := b.Do(context.Background(), q); err != nil || got != 2*q {
+			t.Fatalf("Do(%d) = %d, %v after an abandoned call; want %d; reproduce: go test ./internal/coalesce -run %s", q, got, err, 2*q, t.Name())
+		}
+	}
+}
+
+// BenchmarkDo measures the batcher's own cost per call (no database) with 64
+// callers: what coalescing adds to every claim before any round trip.
+//
+//	go test -run '^$' -bench BenchmarkDo -benchmem ./internal/coalesce
+func BenchmarkDo(b *testing.B) {
+	bt := New(func(_ context.Context, qs []int, rs []Result[int]) {
+		for i, q := range qs {
+			rs[i].Val = q
+		}
+	}, Options{Workers: 2, MaxBatch: 256})
+	defer bt.Close()
+	b.ReportAllocs()
+	b.SetParallelism(32) // 64 goroutines on the 2-core test machine
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := bt.Do(context.Background(), 1); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
