@@ -7,10 +7,14 @@ import "github.com/onceproof/onceproof/faults"
 var lostAndLied = []faults.Property{faults.NoLoss, faults.HonestAck}
 
 // expectFourSig is four-sig's declared verdicts. It holds clean, duplicate,
-// late, interleave, multi-node, concurrent and sequence-rewind: the
-// signature keeps every settlement of two adjacent matches apart there, and
-// the window holds them while copies can come. It fails:
+// late, interleave, multi-node and sequence-rewind: the signature keeps
+// every settlement of two adjacent matches apart there, and the window holds
+// them while copies can come. It fails:
 //
+//   - concurrent: the claim (signature into the window) and the credit are
+//     two steps; node B's copy, claimed between node A's claim and A's
+//     credit, finds the signature and acks "duplicate" before anything is
+//     credited (HonestAck).
 //   - room-return: content is not identity. Rounds restart when a player
 //     changes rooms, so a player who returns to a room two matches later
 //     (A, B, A') plays A' at A's round; A' settlements paying what A's paid
@@ -36,6 +40,9 @@ var expectFourSig = faults.Expectation{
 	faults.TimeoutSuccess: lostAndLied,
 	faults.ThirdKind:      lostAndLied,
 	faults.RoomReturn:     lostAndLied,
+	// B claims between A's claim and A's credit: a "duplicate" ack with
+	// nothing credited yet.
+	faults.Concurrent: {faults.HonestAck},
 }
 
 // Expect returns a copy of four-sig's verdicts with the families in extra

@@ -62,6 +62,9 @@ var Design = playerstate.Design[State]{
 		faults.TimeoutSuccess: lost,
 		faults.MultiNode:      lost,
 		faults.SequenceRewind: lost,
+		// Node A's claim advances the player's sequence; node B's copy,
+		// claimed before A's credit lands, is the past and acked "duplicate".
+		faults.Concurrent: {faults.HonestAck},
 	},
 	Text: "Source 001 section 1, lenient: credit anything above the last sequence number processed, " +
 		"drop the rest. Never blocks, but section 2's interleaving makes the old match's final (the " +

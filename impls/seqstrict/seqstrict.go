@@ -96,6 +96,9 @@ var Design = playerstate.Design[State]{
 		faults.TimeoutSuccess: {faults.NoLoss, faults.HonestAck},
 		faults.MultiNode:      {faults.NoBlocking, faults.BoundedState},
 		faults.SequenceRewind: {faults.NoLoss, faults.HonestAck},
+		// Node A's claim advances the player's sequence; node B's copy,
+		// claimed before A's credit lands, is below it and acked "duplicate".
+		faults.Concurrent: {faults.HonestAck},
 	},
 	Text: "Source 001 section 1: a per-player monotonic sequence; below the expected number is a " +
 		"replay (dropped), equal is credited and advances, above is buffered until the gap fills. " +

@@ -88,6 +88,9 @@ var Design = playerstate.Design[State]{
 		faults.StoreError:     lost,
 		faults.TimeoutSuccess: lost,
 		faults.ThirdKind:      lost,
+		// Node A's claim sets the kind's done flag; node B's copy, claimed
+		// before A's credit lands, finds it set and acks "duplicate".
+		faults.Concurrent: {faults.HonestAck},
 	},
 	Text: "Source 001, \"为什么不用二次结算专用变量\": one done-variable per kind on the player's " +
 		"current match, (room, round). A third kind has no variable and is dropped as a replay of the " +
