@@ -28,16 +28,24 @@
 //  7. Call Env only from inside Deliver or Recover, on the calling
 //     goroutine. In the Concurrent family several nodes run at once, so the
 //     Cluster (NewNode included) must be safe for concurrent use; one Node
-//     never gets two calls at once.
+//     never gets two calls at once. Never wait inside Deliver for another
+//     delivery's progress: the deterministic interleaver runs one goroutine
+//     at a time and switches only at env calls, so such a wait deadlocks.
 //
 // The runner does not inject faults into Recover (its effects carry Attempt
 // -1), and it cannot stop a design that loops without calling Env.
 //
 // # What the runner guarantees
 //
-// Run is a pure function of (design, schedule) outside the Concurrent
-// family: one goroutine, virtual time (now = Epoch + At), no wall clock, no
-// global randomness; the same schedule twice gives the same History. The
+// Run is a pure function of (design, schedule): virtual time (now = Epoch +
+// At), no wall clock, no global randomness; the same schedule twice gives
+// the same History. Outside the Concurrent family one goroutine runs
+// everything. In it, the deliveries due at one instant run on one goroutine
+// per node, but one at a time: each parks before its attempts and before
+// every env call, and Schedule.Switches chooses which parked goroutine goes
+// on (a race between node A's claim and its credit is one switch to node B
+// in between). Only RunOptions.Free, for the race detector, lets them run
+// freely, and then the history is not reproducible. The
 // sender is at-least-once (see Run): a crash or an error never silently
 // removes a settlement from the world.
 //

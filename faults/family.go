@@ -21,7 +21,7 @@ const (
 	StoreError     Family = "store-error"   // durable ops and credits fail transiently
 	TimeoutSuccess Family = "timeout-after-success"
 	MultiNode      Family = "multi-node"      // retries land on another node
-	Concurrent     Family = "concurrent"      // many identical deliveries at once, real goroutines
+	Concurrent     Family = "concurrent"      // many identical deliveries at once, goroutines interleaved by Switches
 	SequenceRewind Family = "sequence-rewind" // the sender's counter restarts
 	ThirdKind      Family = "third-kind"      // the business adds a third settlement per match
 	// RoomReturn: a player returns to a room within two matches, its round

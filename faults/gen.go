@@ -174,11 +174,12 @@ func presetOf(f Family) preset {
 			p.nodeFailure = true
 		case Concurrent:
 			// 2..3 identical copies of every first arrival at the same
-			// instant on distinct nodes: real goroutines race on one
-			// settlement. Only identical copies: an instant racing its own
+			// instant on distinct nodes: goroutines race on one settlement,
+			// interleaved at every env call as Switches says. Only identical copies: an instant racing its own
 			// final is an ordering fault, the business of late and
 			// interleave, and mixing it in would blur the column. No faults
-			// (attempt numbers are not deterministic then).
+			// (under RunOptions.Free attempt numbers are not deterministic).
+			// The interleaving is drawn too: Schedule.Switches, below.
 			p.concurrent = true
 		case SequenceRewind:
 			// Each player's seq restarts at 1 from one match on (the sender
