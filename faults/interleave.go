@@ -4,18 +4,20 @@ import "slices"
 
 // interleave runs one concurrent group deterministically: work[w] is the
 // items (indexes into items) of goroutine w, one goroutine per node in the
-// order of its first item. Only one goroutine runs at a time. A goroutine
-// parks before each of its attempts and before every env call (env.point),
-// and the scheduler, which alone holds the baton between two parks, resumes
-// the one Schedule.Switches chooses among those not done. Every hand-off is
-// a channel operation, so the goroutines' memory effects are ordered for the
-// race detector as they are for the history: the run is sequential, only
-// its order is chosen.
+// order of its first item. Only one goroutine runs at a time: it holds the
+// baton. It parks before each of its attempts but the first, and before
+// every env call (env.point); parking is a scheduling choice among the
+// goroutines not done (all of them parked but the chooser), made by the
+// baton holder itself, so the scheduler's state needs no lock. Choosing
+// itself costs nothing; choosing another hands the baton over a channel,
+// which also orders the goroutines' memory effects for the race detector
+// as they are for the history: the run is sequential, only its order is
+// chosen.
 //
 // A design that waits inside Deliver for another goroutine's progress
 // (holds a Cluster lock across an env call, or spins until a partner
-// delivery arrives) deadlocks here; the package doc forbids the first, and
-// RunOptions.Free is the way to run the second.
+// delivery arrives) deadlocks here; the package doc forbids both, and
+// RunOptions.Free is the way to run them.
 func (r *runner) interleave(items []item, work [][]int, acked []bool) {
 	if len(work) == 1 {
 		// Nothing to interleave: no goroutine, no choice.
@@ -24,41 +26,64 @@ func (r *runner) interleave(items []item, work [][]int, acked []bool) {
 		}
 		return
 	}
-	wake := make([]chan struct{}, len(work))
-	back := make(chan bool) // the running goroutine parked (false) or is done (true)
+	b := &baton{r: r, wake: make([]chan struct{}, len(work)), runnable: make([]int, len(work)), done: make(chan struct{})}
 	for w, mine := range work {
-		wake[w] = make(chan struct{})
+		b.wake[w] = make(chan struct{})
+		b.runnable[w] = w
 		e := r.envs[items[mine[0]].node]
-		park := func() {
-			back <- false
-			<-wake[w]
-		}
-		e.park = park
+		e.park = func() { b.pass(w, false) }
 		go func() {
-			<-wake[w]
+			<-b.wake[w]
 			for j, i := range mine {
 				if j > 0 {
-					park()
+					b.pass(w, false)
 				}
 				acked[i] = r.attempt(items[i])
 			}
 			e.park = nil
-			back <- true
+			b.pass(w, true)
 		}()
 	}
-	runnable := make([]int, len(work))
-	for w := range runnable {
-		runnable[w] = w
+	b.wake[b.next()] <- struct{}{}
+	<-b.done
+}
+
+// baton is the scheduler of one interleaved group. Its fields other than
+// wake and done are touched only by the goroutine holding the baton.
+type baton struct {
+	r        *runner
+	wake     []chan struct{} // per goroutine: receive the baton
+	runnable []int           // goroutines not done, in order
+	done     chan struct{}   // closed when every goroutine is done
+}
+
+// next makes the scheduling choice: the goroutine to run now.
+func (b *baton) next() int {
+	k := 0
+	if len(b.runnable) > 1 {
+		k = b.r.choose(len(b.runnable))
 	}
-	for len(runnable) > 0 {
-		k := 0
-		if len(runnable) > 1 {
-			k = r.choose(len(runnable))
+	return b.runnable[k]
+}
+
+// pass is called by goroutine w, holding the baton, at a scheduling point
+// (finished: w is done). It hands the baton to the chosen goroutine and,
+// unless w is done, waits to get it back; choosing w itself returns at once.
+func (b *baton) pass(w int, finished bool) {
+	if finished {
+		b.runnable = slices.DeleteFunc(b.runnable, func(v int) bool { return v == w })
+		if len(b.runnable) == 0 {
+			close(b.done)
+			return
 		}
-		wake[runnable[k]] <- struct{}{}
-		if <-back {
-			runnable = slices.Delete(runnable, k, k+1)
-		}
+	}
+	next := b.next()
+	if next == w {
+		return
+	}
+	b.wake[next] <- struct{}{}
+	if !finished {
+		<-b.wake[w]
 	}
 }
 

@@ -137,3 +137,33 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunConcurrent measures a concurrent-family schedule run by the
+// deterministic interleaver (a goroutine hand-off at every env call), and
+// the same schedule run as one sequence (Concurrent false): the difference
+// is the interleaver's cost.
+//
+//	go test -run='^$' -bench=BenchmarkRunConcurrent -benchmem ./faults/
+func BenchmarkRunConcurrent(b *testing.B) {
+	// The first seed whose schedule has at least 40 deliveries: a size
+	// near BenchmarkRun's 50, so the benchmarks compare.
+	var s faults.Schedule
+	for seed := uint64(0); len(s.Deliveries) < 40; seed++ {
+		s = faults.Generate(faults.Concurrent, seed)
+	}
+	seq := s
+	seq.Concurrent, seq.Switches = false, nil
+	for _, c := range []struct {
+		name string
+		s    faults.Schedule
+	}{{"interleaved", s}, {"sequential", seq}} {
+		b.Run("mode="+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				faults.Run(benchDesign{}, c.s, faults.RunOptions{})
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "schedules/s")
+			b.ReportMetric(float64(len(c.s.Deliveries)), "deliveries/schedule")
+		})
+	}
+}
