@@ -40,15 +40,19 @@ type Options struct {
 	// BenchmarkStore).
 	Batch bool
 	// BatchWorkers is how many batches may be in flight at once (default
-	// 2). Each batch carries both the queued claims and the queued commits
-	// in one round trip, and with one worker the server idles while the
-	// worker hands out a batch's answers and builds the next. At
-	// concurrency 64 on the 2-core test machine (same session, -pgworkers):
+	// 1). Each batch carries both the queued claims and the queued commits
+	// in one round trip; with one worker the server idles while the worker
+	// hands out a batch's answers and builds the next, with more every
+	// worker is another backend competing for the cores the callers need,
+	// and the batches it splits off are smaller. On the 2-core test machine
+	// at concurrency 64 (same session, -pgworkers), with load average ~3:
 	// BenchmarkStore batched made 26-32k claim+commit pairs/s with one
-	// worker and 29-35k with two; BenchmarkSettle batched 62-84k settles/s
-	// with one, 78-88k with two and 79-92k with three. Two, not three:
-	// every worker is another backend competing for the same cores as the
-	// callers, and the batches it splits off are smaller.
+	// worker and 29-35k with two, BenchmarkSettle batched 62-84k settles/s
+	// with one and 78-88k with two; with load average ~12 (other test
+	// runs): BenchmarkStore 30-34k with one and 16-28k with two,
+	// BenchmarkSettle 59-81k and 52-66k. One loses a little on an idle
+	// server host and much less than two loses on a busy one. Raise it
+	// where the database has cores to spare.
 	BatchWorkers int
 	// MaxBatch bounds the rows of one batched statement (default 256: big
 	// enough that 64 concurrent callers fit in one batch, small enough that
@@ -90,7 +94,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: table %q must match %s", ErrBadOptions, opts.Table, tableName)
 	}
 	if opts.BatchWorkers == 0 {
-		opts.BatchWorkers = 2
+		opts.BatchWorkers = 1
 	}
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = 256

@@ -34,13 +34,17 @@ type Options struct {
 	// many claims); see BenchmarkStore and BenchmarkSettle.
 	Batch bool
 	// BatchWorkers is how many batches may be in flight at once (default
-	// 2: while one is at the server the other builds its command or hands
-	// out its answers; a batch is one script call, see batchScript). On the
-	// 2-core test machine, BenchmarkSettle batched at concurrency 64 with
-	// -redisworkers 1, 2, 4, 8 made 97-109k, 98-115k, 94-118k and 73-89k
-	// settles/s (0.71-0.86x, 0.81-0.91x, 0.84-0.90x and 0.69-0.86x of
-	// redis-benchmark): one leaves the server idle while it hands out
-	// answers, eight split the callers into batches too small to pay.
+	// 1; a batch is one script call, see batchScript). BenchmarkSettle
+	// batched at concurrency 64 on the 2-core test machine, -redisworkers:
+	// with load average ~2, workers 1, 2, 4, 8 made 97-109k, 98-115k,
+	// 94-118k and 73-89k settles/s (0.71-0.86x, 0.81-0.91x, 0.84-0.90x and
+	// 0.69-0.86x of redis-benchmark); after internal/coalesce stopped
+	// allocating per call, with load average ~9 (other test runs), 1 made
+	// 123-153k (1.32-1.66x) and 2 made 123-148k (1.12-1.46x). Two gain a
+	// little on an idle host (while one batch is at the server the other
+	// hands out answers) and lose more on a busy one, where every extra
+	// goroutine and connection competes with the callers; eight split the
+	// callers into batches too small to pay.
 	BatchWorkers int
 	// MaxBatch bounds one batch (default 256: more than the 64 concurrent
 	// callers the benchmarks run, small enough that one script call's
@@ -83,7 +87,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		opts.Prefix = "onceproof:"
 	}
 	if opts.BatchWorkers == 0 {
-		opts.BatchWorkers = 2
+		opts.BatchWorkers = 1
 	}
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = 256
