@@ -24,12 +24,10 @@
 //     marked; a copy of the settlement that lands there before the retry
 //     succeeds elsewhere is acked "duplicate", the sender stops retrying,
 //     and nothing ever credits it: NoLoss, HonestAck.
-//
-// What the harness may miss: under concurrent, node B's Begin can find the
-// record node A just claimed and ack "duplicate" before A's credit lands (a
-// HonestAck violation). The concurrent family runs real goroutines whose
-// deliveries rarely interleave that finely, and the matrix's runs have not
-// caught it, so the row declares that family as it is observed (holds).
+//   - concurrent: node B's Begin finds the record node A just claimed and
+//     acks "duplicate" before A's credit lands: HonestAck. The runner's
+//     deterministic interleaver (Schedule.Switches) runs B between A's
+//     claim and A's credit.
 //
 // The seed's Begin and Commit return no error. Here they run through
 // env.Durable, which can fail; a failed Begin is reported to the sender (a
