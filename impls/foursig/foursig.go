@@ -15,8 +15,10 @@
 // ever held (NoBlocking); the window is 4 per player (BoundedState); the
 // window spans two matches, so a retry or copy inside that span is caught
 // with no order or counter to agree on; the claim is one atomic durable
-// step. It holds clean, duplicate, late, interleave, multi-node, concurrent
-// and sequence-rewind.
+// step. It holds clean, duplicate, late, interleave, multi-node and
+// sequence-rewind. Under concurrent copies it fails HonestAck: the claim
+// and the credit are two steps, so a copy claimed on another node in between
+// is acked "duplicate" before the credit lands.
 //
 // Why it fails (declared in Expected, derived in expect.go): the signature
 // is content, not identity. Rounds restart when a player changes rooms, so a
@@ -71,8 +73,9 @@ var Design = Variant{
 	Expect: expectFourSig,
 	Text: "Source 001 section 5: signature = (room, round, net, final), a per-player FIFO of 4 kept in the " +
 		"player's durable record, evict only the oldest, never clear, unkeyed credit; legacy map saves " +
-		"migrate to the array form. Holds late, interleave, duplicate, multi-node, concurrent and " +
-		"sequence-rewind. But content is not identity: rounds restart when a player changes rooms, so a " +
+		"migrate to the array form. Holds late, interleave, duplicate, multi-node and sequence-rewind. " +
+		"Claim and credit are two steps, so a concurrent copy is acked duplicate before the credit lands " +
+		"(concurrent: HonestAck). And content is not identity: rounds restart when a player changes rooms, so a " +
 		"return to a room two matches later carries that room's signatures, still in the window, and is " +
 		"dropped uncredited (room-return: NoLoss), as is a third kind paying what its sibling pays. A " +
 		"replay older than two matches is credited again (NoDup), and a crash or failed credit after the " +

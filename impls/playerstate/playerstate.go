@@ -8,8 +8,9 @@
 //  1. "claim": under the record's lock, the design's Rule reads the
 //     player's state and decides (duplicate, hold, or credit these), and
 //     writes the state it decided on. One atomic step, so two deliveries of
-//     one settlement can never both decide "new": the concurrent and
-//     multi-node families judge the rule, not a race.
+//     one settlement can never both decide "new". The credit is a
+//     second step, so a copy decided "duplicate" on another node in that
+//     gap is acked before the credit lands (concurrent: HonestAck).
 //  2. the credits the rule asked for, unkeyed (env.Credit with grant ""):
 //     the record is the only memory of what was credited.
 //

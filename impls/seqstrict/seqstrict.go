@@ -20,8 +20,9 @@
 // sender's counter restarts (sequence-rewind, the document's "无人倒带"
 // assumption), every new settlement is "the past" and is dropped (NoLoss,
 // with a false duplicate ack: HonestAck). Identical deliveries racing on
-// several nodes (concurrent) hold: the claim is one atomic step and each
-// node sees a player's settlements in order. The claim-then-credit shape fails crash,
+// several nodes (concurrent) are never both credited (the claim is one
+// atomic step), but a copy claimed between another node's claim and its
+// credit is acked "duplicate" too early (HonestAck). The claim-then-credit shape fails crash,
 // store-error and timeout-after-success (NoLoss, HonestAck; playerstate);
 // under crash and store-error the settlement lost or nacked leaves a gap,
 // and every later number of the player is held behind it (NoBlocking,
