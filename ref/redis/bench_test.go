@@ -70,15 +70,24 @@ func BenchmarkStore(b *testing.B) {
 //     requests in flight, but the way backend=redis-batched sends them, so
 //     it isolates what the Go client and Settler cost.
 //
-// Measured on the 2-core test machine (load average ~1.5-2 from other
-// work), -benchtime=100000x -count=3, conc=64: redis-batched 0.99-1.18x
-// (81-115k settles/s against 80-100k EVALSHA/s), 0.38-0.6x pipelined;
-// unbatched redis 0.52-0.56x (48-53k/s: one connection per caller, a
+// Measured on the 2-core test machine while other test runs shared it
+// (load average 5-7), -benchtime=100000x -count=3, conc=64, two sessions:
+// redis-batched 0.65-1.42x (75-164k settles/s against 92-135k EVALSHA/s);
+// unbatched redis 0.50-0.59x (45-79k/s: one connection per caller and a
 // syscall per call on both sides, as redis-benchmark pays, plus go-redis's
-// per-call cost on the same two cores). Before BeginDelivered (claim then
-// commit: two scripts per Settle, so at most 0.5x) the same command gave
-// 0.19-0.29x. So the target holds with Options.Batch, which is the
-// configuration to deploy under concurrency.
+// and the Settler's own cost on the same two cores). Before BeginDelivered
+// and the one-script batch (a Settle was a claim script then a commit
+// script, and a batch a pipeline of both) the same command gave
+// redis-batched 0.25-0.52x and redis 0.24-0.27x against the claim script.
+// What moved it: one script per Settle instead of two (at most 0.5x
+// before), one script call per batch instead of one EVALSHA per op (the
+// server parses and enters Lua once per batch), and internal/coalesce no
+// longer allocating per call. The spread is not explained here: it came
+// with other processes' load on the same two cores (the low samples were
+// the last of a -count=3 series, when the keyspace was largest). So the
+// target holds with Options.Batch, the configuration to deploy under
+// concurrency, in most samples on this shared machine (not all); unbatched
+// it does not (0.5-0.6x).
 //
 //	go test -run '^$' -bench 'BenchmarkSettle//conc=64' -benchtime=100000x -count=3 ./ref/redis
 func BenchmarkSettle(b *testing.B) {

@@ -52,7 +52,10 @@ type Options struct {
 	// single-threaded server for well under a millisecond).
 	MaxBatch int
 	// PoolSize is the client's connection pool size (default: go-redis's,
-	// 10 per CPU).
+	// 10 per CPU). Without Batch every call holds a connection for its
+	// round trip, so C concurrent callers want PoolSize >= C: unbatched
+	// BenchmarkSettle at concurrency 64 made 44-53k settles/s with 16
+	// connections and 54-63k with 64 or 128. With Batch a worker uses one.
 	PoolSize int
 	// Config, if set, adjusts the client options parsed from the URL
 	// (dialer, TLS, timeouts, ...) before the client is created. Setting
