@@ -34,17 +34,19 @@ type Options struct {
 	// many claims); see BenchmarkStore and BenchmarkSettle.
 	Batch bool
 	// BatchWorkers is how many batches may be in flight at once (default
-	// 1; a batch is one script call, see batchScript). BenchmarkSettle
-	// batched at concurrency 64 on the 2-core test machine, -redisworkers:
-	// with load average ~2, workers 1, 2, 4, 8 made 97-109k, 98-115k,
-	// 94-118k and 73-89k settles/s (0.71-0.86x, 0.81-0.91x, 0.84-0.90x and
-	// 0.69-0.86x of redis-benchmark); after internal/coalesce stopped
-	// allocating per call, with load average ~9 (other test runs), 1 made
-	// 123-153k (1.32-1.66x) and 2 made 123-148k (1.12-1.46x). Two gain a
-	// little on an idle host (while one batch is at the server the other
-	// hands out answers) and lose more on a busy one, where every extra
-	// goroutine and connection competes with the callers; eight split the
-	// callers into batches too small to pay.
+	// 2; a batch is one script call, see batchScript). With one, the
+	// server idles while the worker hands out a batch's answers and builds
+	// the next, and the worker idles while the server runs the batch (at
+	// conc 64, ~40% of the two cores idle); with two, one batch is at the
+	// server while the other is being built. BenchmarkSettle batched at
+	// concurrency 64 on the 2-core test machine, -redisworkers, after
+	// internal/coalesce stopped allocating per call: with load average
+	// ~2.5, 1 made 112-148k settles/s (0.87-1.39x redis-benchmark) and 2
+	// made 130-148k (0.96-1.06x); with load average ~9 (other test runs),
+	// 1 made 123-153k (1.32-1.66x) and 2 123-148k (1.12-1.46x). Two keep
+	// the ratio above the 0.8x in every sample. Earlier, with
+	// load average ~2, 4 and 8 workers made 94-118k and 73-89k (0.84-0.90x,
+	// 0.69-0.86x): more split the callers into batches too small to pay.
 	BatchWorkers int
 	// MaxBatch bounds one batch (default 256: more than the 64 concurrent
 	// callers the benchmarks run, small enough that one script call's
@@ -90,7 +92,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		opts.Prefix = "onceproof:"
 	}
 	if opts.BatchWorkers == 0 {
-		opts.BatchWorkers = 1
+		opts.BatchWorkers = 2
 	}
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = 256
