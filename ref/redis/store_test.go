@@ -1,6 +1,7 @@
 package redis_test
 
 import (
+	"encoding/hex"
 	"errors"
 	"sync"
 	"testing"
@@ -72,3 +73,45 @@ func TestOpenRejectsBadURLAndOptions(t *testing.T) {
 func TestDeliveredClaimer(t *testing.T) { storetest.RunDeliveredClaimer(t, harness(false)) }
 
 func TestBatchedDeliveredClaimer(t *testing.T) { storetest.RunDeliveredClaimer(t, harness(true)) }
+
+// TestForeignKeyTypeFailsOnlyItsCall: a claim key that holds another type
+// (another program wrote it) fails the calls on that key with ErrReply and,
+// batched, leaves the other calls of the same batch answered.
+func TestForeignKeyTypeFailsOnlyItsCall(t *testing.T) {
+	srv := testserver.Redis(t)
+	for _, batch := range []bool{false, true} {
+		prefix := testserver.RedisPrefix(t)
+		s, err := redis.Open(t.Context(), srv.URL(), redis.Options{Prefix: prefix, Batch: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		bad, good := ref.KeyOf(9, 1), ref.KeyOf(9, 2)
+		kb := bad.Bytes()
+		if err := s.Client().Set(t.Context(), prefix+"c:"+hex.EncodeToString(kb[:]), "not a hash", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		wg.Add(4)
+		go func() { defer wg.Done(); _, _, errs[0] = s.Begin(t.Context(), ref.Claim{Key: bad}) }()
+		go func() { defer wg.Done(); _, _, errs[1] = s.BeginDelivered(t.Context(), ref.Claim{Key: bad}) }()
+		go func() { defer wg.Done(); errs[2] = s.Commit(t.Context(), bad, ref.StateDelivered) }()
+		go func() {
+			defer wg.Done()
+			var created bool
+			if _, created, errs[3] = s.Begin(t.Context(), ref.Claim{Key: good}); errs[3] == nil && !created {
+				errs[3] = errors.New("Begin of a fresh key did not create it")
+			}
+		}()
+		wg.Wait()
+		for i, err := range errs[:3] {
+			if !errors.Is(err, redis.ErrReply) {
+				t.Errorf("batch=%v: call %d on a key holding a string = %v, want ErrReply; reproduce: go test ./ref/redis -run %s", batch, i, err, t.Name())
+			}
+		}
+		if errs[3] != nil {
+			t.Errorf("batch=%v: Begin of another key beside it = %v, want success; reproduce: go test ./ref/redis -run %s", batch, errs[3], t.Name())
+		}
+	}
+}
