@@ -28,6 +28,17 @@ type Cluster interface {
 	NewNode(id int, env Env) Node
 }
 
+// ClusterCloser is a Cluster that holds resources beyond memory (a database
+// table, a file, connections). Run calls Close once, after the run's last
+// event, so a design on a real store gets fresh durable state per run
+// without leaking it. Close reports no error to the runner: the run's
+// verdict does not depend on cleanup, so a design that must surface a
+// cleanup failure keeps it and reports it its own way.
+type ClusterCloser interface {
+	Cluster
+	Close()
+}
+
 // Node receives deliveries.
 type Node interface {
 	// Deliver handles one arrival of s at virtual time now. An error is a

@@ -101,6 +101,9 @@ func Run(d Design, s Schedule, opt RunOptions) History {
 		panic("faults.Run: invalid schedule: " + err.Error())
 	}
 	r := newRunner(d, s, opt)
+	if c, ok := r.cluster.(ClusterCloser); ok {
+		defer c.Close()
+	}
 	r.run()
 	return History{Design: d.Name(), Schedule: s, Events: r.events, Exhausted: r.exhausted}
 }
