@@ -45,7 +45,7 @@ type Options struct {
 	// hands out a batch's answers and builds the next, with more every
 	// worker is another backend competing for the cores the callers need,
 	// and the batches it splits off are smaller. On the 2-core test machine
-	// at concurrency 64 (same session, -pgworkers), with load average ~3:
+	// at concurrency 64 (same session, -pgworkers), with load average 3-4.5:
 	// BenchmarkStore batched made 26-32k claim+commit pairs/s with one
 	// worker and 29-35k with two, BenchmarkSettle batched 62-84k settles/s
 	// with one and 78-88k with two; with load average ~12 (other test
