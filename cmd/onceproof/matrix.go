@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/props"
 )
 
@@ -25,7 +26,9 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 	n := fs.Int("n", props.DefaultMatrixN, "schedules per cell")
 	seed := fs.Uint64("seed", props.DefaultMatrixSeed, "first generator seed of every cell")
 	parallel := fs.Int("parallel", 0, "cells run at once (default: GOMAXPROCS)")
-	out := fs.String("out", "results", "directory for matrix.md and counterexamples/")
+	out := fs.String("out", "results", "directory for matrix.md and counterexamples/ (with -store: a temporary directory, printed)")
+	storeFlag := fs.String("store", "", "run the ref design on a real store, a fresh one per run: "+storeForms+
+		"; only the ref row takes a store; default -n "+fmt.Sprint(DefaultStoreN))
 	jsonOut := fs.String("json", "", "also write the matrix as JSON to this file (the tests read it)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -38,10 +41,28 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 		return 0, badf("matrix: -n must be >= 1, -seed != 0 and -parallel >= 0 (got %d, %d, %d)", *n, *seed, *parallel)
 	}
 	opt := props.MatrixOptions{N: *n, Seed: *seed, Parallel: *parallel}
-	if opt.Designs, err = selectDesigns(designs, *dflag); err != nil {
+	if opt.Families, err = selectFamilies(*fflag); err != nil {
 		return 0, err
 	}
-	if opt.Families, err = selectFamilies(*fflag); err != nil {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var sd *refdesign.StoreDesign
+	if *storeFlag != "" {
+		var done func() error
+		if sd, done, err = storeDesign(*storeFlag, *dflag); err != nil {
+			return 0, err
+		}
+		defer done()
+		opt.Designs = []faults.Design{sd}
+		if !set["n"] {
+			opt.N = DefaultStoreN
+		}
+		if !set["out"] {
+			// Not results/: that is the committed MemStore matrix, and a
+			// real store's run is a check of that store, not a new result.
+			*out = filepath.Join(os.TempDir(), "onceproof", "matrix-"+sd.Name())
+		}
+	} else if opt.Designs, err = selectDesigns(designs, *dflag); err != nil {
 		return 0, err
 	}
 
@@ -58,9 +79,24 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 			return
 		}
 		last = now
+		if sd != nil {
+			fmt.Fprintf(stderr, "matrix: %d/%d cells, %d runs on %s, %.1fs\n", done, total, sd.Runs()-1, sd.Name(), now.Sub(start).Seconds())
+			return
+		}
 		fmt.Fprintf(stderr, "matrix: %d/%d cells, %.1fs\n", done, total, now.Sub(start).Seconds())
 	}
 	m := props.RunMatrix(opt)
+	if sd != nil {
+		// A store that failed to open or clean up makes its runs' verdicts
+		// meaningless (every call failed): report that, not the matrix.
+		if err := sd.Err(); err != nil {
+			return 0, fmt.Errorf("matrix: the store failed, no results written:\n%w", err)
+		}
+		if live := sd.Live(); live != 0 {
+			return 0, fmt.Errorf("matrix: %d runs' stores were never closed (a harness bug)", live)
+		}
+		fmt.Fprintf(stdout, "%s: %d runs, each on a fresh store, in %.1fs\n", sd.Name(), sd.Runs()-1, time.Since(start).Seconds())
+	}
 	if err := writeResults(*out, m.Files(filepath.ToSlash(*out))); err != nil {
 		return 0, err
 	}
@@ -146,4 +182,34 @@ func writeResults(dir string, files map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// storeDesign builds the ref row on -store's store and checks that the
+// store answers (one probe run, opened and cleaned up) before the matrix
+// starts. -designs may only name ref.
+func storeDesign(store, list string) (*refdesign.StoreDesign, func() error, error) {
+	sp, err := parseStore(store)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, name := range strings.Split(list, ",") {
+		if name = strings.TrimSpace(name); name != "" && name != refdesign.Name && name != refdesign.Name+"@"+sp.kind {
+			return nil, nil, badf("matrix: -store runs only the %s design (the other rows keep their durable state in their own in-memory stores), got -designs %q", refdesign.Name, list)
+		}
+	}
+	tag, err := runTag()
+	if err != nil {
+		return nil, nil, err
+	}
+	sd, done, err := sp.design(tag)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := sd.NewCluster().(faults.ClusterCloser)
+	c.Close()
+	if err := sd.Err(); err != nil {
+		done()
+		return nil, nil, fmt.Errorf("matrix: cannot use -store %s:\n%w", sp, err)
+	}
+	return sd, done, nil
 }

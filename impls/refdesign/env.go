@@ -70,25 +70,29 @@ func SettlementOf(p []byte) (faults.Settlement, error) {
 }
 
 // EnvStore is a ref.PendingStore whose every call is one env.Durable
-// operation on the cluster's MemStore: "claim" (Begin), "commit" and
-// "pending". The runner injects faults there; on ErrTimeout the effect
+// operation on the cluster's store (a MemStore, or a real store under
+// WithStore): "claim" (Begin), "commit" and "pending". The runner injects faults there; on ErrTimeout the effect
 // happened and the error still reaches the Settler, which is the "outcome
 // unknown" case of the ref.Store contract.
 type EnvStore struct {
 	env faults.Env
-	mem *ref.MemStore
+	st  ref.PendingStore
 }
 
 var _ ref.PendingStore = EnvStore{}
 
 // NewEnvStore wraps mem so that every call goes through env.
-func NewEnvStore(env faults.Env, mem *ref.MemStore) EnvStore { return EnvStore{env: env, mem: mem} }
+func NewEnvStore(env faults.Env, mem *ref.MemStore) EnvStore { return EnvStore{env: env, st: mem} }
+
+// NewEnvStoreOn wraps any store (SQLite, PostgreSQL, Redis) so that every
+// call goes through env, exactly as NewEnvStore does for a MemStore.
+func NewEnvStoreOn(env faults.Env, st ref.PendingStore) EnvStore { return EnvStore{env: env, st: st} }
 
 // Begin implements ref.Store.
 func (s EnvStore) Begin(ctx context.Context, c ref.Claim) (st ref.State, created bool, err error) {
 	err = s.env.Durable("claim", func() error {
 		var e error
-		st, created, e = s.mem.Begin(ctx, c)
+		st, created, e = s.st.Begin(ctx, c)
 		return e
 	})
 	return st, created, err
@@ -96,14 +100,14 @@ func (s EnvStore) Begin(ctx context.Context, c ref.Claim) (st ref.State, created
 
 // Commit implements ref.Store.
 func (s EnvStore) Commit(ctx context.Context, key ref.Key, st ref.State) error {
-	return s.env.Durable("commit", func() error { return s.mem.Commit(ctx, key, st) })
+	return s.env.Durable("commit", func() error { return s.st.Commit(ctx, key, st) })
 }
 
 // Pending implements ref.PendingStore.
 func (s EnvStore) Pending(ctx context.Context, now time.Time, limit int) (recs []ref.Record, err error) {
 	err = s.env.Durable("pending", func() error {
 		var e error
-		recs, e = s.mem.Pending(ctx, now, limit)
+		recs, e = s.st.Pending(ctx, now, limit)
 		return e
 	})
 	return recs, err

@@ -68,8 +68,12 @@ type Cluster struct {
 
 // NewNode implements faults.Cluster.
 func (c *Cluster) NewNode(id int, env faults.Env) faults.Node {
+	return newNode(env, NewEnvStore(env, c.mem))
+}
+
+// newNode is a node on st: its own window, the keyed credit through env.
+func newNode(env faults.Env, st EnvStore) *Node {
 	win := ref.NewWindow(faults.WindowTTL, windowShards)
-	st := NewEnvStore(env, c.mem)
 	return &Node{win: win, settler: ref.NewSettler(win, st, ref.WithSink(EnvSink{Env: env}))}
 }
 

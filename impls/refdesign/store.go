@@ -1,0 +1,180 @@
+package refdesign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/ref"
+)
+
+// Opener opens a fresh, empty store for run number run (0, 1, 2, ... in the
+// order the harness builds clusters; runs of parallel cells interleave, so
+// the number names the run's durable state, it does not identify the
+// schedule). It returns the store and cleanup, which closes the store and
+// removes its durable state (the SQLite file, the PostgreSQL table, the
+// Redis keys). Every run needs its own state: the harness judges each
+// schedule from an empty store, as MemStore gives it.
+type Opener func(ctx context.Context, run int) (st ref.PendingStore, cleanup func() error, err error)
+
+// StoreDesign is the ref design on a real durable store: the same window,
+// Settler, keyed credit and Recover as Design, with each run's store opened
+// by an Opener instead of ref.NewMemStore. Every store call still goes
+// through env.Durable ("claim", "commit", "pending"), so the runner injects
+// crashes, store errors and timeouts-after-success exactly where it does on
+// MemStore: the fault is decided by the schedule before or after the real
+// call, never by the real store. Its verdicts are therefore Design's (a
+// store that honours the ref.Store contract cannot change them); a cell
+// that differs is a store breaking the contract.
+//
+// Failures to open or clean up a store are not verdicts: they are kept and
+// Err returns them; the caller must check Err after the matrix, because a
+// run whose store did not open sees every store call fail.
+type StoreDesign struct {
+	name string
+	open Opener
+
+	mu    sync.Mutex
+	runs  int
+	live  int
+	errs  []error
+	nerrs int
+}
+
+var (
+	_ faults.Design   = (*StoreDesign)(nil)
+	_ faults.Expecter = (*StoreDesign)(nil)
+)
+
+// maxKeptErrs bounds the errors Err reports: a server that went away fails
+// every later run with the same error, and the first few say why.
+const maxKeptErrs = 5
+
+// WithStore returns the ref design on the stores open returns, named
+// Name+"@"+store (e.g. "ref@postgres"), so the matrix row says which store
+// ran. store must not be empty.
+func WithStore(store string, open Opener) *StoreDesign {
+	if store == "" || open == nil {
+		panic("refdesign.WithStore: empty store name or nil Opener")
+	}
+	return &StoreDesign{name: Name + "@" + store, open: open}
+}
+
+// Name implements faults.Design.
+func (d *StoreDesign) Name() string { return d.name }
+
+// Expected implements faults.Expecter: ref's declaration, whatever the
+// store (it must hold in every family).
+func (d *StoreDesign) Expected() faults.Expectation { return Design{}.Expected() }
+
+// Doc is the row's paragraph in matrix.md: ref's, plus the store.
+func (d *StoreDesign) Doc() string {
+	return Design{}.Doc() + " This row runs it on a real store (" + d.name[len(Name)+1:] +
+		"), a fresh one per run, every call still through the fault-injecting environment."
+}
+
+// NewCluster implements faults.Design: it opens a fresh store. The
+// runner closes the cluster after the run (faults.ClusterCloser), which
+// runs the Opener's cleanup.
+func (d *StoreDesign) NewCluster() faults.Cluster {
+	d.mu.Lock()
+	run := d.runs
+	d.runs++
+	d.live++
+	d.mu.Unlock()
+	st, cleanup, err := d.open(context.Background(), run)
+	if err != nil {
+		err = fmt.Errorf("%s: opening the store of run %d: %w", d.name, run, err)
+		d.fail(err)
+		return &StoreCluster{d: d, st: brokenStore{err}}
+	}
+	return &StoreCluster{d: d, st: st, cleanup: cleanup}
+}
+
+// Runs is how many clusters (runs) the design has built.
+func (d *StoreDesign) Runs() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.runs
+}
+
+// Live is how many clusters are open (built and not yet closed): zero
+// after a matrix, or a cluster's store leaked.
+func (d *StoreDesign) Live() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.live
+}
+
+// Err returns the failures to open or clean up a store so far (the first
+// few, and how many more), or nil.
+func (d *StoreDesign) Err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.nerrs == 0 {
+		return nil
+	}
+	errs := append([]error(nil), d.errs...)
+	if more := d.nerrs - len(d.errs); more > 0 {
+		errs = append(errs, fmt.Errorf("... and %d more store failures", more))
+	}
+	return errors.Join(errs...)
+}
+
+func (d *StoreDesign) fail(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.nerrs++
+	if len(d.errs) < maxKeptErrs {
+		d.errs = append(d.errs, err)
+	}
+}
+
+// StoreCluster is one run's durable state on a real store.
+type StoreCluster struct {
+	d       *StoreDesign
+	st      ref.PendingStore
+	cleanup func() error
+	once    sync.Once
+}
+
+var _ faults.ClusterCloser = (*StoreCluster)(nil)
+
+// NewNode implements faults.Cluster: a node with its own window on the
+// run's store, every call through env.
+func (c *StoreCluster) NewNode(id int, env faults.Env) faults.Node {
+	return newNode(env, NewEnvStoreOn(env, c.st))
+}
+
+// Close implements faults.ClusterCloser: it runs the Opener's cleanup once
+// and keeps its error for StoreDesign.Err.
+func (c *StoreCluster) Close() {
+	c.once.Do(func() {
+		if c.cleanup != nil {
+			if err := c.cleanup(); err != nil {
+				c.d.fail(fmt.Errorf("%s: cleaning up a run's store: %w", c.d.name, err))
+			}
+		}
+		c.d.mu.Lock()
+		c.d.live--
+		c.d.mu.Unlock()
+	})
+}
+
+// brokenStore is the store of a run whose Opener failed: every call
+// returns the open error, so the run goes on (and fails liveness) instead
+// of panicking inside the harness; StoreDesign.Err says why.
+type brokenStore struct{ err error }
+
+func (b brokenStore) Begin(context.Context, ref.Claim) (ref.State, bool, error) {
+	return 0, false, b.err
+}
+
+func (b brokenStore) Commit(context.Context, ref.Key, ref.State) error { return b.err }
+
+func (b brokenStore) Pending(context.Context, time.Time, int) ([]ref.Record, error) {
+	return nil, b.err
+}
