@@ -49,6 +49,10 @@ type Matrix struct {
 	Seed     uint64
 	Families []faults.Family
 	Rows     []Row
+	// Generated, if set, is the command that produced a matrix other than
+	// the committed one (e.g. `onceproof matrix -store ...`); matrix.md
+	// names it instead of `make proofs`. RunMatrix leaves it empty.
+	Generated string `json:",omitempty"`
 }
 
 // Row is one design's cells, in Families order.

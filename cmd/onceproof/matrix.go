@@ -47,9 +47,10 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var sd *refdesign.StoreDesign
+	var storeLabel string
 	if *storeFlag != "" {
 		var done func() error
-		if sd, done, err = storeDesign(*storeFlag, *dflag); err != nil {
+		if sd, storeLabel, done, err = storeDesign(*storeFlag, *dflag); err != nil {
 			return 0, err
 		}
 		defer done()
@@ -96,6 +97,7 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 			return 0, fmt.Errorf("matrix: %d runs' stores were never closed (a harness bug)", live)
 		}
 		fmt.Fprintf(stdout, "%s: %d runs, each on a fresh store, in %.1fs\n", sd.Name(), sd.Runs()-1, time.Since(start).Seconds())
+		m.Generated = fmt.Sprintf("onceproof matrix -store %s -families %s -n %d -seed %d", storeLabel, strings.Join(familyStrings(m.Families), ","), m.N, m.Seed)
 	}
 	if err := writeResults(*out, m.Files(filepath.ToSlash(*out))); err != nil {
 		return 0, err
@@ -187,29 +189,37 @@ func writeResults(dir string, files map[string]string) error {
 // storeDesign builds the ref row on -store's store and checks that the
 // store answers (one probe run, opened and cleaned up) before the matrix
 // starts. -designs may only name ref.
-func storeDesign(store, list string) (*refdesign.StoreDesign, func() error, error) {
+func storeDesign(store, list string) (*refdesign.StoreDesign, string, func() error, error) {
 	sp, err := parseStore(store)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	for _, name := range strings.Split(list, ",") {
 		if name = strings.TrimSpace(name); name != "" && name != refdesign.Name && name != refdesign.Name+"@"+sp.kind {
-			return nil, nil, badf("matrix: -store runs only the %s design (the other rows keep their durable state in their own in-memory stores), got -designs %q", refdesign.Name, list)
+			return nil, "", nil, badf("matrix: -store runs only the %s design (the other rows keep their durable state in their own in-memory stores), got -designs %q", refdesign.Name, list)
 		}
 	}
 	tag, err := runTag()
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	sd, done, err := sp.design(tag)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	c := sd.NewCluster().(faults.ClusterCloser)
 	c.Close()
 	if err := sd.Err(); err != nil {
 		done()
-		return nil, nil, fmt.Errorf("matrix: cannot use -store %s:\n%w", sp, err)
+		return nil, "", nil, fmt.Errorf("matrix: cannot use -store %s:\n%w", sp, err)
 	}
-	return sd, done, nil
+	return sd, sp.String(), done, nil
+}
+
+func familyStrings(fs []faults.Family) []string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = string(f)
+	}
+	return s
 }
