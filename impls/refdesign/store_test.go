@@ -1,0 +1,88 @@
+package refdesign
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/ref"
+)
+
+// memOpener opens a MemStore per run and counts opens and cleanups.
+type memOpener struct {
+	mu             sync.Mutex
+	opens, cleanup int
+}
+
+func (o *memOpener) open(_ context.Context, run int) (ref.PendingStore, func() error, error) {
+	o.mu.Lock()
+	o.opens++
+	o.mu.Unlock()
+	return ref.NewMemStore(), func() error {
+		o.mu.Lock()
+		o.cleanup++
+		o.mu.Unlock()
+		return nil
+	}, nil
+}
+
+// On a MemStore opened per run, WithStore must be Design exactly: the same
+// history event for event (the store is the only difference, and it is the
+// same store), and every run's store cleaned up once.
+func TestWithStoreOnMemStoreRunsLikeDesign(t *testing.T) {
+	var o memOpener
+	d := WithStore("mem", o.open)
+	if d.Name() != "ref@mem" {
+		t.Errorf("Name = %q, want ref@mem", d.Name())
+	}
+	runs := 0
+	for _, f := range []faults.Family{faults.Clean, faults.Crash, faults.StoreError, faults.TimeoutSuccess, faults.MultiNode, faults.WindowExpiry} {
+		for seed := uint64(1); seed <= 5; seed++ {
+			s := faults.Generate(f, seed)
+			want := faults.Run(Design{}, s, faults.RunOptions{})
+			got := faults.Run(d, s, faults.RunOptions{})
+			runs++
+			if diff := cmp.Diff(want.Events, got.Events); diff != "" || got.Exhausted != want.Exhausted {
+				t.Fatalf("%s seed %d: ref@mem's history differs from ref's (-ref +ref@mem):\n%s\nreproduce: go test ./impls/refdesign -run TestWithStoreOnMemStoreRunsLikeDesign", f, seed, diff)
+			}
+		}
+	}
+	if o.opens != runs || o.cleanup != runs || d.Runs() != runs || d.Live() != 0 || d.Err() != nil {
+		t.Errorf("after %d runs: %d opens, %d cleanups, Runs %d, Live %d, Err %v; want %d, %d, %d, 0, nil",
+			runs, o.opens, o.cleanup, d.Runs(), d.Live(), d.Err(), runs, runs, runs)
+	}
+}
+
+// A store that does not open, or does not clean up, is reported by Err
+// (the run itself sees every store call fail; it must not panic).
+func TestWithStoreReportsOpenAndCleanupFailures(t *testing.T) {
+	s := faults.Generate(faults.Clean, 1)
+
+	down := errors.New("connection refused")
+	d := WithStore("down", func(context.Context, int) (ref.PendingStore, func() error, error) { return nil, nil, down })
+	for range maxKeptErrs + 2 {
+		faults.Run(d, s, faults.RunOptions{})
+	}
+	err := d.Err()
+	if !errors.Is(err, down) || !strings.Contains(err.Error(), "ref@down: opening the store of run 0") ||
+		!strings.Contains(err.Error(), "and 2 more store failures") || d.Live() != 0 {
+		t.Errorf("Err after %d failed opens = %v (Live %d); want the first %d, the count of the rest, Live 0", maxKeptErrs+2, err, d.Live(), maxKeptErrs)
+	}
+
+	leak := errors.New("drop table: permission denied")
+	d = WithStore("leaky", func(context.Context, int) (ref.PendingStore, func() error, error) {
+		return ref.NewMemStore(), func() error { return leak }, nil
+	})
+	h := faults.Run(d, s, faults.RunOptions{})
+	if err := d.Err(); !errors.Is(err, leak) || !strings.Contains(err.Error(), "ref@leaky: cleaning up") {
+		t.Errorf("Err after a failed cleanup = %v, want it", err)
+	}
+	if want := faults.Run(Design{}, s, faults.RunOptions{}); !cmp.Equal(h.Events, want.Events) {
+		t.Error("a failing cleanup changed the run's history; it runs after the last event")
+	}
+}
