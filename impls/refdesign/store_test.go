@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/props"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -84,5 +85,27 @@ func TestWithStoreReportsOpenAndCleanupFailures(t *testing.T) {
 	}
 	if want := faults.Run(Design{}, s, faults.RunOptions{}); !cmp.Equal(h.Events, want.Events) {
 		t.Error("a failing cleanup changed the run's history; it runs after the last event")
+	}
+}
+
+// forgetful breaks the ref.Store contract: every Begin creates the claim in
+// a store of its own, so the record is never there for Commit, Pending or
+// the next claim.
+type forgetful struct{ ref.PendingStore }
+
+func (f forgetful) Begin(ctx context.Context, c ref.Claim) (ref.State, bool, error) {
+	return ref.NewMemStore().Begin(ctx, c)
+}
+
+// The matrix on a store is a check of the store: one that breaks the
+// contract makes ref's cells disagree with its declaration, which is what
+// `onceproof matrix -store` exits 1 on.
+func TestWithStoreExposesAStoreThatBreaksTheContract(t *testing.T) {
+	d := WithStore("forgetful", func(context.Context, int) (ref.PendingStore, func() error, error) {
+		return forgetful{ref.NewMemStore()}, func() error { return nil }, nil
+	})
+	m := props.RunMatrix(props.MatrixOptions{Designs: []faults.Design{d}, Families: []faults.Family{faults.Clean, faults.Crash}, N: 3})
+	if ms := m.Mismatches(); len(ms) != 2 {
+		t.Errorf("ref on a store that forgets its claims: %d mismatching cells %v, want both (clean, crash)\nreproduce: go test ./impls/refdesign -run TestWithStoreExposesAStoreThatBreaksTheContract", len(ms), ms)
 	}
 }
