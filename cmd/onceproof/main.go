@@ -1,6 +1,6 @@
 // Command onceproof runs the design matrix and replays counterexamples.
 //
-//	onceproof matrix [-designs a,b] [-families x,y] [-n N] [-seed S] [-parallel P] [-out DIR]
+//	onceproof matrix [-designs a,b] [-families x,y] [-n N] [-seed S] [-parallel P] [-out DIR] [-store STORE]
 //	onceproof replay FILE [-design D]
 //	onceproof explain FILE [-design D]
 //
@@ -9,6 +9,12 @@
 // minimal counterexample, and writes DIR/matrix.md and DIR/counterexamples/
 // (default DIR: results). It exits 1 when a cell disagrees with what its
 // design declares. `make proofs` runs it with the defaults.
+//
+// matrix -store runs the ref row on a real store instead of its in-memory
+// one, a fresh one per run: sqlite:DIR, postgres://... (or postgresql://),
+// redis://... (see README, "Your own PostgreSQL or Redis"). It defaults to
+// DefaultStoreN schedules per cell and to an -out under the temporary
+// directory, never results/.
 //
 // replay re-runs a schedule file against a design (-design, or the design
 // its header names), prints the timeline and the verdicts, and exits 1 when
@@ -41,7 +47,7 @@ const (
 	exitOK      = 0
 	exitFailed  = 1 // a property fails, or the matrix disagrees with a declaration
 	exitBadUse  = 2 // bad input: the message says what and lists the valid names
-	usageSuffix = "usage: onceproof matrix [-designs a,b] [-families x,y] [-n N] [-seed S] [-parallel P] [-out DIR] | replay FILE [-design D] | explain FILE [-design D]"
+	usageSuffix = "usage: onceproof matrix [-designs a,b] [-families x,y] [-n N] [-seed S] [-parallel P] [-out DIR] [-store sqlite:DIR|postgres://...|redis://...] | replay FILE [-design D] | explain FILE [-design D]"
 )
 
 // badInput is an error of the caller's making: exit 2 with its one line.
