@@ -4,7 +4,7 @@ GO ?= go
 .PHONY: help proofs test vet bench bench-compare bench-summary bench-smoke
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /:/' | awk -F: '{ printf "%-15s%s\n", $$1, $$2 }'
 
 proofs: ## run the design matrix; rewrite results/matrix.md and results/counterexamples/
 	$(GO) run ./cmd/onceproof matrix
