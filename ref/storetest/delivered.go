@@ -21,23 +21,7 @@ import (
 // still has to deliver it).
 func RunDeliveredClaimer(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Helper()
-	if newHarness == nil {
-		t.Fatal("storetest.RunDeliveredClaimer: newHarness is nil")
-	}
-	for _, c := range deliveredChecks {
-		t.Run(c.name, func(t *testing.T) {
-			t.Cleanup(func() {
-				if t.Failed() {
-					t.Logf("reproduce: go test -race -count=1 -run '%s' <this package>", runPattern(t.Name()))
-				}
-			})
-			h := newHarness(t)
-			if h.Open == nil {
-				t.Fatal("storetest: Harness.Open is nil")
-			}
-			c.fn(t, &env{h: h})
-		})
-	}
+	runChecks(t, "storetest.RunDeliveredClaimer", deliveredChecks, newHarness)
 }
 
 var deliveredChecks = []check{

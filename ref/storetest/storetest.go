@@ -64,10 +64,17 @@ type Harness struct {
 // once per subtest and must return a harness on fresh, empty data.
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Helper()
+	runChecks(t, "storetest.Run", checks, newHarness)
+}
+
+// runChecks runs each check as a subtest on a fresh harness, printing the
+// command that reproduces a failure.
+func runChecks(t *testing.T, caller string, list []check, newHarness func(t *testing.T) Harness) {
+	t.Helper()
 	if newHarness == nil {
-		t.Fatal("storetest.Run: newHarness is nil")
+		t.Fatalf("%s: newHarness is nil", caller)
 	}
-	for _, c := range checks {
+	for _, c := range list {
 		t.Run(c.name, func(t *testing.T) {
 			t.Cleanup(func() {
 				if t.Failed() {
