@@ -127,29 +127,25 @@ func (k *shrinker) foldNodes() bool {
 // an all-zero interleaving is the sequential one, and what stays non-zero
 // is the race the counterexample needs.
 func (k *shrinker) lowerSwitches() bool {
-	changed := false
-	for i := range k.best.Switches {
-		for v := 0; v < k.best.Switches[i] && k.budget > 0; v++ {
-			c := clone(k.best)
-			c.Switches[i] = v
-			if k.try(c, true) {
-				changed = true
-				break
-			}
-		}
-	}
-	return changed
+	return k.lowerEach(len(k.best.Switches), func(s *faults.Schedule, i int) *int { return &s.Switches[i] })
 }
 
 // lowerEffects moves each fault to the earliest effect of its attempt where
 // the schedule still fails: "crash at effect 0" reads better than "crash at
 // effect 3" when both lose the ack.
 func (k *shrinker) lowerEffects() bool {
+	return k.lowerEach(len(k.best.Faults), func(s *faults.Schedule, i int) *int { return &s.Faults[i].Effect })
+}
+
+// lowerEach sets the n integers field(s, 0..n-1) of the best schedule, one at
+// a time, to the smallest value (counting up from 0) at which the schedule
+// still fails.
+func (k *shrinker) lowerEach(n int, field func(s *faults.Schedule, i int) *int) bool {
 	changed := false
-	for i := range k.best.Faults {
-		for e := 0; e < k.best.Faults[i].Effect && k.budget > 0; e++ {
+	for i := 0; i < n; i++ {
+		for v := 0; v < *field(&k.best, i) && k.budget > 0; v++ {
 			c := clone(k.best)
-			c.Faults[i].Effect = e
+			*field(&c, i) = v
 			if k.try(c, true) {
 				changed = true
 				break
