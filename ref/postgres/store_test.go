@@ -26,39 +26,24 @@ func newTable() string { return fmt.Sprintf("claims_%d", tableSeq.Add(1)) }
 func harness(url string, batch bool) func(t *testing.T) storetest.Harness {
 	return func(t *testing.T) storetest.Harness {
 		table := newTable()
-		var (
-			mu      sync.Mutex
-			cutters = map[ref.PendingStore]*testserver.Cutter{}
-		)
-		return storetest.Harness{
-			Open: func(t *testing.T) ref.PendingStore {
-				c := &testserver.Cutter{}
-				s, err := postgres.Open(t.Context(), url, postgres.Options{
-					Table: table, Batch: batch,
-					Config: func(cfg *pgxpool.Config) {
-						cfg.ConnConfig.DialFunc = c.DialContext
-						// A pool pings a connection idle for over a
-						// second before handing it out and replaces it
-						// quietly if dead; Break must be seen by the
-						// next call, however slow the test machine.
-						cfg.ShouldPing = nil
-						cfg.PingTimeout = 0
-					},
-				})
-				if err != nil {
-					t.Fatalf("postgres.Open: %v", err)
-				}
-				mu.Lock()
-				cutters[s] = c
-				mu.Unlock()
-				return s
-			},
-			Break: func(t *testing.T, s ref.PendingStore) {
-				mu.Lock()
-				defer mu.Unlock()
-				cutters[s].Cut()
-			},
-		}
+		return testserver.CutHarness(func(t *testing.T, c *testserver.Cutter) ref.PendingStore {
+			s, err := postgres.Open(t.Context(), url, postgres.Options{
+				Table: table, Batch: batch,
+				Config: func(cfg *pgxpool.Config) {
+					cfg.ConnConfig.DialFunc = c.DialContext
+					// A pool pings a connection idle for over a second
+					// before handing it out and replaces it quietly if
+					// dead; Break must be seen by the next call, however
+					// slow the test machine.
+					cfg.ShouldPing = nil
+					cfg.PingTimeout = 0
+				},
+			})
+			if err != nil {
+				t.Fatalf("postgres.Open: %v", err)
+			}
+			return s
+		})
 	}
 }
 

@@ -21,28 +21,13 @@ func harness(batch bool) func(t *testing.T) storetest.Harness {
 	return func(t *testing.T) storetest.Harness {
 		srv := testserver.Redis(t)
 		prefix := testserver.RedisPrefix(t)
-		var (
-			mu      sync.Mutex
-			cutters = map[ref.PendingStore]*testserver.Cutter{}
-		)
-		return storetest.Harness{
-			Open: func(t *testing.T) ref.PendingStore {
-				c := &testserver.Cutter{}
-				s, err := redis.Open(t.Context(), srv.URL(), redis.Options{Prefix: prefix, Batch: batch, Config: cutBy(c)})
-				if err != nil {
-					t.Fatalf("redis.Open: %v", err)
-				}
-				mu.Lock()
-				cutters[s] = c
-				mu.Unlock()
-				return s
-			},
-			Break: func(t *testing.T, s ref.PendingStore) {
-				mu.Lock()
-				defer mu.Unlock()
-				cutters[s].Cut()
-			},
-		}
+		return testserver.CutHarness(func(t *testing.T, c *testserver.Cutter) ref.PendingStore {
+			s, err := redis.Open(t.Context(), srv.URL(), redis.Options{Prefix: prefix, Batch: batch, Config: cutBy(c)})
+			if err != nil {
+				t.Fatalf("redis.Open: %v", err)
+			}
+			return s
+		})
 	}
 }
 
