@@ -37,6 +37,7 @@ func (e *env) point() (FaultKind, bool) {
 	if e.park != nil {
 		e.park()
 	}
+	e.r.progress.Add(1)
 	if e.r.overrun.Load() {
 		panic(budgetSignal{})
 	}

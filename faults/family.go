@@ -31,6 +31,40 @@ const (
 	RoomReturn Family = "room-return"
 )
 
+// Doc is the family's one-line meaning (for `onceproof list` and reports);
+// the preset's comments in gen.go say how the generator makes it happen.
+func (f Family) Doc() string {
+	if d, ok := familyDocs[f]; ok {
+		return d
+	}
+	parts := f.Parts()
+	if len(parts) > 1 {
+		docs := make([]string, len(parts))
+		for i, p := range parts {
+			docs[i] = p.Doc()
+		}
+		return strings.Join(docs, "; and ")
+	}
+	return "not a family"
+}
+
+var familyDocs = map[Family]string{
+	Clean:          "every settlement delivered once, in order: the baseline",
+	Duplicate:      "extra copies of a settlement close together",
+	Late:           "a settlement arrives after the player's next match started, in another room",
+	DeepReplay:     "a queue replays settlements several matches old, past every window",
+	Interleave:     "the old match's final arrives after the new match's instant",
+	WindowExpiry:   "copies arrive just as a window of faults.WindowTTL forgets them",
+	Crash:          "a node crashes before or after any effect, or loses its ack",
+	StoreError:     "a durable operation or credit fails transiently (nothing happened)",
+	TimeoutSuccess: "a durable operation or credit happens but the caller is told it timed out",
+	MultiNode:      "retries and copies land on another node of the cluster",
+	Concurrent:     "identical deliveries at once on several nodes, interleaved at every env call",
+	SequenceRewind: "the sender's per-player sequence counter restarts",
+	ThirdKind:      "the business adds a third settlement per match",
+	RoomReturn:     "a player returns to a room within two matches, its round restarting",
+}
+
 // Families lists every family in matrix column order.
 var Families = []Family{
 	Clean, Duplicate, Late, DeepReplay, Interleave, WindowExpiry, Crash,
@@ -49,10 +83,11 @@ const (
 	NoBlocking   Property = "NoBlocking"
 	BoundedState Property = "BoundedState"
 	HonestAck    Property = "HonestAck"
+	Responsive   Property = "Responsive"
 )
 
 // Properties lists every property in report order.
-var Properties = []Property{NoDup, NoLoss, NoCrossRoom, NoBlocking, BoundedState, HonestAck}
+var Properties = []Property{NoDup, NoLoss, NoCrossRoom, NoBlocking, BoundedState, HonestAck, Responsive}
 
 // Expectation says which properties a design is expected to fail in each
 // family; a family it does not name must hold everything.
@@ -85,12 +120,13 @@ func (f Family) Parts() []Family {
 	return out
 }
 
-// Check reports whether f is a family of Families or a Join of them; the
-// error lists the valid names.
+// Check reports whether f is a family of Families or a Join of them that
+// can be generated; the error lists the valid names.
 func (f Family) Check() error {
 	if slices.Contains(Families, f) {
 		return nil // the common case, without splitting
 	}
+	var concurrent, faulty bool
 	for _, p := range f.Parts() {
 		if !slices.Contains(Families, p) {
 			names := make([]string, len(Families))
@@ -99,6 +135,15 @@ func (f Family) Check() error {
 			}
 			return fmt.Errorf("unknown family %q (want one of %s, or several joined with '+')", string(p), strings.Join(names, ", "))
 		}
+		switch p {
+		case Concurrent:
+			concurrent = true
+		case Crash, StoreError, TimeoutSuccess, MultiNode:
+			faulty = true
+		}
+	}
+	if concurrent && faulty {
+		return fmt.Errorf("family %q joins concurrent with a family that injects faults; a concurrent schedule has none (its attempt numbers are not deterministic under RunOptions.Free)", string(f))
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"time"
 
@@ -110,6 +109,9 @@ func presetOf(f Family) preset {
 	// identical signatures), 1..5 matches each (5 matches = 2.5 windows of
 	// the four-signature FIFO: eviction happens; 3x5x2 = 30 first arrivals
 	// keeps a schedule near 50 deliveries with the extras below).
+	if err := f.Check(); err != nil {
+		panic("faults: " + err.Error())
+	}
 	p := preset{maxPlayers: 3, minMatches: 1, maxMatches: 5}
 	for _, part := range f.Parts() {
 		switch part {
@@ -200,15 +202,10 @@ func presetOf(f Family) preset {
 			// away too (MinReturnGap is 1 here).
 			p.roomReturn = true
 			p.minMatches = 3
-		default:
-			panic(fmt.Sprintf("faults: %v", f.Check()))
 		}
 	}
 	p.returnGap = MinReturnGap(f)
 	p.rooms = roomsFor(p.returnGap)
-	if p.concurrent && (p.crash || p.storeError || p.timeout || p.nodeFailure) {
-		panic(fmt.Sprintf("faults: family %q joins concurrent with faults; a concurrent schedule has none", f))
-	}
 	return p
 }
 

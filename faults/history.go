@@ -27,13 +27,17 @@ const (
 	// EvBudget: the runner stopped before the schedule drained.
 	EvBudget
 	// EvPanic: the design panicked (Op is "deliver" or "recover", Err the
-	// panic value). Inside Deliver the runner then treats the node as
-	// crashed: it rebuilds it (EvRecover) and the sender retries.
+	// panic value and the design's frame). Inside Deliver the runner then
+	// treats the node as crashed: it rebuilds it (EvRecover) and the sender
+	// retries.
 	EvPanic
+	// EvStall: the watchdog gave up on a run that made no progress for
+	// RunOptions.Stall (Err says why); it ends a Stalled history.
+	EvStall
 )
 
 func (k EventKind) String() string {
-	return [...]string{"arrive", "effect", "credit", "fault", "crash", "recover", "ack", "state", "budget", "panic"}[k]
+	return [...]string{"arrive", "effect", "credit", "fault", "crash", "recover", "ack", "state", "budget", "panic", "stall"}[k]
 }
 
 // Event is one entry of a History. Fields not meaningful for its Kind are
@@ -73,6 +77,10 @@ type History struct {
 	Schedule  Schedule
 	Events    []Event
 	Exhausted bool // the budget ran out: verdicts are Unknown
+	// Stalled: the watchdog gave up on the run (EvStall ends Events): the
+	// design blocked. Responsive fails; the other properties judge the
+	// prefix as for an exhausted run.
+	Stalled bool
 }
 
 // Credits counts the applied credits the ledger attributes to settlement id

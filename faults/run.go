@@ -2,8 +2,11 @@ package faults
 
 import (
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +24,24 @@ type RunOptions struct {
 	// ignored; it may miss a bug but never reports a false one. Without
 	// Free, Run interleaves the goroutines one at a time as Switches says.
 	Free bool
-	_    struct{}
+	// Stall is how long a run may make no progress (no event recorded, no
+	// env call made) before the watchdog ends it: a design blocked inside
+	// Deliver or Recover (a lock left held by a crash that unwound through
+	// it, a wait for another delivery) would otherwise hang the caller
+	// forever. The history then ends with EvStall and is Stalled, which
+	// the Responsive property fails. 0 means DefaultStall; raise it for a
+	// design whose single call can legitimately take longer (a real store
+	// across a network).
+	Stall time.Duration
+	_     struct{}
 }
+
+// DefaultStall is RunOptions.Stall's default. A run records an event every
+// few microseconds (a generated schedule runs in about 100 us, 10 times that
+// under the race detector), so 5 s without one is a design that will never
+// move again, not a slow one, and a user learns it within seconds rather
+// than from go test's 10-minute timeout.
+const DefaultStall = 5 * time.Second
 
 // DefaultMaxEvents is the event budget of a run. A generated schedule has at
 // most about 60 planned deliveries and 16 sends per settlement; a design
@@ -101,11 +120,53 @@ func Run(d Design, s Schedule, opt RunOptions) History {
 		panic("faults.Run: invalid schedule: " + err.Error())
 	}
 	r := newRunner(d, s, opt)
-	if c, ok := r.cluster.(ClusterCloser); ok {
-		defer c.Close()
+	// The run goes on its own goroutine so that the watchdog can give up on
+	// a design that blocks: the caller gets a Stalled history, the blocked
+	// goroutine is abandoned (it stops at its next env call).
+	r.stall = opt.Stall
+	if r.stall <= 0 {
+		r.stall = DefaultStall
 	}
-	r.run()
+	r.finish = make(chan []Event, 2)
+	watch(r)
+	go func() {
+		r.run()
+		r.finish <- nil
+	}()
+	if events := <-r.finish; events != nil {
+		return History{Design: d.Name(), Schedule: s, Events: events, Stalled: true}
+	}
+	unwatch(r)
+	if c, ok := r.cluster.(ClusterCloser); ok {
+		c.Close()
+	}
 	return History{Design: d.Name(), Schedule: s, Events: r.events, Exhausted: r.exhausted}
+}
+
+// abandon gives up on a run that made no progress for r.stall: it appends
+// EvStall to a copy of the history so far and hands it to Run. The
+// watchdog calls it.
+func (r *runner) abandon() {
+	r.mu.Lock()
+	if r.abandoned {
+		r.mu.Unlock()
+		return
+	}
+	r.abandoned = true
+	r.overrun.Store(true) // the abandoned goroutine stops at its next env call
+	ev := Event{Seq: len(r.events), At: r.lastAtLocked(), Kind: EvStall, Node: -1, Attempt: -1, Settlement: -1,
+		Err: fmt.Sprintf("no progress for %s: the design is blocked inside Deliver or Recover (a Cluster lock held across an Env call, or a wait for another delivery?)", r.stall)}
+	events := append(slices.Clip(r.events), ev)
+	r.mu.Unlock()
+	r.finish <- events
+}
+
+// lastAtLocked is the virtual time of the latest event (r.mu held).
+func (r *runner) lastAtLocked() time.Duration {
+	if n := len(r.events); n > 0 {
+		return r.events[n-1].At
+	}
+	return 0
 }
 
 // item is one send the sender makes: a planned delivery or a retry.
@@ -148,9 +209,21 @@ type runner struct {
 	arity   *[]int
 
 	maxEvents int
-	overrun   atomic.Bool // the history reached maxEvents
+	overrun   atomic.Bool // the history reached maxEvents, or the run was abandoned
 	exhausted bool
 	stopped   bool // the event budget ran out
+
+	// progress counts events and env calls, for the watchdog;
+	// abandoned (under mu) drops the events of a run the watchdog gave up.
+	// finish receives the run's end: nil when it finished, the history
+	// with EvStall when the watchdog abandoned it (the first one wins).
+	progress  atomic.Uint64
+	abandoned bool
+	stall     time.Duration
+	finish    chan []Event
+	// The watchdog's own: the progress it last saw and when it changed.
+	seen      uint64
+	seenSince time.Time
 }
 
 type settState struct {
@@ -203,6 +276,10 @@ func (r *runner) record(e Event) {
 }
 
 func (r *runner) recordLocked(e Event) {
+	if r.abandoned {
+		return
+	}
+	r.progress.Add(1)
 	e.Seq = len(r.events)
 	r.events = append(r.events, e)
 	if len(r.events) >= r.maxEvents {
@@ -443,11 +520,12 @@ func (r *runner) attempt(it item) bool {
 	return acked
 }
 
-// deliver calls Deliver, recovering any panic.
+// deliver calls Deliver, recovering any panic (pv is then a designPanic,
+// unless it is one of the runner's own signals).
 func deliver(nd Node, now time.Time, s Settlement) (ack Ack, err error, panicked bool, pv any) {
 	defer func() {
 		if v := recover(); v != nil {
-			panicked, pv = true, v
+			panicked, pv = true, asDesignPanic(v)
 		}
 	}()
 	ack, err = nd.Deliver(now, s)
@@ -508,7 +586,7 @@ func (r *runner) recover(n int, rec Recoverer, at time.Duration) {
 func callRecover(rec Recoverer, now time.Time) (err error, panicked bool, pv any) {
 	defer func() {
 		if v := recover(); v != nil {
-			panicked, pv = true, v
+			panicked, pv = true, asDesignPanic(v)
 		}
 	}()
 	return rec.Recover(now), false, nil
@@ -545,3 +623,50 @@ func (r *runner) sample(n, a, id int, at time.Duration) {
 	}
 	r.recordLocked(Event{At: at, Kind: EvState, Node: n, Attempt: a, Settlement: id, Size: size, Bound: b.StateBound(l), Load: l})
 }
+
+// designPanic is a design's panic value with the frame that raised it.
+type designPanic struct {
+	value any
+	frame string // "pkg.Func (file.go:line)", or "" if none was found
+}
+
+func (p designPanic) String() string {
+	if p.frame == "" {
+		return fmt.Sprint(p.value)
+	}
+	return fmt.Sprintf("%v (at %s)", p.value, p.frame)
+}
+
+// asDesignPanic wraps a recovered value with the design's frame of the
+// panicking stack. It must be called from the deferred function that
+// recovered v: the stack still holds the panicking frames then. The runner's
+// own signals pass through unchanged.
+func asDesignPanic(v any) any {
+	switch v.(type) {
+	case crashSignal, budgetSignal:
+		return v
+	}
+	var pcs [64]uintptr
+	n := runtime.Callers(2, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	afterPanic := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			afterPanic = true
+		case afterPanic && !strings.HasPrefix(f.Function, "runtime.") && !strings.HasPrefix(f.Function, runnerPkg):
+			// The file's base name, not its path: a history must not
+			// depend on where the module was checked out.
+			fn := f.Function[strings.LastIndexByte(f.Function, '/')+1:] // "pkg.(*T).Method"
+			return designPanic{value: v, frame: fmt.Sprintf("%s (%s:%d)", fn, filepath.Base(f.File), f.Line)}
+		}
+		if !more {
+			return designPanic{value: v}
+		}
+	}
+}
+
+// runnerPkg prefixes the runner's own functions (not those of a design in
+// package faults_test).
+const runnerPkg = "github.com/onceproof/onceproof/faults."

@@ -155,6 +155,9 @@ func (p *parser) switches(args []string) error {
 	if len(args) == 0 {
 		return p.errf(`want "switches" followed by one or more choices >= 0 (omit the line for all zeros)`)
 	}
+	if len(args) > MaxSwitches {
+		return p.errf("%d switches, over the limit of %d (MaxSwitches)", len(args), MaxSwitches)
+	}
 	sw := make([]int, len(args))
 	for i, a := range args {
 		n, err := strconv.Atoi(a)
@@ -174,9 +177,9 @@ func (p *parser) header(name string, args []string) error {
 	p.seen[name] = p.line
 	want := map[string]string{
 		"family":       "a family name",
-		"nodes":        "a node count >= 1",
-		"retry":        "a duration > 0 (e.g. 250ms)",
-		"max-attempts": "an attempt count >= 1",
+		"nodes":        fmt.Sprintf("a node count 1..%d (MaxNodes)", MaxNodes),
+		"retry":        fmt.Sprintf("a duration > 0 and <= %s (MaxRetryAfter; e.g. 250ms)", MaxRetryAfter),
+		"max-attempts": fmt.Sprintf("an attempt count 1..%d (MaxAttempts)", MaxAttempts),
 		"concurrent":   "true or false",
 	}[name]
 	if len(args) != 1 {
@@ -192,19 +195,19 @@ func (p *parser) header(name string, args []string) error {
 		p.s.Family = f
 	case "nodes":
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
+		if err != nil || n < 1 || n > MaxNodes {
 			return p.errf("want %q followed by %s, got %q", name, want, v)
 		}
 		p.s.Nodes = n
 	case "retry":
 		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
+		if err != nil || d <= 0 || d > MaxRetryAfter {
 			return p.errf("want %q followed by %s, got %q", name, want, v)
 		}
 		p.s.RetryAfter = d
 	case "max-attempts":
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
+		if err != nil || n < 1 || n > MaxAttempts {
 			return p.errf("want %q followed by %s, got %q", name, want, v)
 		}
 		p.s.MaxAttempts = n
@@ -268,6 +271,9 @@ func (p *parser) settle(args []string) error {
 	kv, bare, err := p.fields(args, settleFields, settleShape)
 	if err != nil {
 		return err
+	}
+	if len(p.s.Settlements) == MaxSettlements {
+		return p.errf("more than %d settlements (MaxSettlements)", MaxSettlements)
 	}
 	want := fmt.Sprintf("s%d", len(p.s.Settlements))
 	if len(bare) != 1 || bare[0] != want {
@@ -340,6 +346,9 @@ func (p *parser) deliver(args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(p.s.Deliveries) == MaxDeliveries {
+		return p.errf("more than %d deliveries (MaxDeliveries)", MaxDeliveries)
+	}
 	if len(bare) != 1 {
 		return p.errf("want one settlement id (e.g. s3), got %q", strings.Join(bare, " "))
 	}
@@ -351,8 +360,8 @@ func (p *parser) deliver(args []string) error {
 		return p.errf("%s is not declared (declare settlements before the deliveries that name them; %d declared)", bare[0], len(p.s.Settlements))
 	}
 	at, err := time.ParseDuration(kv["at"])
-	if err != nil || at < 0 {
-		return p.bad("at", "<duration >= 0>", kv["at"])
+	if err != nil || at < 0 || at > MaxAt {
+		return p.bad("at", fmt.Sprintf("<duration 0..%s (MaxAt)>", MaxAt), kv["at"])
 	}
 	if n := len(p.s.Deliveries); n > 0 && at < p.s.Deliveries[n-1].At {
 		return p.errf("at=%s is before the previous delivery's at=%s (deliveries are in time order)", at, p.s.Deliveries[n-1].At)
@@ -382,6 +391,9 @@ func (p *parser) fault(args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(p.s.Faults) == MaxFaults {
+		return p.errf("more than %d faults (MaxFaults)", MaxFaults)
+	}
 	kinds := "crash-before, crash-after, fail or timeout"
 	if len(bare) != 1 {
 		return p.errf("want one fault kind (%s), got %q", kinds, strings.Join(bare, " "))
@@ -399,11 +411,11 @@ func (p *parser) fault(args []string) error {
 	default:
 		return p.errf("want a fault kind (%s), got %q", kinds, bare[0])
 	}
-	if f.Attempt, err = strconv.Atoi(kv["attempt"]); err != nil || f.Attempt < 0 {
-		return p.bad("attempt", "<int >= 0>", kv["attempt"])
+	if f.Attempt, err = strconv.Atoi(kv["attempt"]); err != nil || f.Attempt < 0 || f.Attempt > MaxAttemptIndex {
+		return p.bad("attempt", fmt.Sprintf("<int 0..%d (MaxAttemptIndex)>", MaxAttemptIndex), kv["attempt"])
 	}
-	if f.Effect, err = strconv.Atoi(kv["effect"]); err != nil || f.Effect < 0 {
-		return p.bad("effect", "<int >= 0>", kv["effect"])
+	if f.Effect, err = strconv.Atoi(kv["effect"]); err != nil || f.Effect < 0 || f.Effect > MaxEffectIndex {
+		return p.bad("effect", fmt.Sprintf("<int 0..%d (MaxEffectIndex)>", MaxEffectIndex), kv["effect"])
 	}
 	if n := len(p.s.Faults); n > 0 {
 		prev := p.s.Faults[n-1]
@@ -466,14 +478,28 @@ func validateShape(s Schedule) error {
 	if err := s.Family.Check(); err != nil {
 		return err
 	}
-	if s.Nodes < 1 {
-		return fmt.Errorf("nodes is %d, want >= 1", s.Nodes)
+	if s.Nodes < 1 || s.Nodes > MaxNodes {
+		return fmt.Errorf("nodes is %d, want 1..%d (MaxNodes)", s.Nodes, MaxNodes)
 	}
-	if s.RetryAfter <= 0 {
-		return fmt.Errorf("retry is %s, want > 0", s.RetryAfter)
+	if s.RetryAfter <= 0 || s.RetryAfter > MaxRetryAfter {
+		return fmt.Errorf("retry is %s, want > 0 and <= %s (MaxRetryAfter)", s.RetryAfter, MaxRetryAfter)
 	}
-	if s.MaxAttempts < 1 {
-		return fmt.Errorf("max-attempts is %d, want >= 1", s.MaxAttempts)
+	if s.MaxAttempts < 1 || s.MaxAttempts > MaxAttempts {
+		return fmt.Errorf("max-attempts is %d, want 1..%d (MaxAttempts)", s.MaxAttempts, MaxAttempts)
+	}
+	for _, c := range []struct {
+		what   string
+		n, max int
+		limit  string
+	}{
+		{"settlements", len(s.Settlements), MaxSettlements, "MaxSettlements"},
+		{"deliveries", len(s.Deliveries), MaxDeliveries, "MaxDeliveries"},
+		{"faults", len(s.Faults), MaxFaults, "MaxFaults"},
+		{"switches", len(s.Switches), MaxSwitches, "MaxSwitches"},
+	} {
+		if c.n > c.max {
+			return fmt.Errorf("%d %s, over the limit of %d (%s)", c.n, c.what, c.max, c.limit)
+		}
 	}
 	for i, st := range s.Settlements {
 		if st.ID != i {
@@ -487,8 +513,8 @@ func validateShape(s Schedule) error {
 		if d.Node < 0 || d.Node >= s.Nodes {
 			return fmt.Errorf("delivery %d is at node %d, want 0..%d", i, d.Node, s.Nodes-1)
 		}
-		if d.At < 0 {
-			return fmt.Errorf("delivery %d is at %s, want >= 0", i, d.At)
+		if d.At < 0 || d.At > MaxAt {
+			return fmt.Errorf("delivery %d is at %s, want 0..%s (MaxAt)", i, d.At, MaxAt)
 		}
 		if i > 0 && d.At < s.Deliveries[i-1].At {
 			return fmt.Errorf("delivery %d at %s is before delivery %d at %s (deliveries are in time order)", i, d.At, i-1, s.Deliveries[i-1].At)
@@ -506,8 +532,8 @@ func validateShape(s Schedule) error {
 		}
 	}
 	for i, f := range s.Faults {
-		if f.Attempt < 0 || f.Effect < 0 {
-			return fmt.Errorf("fault %d is at attempt %d effect %d, want both >= 0", i, f.Attempt, f.Effect)
+		if f.Attempt < 0 || f.Effect < 0 || f.Attempt > MaxAttemptIndex || f.Effect > MaxEffectIndex {
+			return fmt.Errorf("fault %d is at attempt %d effect %d, want attempt 0..%d (MaxAttemptIndex) and effect 0..%d (MaxEffectIndex)", i, f.Attempt, f.Effect, MaxAttemptIndex, MaxEffectIndex)
 		}
 		if f.Kind > TimeoutAfter {
 			return fmt.Errorf("fault %d has unknown kind %d", i, f.Kind)

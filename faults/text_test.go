@@ -1,6 +1,8 @@
 package faults_test
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -83,7 +85,7 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 		{"undeclared", head + "deliver at=1s s0 node=0\n", `line 5: s0 is not declared`},
 		{"time order", head + s0 + "deliver at=1s s0 node=0\ndeliver at=500ms s0 node=0\n", `line 7: at=500ms is before the previous delivery's at=1s`},
 		{"node range", head + s0 + "# comment line\ndeliver at=1s s0 node=3\n", `line 7: node=3 is out of range`},
-		{"bad duration", head + s0 + "deliver at=soon s0 node=0\n", `line 6: want "at=<duration >= 0>", got "at=soon"`},
+		{"bad duration", head + s0 + "deliver at=soon s0 node=0\n", `line 6: want "at=<duration 0..10000h0m0s (MaxAt)>", got "at=soon"`},
 		{"fault order", head + s0 + "fault attempt=2 effect=0 fail\nfault attempt=1 effect=0 fail\n", `line 7: fault attempt=1 effect=0 must come after attempt=2 effect=0`},
 		{"fault kind", head + s0 + "fault attempt=2 effect=0 explode\n", `line 6: want a fault kind (crash-before, crash-after, fail or timeout), got "explode"`},
 		{"unknown directive", head + "sette s0\n", `line 5: want a directive`},
@@ -128,5 +130,67 @@ func TestFormatParseRoundTripsSwitches(t *testing.T) {
 	}
 	if err := faults.Validate(faults.Schedule{Family: faults.Concurrent, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Concurrent: true, Switches: []int{-1}}); err == nil {
 		t.Fatal("Validate accepts a negative switch")
+	}
+}
+
+// TestParseRejectsEveryDimensionPastItsLimit: a hostile or mistyped file
+// fails with one line naming the limit, before anything is allocated for it
+// ("nodes 99999999999" used to make Run build a node per id).
+func TestParseRejectsEveryDimensionPastItsLimit(t *testing.T) {
+	header := "family clean\nnodes 1\nretry 250ms\nmax-attempts 16\n"
+	settle := "settle s0 player=1 room=1 match=1 round=1 kind=instant net=10 final=false seq=1\n"
+	many := func(n int, line func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(line(i))
+		}
+		return b.String()
+	}
+	for name, tc := range map[string]struct{ text, want string }{
+		"nodes":        {strings.Replace(header, "nodes 1", "nodes 99999999999", 1), "MaxNodes"},
+		"nodes-65":     {strings.Replace(header, "nodes 1", "nodes 65", 1), "MaxNodes"},
+		"retry":        {strings.Replace(header, "retry 250ms", "retry 2h", 1), "MaxRetryAfter"},
+		"max-attempts": {strings.Replace(header, "max-attempts 16", "max-attempts 1000000", 1), "MaxAttempts"},
+		"at":           {header + settle + "deliver at=10001h s0 node=0\n", "MaxAt"},
+		"attempt":      {header + settle + "fault attempt=40000 effect=0 fail\n", "MaxAttemptIndex"},
+		"effect":       {header + settle + "fault attempt=0 effect=5000 fail\n", "MaxEffectIndex"},
+		"switches": {strings.Replace(header, "family clean", "family concurrent", 1) + "concurrent true\nswitches" +
+			strings.Repeat(" 1", faults.MaxSwitches+1) + "\n", "MaxSwitches"},
+		"settlements": {header + many(faults.MaxSettlements+1, func(i int) string {
+			return fmt.Sprintf("settle s%d player=%d room=1 match=1 round=1 kind=instant net=10 final=false seq=1\n", i, i+1)
+		}), "MaxSettlements"},
+		"deliveries": {header + settle + many(faults.MaxDeliveries+1, func(int) string { return "deliver at=1s s0 node=0\n" }), "MaxDeliveries"},
+		"faults": {header + settle + many(faults.MaxFaults+1, func(i int) string {
+			return fmt.Sprintf("fault attempt=%d effect=%d fail\n", i/2, i%2)
+		}), "MaxFaults"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := faults.Parse(tc.text)
+			var pe *faults.ParseError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("Parse = %v, want one line naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestValidateEnforcesTheLimitsOnBuiltSchedules: Run refuses, by the same
+// rules, a schedule built in code rather than parsed.
+func TestValidateEnforcesTheLimitsOnBuiltSchedules(t *testing.T) {
+	base := faults.Schedule{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1}
+	for name, mut := range map[string]func(*faults.Schedule){
+		"nodes":       func(s *faults.Schedule) { s.Nodes = faults.MaxNodes + 1 },
+		"retry":       func(s *faults.Schedule) { s.RetryAfter = faults.MaxRetryAfter + 1 },
+		"attempts":    func(s *faults.Schedule) { s.MaxAttempts = faults.MaxAttempts + 1 },
+		"settlements": func(s *faults.Schedule) { s.Settlements = make([]faults.Settlement, faults.MaxSettlements+1) },
+	} {
+		s := base
+		mut(&s)
+		if err := faults.Validate(s); err == nil {
+			t.Errorf("%s: Validate accepted a schedule past the limit", name)
+		}
+	}
+	if err := faults.Validate(base); err != nil {
+		t.Fatalf("Validate(base) = %v", err)
 	}
 }

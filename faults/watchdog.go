@@ -1,0 +1,74 @@
+package faults
+
+import (
+	"sync"
+	"time"
+)
+
+// The watchdog is one goroutine for the whole process, running while any
+// run is in flight: it looks at each run's progress counter every
+// watchdogTick and abandons a run whose counter has not moved for its
+// RunOptions.Stall. One goroutine instead of a timer per run keeps a run's
+// fixed cost to its own goroutine and channel (a run of a generated schedule
+// takes about 100 us). It is the one place the runner reads the wall clock,
+// and it never changes the history of a run that finishes.
+var watchdog struct {
+	mu      sync.Mutex
+	runs    map[*runner]struct{}
+	running bool
+}
+
+// watchdogTick is how often the watchdog looks: a run is given up between
+// its Stall and Stall + watchdogTick after its last progress. 20 ms is small
+// against DefaultStall (5 s) and against the tests' stalls (100 ms), and 50
+// looks a second over a few runs cost nothing.
+const watchdogTick = 20 * time.Millisecond
+
+func watch(r *runner) {
+	watchdog.mu.Lock()
+	defer watchdog.mu.Unlock()
+	if watchdog.runs == nil {
+		watchdog.runs = map[*runner]struct{}{}
+	}
+	watchdog.runs[r] = struct{}{}
+	if !watchdog.running {
+		watchdog.running = true
+		go watchLoop()
+	}
+}
+
+func unwatch(r *runner) {
+	watchdog.mu.Lock()
+	delete(watchdog.runs, r)
+	watchdog.mu.Unlock()
+}
+
+// watchLoop runs until no run is left to watch.
+func watchLoop() {
+	t := time.NewTicker(watchdogTick)
+	defer t.Stop()
+	var stalled []*runner
+	for now := range t.C {
+		watchdog.mu.Lock()
+		if len(watchdog.runs) == 0 {
+			watchdog.running = false
+			watchdog.mu.Unlock()
+			return
+		}
+		stalled = stalled[:0]
+		for r := range watchdog.runs {
+			if p := r.progress.Load(); p != r.seen || r.seenSince.IsZero() {
+				r.seen, r.seenSince = p, now
+				continue
+			}
+			if now.Sub(r.seenSince) >= r.stall {
+				stalled = append(stalled, r)
+				delete(watchdog.runs, r)
+			}
+		}
+		watchdog.mu.Unlock()
+		for _, r := range stalled {
+			r.abandon()
+		}
+	}
+}
