@@ -1,6 +1,7 @@
 package props
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -40,7 +41,12 @@ type MatrixOptions struct {
 	// Progress, if set, is called after each cell, from one goroutine at a
 	// time, with the cells done and the total.
 	Progress func(done, total int)
-	_        struct{}
+	// Context, if set, stops the matrix early once it is done: no new run
+	// starts (a run in flight finishes, so its cluster is closed as usual)
+	// and the cells are incomplete. The caller must not use the Matrix
+	// then; a command uses it to clean up on an interrupt.
+	Context context.Context
+	_       struct{}
 }
 
 // Matrix is every design's verdict under every family.
@@ -184,6 +190,9 @@ func RunMatrix(opt MatrixOptions) Matrix {
 	if opt.Parallel <= 0 {
 		opt.Parallel = runtime.GOMAXPROCS(0)
 	}
+	if opt.Context == nil {
+		opt.Context = context.Background()
+	}
 	m := Matrix{N: opt.N, Seed: opt.Seed, Families: slices.Clone(opt.Families)}
 	type job struct{ row, col int }
 	var jobs []job
@@ -218,6 +227,9 @@ func RunMatrix(opt MatrixOptions) Matrix {
 		}()
 	}
 	for _, j := range jobs {
+		if opt.Context.Err() != nil {
+			break
+		}
 		ch <- j
 	}
 	close(ch)
@@ -232,6 +244,9 @@ func RunCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 	}
 	if opt.Seed == 0 {
 		opt.Seed = DefaultMatrixSeed
+	}
+	if opt.Context == nil {
+		opt.Context = context.Background()
 	}
 	return runCell(d, f, opt)
 }
@@ -252,7 +267,7 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 	}
 	var fails []failing
 	union := map[faults.Property]bool{}
-	for k := 0; k < opt.N; k++ {
+	for k := 0; k < opt.N && opt.Context.Err() == nil; k++ {
 		seed := opt.Seed + uint64(k)
 		s := MatrixSchedule(f, seed)
 		h := faults.Run(d, s, opt.Run)
@@ -295,7 +310,7 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 	}
 	shrinkTo := func(fl failing, target []faults.Property, name string) {
 		s := Shrink(fl.sched, func(s faults.Schedule) bool {
-			return shows(Judge(faults.Run(d, s, opt.Run)), target)
+			return opt.Context.Err() == nil && shows(Judge(faults.Run(d, s, opt.Run)), target)
 		}, opt.ShrinkBudget)
 		h := faults.Run(d, s, opt.Run)
 		r := Judge(h)

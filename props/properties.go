@@ -2,6 +2,7 @@ package props
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/onceproof/onceproof/faults"
 )
@@ -21,6 +22,7 @@ var checkers = map[faults.Property]Checker{
 	faults.NoBlocking:   CheckNoBlocking,
 	faults.BoundedState: CheckBoundedState,
 	faults.HonestAck:    CheckHonestAck,
+	faults.Responsive:   CheckResponsive,
 }
 
 // Check judges property p on h. An unknown property panics: the names are
@@ -47,6 +49,8 @@ func safety(p faults.Property, h faults.History, as []Anomaly) Verdict {
 	switch {
 	case len(as) > 0:
 		return Verdict{Property: p, Outcome: Fails, Anomalies: as}
+	case h.Stalled:
+		return Verdict{Property: p, Outcome: Unknown, Reason: "the design blocked (see Responsive) before the schedule drained and the prefix shows no violation"}
 	case h.Exhausted:
 		return Verdict{Property: p, Outcome: Unknown, Reason: "the budget ran out before the schedule drained and the prefix shows no violation"}
 	}
@@ -88,6 +92,9 @@ func CheckNoDup(h faults.History) Verdict {
 // are done by then, so a missing credit is lost for good. A late settlement
 // dropped as a replay is lost.
 func CheckNoLoss(h faults.History) Verdict {
+	if h.Stalled {
+		return Verdict{Property: faults.NoLoss, Outcome: Unknown, Reason: "the design blocked (see Responsive) before the schedule drained"}
+	}
 	if h.Exhausted {
 		return Verdict{Property: faults.NoLoss, Outcome: Unknown, Reason: "the budget ran out before the schedule drained: retries may still have credited it"}
 	}
@@ -218,6 +225,59 @@ func CheckHonestAck(h faults.History) Verdict {
 		}
 	}
 	return safety(faults.HonestAck, h, as)
+}
+
+// CheckResponsive: every call into the design returns: Deliver and Recover
+// never panic (a panic is a crash the design caused itself, and in
+// production it takes the process down) and never block (the watchdog
+// ended the run: EvStall). A panic anomaly carries the panic value and the
+// design's frame; a stall names the attempts that never finished.
+func CheckResponsive(h faults.History) Verdict {
+	var as []Anomaly
+	open := map[int]faults.Event{} // attempt -> its arrival, until it ends
+	var order []int
+	for _, e := range h.Events {
+		switch e.Kind {
+		case faults.EvArrive:
+			open[e.Attempt] = e
+			order = append(order, e.Attempt)
+		case faults.EvAck, faults.EvCrash:
+			delete(open, e.Attempt)
+		case faults.EvPanic:
+			delete(open, e.Attempt)
+			a := anomaly(h, faults.Responsive, e.Settlement, []faults.Event{e})
+			if e.Op == faults.OpRecover {
+				a.Explain = fmt.Sprintf("Recover on node %d panicked: %s", e.Node, e.Err)
+			} else {
+				a.Explain = fmt.Sprintf("attempt %d of %s on node %d panicked: %s", e.Attempt, describe(h, e.Settlement), e.Node, e.Err)
+			}
+			as = append(as, a)
+		case faults.EvStall:
+			evs := []faults.Event{}
+			var names []string
+			for _, at := range order {
+				if arr, ok := open[at]; ok {
+					evs = append(evs, arr)
+					names = append(names, fmt.Sprintf("attempt %d of s%d on node %d", at, arr.Settlement, arr.Node))
+				}
+			}
+			evs = append(evs, e)
+			a := anomaly(h, faults.Responsive, -1, evs)
+			what := "no attempt was in progress (Recover?)"
+			if len(names) > 0 {
+				what = strings.Join(names, ", ") + " never returned"
+			}
+			a.Explain = fmt.Sprintf("the run stalled: %s; %s", what, e.Err)
+			as = append(as, a)
+		}
+	}
+	if len(as) > 0 {
+		return Verdict{Property: faults.Responsive, Outcome: Fails, Anomalies: as}
+	}
+	if h.Exhausted {
+		return Verdict{Property: faults.Responsive, Outcome: Unknown, Reason: "the budget ran out before the schedule drained and the prefix shows no panic"}
+	}
+	return Verdict{Property: faults.Responsive, Outcome: Holds}
 }
 
 func anomaly(h faults.History, p faults.Property, id int, evs []faults.Event) Anomaly {
