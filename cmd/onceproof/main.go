@@ -1,30 +1,21 @@
 // Command onceproof runs the design matrix and replays counterexamples.
 //
-//	onceproof matrix [-designs a,b] [-families x,y] [-n N] [-seed S] [-parallel P] [-out DIR] [-store STORE]
-//	onceproof replay FILE [-design D]
-//	onceproof explain FILE [-design D]
+//	onceproof matrix  [flags]             designs x fault families -> matrix.md + counterexamples/
+//	onceproof replay  FILE [-design D]    re-run a schedule file and judge it
+//	onceproof explain FILE [-design D]    render a run as a timeline and a mermaid diagram
+//	onceproof list                        the designs, families and properties
+//	onceproof help [COMMAND]              usage, or a command's flags and defaults
 //
-// matrix runs every registered design (package impls) under every fault
-// family, N generated schedules per cell, shrinks each failing cell to a
-// minimal counterexample, and writes DIR/matrix.md and DIR/counterexamples/
-// (default DIR: results). It exits 1 when a cell disagrees with what its
-// design declares. `make proofs` runs it with the defaults.
+// `make proofs` runs `onceproof matrix` with its defaults, which rewrites the
+// committed results/. Any other matrix run writes to a directory under the
+// temporary directory unless -out names one, and a run removes only files
+// that an earlier run listed in the directory's manifest (.onceproof-files):
+// it never deletes or overwrites a file it did not write.
 //
-// matrix -store runs the ref row on a real store instead of its in-memory
-// one, a fresh one per run: sqlite:DIR, postgres://... (or postgresql://),
-// redis://... (see README, "Your own PostgreSQL or Redis"). It defaults to
-// DefaultStoreN schedules per cell and to an -out under the temporary
-// directory, never results/.
-//
-// replay re-runs a schedule file against a design (-design, or the design
-// its header names), prints the timeline and the verdicts, and exits 1 when
-// a property fails or is unknown (the budget ran out).
-//
-// explain renders a schedule's run as a timeline and a mermaid sequence
-// diagram (markdown that GitHub renders).
-//
-// Bad input (an unknown design or family, an unreadable or unparsable file,
-// a bad flag) prints one line on stderr and exits 2.
+// Exit codes: 0 ok; 1 a property failed (replay: the failure reproduced), a
+// cell disagrees with its design's declaration, or a store broke its
+// contract or could not be used; 2 bad input (one line on stderr naming it);
+// 130 interrupted (every store object the run created was removed).
 package main
 
 import (
@@ -42,13 +33,26 @@ func main() {
 	os.Exit(run(os.Args[1:], registry(), os.Stdout, os.Stderr))
 }
 
-// Exit codes.
+// Exit codes (see the package doc).
 const (
-	exitOK      = 0
-	exitFailed  = 1 // a property fails, or the matrix disagrees with a declaration
-	exitBadUse  = 2 // bad input: the message says what and lists the valid names
-	usageSuffix = "usage: onceproof matrix [-designs a,b] [-families x,y] [-n N] [-seed S] [-parallel P] [-out DIR] [-store sqlite:DIR|postgres://...|redis://...] | replay FILE [-design D] | explain FILE [-design D]"
+	exitOK          = 0
+	exitFailed      = 1
+	exitBadUse      = 2
+	exitInterrupted = 130 // 128 + SIGINT, the shell's convention
 )
+
+const usage = `onceproof: prove exactly-once designs under injected faults
+
+usage:
+  onceproof matrix  [flags]            run designs x fault families; write matrix.md and counterexamples/
+  onceproof replay  FILE [-design D]   re-run a schedule file and judge it (exit 1: the failure reproduced)
+  onceproof explain FILE [-design D]   render a schedule's run as a timeline and a mermaid diagram
+  onceproof list                       the designs, fault families and properties, one line each
+  onceproof help [COMMAND]             this text, or a command's flags with their defaults
+
+exit codes: 0 ok; 1 a property failed, a cell disagrees with its declaration, or a store is unusable;
+2 bad input; 130 interrupted (what the run created was removed)
+`
 
 // badInput is an error of the caller's making: exit 2 with its one line.
 type badInput struct{ msg string }
@@ -57,33 +61,48 @@ func (e badInput) Error() string { return e.msg }
 
 func badf(format string, args ...any) error { return badInput{fmt.Sprintf(format, args...)} }
 
+// exitError ends a command with a code other than 1 and a message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
 // run is main without the process: args without the program name, the
 // registered designs, and where to write. It returns the exit code.
 func run(args []string, designs []faults.Design, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "onceproof: no command; "+usageSuffix)
+		fmt.Fprint(stderr, "onceproof: no command (onceproof help lists them)\n")
 		return exitBadUse
 	}
 	var code int
 	var err error
-	switch args[0] {
+	switch cmd := args[0]; cmd {
 	case "matrix":
 		code, err = matrixCmd(args[1:], designs, stdout, stderr)
 	case "replay":
 		code, err = replayCmd(args[1:], designs, stdout, false)
 	case "explain":
 		code, err = replayCmd(args[1:], designs, stdout, true)
+	case "list":
+		code, err = listCmd(args[1:], designs, stdout)
 	case "help", "-h", "-help", "--help":
-		fmt.Fprintln(stdout, usageSuffix)
-		return exitOK
+		code, err = helpCmd(args[1:], designs, stdout)
 	default:
-		err = badf("unknown command %q (want matrix, replay or explain); %s", args[0], usageSuffix)
+		err = badf("unknown command %q (want matrix, replay, explain, list or help)", cmd)
 	}
 	var bad badInput
+	var exit exitError
 	switch {
+	case errors.Is(err, errHelp):
+		return exitOK
 	case errors.As(err, &bad):
-		fmt.Fprintln(stderr, "onceproof: "+bad.msg)
+		fmt.Fprintln(stderr, "onceproof: "+oneLine(bad.msg))
 		return exitBadUse
+	case errors.As(err, &exit):
+		fmt.Fprintln(stderr, "onceproof: "+exit.msg)
+		return exit.code
 	case err != nil:
 		fmt.Fprintln(stderr, "onceproof: "+err.Error())
 		return exitFailed
@@ -91,14 +110,28 @@ func run(args []string, designs []faults.Design, stdout, stderr io.Writer) int {
 	return code
 }
 
+// oneLine keeps a bad-input message to one line, whatever a library put in
+// it.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// errHelp is returned by parse when the command's -h was given: its flags
+// were printed on stdout and the command exits 0.
+var errHelp = errors.New("help shown")
+
 // parse parses flags that may come before or after the positional
 // arguments (`replay FILE -design D` and `replay -design D FILE` both work).
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+// With -h it prints the command's flags on stdout and returns errHelp.
+func parse(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, badf("%s: %v; %s", fs.Name(), err, usageSuffix)
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			printFlags(fs, stdout)
+			return nil, errHelp
+		}
+		if err != nil {
+			return nil, badf("%s: %v (onceproof help %s lists the flags)", fs.Name(), err, fs.Name())
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -109,18 +142,61 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// commandUsage is each command's synopsis, for help and -h.
+var commandUsage = map[string]string{
+	"matrix":  "onceproof matrix [flags]: run designs x fault families, shrink every failure, write matrix.md and counterexamples/",
+	"replay":  "onceproof replay FILE [-design D]: re-run a schedule file; exit 1 when a property fails (the failure reproduced), 0 when all hold",
+	"explain": "onceproof explain FILE [-design D]: render a schedule's run as a timeline and a mermaid sequence diagram",
+	"list":    "onceproof list: the designs, fault families and properties, one line each",
+}
+
+func printFlags(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintln(w, commandUsage[fs.Name()])
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nflags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// helpCmd is `help [COMMAND]`.
+func helpCmd(args []string, designs []faults.Design, stdout io.Writer) (int, error) {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, usage)
+		return exitOK, nil
+	}
+	if len(args) > 1 {
+		return 0, badf("help takes at most one command, got %q", args)
+	}
+	switch args[0] {
+	case "matrix":
+		_, err := matrixCmd([]string{"-h"}, designs, stdout, io.Discard)
+		return exitOK, ignoreHelp(err)
+	case "replay", "explain":
+		_, err := replayCmd([]string{"-h"}, designs, stdout, args[0] == "explain")
+		return exitOK, ignoreHelp(err)
+	case "list":
+		fmt.Fprintln(stdout, commandUsage["list"])
+		return exitOK, nil
+	}
+	return 0, badf("unknown command %q (want matrix, replay, explain or list)", args[0])
+}
+
+func ignoreHelp(err error) error {
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	return err
+}
+
 func designNames(ds []faults.Design) string {
 	s := make([]string, len(ds))
 	for i, d := range ds {
 		s[i] = d.Name()
-	}
-	return strings.Join(s, ", ")
-}
-
-func familyNames() string {
-	s := make([]string, len(faults.Families))
-	for i, f := range faults.Families {
-		s[i] = string(f)
 	}
 	return strings.Join(s, ", ")
 }
@@ -131,5 +207,5 @@ func findDesign(ds []faults.Design, name string) (faults.Design, error) {
 			return d, nil
 		}
 	}
-	return nil, badf("unknown design %q (valid designs: %s)", name, designNames(ds))
+	return nil, badf("unknown design %q (valid designs: %s; onceproof list says what each is)", name, designNames(ds))
 }

@@ -1,17 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/impls/refdesign"
@@ -21,49 +24,76 @@ import (
 // matrixCmd is `matrix`.
 func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
-	dflag := fs.String("designs", "", "comma-separated designs (default: all)")
-	fflag := fs.String("families", "", "comma-separated families (default: all)")
-	n := fs.Int("n", props.DefaultMatrixN, "schedules per cell")
-	seed := fs.Uint64("seed", props.DefaultMatrixSeed, "first generator seed of every cell")
+	dflag := fs.String("designs", "", "comma-separated designs (default: all; onceproof list names them)")
+	fflag := fs.String("families", "", "comma-separated fault families, each one or several joined with + (default: all)")
+	n := fs.Int("n", props.DefaultMatrixN, "generated schedules per cell (with -store: default "+fmt.Sprint(DefaultStoreN)+")")
+	seed := fs.Uint64("seed", props.DefaultMatrixSeed, "first generator seed of every cell (>= 1)")
 	parallel := fs.Int("parallel", 0, "cells run at once (default: GOMAXPROCS)")
-	out := fs.String("out", "results", "directory for matrix.md and counterexamples/ (with -store: a temporary directory, printed)")
-	storeFlag := fs.String("store", "", "run the ref design on a real store, a fresh one per run: "+storeForms+
-		"; only the ref row takes a store; default -n "+fmt.Sprint(DefaultStoreN))
-	jsonOut := fs.String("json", "", "also write the matrix as JSON to this file (the tests read it)")
-	pos, err := parse(fs, args)
+	out := fs.String("out", "", "directory for matrix.md and counterexamples/ (default: results/ for the full default matrix run from the module root, as make proofs does; "+
+		"otherwise "+filepath.Join(os.TempDir(), "onceproof", "matrix")+"); only files an earlier run listed in DIR/"+manifestName+" are ever overwritten or removed")
+	storeFlag := fs.String("store", "", "run the ref design on a real store, a fresh one per run: "+storeForms)
+	jsonOut := fs.String("json", "", "also write the matrix as JSON to this file")
+	verbose := fs.Bool("v", false, "with -store: print a store error's whole chain, not only its root cause")
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return 0, err
 	}
 	if len(pos) > 0 {
-		return 0, badf("matrix takes no arguments, got %q; %s", pos, usageSuffix)
+		return 0, badf("matrix takes no arguments, got %q (flags start with -)", pos)
 	}
-	if *n < 1 || *seed == 0 || *parallel < 0 {
-		return 0, badf("matrix: -n must be >= 1, -seed != 0 and -parallel >= 0 (got %d, %d, %d)", *n, *seed, *parallel)
+	switch {
+	case *n < 1:
+		return 0, badf("matrix: -n must be >= 1, got %d", *n)
+	case *seed == 0:
+		return 0, badf("matrix: -seed must be >= 1, got 0")
+	case *parallel < 0:
+		return 0, badf("matrix: -parallel must be >= 0, got %d", *parallel)
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	opt := props.MatrixOptions{N: *n, Seed: *seed, Parallel: *parallel}
 	if opt.Families, err = selectFamilies(*fflag); err != nil {
 		return 0, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opt.Context = ctx
+
 	var sd *refdesign.StoreDesign
-	var storeLabel string
+	var sp storeSpec
 	if *storeFlag != "" {
+		if sp, err = parseStore(*storeFlag); err != nil {
+			return 0, err
+		}
+		// go-redis logs some failures itself; the command reports them.
+		goredis.SetLogger(silent{})
 		var done func() error
-		if sd, storeLabel, done, err = storeDesign(*storeFlag, *dflag); err != nil {
+		if sd, done, err = storeDesign(ctx, sp, *dflag, *verbose); err != nil {
 			return 0, err
 		}
 		defer done()
 		opt.Designs = []faults.Design{sd}
+		opt.Run.Stall = storeStall
 		if !set["n"] {
 			opt.N = DefaultStoreN
 		}
-		if !set["out"] {
-			// Not results/: that is the committed MemStore matrix, and a
-			// real store's run is a check of that store, not a new result.
-			*out = filepath.Join(os.TempDir(), "onceproof", "matrix-"+sd.Name())
-		}
 	} else if opt.Designs, err = selectDesigns(designs, *dflag); err != nil {
+		return 0, err
+	}
+	// The committed results are the full default matrix, and only `make
+	// proofs` (or this command with no flags, from the module root) writes
+	// them. Any other run is a check, and goes elsewhere unless told.
+	full := !set["designs"] && !set["families"] && !set["n"] && !set["seed"] && *storeFlag == ""
+	if !set["out"] {
+		*out = filepath.Join(os.TempDir(), "onceproof", "matrix")
+		if sd != nil {
+			*out += "-" + sd.Name()
+		} else if full && atModuleRoot() {
+			*out = "results"
+		}
+	}
+	if err := prepareOut(*out); err != nil {
 		return 0, err
 	}
 
@@ -87,17 +117,27 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "matrix: %d/%d cells, %.1fs\n", done, total, now.Sub(start).Seconds())
 	}
 	m := props.RunMatrix(opt)
+	if ctx.Err() != nil {
+		stop() // a second interrupt ends the process at once
+		what := "nothing was written"
+		if sd != nil {
+			what = fmt.Sprintf("nothing was written, and the %d runs' stores on %s were removed", sd.Runs()-1, sp)
+		}
+		return 0, exitError{exitInterrupted, "interrupted: " + what}
+	}
 	if sd != nil {
 		// A store that failed to open or clean up makes its runs' verdicts
 		// meaningless (every call failed): report that, not the matrix.
 		if err := sd.Err(); err != nil {
-			return 0, fmt.Errorf("matrix: the store failed, no results written:\n%w", err)
+			return 0, fmt.Errorf("matrix: the store failed, no results written: %s", storeError(err, sp, *verbose))
 		}
 		if live := sd.Live(); live != 0 {
 			return 0, fmt.Errorf("matrix: %d runs' stores were never closed (a harness bug)", live)
 		}
 		fmt.Fprintf(stdout, "%s: %d runs, each on a fresh store, in %.1fs\n", sd.Name(), sd.Runs()-1, time.Since(start).Seconds())
-		m.Generated = fmt.Sprintf("onceproof matrix -store %s -families %s -n %d -seed %d", storeLabel, strings.Join(familyStrings(m.Families), ","), m.N, m.Seed)
+	}
+	if *out != "results" || !full {
+		m.Generated = commandLine(fs, set, sp)
 	}
 	if err := writeResults(*out, m.Files(filepath.ToSlash(*out))); err != nil {
 		return 0, err
@@ -108,19 +148,53 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 			return 0, err
 		}
 		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
-			return 0, err
+			return 0, badf("matrix: -json %s: %v", *jsonOut, err)
 		}
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d designs x %d families, %d schedules per cell)\n",
 		filepath.Join(*out, "matrix.md"), len(m.Rows), len(m.Families), m.N)
-	if ms := m.Mismatches(); len(ms) > 0 {
-		fmt.Fprintf(stdout, "%d cells disagree with their design's declaration:\n", len(ms))
-		for _, x := range ms {
-			fmt.Fprintln(stdout, "  "+x.String())
-		}
-		return exitFailed, nil
+	ms := m.Mismatches()
+	if len(ms) == 0 {
+		return exitOK, nil
 	}
-	return exitOK, nil
+	fmt.Fprintf(stdout, "%d cells disagree with their design's declaration:\n", len(ms))
+	missed := 0
+	for _, x := range ms {
+		fmt.Fprintln(stdout, "  "+x.String())
+		if len(x.Want) > 0 && len(x.Got) == 0 && x.Unknown == 0 {
+			missed++
+		}
+	}
+	if missed > 0 && m.N < props.DefaultMatrixN {
+		fmt.Fprintf(stdout, "hint: %d of them are declared failures that did not show in %d schedules per cell; the declarations are derived for the default -n %d (rerun with -n %d or more)\n",
+			missed, m.N, props.DefaultMatrixN, props.DefaultMatrixN)
+	}
+	return exitFailed, nil
+}
+
+// commandLine is the command that produced a non-default matrix, for its
+// header: every flag given that changes what is written, store redacted.
+func commandLine(fs *flag.FlagSet, set map[string]bool, sp storeSpec) string {
+	parts := []string{"onceproof matrix"}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !set[f.Name] || f.Name == "json" || f.Name == "v" || f.Name == "parallel" {
+			return
+		}
+		v := f.Value.String()
+		if f.Name == "store" {
+			v = sp.String()
+		}
+		parts = append(parts, "-"+f.Name, shellQuote(v))
+	})
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes v for a shell if it needs it.
+func shellQuote(v string) string {
+	if v != "" && !strings.ContainsAny(v, " \t\n'\"\\$`*?&;|<>()[]{}!#~") {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
 
 func selectDesigns(all []faults.Design, list string) ([]faults.Design, error) {
@@ -138,6 +212,8 @@ func selectDesigns(all []faults.Design, list string) ([]faults.Design, error) {
 	return out, nil
 }
 
+// selectFamilies parses -families: each a family of faults.Families or
+// several joined with '+' (late+crash), as faults.Gen accepts.
 func selectFamilies(list string) ([]faults.Family, error) {
 	if list == "" {
 		return faults.Families, nil
@@ -145,81 +221,15 @@ func selectFamilies(list string) ([]faults.Family, error) {
 	var out []faults.Family
 	for _, name := range strings.Split(list, ",") {
 		f := faults.Family(strings.TrimSpace(name))
-		if !slices.Contains(faults.Families, f) {
-			return nil, badf("unknown family %q (valid families: %s)", f, familyNames())
+		if err := f.Check(); err != nil {
+			return nil, badf("matrix: -families: %v", err)
 		}
 		out = append(out, f)
 	}
 	return out, nil
 }
 
-// writeResults writes files under dir and removes the counterexamples a
-// previous run left that this one did not produce, so matrix.md and
-// counterexamples/ always agree.
-func writeResults(dir string, files map[string]string) error {
-	cx := filepath.Join(dir, "counterexamples")
-	if err := os.MkdirAll(cx, 0o755); err != nil {
-		return err
-	}
-	old, err := os.ReadDir(cx)
-	if err != nil {
-		return err
-	}
-	for _, e := range old {
-		rel := "counterexamples/" + e.Name()
-		if _, keep := files[rel]; !keep && (strings.HasSuffix(e.Name(), ".sched") || strings.HasSuffix(e.Name(), ".md")) {
-			if err := os.Remove(filepath.Join(cx, e.Name())); err != nil {
-				return err
-			}
-		}
-	}
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), []byte(files[name]), 0o644); err != nil {
-			return fmt.Errorf("writing results: %w", err)
-		}
-	}
-	return nil
-}
+// silent is a go-redis logger that drops its lines.
+type silent struct{}
 
-// storeDesign builds the ref row on -store's store and checks that the
-// store answers (one probe run, opened and cleaned up) before the matrix
-// starts. -designs may only name ref.
-func storeDesign(store, list string) (*refdesign.StoreDesign, string, func() error, error) {
-	sp, err := parseStore(store)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	for _, name := range strings.Split(list, ",") {
-		if name = strings.TrimSpace(name); name != "" && name != refdesign.Name && name != refdesign.Name+"@"+sp.kind {
-			return nil, "", nil, badf("matrix: -store runs only the %s design (the other rows keep their durable state in their own in-memory stores), got -designs %q", refdesign.Name, list)
-		}
-	}
-	tag, err := runTag()
-	if err != nil {
-		return nil, "", nil, err
-	}
-	sd, done, err := sp.design(tag)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	c := sd.NewCluster().(faults.ClusterCloser)
-	c.Close()
-	if err := sd.Err(); err != nil {
-		done()
-		return nil, "", nil, fmt.Errorf("matrix: cannot use -store %s:\n%w", sp, err)
-	}
-	return sd, sp.String(), done, nil
-}
-
-func familyStrings(fs []faults.Family) []string {
-	s := make([]string, len(fs))
-	for i, f := range fs {
-		s[i] = string(f)
-	}
-	return s
-}
+func (silent) Printf(context.Context, string, ...any) {}

@@ -1,14 +1,23 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/props"
 )
+
+// maxSchedFile bounds the schedule file replay reads. A schedule at every
+// limit of package faults (MaxSettlements + MaxDeliveries + MaxFaults lines,
+// about 98,000, the longest a settle line of about 170 bytes with every
+// field at its widest) is under 17 MB; 32 MiB leaves room for comments, and
+// a larger file is not a schedule.
+const maxSchedFile = 32 << 20
 
 // replayCmd is `replay FILE [-design D]` and, with explain, `explain FILE
 // [-design D]`.
@@ -18,20 +27,20 @@ func replayCmd(args []string, designs []faults.Design, stdout io.Writer, explain
 		name = "explain"
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	design := fs.String("design", "", "the design to run (default: the one the file's header names)")
-	pos, err := parse(fs, args)
+	design := fs.String("design", "", "the design to run (default: the one the file's '# design:' header names; onceproof list names them)")
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return 0, err
 	}
 	if len(pos) != 1 {
-		return 0, badf("%s wants one schedule file, got %d arguments; %s", name, len(pos), usageSuffix)
+		return 0, badf("%s wants one schedule file, got %d arguments (onceproof help %s)", name, len(pos), name)
 	}
 	file := pos[0]
-	text, err := os.ReadFile(file)
+	text, err := readSched(file)
 	if err != nil {
-		return 0, badf("cannot read %s: %v", file, err)
+		return 0, err
 	}
-	sf, err := props.ParseSchedFile(string(text))
+	sf, err := props.ParseSchedFile(text)
 	if err != nil {
 		return 0, badf("%s: %v", file, err)
 	}
@@ -53,15 +62,34 @@ func replayCmd(args []string, designs []faults.Design, stdout io.Writer, explain
 		fmt.Fprint(stdout, "\n```mermaid\n"+props.Mermaid(h, r)+"```\n")
 		return exitOK, nil
 	}
-	code := exitOK
+	var failed []string
 	for _, v := range r {
 		if v.Outcome != props.Holds {
-			code = exitFailed
+			failed = append(failed, string(v.Property)+" "+v.Outcome.String())
 			fmt.Fprintln(stdout, v)
 		}
 	}
-	if code == exitOK {
-		fmt.Fprintf(stdout, "%s holds every property on %s\n", d.Name(), file)
+	if len(failed) == 0 {
+		fmt.Fprintf(stdout, "%s holds every property on %s (exit 0: nothing reproduced)\n", d.Name(), file)
+		return exitOK, nil
 	}
-	return code, nil
+	fmt.Fprintf(stdout, "reproduced: %s on %s: %s (exit 1)\n", d.Name(), file, strings.Join(failed, ", "))
+	return exitFailed, nil
+}
+
+// readSched reads a schedule file of at most maxSchedFile bytes.
+func readSched(file string) (string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", badf("cannot read %s: %v", file, errors.Unwrap(err))
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSchedFile+1))
+	if err != nil {
+		return "", badf("cannot read %s: %v", file, err)
+	}
+	if len(b) > maxSchedFile {
+		return "", badf("%s is over %d MiB: not a schedule file", file, maxSchedFile>>20)
+	}
+	return string(b), nil
 }

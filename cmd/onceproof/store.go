@@ -6,11 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/ref"
@@ -28,17 +32,27 @@ const storeForms = "sqlite:DIR (a directory; one database file per run inside it
 // in-memory matrix runs props.DefaultMatrixN = 200). A real store costs
 // tens of microseconds (Redis) to milliseconds (PostgreSQL, SQLite's fsync)
 // per call where MemStore costs nanoseconds, and every run also opens,
-// creates and drops its own store. Measured on the 2-core test machine,
-// servers on loopback, load average ~2, all 14 families (700 runs):
-// PostgreSQL 15 s, SQLite 7.5 s, Redis 1.3 s; 20 per cell took 6.2, 2.4 and
-// 0.5 s. 50 keeps a default run under the minute's budget with room for a
-// server across a network (each call's round trip is added). Redo the
-// measurement (README, "Your own PostgreSQL or Redis") before raising it.
+// creates and drops its own store: at 50 runs per cell, all 14 families
+// stay within a minute on loopback servers (the measurements are in the
+// README), with room for a server across a network. Re-measure before
+// raising it.
 const DefaultStoreN = 50
 
-// storeTimeout bounds one open or cleanup: a server that does not answer
-// fails the run's store (reported, exit 1) instead of hanging the matrix.
+// storeTimeout bounds one open or cleanup of a run's store: a server that
+// does not answer fails the run's store (reported, exit 1) instead of
+// hanging the matrix.
 const storeTimeout = 30 * time.Second
+
+// probeTimeout bounds the probe before the matrix starts. A server on the
+// other side of the world answers a connection within a second; one that
+// has not answered in 5 s is not going to, typically because it speaks
+// another protocol (a PostgreSQL URL at a Redis port: Redis waits for the
+// end of a command line that never comes).
+const probeTimeout = 5 * time.Second
+
+// storeStall is the runs' watchdog stall on a real store: one call may take
+// up to storeTimeout before it fails, and that is not a design blocking.
+const storeStall = 2 * storeTimeout
 
 // storeSpec is a parsed -store value.
 type storeSpec struct {
@@ -46,41 +60,73 @@ type storeSpec struct {
 	target string // the directory (sqlite) or the URL
 }
 
-// parseStore parses -store. Anything but the three forms is bad input.
+// parseStore parses -store. Anything but the three forms, or a form its
+// driver rejects, is bad input; the message never shows a password.
 func parseStore(s string) (storeSpec, error) {
-	bad := badf("matrix: -store %q is not a store; want %s", s, storeForms)
+	bad := func(why string) error {
+		if why != "" {
+			why = ": " + why
+		}
+		return badf("matrix: -store %s is not a store%s; want %s", redact(s), why, storeForms)
+	}
 	switch {
 	case strings.HasPrefix(s, "sqlite:"):
 		dir := strings.TrimPrefix(s, "sqlite:")
 		dir = strings.TrimPrefix(dir, "//") // sqlite:///abs/dir reads as /abs/dir
 		if dir == "" {
-			return storeSpec{}, bad
+			return storeSpec{}, bad("no directory")
+		}
+		if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+			return storeSpec{}, badf("matrix: -store sqlite:%s: not a directory (sqlite:DIR puts one database file per run in DIR)", dir)
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return storeSpec{}, badf("matrix: -store sqlite:%s: %v", dir, err)
 		}
 		return storeSpec{kind: "sqlite", target: dir}, nil
 	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
-		if u, err := url.Parse(s); err != nil || u.Host == "" && u.RawQuery == "" {
-			return storeSpec{}, bad
+		if _, err := pgconn.ParseConfig(s); err != nil {
+			return storeSpec{}, bad(scrub(err.Error(), s))
 		}
 		return storeSpec{kind: "postgres", target: s}, nil
 	case strings.HasPrefix(s, "redis://"):
-		if u, err := url.Parse(s); err != nil || u.Host == "" {
-			return storeSpec{}, bad
+		if _, err := goredis.ParseURL(s); err != nil {
+			return storeSpec{}, bad(scrub(err.Error(), s))
+		}
+		if strings.TrimPrefix(s, "redis://") == "" {
+			return storeSpec{}, bad("no host")
 		}
 		return storeSpec{kind: "redis", target: s}, nil
 	}
-	return storeSpec{}, bad
+	return storeSpec{}, bad("")
 }
 
-// String is the store without its password, for output.
+// String is the store without its secrets, for output.
 func (sp storeSpec) String() string {
 	if sp.kind == "sqlite" {
 		return "sqlite:" + sp.target
 	}
-	u, err := url.Parse(sp.target)
-	if err != nil {
-		return sp.kind
-	}
-	return u.Redacted()
+	return redact(sp.target)
+}
+
+// secretParam matches a URL query or key=value parameter that holds a
+// secret; userinfo matches the password of a URL's user info (up to the
+// last '@' before the path, as URL parsers read it).
+var (
+	secretParam = regexp.MustCompile(`(?i)\b((?:ssl)?password|passwd|pass|secret|token|sslkey)=([^&\s]*)`)
+	userinfo    = regexp.MustCompile(`(://[^/?#:@]*:)[^/?#]*@`)
+)
+
+// redact masks every secret a store address can carry: the password in
+// user:pass@, and password=, sslpassword=, token= ... parameters, in a
+// URL's query or a key=value connection string.
+func redact(s string) string {
+	s = userinfo.ReplaceAllString(s, "${1}xxxxx@")
+	return secretParam.ReplaceAllString(s, "${1}=xxxxx")
+}
+
+// scrub removes addr (and anything that looks like a secret) from a
+// driver's message, which may quote the address it was given.
+func scrub(msg, addr string) string {
+	return redact(strings.ReplaceAll(msg, addr, redact(addr)))
 }
 
 // design returns ref on this store, and done, which removes what the
@@ -91,11 +137,11 @@ func (sp storeSpec) design(tag string) (*refdesign.StoreDesign, func() error, er
 	switch sp.kind {
 	case "sqlite":
 		if err := os.MkdirAll(sp.target, 0o755); err != nil {
-			return nil, nil, fmt.Errorf("matrix: -store sqlite: %w", err)
+			return nil, nil, badf("matrix: -store sqlite:%s: %v", sp.target, err)
 		}
 		dir, err := os.MkdirTemp(sp.target, "onceproof-matrix-")
 		if err != nil {
-			return nil, nil, fmt.Errorf("matrix: -store sqlite: %w", err)
+			return nil, nil, badf("matrix: -store sqlite:%s: %v", sp.target, err)
 		}
 		open := func(_ context.Context, run int) (ref.PendingStore, func() error, error) {
 			path := filepath.Join(dir, fmt.Sprintf("run-%d.db", run))
@@ -182,4 +228,31 @@ func runTag() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(b[:]), nil
+}
+
+// storeDesign builds the ref row on -store's store and probes it (one
+// store opened and cleaned up) before the matrix starts. -designs may only
+// name ref. done removes what the command created besides the runs' own
+// stores (the SQLite run directory).
+func storeDesign(ctx context.Context, sp storeSpec, list string, verbose bool) (*refdesign.StoreDesign, func() error, error) {
+	for _, name := range strings.Split(list, ",") {
+		if name = strings.TrimSpace(name); name != "" && name != refdesign.Name && name != refdesign.Name+"@"+sp.kind {
+			return nil, nil, badf("matrix: -store runs only the %s design (the other rows keep their durable state in their own in-memory stores), got -designs %q", refdesign.Name, list)
+		}
+	}
+	tag, err := runTag()
+	if err != nil {
+		return nil, nil, err
+	}
+	sd, done, err := sp.design(tag)
+	if err != nil {
+		return nil, nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if err := sd.Probe(pctx); err != nil {
+		done()
+		return nil, nil, fmt.Errorf("matrix: cannot use -store %s: %s", sp, storeError(err, sp, verbose))
+	}
+	return sd, done, nil
 }

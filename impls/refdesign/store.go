@@ -94,7 +94,22 @@ func (d *StoreDesign) NewCluster() faults.Cluster {
 	return &StoreCluster{d: d, st: st, cleanup: cleanup}
 }
 
-// Runs is how many clusters (runs) the design has built.
+// Probe opens one fresh store under ctx and cleans it up, before a matrix:
+// a store that cannot be used (refused, wrong password, no privilege) fails
+// here, at once and with its cause, instead of in every run.
+func (d *StoreDesign) Probe(ctx context.Context) error {
+	d.mu.Lock()
+	run := d.runs
+	d.runs++
+	d.mu.Unlock()
+	_, cleanup, err := d.open(ctx, run)
+	if err != nil {
+		return err
+	}
+	return cleanup()
+}
+
+// Runs is how many clusters (runs) the design has built, and probes made.
 func (d *StoreDesign) Runs() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()

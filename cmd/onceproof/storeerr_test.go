@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/onceproof/onceproof/internal/testserver"
+)
+
+// A store of the wrong kind at the address, a role without privilege: the
+// one line names the cause, not the driver's wrapping.
+func TestStoreErrorsNameTheirRootCause(t *testing.T) {
+	pg := testserver.PostgresServer(t)
+	rd := testserver.Redis(t)
+	dbURL := testserver.Postgres(t)
+
+	// A role that may connect but not create tables: PostgreSQL 15 grants
+	// no CREATE on schema public to other roles.
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	role := "limited_" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
+	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE ROLE %s LOGIN", role)); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(dbURL)
+	u.User = url.User(role)
+	limited := u.String()
+
+	for _, tc := range []struct {
+		name, store, want string
+	}{
+		{"redis-url-at-postgres", "redis://" + fmt.Sprintf("127.0.0.1:%d", pg.Port) + "/0", "wrong protocol"},
+		{"postgres-url-at-redis", "postgres://app@" + rd.Addr + "/x", "no answer in time"},
+		{"no-privilege", limited, "permission denied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"matrix", "-store", tc.store, "-n", "1", "-families", "clean", "-out", t.TempDir()}
+			code, _, errs := runCLI(args...)
+			if code != exitFailed || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 || strings.Contains(errs, "CREATE TABLE") {
+				t.Errorf("onceproof %s: exit %d, stderr %q; want exit 1 and one line naming %q", strings.Join(args, " "), code, errs, tc.want)
+			}
+		})
+	}
+}
