@@ -24,6 +24,16 @@ var benchConcs = []int{1, 16, 64}
 
 var benchBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// benchServer starts a Redis without AOF for one benchmark, and openBench
+// opens it with AllowWeakDurability. The benchmarks measure what the store
+// and its client cost, and compare it with redis-benchmark on the same
+// server; with appendfsync always both sides would mostly measure the
+// disk's fsync (every event-loop pass that wrote), which is the
+// deployment's price, not the store's. The tests run on a durable server.
+func benchServer(b *testing.B) *testserver.RedisServer {
+	return testserver.StartRedis(b, "--appendonly", "no")
+}
+
 // BenchmarkStore measures one claim + commit (Begin of a fresh key, then
 // Commit(Delivered)) with C callers at once, one script call each
 // (backend=redis) or coalesced into batch script calls
@@ -31,7 +41,7 @@ var benchBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 //
 //	go test -run '^$' -bench BenchmarkStore ./ref/redis
 func BenchmarkStore(b *testing.B) {
-	srv := testserver.Redis(b)
+	srv := benchServer(b)
 	for _, batched := range []bool{false, true} {
 		name := "redis"
 		if batched {
@@ -90,7 +100,7 @@ func BenchmarkStore(b *testing.B) {
 //
 //	go test -run '^$' -bench 'BenchmarkSettle//conc=64' -benchtime=100000x -count=3 ./ref/redis
 func BenchmarkSettle(b *testing.B) {
-	srv := testserver.Redis(b)
+	srv := benchServer(b)
 	for _, batched := range []bool{false, true} {
 		name := "redis"
 		if batched {
@@ -154,7 +164,10 @@ var (
 
 func openBench(b *testing.B, srv *testserver.RedisServer, batched bool) *redis.Store {
 	b.Helper()
-	s, err := redis.Open(context.Background(), srv.URL(), redis.Options{Prefix: testserver.RedisPrefix(b), Batch: batched, PoolSize: *benchPool, BatchWorkers: *benchWorkers})
+	s, err := redis.Open(context.Background(), srv.URL(), redis.Options{
+		Prefix: testserver.RedisPrefix(b), Batch: batched, PoolSize: *benchPool, BatchWorkers: *benchWorkers,
+		AllowWeakDurability: true, // benchServer: no AOF, on purpose
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

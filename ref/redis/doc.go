@@ -11,7 +11,9 @@
 //
 // Durability is Redis's: a claim survives a Redis crash only if the server
 // runs with appendonly yes and appendfsync always (everysec can lose the last
-// second of claims, and a lost claim can be granted again). The client does
+// second of claims, and a lost claim can be granted again). Open checks both
+// and refuses a weaker server with ErrNotDurable unless
+// Options.AllowWeakDurability says to accept it. The client does
 // not retry commands on its own (MaxRetries -1): a retried claim whose first
 // attempt landed would report created=false to the node that created it.
 //

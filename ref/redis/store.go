@@ -23,6 +23,12 @@ var (
 	// ErrReply: the server answered something the scripts never return
 	// (another program wrote our keys, or a proxy mangled the reply).
 	ErrReply = errors.New("redis: unexpected reply")
+	// ErrNotDurable: Open could not confirm that the server persists every
+	// write before answering it (appendonly yes, appendfsync always):
+	// either its settings are weaker, or CONFIG GET is refused (renamed,
+	// disabled or denied by ACL) so they cannot be read. The message says
+	// which. Options.AllowWeakDurability skips the check.
+	ErrNotDurable = errors.New("redis: server does not persist every write (want appendonly yes, appendfsync always)")
 )
 
 // Options configures Open. The zero value is valid.
@@ -59,6 +65,22 @@ type Options struct {
 	// BenchmarkSettle at concurrency 64 made 44-53k settles/s with 16
 	// connections and 54-63k with 64 or 128. With Batch a worker uses one.
 	PoolSize int
+	// AllowWeakDurability makes Open skip its persistence check, which
+	// otherwise refuses (ErrNotDurable) a server that does not run with
+	// appendonly yes and appendfsync always, or that refuses CONFIG GET.
+	//
+	// What a weaker server loses on a crash (a Redis process crash or a
+	// power loss, not a client's): every write it answered but had not
+	// yet made durable, up to about a second of them with appendfsync
+	// everysec and everything since the last snapshot without appendonly.
+	// A lost claim is a key the store has forgotten: a retry or replay of
+	// that settlement claims it again and delivers again, so it is
+	// credited twice unless the Sink is idempotent by key in a database
+	// that did not lose it (the Sink of this package keeps its grant keys
+	// in the same Redis and forgets them too). Set it for a cache-only or
+	// test server, or when the server hides CONFIG and its operator has
+	// confirmed appendfsync always.
+	AllowWeakDurability bool
 	// Config, if set, adjusts the client options parsed from the URL
 	// (dialer, TLS, timeouts, ...) before the client is created. Setting
 	// MaxRetries there brings back transparent retries; see the package doc
@@ -81,8 +103,12 @@ var (
 	_ ref.DeliveredClaimer = (*Store)(nil)
 )
 
-// Open connects to the server at url (redis://[user:password@]host:port/db)
-// and checks that it answers. ctx bounds the check.
+// Open connects to the server at url (redis://[user:password@]host:port/db),
+// checks that it answers and, unless Options.AllowWeakDurability, that it
+// persists every write before answering (CONFIG GET appendonly and
+// appendfsync: yes and always); otherwise it returns an error wrapping
+// ErrNotDurable that names the setting or the refused command. ctx bounds
+// the checks.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	ro, err := goredis.ParseURL(url)
 	if err != nil {
@@ -115,11 +141,37 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		rdb.Close()
 		return nil, fmt.Errorf("redis: open %s: %w", ro.Addr, err)
 	}
+	if !opts.AllowWeakDurability {
+		if err := checkDurable(ctx, rdb); err != nil {
+			rdb.Close()
+			return nil, fmt.Errorf("redis: open %s: %w", ro.Addr, err)
+		}
+	}
 	s := &Store{rdb: rdb, prefix: opts.Prefix, pending: opts.Prefix + "pending"}
 	if opts.Batch {
 		s.batch = coalesce.New(s.runBatch, coalesce.Options{Workers: opts.BatchWorkers, MaxBatch: opts.MaxBatch})
 	}
 	return s, nil
+}
+
+// checkDurable reads the server's AOF settings. A glob rather than two
+// names: CONFIG GET takes one pattern before Redis 7.
+func checkDurable(ctx context.Context, rdb *goredis.Client) error {
+	cfg, err := rdb.ConfigGet(ctx, "append*").Result()
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("%w: cannot read its persistence settings: CONFIG GET refused (%v; renamed, disabled or denied by ACL?); "+
+			"if its operator confirms appendonly yes and appendfsync always, set Options.AllowWeakDurability", ErrNotDurable, err)
+	}
+	if v := cfg["appendonly"]; v != "yes" {
+		return fmt.Errorf("%w: appendonly is %q: a crash loses every claim since the last snapshot; set Options.AllowWeakDurability to accept that", ErrNotDurable, v)
+	}
+	if v := cfg["appendfsync"]; v != "always" {
+		return fmt.Errorf("%w: appendfsync is %q: a crash loses the claims not yet fsynced (up to about a second with everysec); set Options.AllowWeakDurability to accept that", ErrNotDurable, v)
+	}
+	return nil
 }
 
 // Client returns the store's client (for the caller's own keys).
