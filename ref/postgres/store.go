@@ -84,8 +84,10 @@ var (
 )
 
 // Open connects to the database at url (a postgres:// URL or a libpq
-// key=value string), creates the claims and grants tables if absent, and
-// returns the store. ctx bounds only the connecting and the schema setup.
+// key=value string), creates what is missing of Schema, and returns the
+// store. ctx bounds only the connecting and the schema setup. A failed
+// step is reported by what it was doing ("creating table x: ERROR:
+// permission denied for schema public (SQLSTATE 42501)").
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.Table == "" {
 		opts.Table = DefaultTable
@@ -143,22 +145,32 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// createSchema creates the tables under an advisory lock: concurrent
-// CREATE TABLE IF NOT EXISTS from several nodes starting at once can
-// otherwise fail on the catalog's own unique index.
+// createSchema creates what is missing of Schema under an advisory lock:
+// concurrent CREATE TABLE IF NOT EXISTS from several nodes starting at once
+// can otherwise fail on the catalog's own unique index. It looks each
+// object up first because CREATE ... IF NOT EXISTS needs CREATE on the
+// schema even when the object exists, and a role given only SELECT,
+// INSERT and UPDATE on tables made for it must still be able to Open.
+// Errors name the step, not its SQL.
 func (s *Store) createSchema(ctx context.Context) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: schema: %w", err)
+		return fmt.Errorf("postgres: open: starting the schema transaction: %w", err)
 	}
 	defer tx.Rollback(context.Background())
 	// The lock id is arbitrary but fixed: every onceproof process agrees on it.
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(7262113)"); err != nil {
-		return fmt.Errorf("postgres: schema lock: %w", err)
+		return fmt.Errorf("postgres: open: taking the schema lock: %w", err)
 	}
-	for i, stmt := range s.q.schema {
-		if _, err := tx.Exec(ctx, stmt); err != nil {
-			return fmt.Errorf("postgres: schema: %s: %w", stmt, err)
+	for i, step := range s.q.schema {
+		var exists bool
+		if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", step.object).Scan(&exists); err != nil {
+			return fmt.Errorf("postgres: open: looking up %s: %w", step.object, err)
+		}
+		if !exists {
+			if _, err := tx.Exec(ctx, step.sql); err != nil {
+				return fmt.Errorf("postgres: open: %s: %w", step.what, err)
+			}
 		}
 		if i == 0 { // the claims table: check it before indexing its columns
 			if err := s.checkSchema(ctx, tx); err != nil {
@@ -167,7 +179,7 @@ func (s *Store) createSchema(ctx context.Context) error {
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: schema: %w", err)
+		return fmt.Errorf("postgres: open: committing the schema: %w", err)
 	}
 	return nil
 }
@@ -179,18 +191,18 @@ func (s *Store) checkSchema(ctx context.Context, tx pgx.Tx) error {
 	rows, err := tx.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = $1`, s.table)
 	if err != nil {
-		return fmt.Errorf("postgres: schema check: %w", err)
+		return fmt.Errorf("postgres: open: checking the columns of %s: %w", s.table, err)
 	}
 	got := map[string]string{}
 	for rows.Next() {
 		var n, t string
 		if err := rows.Scan(&n, &t); err != nil {
-			return fmt.Errorf("postgres: schema check: %w", err)
+			return fmt.Errorf("postgres: open: checking the columns of %s: %w", s.table, err)
 		}
 		got[n] = t
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("postgres: schema check: %w", err)
+		return fmt.Errorf("postgres: open: checking the columns of %s: %w", s.table, err)
 	}
 	for n, t := range want {
 		if got[n] != t {
