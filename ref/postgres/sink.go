@@ -35,10 +35,9 @@ var _ ref.CommittingSink = (*Sink)(nil)
 func (s *Store) Sink(effect Effect) *Sink { return &Sink{s: s, effect: effect} }
 
 // Deliver implements ref.Sink. In one transaction it inserts the grant row
-// (a no-op if the key was applied before), runs the Effect if the row is new, and
-// advances the key's claim to Delivered, so a Settler skips its own Commit
-// (CommitsRecord; the crash test checks the record after a kill right after
-// Deliver). An error means the transaction did not commit, or
+// (a no-op if the key was applied before), runs the Effect if the row is
+// new, and advances the key's claim to Delivered, so a Settler skips its own
+// Commit (CommitsRecord). An error means the transaction did not commit, or
 // its commit's outcome is unknown (a connection lost during COMMIT): a retry
 // with the same key is safe either way.
 func (k *Sink) Deliver(ctx context.Context, key ref.Key, payload []byte) error {
@@ -73,8 +72,8 @@ func (k *Sink) Deliver(ctx context.Context, key ref.Key, payload []byte) error {
 }
 
 // CommitsRecord implements ref.CommittingSink: Deliver moves the key's
-// claim to Delivered in the transaction of the grant (queries.markDelivered),
-// so a Settler on this sink's Store skips its own Commit.
+// claim to Delivered in the transaction of the grant, so a Settler on this
+// sink's Store skips its own Commit.
 func (k *Sink) CommitsRecord() bool { return true }
 
 // Applied reports whether key's grant was applied, and the payload it was

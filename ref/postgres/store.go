@@ -33,26 +33,22 @@ type Options struct {
 	// with a letter, at most 48 bytes (PostgreSQL truncates identifiers at
 	// 63 bytes and the index name adds a suffix). Default DefaultTable.
 	Table string
-	// Batch coalesces concurrent Begin and Commit calls into multi-row
-	// statements. A batch of one costs about twice a single statement (the
-	// array unnesting), so leave it off for one caller at a time; with many
-	// concurrent callers it is worth several times the throughput (see
-	// BenchmarkStore).
+	// Batch coalesces concurrent Begin, BeginDelivered and Commit calls on
+	// this Store into multi-row statements, one round trip per batch. Turn
+	// it on where many goroutines call one Store at once, which is where it
+	// multiplies throughput; leave it off where calls come one at a time,
+	// since a batch of one costs more than a single statement (the server
+	// unnests arrays). bench_test.go measures both.
 	Batch bool
-	// BatchWorkers is how many batches may be in flight at once (default
-	// 1). Each batch carries both the queued claims and the queued commits
-	// in one round trip; with one worker the server idles while the worker
-	// hands out a batch's answers and builds the next, with more every
-	// worker is another backend competing for the cores the callers need,
-	// and the batches it splits off are smaller. On the 2-core test machine
-	// at concurrency 64 (same session, -pgworkers), with load average 3-4.5:
-	// BenchmarkStore batched made 26-32k claim+commit pairs/s with one
-	// worker and 29-35k with two, BenchmarkSettle batched 62-84k settles/s
-	// with one and 78-88k with two; with load average ~12 (other test
-	// runs): BenchmarkStore 30-34k with one and 16-28k with two,
-	// BenchmarkSettle 59-81k and 52-66k. One loses a little on an idle
-	// server host and much less than two loses on a busy one. Raise it
-	// where the database has cores to spare.
+	// BatchWorkers is how many batches may be in flight at once, each on
+	// its own connection (default 1; used only with Batch). While one
+	// batch is at the server the next one fills; more workers send batches
+	// before they fill, so each is smaller, and each worker is another
+	// backend competing with the callers for the database host's cores.
+	// The default is 1 because a second worker gains little on an idle
+	// database host and loses more on a busy one (BenchmarkSettle's doc
+	// has the measurements). Raise it where the database host has cores to
+	// spare, after measuring with BenchmarkSettle -pgworkers.
 	BatchWorkers int
 	// MaxBatch bounds the rows of one batched statement (default 256: big
 	// enough that 64 concurrent callers fit in one batch, small enough that
