@@ -36,23 +36,19 @@ type Options struct {
 	// Prefix starts every key this store writes, so several stores (or
 	// tests) share one Redis. Default "onceproof:".
 	Prefix string
-	// Batch sends concurrent calls as one script call (one round trip for
-	// many claims); see BenchmarkStore and BenchmarkSettle.
+	// Batch sends the concurrent Begin, BeginDelivered and Commit calls on
+	// this Store as one script call per batch. Turn it on where many
+	// goroutines call one Store at once: the server then parses one command
+	// and enters Lua once for many claims. A batch of one adds a hand-off
+	// to a worker goroutine and nothing else.
 	Batch bool
 	// BatchWorkers is how many batches may be in flight at once (default
-	// 2; a batch is one script call, see batchScript). With one, the
-	// server idles while the worker hands out a batch's answers and builds
-	// the next, and the worker idles while the server runs the batch (at
-	// conc 64, ~40% of the two cores idle); with two, one batch is at the
-	// server while the other is being built. BenchmarkSettle batched at
-	// concurrency 64 on the 2-core test machine, -redisworkers, after
-	// internal/coalesce stopped allocating per call: with load average
-	// ~2.5, 1 made 112-148k settles/s (0.87-1.39x redis-benchmark) and 2
-	// made 130-148k (0.96-1.06x); with load average ~9 (other test runs),
-	// 1 made 123-153k (1.32-1.66x) and 2 123-148k (1.12-1.46x). Two keep
-	// the ratio above the 0.8x in every sample. Earlier, with
-	// load average ~2, 4 and 8 workers made 94-118k and 73-89k (0.84-0.90x,
-	// 0.69-0.86x): more split the callers into batches too small to pay.
+	// 2; used only with Batch). With two, one batch is at the server while
+	// the next is being built; with one, the server and the worker take
+	// turns idling; with more, the callers are split into batches too
+	// small to pay. Change it only after measuring with BenchmarkSettle
+	// -redisworkers on your own hosts (its doc has the measurements behind
+	// the default).
 	BatchWorkers int
 	// MaxBatch bounds one batch (default 256: more than the 64 concurrent
 	// callers the benchmarks run, small enough that one script call's
@@ -61,9 +57,8 @@ type Options struct {
 	MaxBatch int
 	// PoolSize is the client's connection pool size (default: go-redis's,
 	// 10 per CPU). Without Batch every call holds a connection for its
-	// round trip, so C concurrent callers want PoolSize >= C: unbatched
-	// BenchmarkSettle at concurrency 64 made 44-53k settles/s with 16
-	// connections and 54-63k with 64 or 128. With Batch a worker uses one.
+	// round trip, so C concurrent callers want PoolSize >= C or they queue
+	// for connections; with Batch each worker uses one.
 	PoolSize int
 	// AllowWeakDurability makes Open skip its persistence check, which
 	// otherwise refuses (ErrNotDurable) a server that does not run with
@@ -241,9 +236,8 @@ func (s *Store) Begin(ctx context.Context, c ref.Claim) (ref.State, bool, error)
 	return s.claim(ctx, "begin", c, false)
 }
 
-// BeginDelivered implements ref.DeliveredClaimer: one script
-// (claimDeliveredScript) claims the key in StateDelivered, so the seed-form
-// Settle is one round trip.
+// BeginDelivered implements ref.DeliveredClaimer: one script claims the key
+// in StateDelivered, so the seed-form Settle is one round trip.
 func (s *Store) BeginDelivered(ctx context.Context, c ref.Claim) (ref.State, bool, error) {
 	return s.claim(ctx, "begin delivered", c, true)
 }
