@@ -28,7 +28,7 @@
 //     an error wrapping ctx.Err(). Any other error is "outcome unknown" in
 //     ref's sense.
 //   - Several Stores (processes, nodes) may open one file: SQLite's file
-//     locks serialise writers, each waiting up to busyTimeout.
+//     locks serialise writers, each waiting up to 10s for the lock.
 //   - Options.Batch (OpenWith) runs the concurrent Begins (and Commits) of
 //     one handle as one transaction: one fsync for the batch instead of one
 //     per call. Each call's answer is the same as unbatched; a failed batch
