@@ -25,10 +25,10 @@ var (
 	ErrReply = errors.New("redis: unexpected reply")
 	// ErrNotDurable: Open could not confirm that the server persists every
 	// write before answering it (appendonly yes, appendfsync always):
-	// either its settings are weaker, or CONFIG GET is refused (renamed,
+	// either its settings are weaker, or it refuses CONFIG GET (renamed,
 	// disabled or denied by ACL) so they cannot be read. The message says
 	// which. Options.AllowWeakDurability skips the check.
-	ErrNotDurable = errors.New("redis: server does not persist every write (want appendonly yes, appendfsync always)")
+	ErrNotDurable = errors.New("redis: server not confirmed durable")
 )
 
 // Options configures Open. The zero value is valid.
@@ -137,9 +137,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("redis: open %s: %w", ro.Addr, err)
 	}
 	if !opts.AllowWeakDurability {
-		if err := checkDurable(ctx, rdb); err != nil {
+		if err := checkDurable(ctx, rdb, ro.Addr); err != nil {
 			rdb.Close()
-			return nil, fmt.Errorf("redis: open %s: %w", ro.Addr, err)
+			return nil, err
 		}
 	}
 	s := &Store{rdb: rdb, prefix: opts.Prefix, pending: opts.Prefix + "pending"}
@@ -151,20 +151,22 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 
 // checkDurable reads the server's AOF settings. A glob rather than two
 // names: CONFIG GET takes one pattern before Redis 7.
-func checkDurable(ctx context.Context, rdb *goredis.Client) error {
+func checkDurable(ctx context.Context, rdb *goredis.Client, addr string) error {
 	cfg, err := rdb.ConfigGet(ctx, "append*").Result()
 	if err != nil {
 		if ctx.Err() != nil {
-			return err
+			return fmt.Errorf("redis: open %s: %w", addr, err)
 		}
-		return fmt.Errorf("%w: cannot read its persistence settings: CONFIG GET refused (%v; renamed, disabled or denied by ACL?); "+
-			"if its operator confirms appendonly yes and appendfsync always, set Options.AllowWeakDurability", ErrNotDurable, err)
+		return fmt.Errorf("%w: %s refused CONFIG GET (%v), so its appendonly and appendfsync cannot be checked (renamed, disabled or denied by ACL?); "+
+			"if its operator confirms appendonly yes and appendfsync always, set Options.AllowWeakDurability", ErrNotDurable, addr, err)
 	}
 	if v := cfg["appendonly"]; v != "yes" {
-		return fmt.Errorf("%w: appendonly is %q: a crash loses every claim since the last snapshot; set Options.AllowWeakDurability to accept that", ErrNotDurable, v)
+		return fmt.Errorf("%w: %s runs with appendonly %s (want yes, with appendfsync always): a crash loses every claim since the last snapshot; "+
+			"set Options.AllowWeakDurability to accept that", ErrNotDurable, addr, v)
 	}
 	if v := cfg["appendfsync"]; v != "always" {
-		return fmt.Errorf("%w: appendfsync is %q: a crash loses the claims not yet fsynced (up to about a second with everysec); set Options.AllowWeakDurability to accept that", ErrNotDurable, v)
+		return fmt.Errorf("%w: %s runs with appendfsync %s (want always): a crash loses the claims not yet fsynced (up to about a second with everysec); "+
+			"set Options.AllowWeakDurability to accept that", ErrNotDurable, addr, v)
 	}
 	return nil
 }
