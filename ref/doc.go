@@ -1,7 +1,9 @@
 // Package ref is onceproof's reference Settler: exactly-once settlement of
 // credits and debits over a transport that only promises at-least-once.
 //
-// It stacks three layers, after the source document 000 ("至少一次投递下的正确性"):
+// It stacks the three layers of "Correctness under at-least-once delivery"
+// (source document 000, a chapter on MMO servers; the repository's
+// DESIGN.md, section "Source documents", describes it):
 //
 //  1. Window: an exact in-memory idempotency window (bounded by rate x ttl)
 //     that answers the common retry without touching the database.
@@ -12,21 +14,15 @@
 //     so a replay is a no-op and a grant cut in half by a crash is completed,
 //     never repeated.
 //
-// Where this package departs from the source document, and why (each has a
-// test that fails on the document's behaviour, and impls/seedverbatim keeps
-// the document's exact behaviour for the proof matrix):
-//
-//   - The window is marked only after the effect is durable, never before the
-//     claim: a failed claim must not make every retry inside the ttl look
-//     like a duplicate (a lost settlement), and a window hit must be an
-//     honest "already delivered".
-//   - StateGranted records are completed: by the next retry that finds them,
-//     or by Recover, through the Sink keyed by the grant, never by running
-//     the grant again.
-//   - Stores return errors, and the Store contract says what each means and
-//     what the Settler does next (store.go).
-//   - Keys are 128 bits with unambiguous field boundaries, pinned by golden
-//     vectors (fingerprint.go).
+// That document's Go code is "the seed". This package keeps the seed's API,
+// so its tests compile unchanged: Settle is the seed form (the caller
+// delivers), SeedStore is the seed's Store interface and FromSeedStore
+// adapts one. Where the package departs from the seed, each with a test
+// that fails on the seed's behaviour (DESIGN.md, "Reference Settler"): the
+// window is marked only after the effect is durable, Granted records are
+// completed (by the next retry or Recover, through the Sink), stores return
+// errors with a stated contract (Store), and keys are 128 bits with
+// unambiguous field boundaries (KeyOf).
 //
 // # The caller's duties
 //

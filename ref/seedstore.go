@@ -5,9 +5,10 @@ import (
 	"fmt"
 )
 
-// SeedStore is the Store interface of the source document 000: infallible,
-// keyed by the 64-bit fingerprint, with no payload or lease. Stores written
-// against it keep working through FromSeedStore.
+// SeedStore is the seed's Store interface (the Go code of source document
+// 000, "Correctness under at-least-once delivery"; see the package doc):
+// infallible, keyed by the 64-bit fingerprint, with no payload or lease.
+// Stores written against it keep working through FromSeedStore.
 type SeedStore interface {
 	Begin(key uint64) (st State, created bool)
 	Commit(key uint64, st State)

@@ -23,7 +23,7 @@ import (
 // Callers may pass a now that goes slightly backwards (clock reads racing to
 // a shard's lock): visibility is always decided by comparing that now with the
 // entry's stored expiry, and an entry is reclaimed only once it has been
-// expired for a grace period (see windowGraceDiv), so a caller up to that much
+// expired for a grace period (min(ttl/64, 1s)), so a caller up to that much
 // behind still sees every entry that is live at its now.
 //
 // # Layout

@@ -31,13 +31,15 @@ var (
 	redisErr  error
 )
 
-// Redis returns the process's shared Redis server (no persistence), starting
-// it on first use. Tests share it and keep apart by key prefix (RedisPrefix).
+// Redis returns the process's shared Redis server, starting it on first use.
+// It runs with appendonly yes and appendfsync always, the persistence
+// ref/redis.Open requires of a server it is not told to trust less, so
+// tests open it as a user would open theirs. Tests share it and keep apart by key prefix (RedisPrefix).
 // It skips tb (or fails it, see RequireEnv) when redis-server is missing.
 func Redis(tb testing.TB) *RedisServer {
 	tb.Helper()
 	redisOnce.Do(func() {
-		redisSrv, redisErr = startRedis("--appendonly", "no")
+		redisSrv, redisErr = startRedis("--appendonly", "yes", "--appendfsync", "always")
 		if redisErr == nil {
 			atStop(redisSrv.stop)
 		}

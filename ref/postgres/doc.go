@@ -1,12 +1,14 @@
 // Package postgres backs ref.PendingStore and ref.Sink with PostgreSQL, so
 // that several settler nodes share one durable unique constraint.
 //
-// A claim is a row keyed by the request's full 128-bit ref.Key (bytea
-// PRIMARY KEY: a 64-bit fingerprint collision is two rows, never a lost
-// settlement). Begin is INSERT ... ON CONFLICT DO NOTHING, so the claim is
-// atomic across every node; Commit is an UPDATE guarded by state < new, so
-// states only move forward; Pending reads a partial index of the Granted rows
-// by lease.
+// The const Schema holds the SQL Open runs, creating what is missing: a
+// claims table (Options.Table, default DefaultTable) keyed by the full
+// 128-bit ref.Key (bytea PRIMARY KEY: a 64-bit fingerprint collision is two
+// rows, never a lost settlement), a partial index of its Granted rows by
+// lease, and the Sink's grant table, Table+"_grants". Begin is INSERT ... ON CONFLICT DO
+// NOTHING, so the claim is atomic across every node; Commit is an UPDATE
+// guarded by state < new, so states only move forward; Pending reads the
+// partial index.
 //
 // Use:
 //
@@ -17,11 +19,11 @@
 //	})
 //	settler := ref.NewSettler(ref.NewWindow(ttl, shards), st, ref.WithSink(sink))
 //
-// The Sink writes the grant key, runs the effect and marks the claim
+// The Sink writes the grant key, runs the Effect and marks the claim
 // Delivered in one transaction: the credit and its record survive a crash
 // together or not at all.
 //
-// With Options.Batch, concurrent Begin and Commit calls on one Store are
-// coalesced into multi-row statements (see internal/coalesce); under load
-// that is several times the throughput of one statement per call.
+// Options.Batch coalesces concurrent calls on one Store into multi-row
+// statements, one round trip per batch: turn it on where many goroutines
+// settle through one Store at once.
 package postgres

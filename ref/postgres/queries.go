@@ -1,12 +1,88 @@
 package postgres
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
+
+// Schema is what Open creates, in one transaction under an advisory lock,
+// with {T} standing for Options.Table and {G} for Options.Table+"_grants".
+// A row of {T} is one claim: key is the 16 bytes of ref.Key.Bytes, state is
+// ref.State (1 Granted, 2 Delivered; a row never exists in StateNew), lease
+// is Claim.LeaseUntil, and payload is emptied at Delivered. The partial
+// index holds only the Granted rows, which Pending reads. A row of {G} is
+// one grant the Sink applied.
+//
+// Open creates only what is missing, so the role it connects as needs
+// CREATE on the schema only if the objects do not exist yet: run Schema
+// yourself as another role, grant SELECT, INSERT and UPDATE on both tables,
+// and Open needs nothing more (no DELETE, no DROP). A {T} with other
+// columns is refused with ErrSchema.
+const Schema = `CREATE TABLE IF NOT EXISTS {T} (
+	key     bytea       PRIMARY KEY CHECK (octet_length(key) = 16),
+	state   smallint    NOT NULL CHECK (state IN (1, 2)),
+	payload bytea       NOT NULL,
+	lease   timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {T}_pending ON {T} (lease) WHERE state = 1;
+CREATE TABLE IF NOT EXISTS {G} (
+	key     bytea PRIMARY KEY CHECK (octet_length(key) = 16),
+	payload bytea NOT NULL
+);`
+
+// Why the partial index {T}_pending, and what it costs: Pending scans only
+// the Granted rows, which are few (in flight, or left by a crash) however
+// many Delivered rows years of retention keep. Its price: the Commit
+// Granted -> Delivered changes state, a column of the index's predicate, so
+// PostgreSQL cannot make it a HOT update and the new row version gets a new
+// primary-key entry (BenchmarkStore's doc has the measured cost). The
+// alternatives do not pay:
+//   - no index: Pending becomes a sequential scan of the whole table, every
+//     Recover reading years of Delivered rows to find a handful of Granted;
+//   - a plain index on (state, lease): state is in it, so it blocks HOT
+//     exactly as this one does, and it also holds every Delivered row
+//     (PostgreSQL 16's exemption covers only summarizing indexes such as
+//     BRIN, which cannot select the few Granted rows);
+//   - the same partial index on (key) instead of (lease), to spread inserts
+//     over the index instead of its newest leaf: no faster (BenchmarkStore).
+// And the paths that matter most skip the update anyway: a seed-form Settle
+// claims with BeginDelivered (born Delivered, never in this index), and
+// Apply with Store.Sink (a ref.CommittingSink) makes the sink's one UPDATE
+// the only write after the claim.
+
+// schemaStep is one statement of Schema and what it does, for errors: a
+// failed step is reported by its description, not by its SQL.
+type schemaStep struct {
+	what   string // "creating table x"
+	object string // x, to look up before creating
+	sql    string
+}
+
+var createStmt = regexp.MustCompile(`^CREATE (TABLE|INDEX) IF NOT EXISTS (\w+)`)
+
+// schemaSteps splits Schema into its statements for table.
+func schemaSteps(table string) []schemaStep {
+	r := strings.NewReplacer("{T}", table, "{G}", table+"_grants")
+	var steps []schemaStep
+	for _, stmt := range strings.SplitAfter(r.Replace(Schema), ";") {
+		stmt = strings.TrimSpace(stmt)
+		if stmt == "" {
+			continue
+		}
+		m := createStmt.FindStringSubmatch(stmt)
+		if m == nil {
+			panic("postgres: Schema statement without CREATE ... IF NOT EXISTS: " + stmt)
+		}
+		steps = append(steps, schemaStep{what: "creating " + strings.ToLower(m[1]) + " " + m[2], object: m[2], sql: strings.TrimSuffix(stmt, ";")})
+	}
+	return steps
+}
 
 // queries holds every statement, with the table names substituted once at
 // Open (identifiers cannot be bind parameters). The table name is validated
 // by tableName, so substitution cannot inject SQL.
 type queries struct {
-	schema []string
+	schema []schemaStep
 
 	// begin1 claims one key in one round trip, in the state $4: Granted
 	// for Begin, Delivered (with an empty payload) for BeginDelivered. When the key exists, the
@@ -62,48 +138,7 @@ func newQueries(table string) queries {
 	r := strings.NewReplacer("{T}", table, "{G}", table+"_grants")
 	q := func(s string) string { return r.Replace(s) }
 	return queries{
-		schema: []string{
-			// state: 1 Granted, 2 Delivered (ref.State); a record never
-			// exists in StateNew.
-			q(`CREATE TABLE IF NOT EXISTS {T} (
-				key     bytea       PRIMARY KEY CHECK (octet_length(key) = 16),
-				state   smallint    NOT NULL CHECK (state IN (1, 2)),
-				payload bytea       NOT NULL,
-				lease   timestamptz NOT NULL
-			)`),
-			// Pending scans only the Granted rows, which are few (in
-			// flight, or left by a crash) however many Delivered rows
-			// years of retention keep.
-			//
-			// Its price: the Commit Granted -> Delivered changes state,
-			// a column of this index's predicate, so PostgreSQL cannot
-			// make it a HOT update; the new row version gets a new
-			// primary-key entry. Measured at concurrency 64 on the
-			// 2-core test machine (BenchmarkStore, batched, same
-			// session): without this index 40-46k claim+commit pairs/s,
-			// with it 32-35k. The alternatives do not pay:
-			//   - no index: Pending becomes a sequential scan of the
-			//     whole table, every Recover reading years of Delivered
-			//     rows to find a handful of Granted ones;
-			//   - a plain index on (state, lease): state is in it, so it
-			//     blocks HOT exactly as this one does, and it also holds
-			//     every Delivered row (PostgreSQL 16's exemption covers
-			//     only summarizing indexes such as BRIN, which cannot
-			//     select the few Granted rows);
-			//   - the same partial index on (key) instead of (lease), to
-			//     spread inserts over the index instead of its newest
-			//     leaf: within noise (25-33k against 28-35k pairs/s).
-			// And the paths that matter most skip the update anyway: a
-			// seed-form Settle claims with BeginDelivered (born
-			// Delivered, never in this index), and Apply with
-			// Store.Sink (a ref.CommittingSink) makes the sink's one
-			// UPDATE the only write after the claim.
-			q(`CREATE INDEX IF NOT EXISTS {T}_pending ON {T} (lease) WHERE state = 1`),
-			q(`CREATE TABLE IF NOT EXISTS {G} (
-				key     bytea PRIMARY KEY CHECK (octet_length(key) = 16),
-				payload bytea NOT NULL
-			)`),
-		},
+		schema: schemaSteps(table),
 		begin1: q(`WITH ins AS (
 				INSERT INTO {T} (key, state, payload, lease) VALUES ($1, $4, $2, $3)
 				ON CONFLICT (key) DO NOTHING

@@ -33,26 +33,22 @@ type Options struct {
 	// with a letter, at most 48 bytes (PostgreSQL truncates identifiers at
 	// 63 bytes and the index name adds a suffix). Default DefaultTable.
 	Table string
-	// Batch coalesces concurrent Begin and Commit calls into multi-row
-	// statements. A batch of one costs about twice a single statement (the
-	// array unnesting), so leave it off for one caller at a time; with many
-	// concurrent callers it is worth several times the throughput (see
-	// BenchmarkStore).
+	// Batch coalesces concurrent Begin, BeginDelivered and Commit calls on
+	// this Store into multi-row statements, one round trip per batch. Turn
+	// it on where many goroutines call one Store at once, which is where it
+	// multiplies throughput; leave it off where calls come one at a time,
+	// since a batch of one costs more than a single statement (the server
+	// unnests arrays). bench_test.go measures both.
 	Batch bool
-	// BatchWorkers is how many batches may be in flight at once (default
-	// 1). Each batch carries both the queued claims and the queued commits
-	// in one round trip; with one worker the server idles while the worker
-	// hands out a batch's answers and builds the next, with more every
-	// worker is another backend competing for the cores the callers need,
-	// and the batches it splits off are smaller. On the 2-core test machine
-	// at concurrency 64 (same session, -pgworkers), with load average 3-4.5:
-	// BenchmarkStore batched made 26-32k claim+commit pairs/s with one
-	// worker and 29-35k with two, BenchmarkSettle batched 62-84k settles/s
-	// with one and 78-88k with two; with load average ~12 (other test
-	// runs): BenchmarkStore 30-34k with one and 16-28k with two,
-	// BenchmarkSettle 59-81k and 52-66k. One loses a little on an idle
-	// server host and much less than two loses on a busy one. Raise it
-	// where the database has cores to spare.
+	// BatchWorkers is how many batches may be in flight at once, each on
+	// its own connection (default 1; used only with Batch). While one
+	// batch is at the server the next one fills; more workers send batches
+	// before they fill, so each is smaller, and each worker is another
+	// backend competing with the callers for the database host's cores.
+	// The default is 1 because a second worker gains little on an idle
+	// database host and loses more on a busy one (BenchmarkSettle's doc
+	// has the measurements). Raise it where the database host has cores to
+	// spare, after measuring with BenchmarkSettle -pgworkers.
 	BatchWorkers int
 	// MaxBatch bounds the rows of one batched statement (default 256: big
 	// enough that 64 concurrent callers fit in one batch, small enough that
@@ -84,8 +80,10 @@ var (
 )
 
 // Open connects to the database at url (a postgres:// URL or a libpq
-// key=value string), creates the claims and grants tables if absent, and
-// returns the store. ctx bounds only the connecting and the schema setup.
+// key=value string), creates what is missing of Schema, and returns the
+// store. ctx bounds only the connecting and the schema setup. A failed
+// step is reported by what it was doing ("creating table x: ERROR:
+// permission denied for schema public (SQLSTATE 42501)").
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.Table == "" {
 		opts.Table = DefaultTable
@@ -143,22 +141,32 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// createSchema creates the tables under an advisory lock: concurrent
-// CREATE TABLE IF NOT EXISTS from several nodes starting at once can
-// otherwise fail on the catalog's own unique index.
+// createSchema creates what is missing of Schema under an advisory lock:
+// concurrent CREATE TABLE IF NOT EXISTS from several nodes starting at once
+// can otherwise fail on the catalog's own unique index. It looks each
+// object up first because CREATE ... IF NOT EXISTS needs CREATE on the
+// schema even when the object exists, and a role given only SELECT,
+// INSERT and UPDATE on tables made for it must still be able to Open.
+// Errors name the step, not its SQL.
 func (s *Store) createSchema(ctx context.Context) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: schema: %w", err)
+		return fmt.Errorf("postgres: open: starting the schema transaction: %w", err)
 	}
 	defer tx.Rollback(context.Background())
 	// The lock id is arbitrary but fixed: every onceproof process agrees on it.
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(7262113)"); err != nil {
-		return fmt.Errorf("postgres: schema lock: %w", err)
+		return fmt.Errorf("postgres: open: taking the schema lock: %w", err)
 	}
-	for i, stmt := range s.q.schema {
-		if _, err := tx.Exec(ctx, stmt); err != nil {
-			return fmt.Errorf("postgres: schema: %s: %w", stmt, err)
+	for i, step := range s.q.schema {
+		var exists bool
+		if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", step.object).Scan(&exists); err != nil {
+			return fmt.Errorf("postgres: open: looking up %s: %w", step.object, err)
+		}
+		if !exists {
+			if _, err := tx.Exec(ctx, step.sql); err != nil {
+				return fmt.Errorf("postgres: open: %s: %w", step.what, err)
+			}
 		}
 		if i == 0 { // the claims table: check it before indexing its columns
 			if err := s.checkSchema(ctx, tx); err != nil {
@@ -167,7 +175,7 @@ func (s *Store) createSchema(ctx context.Context) error {
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: schema: %w", err)
+		return fmt.Errorf("postgres: open: committing the schema: %w", err)
 	}
 	return nil
 }
@@ -179,18 +187,18 @@ func (s *Store) checkSchema(ctx context.Context, tx pgx.Tx) error {
 	rows, err := tx.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = $1`, s.table)
 	if err != nil {
-		return fmt.Errorf("postgres: schema check: %w", err)
+		return fmt.Errorf("postgres: open: checking the columns of %s: %w", s.table, err)
 	}
 	got := map[string]string{}
 	for rows.Next() {
 		var n, t string
 		if err := rows.Scan(&n, &t); err != nil {
-			return fmt.Errorf("postgres: schema check: %w", err)
+			return fmt.Errorf("postgres: open: checking the columns of %s: %w", s.table, err)
 		}
 		got[n] = t
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("postgres: schema check: %w", err)
+		return fmt.Errorf("postgres: open: checking the columns of %s: %w", s.table, err)
 	}
 	for n, t := range want {
 		if got[n] != t {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/onceproof/onceproof/internal/testserver"
 	"github.com/onceproof/onceproof/ref"
@@ -76,6 +79,67 @@ func TestOpenRejectsForeignTable(t *testing.T) {
 	}
 	if _, err := postgres.Open(t.Context(), url, postgres.Options{Table: "foreign_claims"}); !errors.Is(err, postgres.ErrSchema) {
 		t.Fatalf("Open on a table with other columns = %v, want ErrSchema; reproduce: go test ./ref/postgres -run %s", err, t.Name())
+	}
+}
+
+// appRole creates, on url's database, a login role without CREATE on the
+// schema public (the least-privilege application role), grants it grants
+// (SQL privilege clauses "ON ..."), and returns url as that role.
+func appRole(t *testing.T, url string, grants ...string) string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	role := "app_" + strings.TrimPrefix(conn.Config().Database, "t")
+	stmts := append([]string{
+		"CREATE ROLE " + role + " LOGIN",
+		"REVOKE CREATE ON SCHEMA public FROM PUBLIC", // already so since PostgreSQL 15
+	}, grants...)
+	for _, stmt := range stmts {
+		if _, err := conn.Exec(t.Context(), strings.ReplaceAll(stmt, "{role}", role)); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return strings.Replace(url, "postgres://postgres@", "postgres://"+role+"@", 1)
+}
+
+// TestOpenWithoutCreatePrivilegeNamesTheStep: a role that may not create
+// the table gets one line saying which step failed and the server's
+// reason, not the statement.
+func TestOpenWithoutCreatePrivilegeNamesTheStep(t *testing.T) {
+	url := appRole(t, testserver.Postgres(t))
+	_, err := postgres.Open(t.Context(), url, postgres.Options{Table: "claims"})
+	if err == nil {
+		t.Fatalf("Open as a role without CREATE succeeded; reproduce: go test ./ref/postgres -run %s", t.Name())
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "creating table claims: ") || !strings.Contains(msg, "42501") ||
+		strings.Contains(msg, "CREATE TABLE") || strings.Contains(msg, "\n") {
+		t.Fatalf("Open as a role without CREATE = %q; want one line naming the step (creating table claims) and SQLSTATE 42501, without the SQL; reproduce: go test ./ref/postgres -run %s", msg, t.Name())
+	}
+}
+
+// TestOpenNeedsOnlyDMLOnTablesMadeFromSchema: the documented Schema, run by
+// another role, is what Open expects (no ErrSchema), and a role with only
+// SELECT, INSERT and UPDATE on its tables opens the store and settles.
+func TestOpenNeedsOnlyDMLOnTablesMadeFromSchema(t *testing.T) {
+	admin := testserver.Postgres(t)
+	ddl := strings.NewReplacer("{T}", "claims", "{G}", "claims_grants").Replace(postgres.Schema)
+	url := appRole(t, admin, ddl, "GRANT SELECT, INSERT, UPDATE ON claims, claims_grants TO {role}")
+	s, err := postgres.Open(t.Context(), url, postgres.Options{Table: "claims"})
+	if err != nil {
+		t.Fatalf("Open as a role with SELECT, INSERT, UPDATE on tables made from Schema = %v; reproduce: go test ./ref/postgres -run %s", err, t.Name())
+	}
+	defer s.Close()
+	sink := s.Sink(nil)
+	settler := ref.NewSettler(ref.NewWindow(time.Minute, 1), s, ref.WithSink(sink))
+	if res, err := settler.Apply(t.Context(), ref.KeyOf(1, 2), []byte("p"), time.Now()); err != nil || !res.Fresh {
+		t.Fatalf("Apply as the application role = %+v, %v; want a fresh grant", res, err)
+	}
+	if n, err := sink.Count(t.Context()); err != nil || n != 1 {
+		t.Fatalf("grants after one Apply = %d, %v; want 1", n, err)
 	}
 }
 

@@ -10,8 +10,9 @@ import (
 	"github.com/onceproof/onceproof/ref/redis"
 )
 
-// A settler node on a shared Redis (run it with appendonly yes and
-// appendfsync always, or a crash of Redis can forget claims). The Sink's
+// A settler node on a shared Redis (Open refuses it unless it runs with
+// appendonly yes and appendfsync always: a crash of Redis could otherwise
+// forget claims). The Sink's
 // effect is an entry in the ledger list, applied once per key together with
 // its grant key and the claim's Delivered state. (Not run by go test: it
 // needs a server.)

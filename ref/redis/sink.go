@@ -36,9 +36,9 @@ func (k *Sink) Deliver(ctx context.Context, key ref.Key, payload []byte) error {
 	return nil
 }
 
-// CommitsRecord implements ref.CommittingSink: deliverScript moves the
-// claim to Delivered in the script that applies the grant, so a Settler
-// built on this sink's Store skips its own Commit.
+// CommitsRecord implements ref.CommittingSink: Deliver moves the claim to
+// Delivered in the script that applies the grant, so a Settler built on
+// this sink's Store skips its own Commit.
 func (k *Sink) CommitsRecord() bool { return true }
 
 // Grant is one ledger entry.
@@ -47,8 +47,8 @@ type Grant struct {
 	Payload []byte
 }
 
-// Ledger returns every grant applied, in the order applied. A key listed
-// twice would be a double credit: the tests check that it never is.
+// Ledger returns every grant applied, in the order applied. Each key
+// appears at most once: a key listed twice would be a double credit.
 func (k *Sink) Ledger(ctx context.Context) ([]Grant, error) {
 	vals, err := k.s.rdb.LRange(ctx, k.s.prefix+"ledger", 0, -1).Result()
 	if err != nil {

@@ -23,6 +23,12 @@ var (
 	// ErrReply: the server answered something the scripts never return
 	// (another program wrote our keys, or a proxy mangled the reply).
 	ErrReply = errors.New("redis: unexpected reply")
+	// ErrNotDurable: Open could not confirm that the server persists every
+	// write before answering it (appendonly yes, appendfsync always):
+	// either its settings are weaker, or it refuses CONFIG GET (renamed,
+	// disabled or denied by ACL) so they cannot be read. The message says
+	// which. Options.AllowWeakDurability skips the check.
+	ErrNotDurable = errors.New("redis: server not confirmed durable")
 )
 
 // Options configures Open. The zero value is valid.
@@ -30,23 +36,19 @@ type Options struct {
 	// Prefix starts every key this store writes, so several stores (or
 	// tests) share one Redis. Default "onceproof:".
 	Prefix string
-	// Batch sends concurrent calls as one script call (one round trip for
-	// many claims); see BenchmarkStore and BenchmarkSettle.
+	// Batch sends the concurrent Begin, BeginDelivered and Commit calls on
+	// this Store as one script call per batch. Turn it on where many
+	// goroutines call one Store at once: the server then parses one command
+	// and enters Lua once for many claims. A batch of one adds a hand-off
+	// to a worker goroutine and nothing else.
 	Batch bool
 	// BatchWorkers is how many batches may be in flight at once (default
-	// 2; a batch is one script call, see batchScript). With one, the
-	// server idles while the worker hands out a batch's answers and builds
-	// the next, and the worker idles while the server runs the batch (at
-	// conc 64, ~40% of the two cores idle); with two, one batch is at the
-	// server while the other is being built. BenchmarkSettle batched at
-	// concurrency 64 on the 2-core test machine, -redisworkers, after
-	// internal/coalesce stopped allocating per call: with load average
-	// ~2.5, 1 made 112-148k settles/s (0.87-1.39x redis-benchmark) and 2
-	// made 130-148k (0.96-1.06x); with load average ~9 (other test runs),
-	// 1 made 123-153k (1.32-1.66x) and 2 123-148k (1.12-1.46x). Two keep
-	// the ratio above the 0.8x in every sample. Earlier, with
-	// load average ~2, 4 and 8 workers made 94-118k and 73-89k (0.84-0.90x,
-	// 0.69-0.86x): more split the callers into batches too small to pay.
+	// 2; used only with Batch). With two, one batch is at the server while
+	// the next is being built; with one, the server and the worker take
+	// turns idling; with more, the callers are split into batches too
+	// small to pay. Change it only after measuring with BenchmarkSettle
+	// -redisworkers on your own hosts (its doc has the measurements behind
+	// the default).
 	BatchWorkers int
 	// MaxBatch bounds one batch (default 256: more than the 64 concurrent
 	// callers the benchmarks run, small enough that one script call's
@@ -55,10 +57,25 @@ type Options struct {
 	MaxBatch int
 	// PoolSize is the client's connection pool size (default: go-redis's,
 	// 10 per CPU). Without Batch every call holds a connection for its
-	// round trip, so C concurrent callers want PoolSize >= C: unbatched
-	// BenchmarkSettle at concurrency 64 made 44-53k settles/s with 16
-	// connections and 54-63k with 64 or 128. With Batch a worker uses one.
+	// round trip, so C concurrent callers want PoolSize >= C or they queue
+	// for connections; with Batch each worker uses one.
 	PoolSize int
+	// AllowWeakDurability makes Open skip its persistence check, which
+	// otherwise refuses (ErrNotDurable) a server that does not run with
+	// appendonly yes and appendfsync always, or that refuses CONFIG GET.
+	//
+	// What a weaker server loses on a crash (a Redis process crash or a
+	// power loss, not a client's): every write it answered but had not
+	// yet made durable, up to about a second of them with appendfsync
+	// everysec and everything since the last snapshot without appendonly.
+	// A lost claim is a key the store has forgotten: a retry or replay of
+	// that settlement claims it again and delivers again, so it is
+	// credited twice unless the Sink is idempotent by key in a database
+	// that did not lose it (the Sink of this package keeps its grant keys
+	// in the same Redis and forgets them too). Set it for a cache-only or
+	// test server, or when the server hides CONFIG and its operator has
+	// confirmed appendfsync always.
+	AllowWeakDurability bool
 	// Config, if set, adjusts the client options parsed from the URL
 	// (dialer, TLS, timeouts, ...) before the client is created. Setting
 	// MaxRetries there brings back transparent retries; see the package doc
@@ -81,8 +98,12 @@ var (
 	_ ref.DeliveredClaimer = (*Store)(nil)
 )
 
-// Open connects to the server at url (redis://[user:password@]host:port/db)
-// and checks that it answers. ctx bounds the check.
+// Open connects to the server at url (redis://[user:password@]host:port/db),
+// checks that it answers and, unless Options.AllowWeakDurability, that it
+// persists every write before answering (CONFIG GET appendonly and
+// appendfsync: yes and always); otherwise it returns an error wrapping
+// ErrNotDurable that names the setting or the refused command. ctx bounds
+// the checks.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	ro, err := goredis.ParseURL(url)
 	if err != nil {
@@ -115,11 +136,39 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		rdb.Close()
 		return nil, fmt.Errorf("redis: open %s: %w", ro.Addr, err)
 	}
+	if !opts.AllowWeakDurability {
+		if err := checkDurable(ctx, rdb, ro.Addr); err != nil {
+			rdb.Close()
+			return nil, err
+		}
+	}
 	s := &Store{rdb: rdb, prefix: opts.Prefix, pending: opts.Prefix + "pending"}
 	if opts.Batch {
 		s.batch = coalesce.New(s.runBatch, coalesce.Options{Workers: opts.BatchWorkers, MaxBatch: opts.MaxBatch})
 	}
 	return s, nil
+}
+
+// checkDurable reads the server's AOF settings. A glob rather than two
+// names: CONFIG GET takes one pattern before Redis 7.
+func checkDurable(ctx context.Context, rdb *goredis.Client, addr string) error {
+	cfg, err := rdb.ConfigGet(ctx, "append*").Result()
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("redis: open %s: %w", addr, err)
+		}
+		return fmt.Errorf("%w: %s refused CONFIG GET (%v), so its appendonly and appendfsync cannot be checked (renamed, disabled or denied by ACL?); "+
+			"if its operator confirms appendonly yes and appendfsync always, set Options.AllowWeakDurability", ErrNotDurable, addr, err)
+	}
+	if v := cfg["appendonly"]; v != "yes" {
+		return fmt.Errorf("%w: %s runs with appendonly %s (want yes, with appendfsync always): a crash loses every claim since the last snapshot; "+
+			"set Options.AllowWeakDurability to accept that", ErrNotDurable, addr, v)
+	}
+	if v := cfg["appendfsync"]; v != "always" {
+		return fmt.Errorf("%w: %s runs with appendfsync %s (want always): a crash loses the claims not yet fsynced (up to about a second with everysec); "+
+			"set Options.AllowWeakDurability to accept that", ErrNotDurable, addr, v)
+	}
+	return nil
 }
 
 // Client returns the store's client (for the caller's own keys).
@@ -189,9 +238,8 @@ func (s *Store) Begin(ctx context.Context, c ref.Claim) (ref.State, bool, error)
 	return s.claim(ctx, "begin", c, false)
 }
 
-// BeginDelivered implements ref.DeliveredClaimer: one script
-// (claimDeliveredScript) claims the key in StateDelivered, so the seed-form
-// Settle is one round trip.
+// BeginDelivered implements ref.DeliveredClaimer: one script claims the key
+// in StateDelivered, so the seed-form Settle is one round trip.
 func (s *Store) BeginDelivered(ctx context.Context, c ref.Claim) (ref.State, bool, error) {
 	return s.claim(ctx, "begin delivered", c, true)
 }

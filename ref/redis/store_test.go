@@ -3,6 +3,7 @@ package redis_test
 import (
 	"encoding/hex"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -53,6 +54,50 @@ func TestOpenRejectsBadURLAndOptions(t *testing.T) {
 	if _, err := redis.Open(t.Context(), srv.URL(), redis.Options{MaxBatch: -1}); !errors.Is(err, redis.ErrBadOptions) {
 		t.Errorf("Open(MaxBatch=-1) = %v, want ErrBadOptions; reproduce: go test ./ref/redis -run %s", err, t.Name())
 	}
+}
+
+// TestOpenRefusesServerThatDoesNotPersistEveryWrite: Open checks the
+// server's AOF settings and refuses, naming the setting, a server that can
+// lose acknowledged claims in a crash; AllowWeakDurability accepts it.
+func TestOpenRefusesServerThatDoesNotPersistEveryWrite(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--appendonly", "no"}, "runs with appendonly no"},
+		{[]string{"--appendonly", "yes", "--appendfsync", "everysec"}, "runs with appendfsync everysec"},
+	} {
+		srv := testserver.StartRedis(t, tc.args...)
+		_, err := redis.Open(t.Context(), srv.URL(), redis.Options{})
+		if !errors.Is(err, redis.ErrNotDurable) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "AllowWeakDurability") {
+			t.Errorf("Open on a server run with %v = %v; want ErrNotDurable saying %s and naming AllowWeakDurability; reproduce: go test ./ref/redis -run %s",
+				tc.args, err, tc.want, t.Name())
+		}
+		s, err := redis.Open(t.Context(), srv.URL(), redis.Options{AllowWeakDurability: true})
+		if err != nil {
+			t.Fatalf("Open with AllowWeakDurability on a server run with %v = %v, want success; reproduce: go test ./ref/redis -run %s", tc.args, err, t.Name())
+		}
+		if _, created, err := s.Begin(t.Context(), ref.Claim{Key: ref.KeyOf(10, 1)}); err != nil || !created {
+			t.Errorf("Begin on the weak store = created %v, %v; want a claim", created, err)
+		}
+		s.Close()
+	}
+}
+
+// TestOpenSaysWhenConfigIsHidden: a server that renamed CONFIG away cannot
+// be checked; Open says so (not "not durable" alone) and points to the
+// option, which then opens it.
+func TestOpenSaysWhenConfigIsHidden(t *testing.T) {
+	srv := testserver.StartRedis(t, "--appendonly", "yes", "--appendfsync", "always", "--rename-command", "CONFIG", "")
+	_, err := redis.Open(t.Context(), srv.URL(), redis.Options{})
+	if !errors.Is(err, redis.ErrNotDurable) || !strings.Contains(err.Error(), "refused CONFIG GET") || !strings.Contains(err.Error(), "AllowWeakDurability") {
+		t.Fatalf("Open on a server without CONFIG = %v; want ErrNotDurable saying CONFIG GET was refused and naming AllowWeakDurability; reproduce: go test ./ref/redis -run %s", err, t.Name())
+	}
+	s, err := redis.Open(t.Context(), srv.URL(), redis.Options{AllowWeakDurability: true})
+	if err != nil {
+		t.Fatalf("Open with AllowWeakDurability on a server without CONFIG = %v, want success; reproduce: go test ./ref/redis -run %s", err, t.Name())
+	}
+	s.Close()
 }
 
 func TestDeliveredClaimer(t *testing.T) { storetest.RunDeliveredClaimer(t, harness(false)) }

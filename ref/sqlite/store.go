@@ -28,7 +28,7 @@
 //     an error wrapping ctx.Err(). Any other error is "outcome unknown" in
 //     ref's sense.
 //   - Several Stores (processes, nodes) may open one file: SQLite's file
-//     locks serialise writers, each waiting up to busyTimeout.
+//     locks serialise writers, each waiting up to 10s for the lock.
 //   - Options.Batch (OpenWith) runs the concurrent Begins (and Commits) of
 //     one handle as one transaction: one fsync for the batch instead of one
 //     per call. Each call's answer is the same as unbatched; a failed batch
@@ -80,23 +80,25 @@ const busyTimeout = 10 * time.Second
 // lock, which busyTimeout covers.
 const maxConns = 1
 
-// schema is created on Open. Records are WITHOUT ROWID: the 16-byte key is
-// the B-tree key, one lookup per claim. The partial index holds only
-// Granted records, so Recover's scan is as small as the unfinished work.
-const schema = `
-CREATE TABLE IF NOT EXISTS onceproof_records (
-	key         BLOB    NOT NULL PRIMARY KEY CHECK (length(key) = 16),
-	state       INTEGER NOT NULL CHECK (state IN (1, 2)),
-	payload     BLOB,
-	lease_until INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS onceproof_records_pending
-	ON onceproof_records (lease_until) WHERE state = 1;
-CREATE TABLE IF NOT EXISTS onceproof_grants (
-	seq     INTEGER PRIMARY KEY,
-	key     BLOB    NOT NULL UNIQUE CHECK (length(key) = 16),
-	payload BLOB    NOT NULL
-);`
+// schema is created on Open, step by step so that an error names the step
+// (not the SQL). Records are WITHOUT ROWID: the 16-byte key is the B-tree
+// key, one lookup per claim. The partial index holds only Granted records,
+// so Recover's scan is as small as the unfinished work.
+var schema = []struct{ what, sql string }{
+	{"creating table onceproof_records", `CREATE TABLE IF NOT EXISTS onceproof_records (
+		key         BLOB    NOT NULL PRIMARY KEY CHECK (length(key) = 16),
+		state       INTEGER NOT NULL CHECK (state IN (1, 2)),
+		payload     BLOB,
+		lease_until INTEGER NOT NULL
+	) WITHOUT ROWID`},
+	{"creating index onceproof_records_pending", `CREATE INDEX IF NOT EXISTS onceproof_records_pending
+		ON onceproof_records (lease_until) WHERE state = 1`},
+	{"creating table onceproof_grants", `CREATE TABLE IF NOT EXISTS onceproof_grants (
+		seq     INTEGER PRIMARY KEY,
+		key     BLOB    NOT NULL UNIQUE CHECK (length(key) = 16),
+		payload BLOB    NOT NULL
+	)`},
+}
 
 // handle is one *sql.DB and its closed flag, shared by a Store and the Sink
 // it hands out.
@@ -121,9 +123,17 @@ func openHandle(path string) (*handle, error) {
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxIdleTime(0)
-	if _, err := db.Exec(schema); err != nil {
+	// sql.Open connects lazily: connect first, so that a file that cannot
+	// be opened is not reported as a schema step.
+	if err := db.Ping(); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("sqlite: create schema in %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	for _, step := range schema {
+		if _, err := db.Exec(step.sql); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("sqlite: open %s: %s: %w", path, step.what, err)
+		}
 	}
 	return &handle{db: db}, nil
 }

@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onceproof/onceproof/ref"
@@ -73,5 +75,30 @@ func BenchmarkStore(b *testing.B) {
 				storetest.BenchClaimCommit(b, s, conc)
 			})
 		}
+	}
+}
+
+// TestOpenErrorsNameTheStep: a file that cannot be opened is reported as
+// opening it, and a failed schema statement by what it was creating, never
+// by its SQL.
+func TestOpenErrorsNameTheStep(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-dir", "records.db")
+	if _, err := Open(missing); err == nil || !strings.Contains(err.Error(), "sqlite: open "+missing+": ") || strings.Contains(err.Error(), "creat") {
+		t.Errorf("Open in a missing directory = %v; want it reported as opening the file; reproduce: go test ./ref/sqlite -run %s", err, t.Name())
+	}
+	// A table of the same name without lease_until: the index step fails.
+	foreign := filepath.Join(t.TempDir(), "foreign.db")
+	db, err := sql.Open("sqlite", foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE onceproof_records (key BLOB PRIMARY KEY, state INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = Open(foreign)
+	if err == nil || !strings.Contains(err.Error(), "creating index onceproof_records_pending: ") ||
+		strings.Contains(err.Error(), "CREATE") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Open on a foreign onceproof_records = %v; want one line naming the step (creating index onceproof_records_pending) without the SQL; reproduce: go test ./ref/sqlite -run %s", err, t.Name())
 	}
 }
