@@ -34,6 +34,7 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 	storeFlag := fs.String("store", "", "run the ref design on a real store, a fresh one per run: "+storeForms)
 	jsonOut := fs.String("json", "", "also write the matrix as JSON to this file")
 	verbose := fs.Bool("v", false, "with -store: print a store error's whole chain, not only its root cause")
+	weak := fs.Bool("allow-weak-durability", false, "with -store redis://: run on a server that does not persist every write before answering (appendonly yes, appendfsync always), which a crash of the server can make lose acknowledged claims")
 	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return 0, err
@@ -69,6 +70,7 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 		// go-redis logs some failures itself; the command reports them.
 		goredis.SetLogger(silent{})
 		var done func() error
+		sp.weak = *weak
 		if sd, done, err = storeDesign(ctx, sp, *dflag, *verbose); err != nil {
 			return 0, err
 		}

@@ -58,6 +58,7 @@ const storeStall = 2 * storeTimeout
 type storeSpec struct {
 	kind   string // sqlite, postgres, redis: the row is "ref@"+kind
 	target string // the directory (sqlite) or the URL
+	weak   bool   // redis: accept a server that does not persist every write
 }
 
 // parseStore parses -store. Anything but the three forms, or a form its
@@ -187,7 +188,7 @@ func (sp storeSpec) design(tag string) (*refdesign.StoreDesign, func() error, er
 			ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 			defer cancel()
 			prefix := fmt.Sprintf("onceproof:run:%s:%d:", tag, run)
-			st, err := redis.Open(ctx, sp.target, redis.Options{Prefix: prefix})
+			st, err := redis.Open(ctx, sp.target, redis.Options{Prefix: prefix, AllowWeakDurability: sp.weak})
 			if err != nil {
 				return nil, nil, err
 			}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/onceproof/onceproof/ref/redis"
 )
 
 // storeError is a store failure as one line, its root cause first (the
@@ -49,6 +51,8 @@ func rootCause(err error) string {
 	msg := err.Error()
 	var dns *net.DNSError
 	switch {
+	case errors.Is(err, redis.ErrNotDurable):
+		return "the Redis server does not persist every write before answering (it needs appendonly yes and appendfsync always): " + lastLine(msg) + "; -allow-weak-durability runs anyway"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused: nothing listens at that host and port"
 	case errors.As(err, &dns):

@@ -51,3 +51,18 @@ func TestStoreErrorsNameTheirRootCause(t *testing.T) {
 		})
 	}
 }
+
+// A Redis that may lose acknowledged writes on a crash is refused, with the
+// flag that accepts it named; with the flag, the matrix runs.
+func TestWeakRedisIsRefusedUnlessAllowed(t *testing.T) {
+	srv := testserver.StartRedis(t, "--appendonly", "no")
+	args := []string{"matrix", "-store", srv.URL(), "-n", "1", "-families", "clean", "-out", t.TempDir()}
+	code, _, errs := runCLI(args...)
+	if code != exitFailed || !strings.Contains(errs, "does not persist every write") || !strings.Contains(errs, "-allow-weak-durability") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("onceproof %s: exit %d, stderr %q; want exit 1 naming the durability and the flag", strings.Join(args, " "), code, errs)
+	}
+	args = append(args, "-allow-weak-durability")
+	if code, out, errs := runCLI(args...); code != exitOK {
+		t.Errorf("onceproof %s: exit %d, want 0\n%s%s", strings.Join(args, " "), code, out, errs)
+	}
+}
