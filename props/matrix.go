@@ -72,10 +72,15 @@ type Row struct {
 // Cell is one design under one family: the union of the properties that
 // failed over N schedules, and a minimal counterexample for them.
 type Cell struct {
-	Design   string
-	Family   faults.Family
-	Runs     int
-	Unknown  int               // runs whose budget ran out
+	Design  string
+	Family  faults.Family
+	Seed    uint64 // the first run's generator seed; run k used Seed+k
+	Runs    int
+	Unknown int // runs some property could not judge (budget ran out, design blocked)
+	// UnknownBy counts, per property, the runs it could not judge;
+	// UnknownWhy is the first such run's reason.
+	UnknownBy  map[faults.Property]int `json:",omitempty"`
+	UnknownWhy string                  `json:",omitempty"`
 	Failed   []faults.Property // union over the runs, in report order
 	Expected []faults.Property // what the design declares, in report order
 	// Counterexamples: the first is shrunk toward the first property of
@@ -94,6 +99,9 @@ type Counterexample struct {
 	History  faults.History
 	Report   Report
 }
+
+// UnknownOf is how many runs could not judge p.
+func (c Cell) UnknownOf(p faults.Property) int { return c.UnknownBy[p] }
 
 // Holds reports whether the cell showed no failure and no unknown run.
 func (c Cell) Holds() bool { return len(c.Failed) == 0 && c.Unknown == 0 }
@@ -135,13 +143,10 @@ func (m Mismatch) String() string {
 
 // Mismatch reports whether the cell disagrees with its design's declaration:
 // an undeclared failure, a declared failure that did not show (the checker
-// lost its teeth, or the budget is too small to find it), or an unknown
-// where the design declares it holds (a budget that ran out is not a pass).
+// lost its teeth, or the budget is too small to find it), or any run that
+// could not be judged (an unknown run is not a pass, whatever is declared).
 func (c Cell) Mismatch() bool {
-	if len(c.Expected) == 0 && c.Unknown > 0 {
-		return true
-	}
-	return !slices.Equal(c.Failed, c.Expected)
+	return c.Unknown > 0 || !slices.Equal(c.Failed, c.Expected)
 }
 
 // Mismatches lists the cells that disagree with their design's declaration
@@ -252,7 +257,7 @@ func RunCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 }
 
 func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
-	c := Cell{Design: d.Name(), Family: f, Runs: opt.N}
+	c := Cell{Design: d.Name(), Family: f, Seed: opt.Seed}
 	declared := expectations(d)[f]
 	for _, p := range faults.Properties { // report order, whatever order the design wrote
 		if slices.Contains(declared, p) {
@@ -272,14 +277,29 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 		s := MatrixSchedule(f, seed)
 		h := faults.Run(d, s, opt.Run)
 		r := Judge(h)
+		c.Runs++
 		if r.Unknown() {
 			c.Unknown++
+			for _, v := range r {
+				if v.Outcome == Unknown {
+					if c.UnknownBy == nil {
+						c.UnknownBy = map[faults.Property]int{}
+						c.UnknownWhy = fmt.Sprintf("seed %d: %s", seed, v.Reason)
+					}
+					c.UnknownBy[v.Property]++
+				}
+			}
 		}
 		if fl := r.Failed(); len(fl) > 0 {
 			fails = append(fails, failing{seed, s, h, fl})
 			for _, p := range fl {
 				union[p] = true
 			}
+		}
+		if h.Stalled {
+			// Every further run could cost the watchdog's whole stall:
+			// one blocked run is the cell's verdict (Responsive fails).
+			break
 		}
 	}
 	for _, p := range faults.Properties {
@@ -309,9 +329,12 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 		return true
 	}
 	shrinkTo := func(fl failing, target []faults.Property, name string) {
-		s := Shrink(fl.sched, func(s faults.Schedule) bool {
-			return opt.Context.Err() == nil && shows(Judge(faults.Run(d, s, opt.Run)), target)
-		}, opt.ShrinkBudget)
+		s := fl.sched
+		if !fl.hist.Stalled { // a blocked candidate costs a whole stall: keep it as found
+			s = Shrink(fl.sched, func(s faults.Schedule) bool {
+				return opt.Context.Err() == nil && shows(Judge(faults.Run(d, s, opt.Run)), target)
+			}, opt.ShrinkBudget)
+		}
 		h := faults.Run(d, s, opt.Run)
 		r := Judge(h)
 		if !shows(r, target) {

@@ -67,7 +67,7 @@ func TestStrictExpectationsFailsADeclaredFailureThatDoesNotShow(t *testing.T) {
 
 func TestTestDesignFailsWhenEveryRunIsUnknown(t *testing.T) {
 	out, err := runNamedHelper(t, "TestHelperNeverAcks", t.TempDir())
-	want := "NoDup is unknown under clean: all"
+	want := "NoDup is unknown under clean: 200 of 200 runs could not be judged"
 	if err == nil || !strings.Contains(out, want) {
 		t.Errorf("want a failure saying %q (err %v):\n%s", want, err, out)
 	}
@@ -80,7 +80,7 @@ func runHelper(t *testing.T, dir string) (string, error) {
 
 func runNamedHelper(t *testing.T, name, dir string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v", "-rapid.nofailfile", "-rapid.checks=20")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v")
 	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -99,10 +99,28 @@ func TestTestDesignReportsAnUndeclaredFailure(t *testing.T) {
 		"minimal schedule",
 		"To reproduce (the saved file replays first): cd ",
 		"go test -run '^TestHelperMemoMultiNode$/^family=multi-node$/^prop=NoDup$' .",
+		"events:", // the counterexample's timeline, as in the counterexample files
+		"!! NoDup: s",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// One command reproduces it; rapid's own lines and fail files stay out.
+	for _, unwanted := range []string{"[rapid]", "rapid.seed", "rapid.failfile"} {
+		if strings.Contains(out, unwanted) {
+			t.Errorf("output has %q:\n%s", unwanted, out)
+		}
+	}
+	if n := strings.Count(out, "To reproduce"); n != 1 {
+		t.Errorf("%d reproduce commands, want 1:\n%s", n, out)
+	}
+	if _, err := os.Stat(filepath.Join("testdata", "rapid")); err == nil {
+		t.Errorf("a testdata/rapid directory appeared in the package")
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "test-memo", "multi-node-NoDup.md")); err != nil ||
+		!strings.Contains(string(md), "```mermaid") || !strings.Contains(string(md), "go test -run '^TestHelperMemoMultiNode$/^family=multi-node$/^prop=NoDup$' .") {
+		t.Errorf("the timeline and diagram were not saved beside the .sched (%v):\n%s", err, md)
 	}
 	file := filepath.Join(dir, "test-memo", "multi-node-NoDup.sched")
 	text, rerr := os.ReadFile(file)
