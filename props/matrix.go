@@ -81,8 +81,8 @@ type Cell struct {
 	// UnknownWhy is the first such run's reason.
 	UnknownBy  map[faults.Property]int `json:",omitempty"`
 	UnknownWhy string                  `json:",omitempty"`
-	Failed   []faults.Property // union over the runs, in report order
-	Expected []faults.Property // what the design declares, in report order
+	Failed     []faults.Property       // union over the runs, in report order
+	Expected   []faults.Property       // what the design declares, in report order
 	// Counterexamples: the first is shrunk toward the first property of
 	// Failed; one more for each property of Failed the earlier ones do not
 	// show.
