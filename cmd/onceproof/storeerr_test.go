@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/onceproof/onceproof/internal/testserver"
 )
@@ -64,5 +65,20 @@ func TestWeakRedisIsRefusedUnlessAllowed(t *testing.T) {
 	args = append(args, "-allow-weak-durability")
 	if code, out, errs := runCLI(args...); code != exitOK {
 		t.Errorf("onceproof %s: exit %d, want 0\n%s%s", strings.Join(args, " "), code, out, errs)
+	}
+}
+
+// pgx wraps the server's refusal in the attempts it made (TLS first, then
+// plain, one line per address): the line still starts with the cause.
+func TestRootCauseLooksUnderTheDriversLayers(t *testing.T) {
+	auth := &pgconn.PgError{Severity: "FATAL", Code: "28P01", Message: `password authentication failed for user "app"`}
+	err := fmt.Errorf("postgres: open: failed to connect to `user=app database=game`:\n\t127.0.0.1:5432 (127.0.0.1): tls error: server refused TLS connection\n\t127.0.0.1:5432 (127.0.0.1): %w", auth)
+	sp := storeSpec{kind: "postgres", target: "postgres://app:s3cret@127.0.0.1:5432/game"}
+	got := storeError(err, sp, false)
+	if want := `authentication failed: password authentication failed for user "app"`; !strings.HasPrefix(got, want) || strings.Contains(got, "\n") {
+		t.Errorf("storeError = %q, want one line starting %q", got, want)
+	}
+	if v := storeError(fmt.Errorf("%w (dsn %s)", err, sp.target), sp, true); strings.Contains(v, "s3cret") || !strings.Contains(v, "tls error") {
+		t.Errorf("verbose storeError = %q, want the whole chain with the password masked", v)
 	}
 }
