@@ -13,34 +13,6 @@ import (
 	"github.com/onceproof/onceproof/faults"
 )
 
-// flaky is keyed, but nacks an arrival before touching anything whenever a
-// hash of (settlement, time) says so: about one in three arrivals, so
-// retries, round robin and the drain are all exercised.
-type flaky struct{ keyed }
-
-func (flaky) Name() string { return "flaky" }
-func (flaky) NewCluster() faults.Cluster {
-	return flakyCluster{keyed{}.NewCluster()}
-}
-
-type flakyCluster struct{ inner faults.Cluster }
-
-func (c flakyCluster) NewNode(id int, env faults.Env) faults.Node {
-	return flakyNode{c.inner.NewNode(id, env).(*keyedNode)}
-}
-
-type flakyNode struct{ *keyedNode }
-
-func (n flakyNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
-	h := uint64(s.Player)*1e9 + s.Match*31 + uint64(s.Kind)*7 + uint64(now.UnixNano()/int64(time.Millisecond))
-	h ^= h >> 13
-	h *= 0x9e3779b97f4a7c15
-	if (h>>40)%3 == 0 {
-		return faults.Nack, nil
-	}
-	return n.keyedNode.Deliver(now, s)
-}
-
 // checkShape checks what every history of the deterministic runner is:
 // Seq is the index, At never goes back, attempts are numbered 0, 1, 2, ...
 // in arrival order, every attempt's events sit between its EvArrive and its

@@ -252,16 +252,6 @@ func (cc countingCluster) NewNode(id int, env faults.Env) faults.Node {
 	return cc.inner.NewNode(id, env)
 }
 
-// stubborn nacks everything: the sender retries until its budget runs out.
-type stubborn struct{}
-
-func (stubborn) Name() string                        { return "stubborn" }
-func (stubborn) NewCluster() faults.Cluster          { return stubborn{} }
-func (stubborn) NewNode(int, faults.Env) faults.Node { return stubborn{} }
-func (stubborn) Deliver(time.Time, faults.Settlement) (faults.Ack, error) {
-	return faults.Nack, nil
-}
-
 func TestRunBudgetExhaustion(t *testing.T) {
 	h := faults.Run(stubborn{}, oneSettlement(), faults.RunOptions{})
 	if !h.Exhausted {

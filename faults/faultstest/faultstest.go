@@ -224,3 +224,31 @@ func (n lockingNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, er
 	}
 	return faults.AckCredited, nil
 }
+
+// Flaky is Keyed, but nacks an arrival before touching anything whenever a
+// hash of (settlement, time) says so: about one in three arrivals, so
+// retries, round robin and the drain are all exercised. It holds everywhere.
+type Flaky struct{}
+
+func (Flaky) Name() string { return "flaky" }
+func (Flaky) NewCluster() faults.Cluster {
+	return flakyCluster{Keyed{}.NewCluster().(*keyedCluster)}
+}
+
+type flakyCluster struct{ *keyedCluster }
+
+func (c flakyCluster) NewNode(id int, env faults.Env) faults.Node {
+	return flakyNode{c.keyedCluster.NewNode(id, env).(*keyedNode)}
+}
+
+type flakyNode struct{ *keyedNode }
+
+func (n flakyNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
+	h := uint64(s.Player)*1e9 + s.Match*31 + uint64(s.Kind)*7 + uint64(now.UnixNano()/int64(time.Millisecond))
+	h ^= h >> 13
+	h *= 0x9e3779b97f4a7c15
+	if (h>>40)%3 == 0 {
+		return faults.Nack, nil
+	}
+	return n.keyedNode.Deliver(now, s)
+}
