@@ -30,6 +30,21 @@ func (s *Settler) Recover(ctx context.Context, now time.Time) (int, error) {
 	if !ok {
 		return 0, ErrNoPending
 	}
+	return recoverAll(ctx, ps, s.sink, now, &s.stats)
+}
+
+// Recover is Settler.Recover without a Settler: it completes st's Granted
+// records whose lease ended at or before now through sink. A process that
+// only recovers (a sweeper next to the settler nodes) needs nothing else.
+func Recover(ctx context.Context, st PendingStore, sink Sink, now time.Time) (int, error) {
+	if st == nil || sink == nil {
+		panic("ref.Recover: store and sink must not be nil")
+	}
+	return recoverAll(ctx, st, sink, now, nil)
+}
+
+// recoverAll is Recover, counting into stats if not nil.
+func recoverAll(ctx context.Context, ps PendingStore, sink Sink, now time.Time, stats *counters) (int, error) {
 	done := 0
 	var errs []error
 	failed := make(map[Key]bool)
@@ -47,7 +62,7 @@ func (s *Settler) Recover(ctx context.Context, now time.Time) (int, error) {
 				continue
 			}
 			progress = true
-			if err := s.complete(ctx, r); err != nil {
+			if err := complete(ctx, ps, sink, r, stats); err != nil {
 				failed[r.Key] = true
 				errs = append(errs, err)
 				continue
@@ -61,16 +76,21 @@ func (s *Settler) Recover(ctx context.Context, now time.Time) (int, error) {
 	return done, errors.Join(errs...)
 }
 
-func (s *Settler) complete(ctx context.Context, r Record) error {
+func complete(ctx context.Context, st Store, sink Sink, r Record, stats *counters) error {
 	fp := r.Key.Fingerprint()
-	if err := s.sink.Deliver(ctx, r.Key, r.Payload); err != nil {
-		s.stats.add(fp, cErrors)
+	count := func(c int) {
+		if stats != nil {
+			stats.add(fp, c)
+		}
+	}
+	if err := sink.Deliver(ctx, r.Key, r.Payload); err != nil {
+		count(cErrors)
 		return fmt.Errorf("ref: recover %v: deliver: %w", r.Key, err)
 	}
-	if err := s.store.Commit(ctx, r.Key, StateDelivered); err != nil {
-		s.stats.add(fp, cErrors)
+	if err := st.Commit(ctx, r.Key, StateDelivered); err != nil {
+		count(cErrors)
 		return fmt.Errorf("ref: recover %v: commit: %w", r.Key, err)
 	}
-	s.stats.add(fp, cRecovered)
+	count(cRecovered)
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 // a state machine New -> Granted -> Delivered so a replay is a no-op and a
 // crash mid-grant is completed, never repeated.
 type Settler struct {
-	win   *Window
+	win   Memory
 	store Store
 	sink  Sink
 	lease time.Duration
@@ -48,13 +48,45 @@ const DefaultLease = 30 * time.Second
 // ErrNoSink: Apply or Recover on a Settler built without WithSink.
 var ErrNoSink = errors.New("ref: settler has no sink (use WithSink)")
 
+// Memory is the Settler's first layer: what it remembers in process of the
+// keys whose effect is durable, so the common retry needs no store round
+// trip. Window is one; any cache can be, under this contract:
+//
+//   - Put(fp, val, now) records that the key with fingerprint fp and other
+//     64 bits val is durable. The Settler calls it only after the effect is
+//     durable, never before.
+//   - Lookup(fp, now) returns the val last Put for fp, if it still holds it.
+//     It may forget an entry at any time (the store catches what the memory
+//     forgot: a round trip, never a wrong answer), but it must not return a
+//     val that was never Put for fp: the Settler acks such a hit as
+//     "already delivered".
+//
+// The Settler compares val with the key's other 64 bits, so two keys that
+// share a fingerprint never answer for each other.
+type Memory interface {
+	Lookup(fp uint64, now time.Time) (val uint64, ok bool)
+	Put(fp, val uint64, now time.Time) (prev uint64, existed bool)
+}
+
+var _ Memory = (*Window)(nil)
+
 // NewSettler builds a settler from a window and a store. Without WithSink it
 // is the seed's settler: Settle reports fresh and the caller delivers.
 func NewSettler(win *Window, store Store, opts ...Option) *Settler {
-	if win == nil || store == nil {
+	if win == nil {
+		panic("ref.NewSettler: window must not be nil")
+	}
+	return NewSettlerOn(win, store, opts...)
+}
+
+// NewSettlerOn builds a settler whose first layer is mem instead of a
+// Window: a cache of your own, under Memory's contract. Everything else is
+// NewSettler's.
+func NewSettlerOn(mem Memory, store Store, opts ...Option) *Settler {
+	if mem == nil || store == nil {
 		panic("ref.NewSettler: window and store must not be nil")
 	}
-	s := &Settler{win: win, store: store, lease: DefaultLease}
+	s := &Settler{win: mem, store: store, lease: DefaultLease}
 	for _, o := range opts {
 		o(s)
 	}
@@ -218,5 +250,6 @@ func (s *Settler) Settle(fp Fingerprint, now time.Time) (st State, fresh bool) {
 // it adds no lock to the hot path.
 func (s *Settler) Stats() SettlerStats { return s.stats.snapshot() }
 
-// Window returns the settler's window.
-func (s *Settler) Window() *Window { return s.win }
+// Memory returns the settler's first layer (a *Window unless it was built
+// with NewSettlerOn).
+func (s *Settler) Memory() Memory { return s.win }

@@ -414,3 +414,63 @@ func TestApplyConcurrentDuplicatesDeliverOnce(t *testing.T) {
 		t.Fatalf("stats %+v do not add up to %d calls with %d grants", st, 16*len(keys), len(keys))
 	}
 }
+
+// mapMemory is the simplest Memory: a map that never forgets.
+type mapMemory struct {
+	mu   sync.Mutex
+	m    map[uint64]uint64
+	puts int
+}
+
+func (m *mapMemory) Lookup(fp uint64, _ time.Time) (uint64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.m[fp]
+	return v, ok
+}
+
+func (m *mapMemory) Put(fp, val uint64, _ time.Time) (uint64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	prev, ok := m.m[fp]
+	m.m[fp] = val
+	m.puts++
+	return prev, ok
+}
+
+// A Settler on another Memory runs the same pipeline: the memory is marked
+// only after the effect is durable, and its hit answers the retry.
+func TestSettlerOnAnotherMemoryRunsTheSamePipeline(t *testing.T) {
+	mem := &mapMemory{m: map[uint64]uint64{}}
+	store := &flakyStore{MemStore: NewMemStore(), failBegin: 1}
+	sink := NewMemSink()
+	s := NewSettlerOn(mem, store, WithSink(sink))
+	key := KeyOf(0x0104, 1, 2, 3)
+	if _, err := s.Apply(context.Background(), key, []byte("x"), base); err == nil || mem.puts != 0 {
+		t.Fatalf("a failed claim: err %v, memory marked %d times; want an error and no mark", err, mem.puts)
+	}
+	if res, err := s.Apply(context.Background(), key, []byte("x"), base); err != nil || !res.Fresh || mem.puts != 1 {
+		t.Fatalf("the retry: %+v, %v, %d marks; want fresh and one mark", res, err, mem.puts)
+	}
+	if res, err := s.Apply(context.Background(), key, []byte("x"), base); err != nil || res.Caught != LayerWindow {
+		t.Fatalf("the next retry: %+v, %v; want it caught by the memory", res, err)
+	}
+	if sink.Len() != 1 {
+		t.Fatalf("sink has %d keys, want 1", sink.Len())
+	}
+}
+
+// Recover needs no Settler: a sweeper process completes what a dead node
+// left Granted.
+func TestRecoverWithoutASettlerCompletesGrantedRecords(t *testing.T) {
+	store := NewMemStore()
+	sink := &crashingSink{MemSink: NewMemSink(), armed: true}
+	key := KeyOf(0x0105, 1, 1, 1)
+	if !applyUntilCrash(NewSettler(NewWindow(time.Minute, 4), store, WithSink(sink), WithLease(time.Second)), key, []byte("credit"), base) {
+		t.Fatal("the node did not crash")
+	}
+	n, err := Recover(context.Background(), store, sink, base.Add(2*time.Second))
+	if err != nil || n != 1 || sink.Len() != 1 {
+		t.Fatalf("Recover = %d, %v, sink %d keys; want 1 completed", n, err, sink.Len())
+	}
+}
