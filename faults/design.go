@@ -56,12 +56,15 @@ type Env interface {
 	// effect happened, the caller cannot know), or crash the node just before
 	// or just after fn. fn is the design's own code on its Cluster's state.
 	Durable(op string, fn func() error) error
-	// Credit applies s's net amount to the player's balance in room. grant is
-	// the idempotency key of the credit in the ledger: a keyed credit whose
-	// grant is already in the ledger is a no-op returning applied=false. An
-	// empty grant is an unkeyed credit: it always applies (a design with no
-	// idempotent sink in its architecture credits this way). Faults as for
-	// Durable.
+	// Credit applies s.Net to s's player's balance in room. The ledger
+	// attributes the credit by the settlement's business identity (Player,
+	// Match, Kind: unique in a schedule), never by s.ID, so a design may
+	// rebuild s from its own durable bytes; it records s.Net and room as
+	// given, and a property checks them. grant is the idempotency key of the
+	// credit: a keyed credit whose grant is already in the ledger is a no-op
+	// returning applied=false. An empty grant is an unkeyed credit: it always
+	// applies (a design with no idempotent sink credits this way). Faults as
+	// for Durable.
 	Credit(grant string, s Settlement, room uint32) (applied bool, err error)
 }
 

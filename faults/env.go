@@ -126,7 +126,7 @@ func (e *env) Credit(grant string, s Settlement, room uint32) (bool, error) {
 		}
 	}
 	ev := e.event(EvCredit, OpCredit)
-	ev.Settlement, ev.Room, ev.Grant, ev.Applied = s.ID, room, grant, applied
+	ev.Settlement, ev.Room, ev.Amount, ev.Grant, ev.Applied = r.identify(s), room, s.Net, grant, applied
 	r.recordLocked(ev)
 	r.mu.Unlock()
 	if has {

@@ -11,7 +11,7 @@ const (
 	// EvEffect: an env.Durable call finished (Op, Err).
 	EvEffect
 	// EvCredit: an env.Credit call reached the ledger (Settlement, Room,
-	// Grant, Applied, Err).
+	// Amount, Grant, Applied, Err).
 	EvCredit
 	// EvFault: the runner injected a failure or timeout at Op (Fault).
 	EvFault
@@ -60,6 +60,9 @@ type Event struct {
 	First   bool // EvArrive: the settlement's first arrival anywhere
 	Applied bool
 	Room    uint32
+	// Amount is, on EvCredit, the net amount the design credited (negative:
+	// a debit).
+	Amount int64
 	Op      string
 	Err     string
 	Grant   string

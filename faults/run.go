@@ -195,6 +195,8 @@ type runner struct {
 	// sett is per settlement: seen and mark under mu, the rest the sender's
 	// (touched only between attempt groups).
 	sett []settState
+	// ids maps a settlement's business identity to its ID, for the ledger.
+	ids map[settleKey]int
 
 	// Sender state, touched only by the sender (the run goroutine).
 	retries   []item
@@ -258,14 +260,26 @@ func newRunner(d Design, s Schedule, opt RunOptions) *runner {
 	// rest. More wastes memory and time: histories above 32 KiB are large
 	// heap objects, whose allocation takes the heap lock.
 	r.events = make([]Event, 0, min(5*len(s.Deliveries)+16, r.maxEvents+1))
-	for i := range r.sett {
+	r.ids = make(map[settleKey]int, n)
+	for i, st := range s.Settlements {
 		r.sett[i].limit = s.MaxAttempts
+		r.ids[settleKey{st.Player, st.Match, st.Kind}] = i
 	}
 	for id := range s.Nodes {
 		r.envs[id] = &env{r: r, node: id, attempt: -1, sett: -1}
 		r.nodes[id] = r.cluster.NewNode(id, r.envs[id])
 	}
 	return r
+}
+
+// identify is the ID of the schedule's settlement with s's business
+// identity, or -1 if there is none (a design credited a settlement that
+// does not exist).
+func (r *runner) identify(s Settlement) int {
+	if id, ok := r.ids[settleKey{s.Player, s.Match, s.Kind}]; ok {
+		return id
+	}
+	return -1
 }
 
 // record appends e to the history; it is safe for concurrent use.

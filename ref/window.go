@@ -268,6 +268,31 @@ func (w *Window) Len() int {
 	return n
 }
 
+// Live returns how many entries would answer a Lookup at now: those put
+// less than ttl before now. Expired entries the window has not reclaimed yet
+// are not counted (Len counts them). It takes every shard's lock and scans
+// every slot: for tests and state reports, not for the hot path.
+func (w *Window) Live(now time.Time) int {
+	t := now.UnixNano()
+	n := 0
+	for i := range w.shards {
+		s := &w.shards[i]
+		s.mu.Lock()
+		if s.zeroSet && t < s.zeroExp {
+			n++
+		}
+		for j := range s.b {
+			for k, key := range s.b[j].keys {
+				if key != 0 && t < s.b[j].exps[k] {
+					n++
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+	return n
+}
+
 // MemoryBytes returns the bytes the window's tables and shard headers occupy
 // (not counting the Go allocator's rounding). Divided by the live entries it
 // gives bytes per live entry.

@@ -326,6 +326,16 @@ func (m *winModel) put(k, v uint64, now time.Time) (uint64, bool) {
 	return 0, false
 }
 
+func (m *winModel) live(now time.Time) int {
+	n := 0
+	for _, e := range m.m {
+		if now.Before(e.at.Add(m.ttl)) {
+			n++
+		}
+	}
+	return n
+}
+
 func (m *winModel) lookup(k uint64, now time.Time) (uint64, bool) {
 	if e, ok := m.m[k]; ok && now.Before(e.at.Add(m.ttl)) {
 		return e.val, true
@@ -368,6 +378,11 @@ func TestWindowAgreesWithAMapModel(t *testing.T) {
 			mp, mok := m.put(k, v, now)
 			if gp != mp || gok != mok {
 				rt.Fatalf("op %d Put(%#x, %d, +%v) = (%d, %v), model (%d, %v)", op, k, v, now.Sub(winT0), gp, gok, mp, mok)
+			}
+			if op%16 == 0 {
+				if got, want := w.Live(now), m.live(now); got != want {
+					rt.Fatalf("op %d Live(+%v) = %d, model %d", op, now.Sub(winT0), got, want)
+				}
 			}
 		}
 	})
