@@ -73,12 +73,8 @@ func (r refDedup) Close()           {}
 func (r refDedup) MemoryBytes() int { return r.w.MemoryBytes() }
 
 // shardedDedup is the window of the design "sharded" (impls/sharded): 8
-// shards of Go maps with per-shard expiry queues. Put is what that design's
-// node does with it: Seen, then Mark on a miss (the node commits to the store
-// in between; here nothing is in between). The 64-bit stream key is the key's
-// Hi (MapWindow shards and maps by Hi) and, salted, its Lo (MapWindow keeps
-// and compares Lo too), so both halves vary as a SHA-256 key's do. MapWindow keeps no value (its
-// design needs none), so val is dropped.
+// shards of Go maps with per-shard expiry queues, a ref.Memory as ref's
+// Window is, so Put is its own.
 type shardedDedup struct{ w *sharded.MapWindow }
 
 func newSharded(live int, ttl time.Duration) Dedup {
@@ -86,18 +82,10 @@ func newSharded(live int, ttl time.Duration) Dedup {
 }
 
 func (s shardedDedup) Put(key, val uint64, now time.Time) bool {
-	k := ref.Key{Hi: key, Lo: key ^ shardedLoSalt}
-	if s.w.Seen(k, now) {
-		return true
-	}
-	s.w.Mark(k, now)
-	return false
+	_, existed := s.w.Put(key, val, now)
+	return existed
 }
 func (s shardedDedup) Close() {}
-
-// shardedLoSalt derives a ref.Key's Lo from the stream key (any constant that
-// is not 0 makes Lo differ from Hi).
-const shardedLoSalt = 0x9E3779B97F4A7C15
 
 type goMapDedup struct{ g *GenMap }
 

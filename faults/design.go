@@ -92,8 +92,9 @@ type Load struct {
 
 // Bounded is a Node that reports the memory it keeps, for BoundedState.
 type Bounded interface {
-	// StateSize is how many entries the node keeps in memory now.
-	StateSize() int
+	// StateSize is how many entries the node keeps in memory at now (for
+	// a window: the entries that would still answer a lookup).
+	StateSize(now time.Time) int
 	// StateSpan is the ttl the node's bound is stated over (0 if none).
 	StateSpan() time.Duration
 	// StateBound is the most entries the node may keep under load l: rate x

@@ -195,7 +195,7 @@ func (c *counterNode) Deliver(time.Time, faults.Settlement) (faults.Ack, error) 
 	c.n++
 	return faults.AckCredited, nil
 }
-func (c *counterNode) StateSize() int               { return c.n }
+func (c *counterNode) StateSize(time.Time) int      { return c.n }
 func (c *counterNode) StateSpan() time.Duration     { return 2500 * time.Millisecond }
 func (c *counterNode) StateBound(l faults.Load) int { return l.Recent }
 

@@ -612,7 +612,7 @@ func (r *runner) sample(n, a, id int, at time.Duration) {
 	if !ok {
 		return
 	}
-	size, span := b.StateSize(), b.StateSpan()
+	size, span := b.StateSize(Epoch.Add(at)), b.StateSpan()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	l := Load{Span: span}

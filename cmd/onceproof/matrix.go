@@ -17,7 +17,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/props"
 )
 
@@ -61,7 +60,7 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 	defer stop()
 	opt.Context = ctx
 
-	var sd *refdesign.StoreDesign
+	var sd *StoreDesign
 	var sp storeSpec
 	if *storeFlag != "" {
 		if sp, err = parseStore(*storeFlag); err != nil {

@@ -134,7 +134,7 @@ func scrub(msg, addr string) string {
 // command itself created (the SQLite run directory) after the matrix. tag
 // makes this invocation's table names and key prefixes unique, so two
 // matrices (or other users of the database) never share state.
-func (sp storeSpec) design(tag string) (*refdesign.StoreDesign, func() error, error) {
+func (sp storeSpec) design(tag string) (*StoreDesign, func() error, error) {
 	switch sp.kind {
 	case "sqlite":
 		if err := os.MkdirAll(sp.target, 0o755); err != nil {
@@ -161,7 +161,7 @@ func (sp storeSpec) design(tag string) (*refdesign.StoreDesign, func() error, er
 				return err
 			}, nil
 		}
-		return refdesign.WithStore("sqlite", open), func() error { return os.RemoveAll(dir) }, nil
+		return WithStore("sqlite", open), func() error { return os.RemoveAll(dir) }, nil
 	case "postgres":
 		open := func(ctx context.Context, run int) (ref.PendingStore, func() error, error) {
 			ctx, cancel := context.WithTimeout(ctx, storeTimeout)
@@ -182,7 +182,7 @@ func (sp storeSpec) design(tag string) (*refdesign.StoreDesign, func() error, er
 				return errors.Join(err, st.Close())
 			}, nil
 		}
-		return refdesign.WithStore("postgres", open), func() error { return nil }, nil
+		return WithStore("postgres", open), func() error { return nil }, nil
 	case "redis":
 		open := func(ctx context.Context, run int) (ref.PendingStore, func() error, error) {
 			ctx, cancel := context.WithTimeout(ctx, storeTimeout)
@@ -198,7 +198,7 @@ func (sp storeSpec) design(tag string) (*refdesign.StoreDesign, func() error, er
 				return errors.Join(deletePrefix(ctx, st, prefix), st.Close())
 			}, nil
 		}
-		return refdesign.WithStore("redis", open), func() error { return nil }, nil
+		return WithStore("redis", open), func() error { return nil }, nil
 	}
 	return nil, nil, fmt.Errorf("matrix: store kind %q has no opener", sp.kind)
 }
@@ -235,7 +235,7 @@ func runTag() (string, error) {
 // store opened and cleaned up) before the matrix starts. -designs may only
 // name ref. done removes what the command created besides the runs' own
 // stores (the SQLite run directory).
-func storeDesign(ctx context.Context, sp storeSpec, list string, verbose bool) (*refdesign.StoreDesign, func() error, error) {
+func storeDesign(ctx context.Context, sp storeSpec, list string, verbose bool) (*StoreDesign, func() error, error) {
 	for _, name := range strings.Split(list, ",") {
 		if name = strings.TrimSpace(name); name != "" && name != refdesign.Name && name != refdesign.Name+"@"+sp.kind {
 			return nil, nil, badf("matrix: -store runs only the %s design (the other rows keep their durable state in their own in-memory stores), got -designs %q", refdesign.Name, list)

@@ -154,7 +154,7 @@ func (n *Node[S]) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error
 // StateSize implements faults.Bounded: the entries kept for the players this
 // node served, as of its last claim for each (the state lives in the
 // player's record; this is what the design keeps per player).
-func (n *Node[S]) StateSize() int {
+func (n *Node[S]) StateSize(time.Time) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	t := 0

@@ -1,7 +1,7 @@
-// Package ristretto is the row "ristretto" of the design matrix: the
-// pipeline of package sharded (source document 000_3fc5d928301791d1.txt's
-// three layers with ref's fixes) with a github.com/dgraph-io/ristretto/v2
-// cache as the window, the cache a team would reach for first.
+// Package ristretto is the row "ristretto" of the design matrix: ref's
+// Settler (source 000's three layers with ref's fixes) with a
+// github.com/dgraph-io/ristretto/v2 cache as the window, the cache a team
+// would reach for first.
 //
 // It must hold everywhere, and does, because the window only speeds up what
 // the durable store decides: a cache's admission policy (TinyLFU) and its
@@ -12,9 +12,9 @@
 //
 // Two departures from a plain cache, both forced by the harness:
 //   - no TTL in ristretto: its expiry reads the wall clock. The entry's
-//     value keeps its expiry in virtual time and Seen compares it with now;
+//     value keeps its expiry in virtual time and Lookup compares it with now;
 //     an expired entry stays until the cache evicts it, within MaxCost.
-//   - Set is asynchronous in ristretto; Mark calls Wait so a mark is
+//   - Set is asynchronous in ristretto; Put calls Wait so a put is
 //     visible to the next delivery, as a window must be.
 //
 // Ristretto's admission samples with Go map iteration, so which duplicates
@@ -32,7 +32,7 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/impls/sharded"
+	"github.com/onceproof/onceproof/internal/refenv"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -78,7 +78,7 @@ func (Design) Doc() string {
 // is garbage (ristretto runs a goroutine per cache).
 func (Design) NewCluster() faults.Cluster {
 	reg := &registry{caches: map[int]*Window{}}
-	c := sharded.NewCluster(func(node int) sharded.Window { return reg.replace(node) })
+	c := refenv.NewCluster(ref.NewMemStore(), func(node int) refenv.Window { return reg.replace(node) })
 	runtime.AddCleanup(c, func(r *registry) { r.closeAll() }, reg)
 	return c
 }
@@ -110,10 +110,10 @@ func (r *registry) closeAll() {
 	}
 }
 
-// entry is a cached key: the low 64 bits of the key (the cache is keyed by
-// the high 64) and the virtual expiry.
+// entry is a cached key's value (the key's other 64 bits) and its virtual
+// expiry.
 type entry struct {
-	lo  uint64
+	val uint64
 	exp int64
 }
 
@@ -124,7 +124,7 @@ type Window struct {
 	max   int
 }
 
-var _ sharded.Window = (*Window)(nil)
+var _ refenv.Window = (*Window)(nil)
 
 // NewWindow returns a window of at most max entries living ttl. It panics
 // on a configuration ristretto rejects (a programming error).
@@ -143,27 +143,36 @@ func NewWindow(ttl time.Duration, max int) *Window {
 	return &Window{ttl: ttl, cache: c, max: max}
 }
 
-// Seen implements sharded.Window.
-func (w *Window) Seen(key ref.Key, now time.Time) bool {
-	e, ok := w.cache.Get(key.Hi)
-	return ok && e.lo == key.Lo && now.UnixNano() < e.exp
+// Lookup implements ref.Memory.
+func (w *Window) Lookup(fp uint64, now time.Time) (uint64, bool) {
+	if e, ok := w.cache.Get(fp); ok && now.UnixNano() < e.exp {
+		return e.val, true
+	}
+	return 0, false
 }
 
-// Mark implements sharded.Window.
-func (w *Window) Mark(key ref.Key, now time.Time) {
-	w.cache.Set(key.Hi, entry{lo: key.Lo, exp: now.UnixNano() + int64(w.ttl)}, 1)
+// Put implements ref.Memory. ristretto's Set is asynchronous: Wait makes
+// the entry visible to the next delivery, as a window must. A live entry is
+// kept as it is (its first put's time and value stand, as in ref.Window).
+func (w *Window) Put(fp, val uint64, now time.Time) (uint64, bool) {
+	if e, ok := w.Lookup(fp, now); ok {
+		return e, true
+	}
+	w.cache.Set(fp, entry{val: val, exp: now.UnixNano() + int64(w.ttl)}, 1)
 	w.cache.Wait()
+	return 0, false
 }
 
-// Len implements sharded.Window: the cost in use (entries, at cost 1 each,
-// expired ones included until evicted).
-func (w *Window) Len(time.Time) int { return int(w.cache.MaxCost() - w.cache.RemainingCost()) }
+// Live implements refenv.Window: the cost in use, i.e. the entries the
+// cache holds (at cost 1 each), expired ones included until it evicts them:
+// a cache cannot tell them apart, so this counts what it keeps.
+func (w *Window) Live(time.Time) int { return int(w.cache.MaxCost() - w.cache.RemainingCost()) }
 
-// Span implements sharded.Window: the bound is the cache's capacity, not a
-// rate x ttl.
-func (w *Window) Span() time.Duration { return 0 }
+// TTL implements refenv.Window.
+func (w *Window) TTL() time.Duration { return w.ttl }
 
-// Bound implements sharded.Window: MaxCost entries.
+// Bound declares the cache's capacity, MaxCost entries, as its bound: a
+// cache is sized by memory, not by rate x ttl.
 func (w *Window) Bound(faults.Load) int { return w.max }
 
 // Close stops the cache's goroutine.

@@ -4,24 +4,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/ref"
+	"github.com/onceproof/onceproof/internal/refenv"
 )
-
-// Window is what the pipeline needs of an in-memory window. It only ever
-// speeds things up: a key it forgets or never takes is caught by the store.
-type Window interface {
-	// Seen reports whether key was marked and is still live at now.
-	Seen(key ref.Key, now time.Time) bool
-	// Mark records key at now (the effect of key is durable).
-	Mark(key ref.Key, now time.Time)
-	// Len is how many entries the window keeps at now.
-	Len(now time.Time) int
-	// Span and Bound are the window's BoundedState declaration (see
-	// faults.Bounded).
-	Span() time.Duration
-	Bound(l faults.Load) int
-}
 
 // shardCount is the number of shards of MapWindow: a power of two so the
 // shard is a mask of the key's hash; 8 is enough that the concurrent family's
@@ -33,9 +17,8 @@ const shardCount = 8
 // expiry times. It is a different implementation from ref.Window on purpose
 // (the design proves the pipeline does not depend on ref's window):
 //
-//   - exact: an entry marked at t is seen while now < t+ttl, never after
-//     (each entry keeps its expiry; the low 64 key bits are kept and
-//     compared, so a 64-bit collision is a miss, which the store resolves);
+//   - exact: an entry put at t answers while now < t+ttl, never after
+//     (each entry keeps its expiry);
 //   - bounded: marks are appended to their shard's FIFO in time order, and
 //     every call first pops the expired head of every shard, so the maps
 //     hold only entries marked within the trailing ttl: at most the distinct
@@ -53,7 +36,7 @@ type mapShard struct {
 }
 
 type mapEntry struct {
-	lo  uint64
+	val uint64
 	exp int64
 }
 
@@ -75,11 +58,11 @@ func NewMapWindow(ttl time.Duration) *MapWindow {
 	return w
 }
 
-var _ Window = (*MapWindow)(nil)
+var _ refenv.Window = (*MapWindow)(nil)
 
-func (w *MapWindow) shard(hi uint64) *mapShard {
-	// The key is a SHA-256 prefix: its top bits are already uniform.
-	return &w.shards[hi>>61]
+func (w *MapWindow) shard(fp uint64) *mapShard {
+	// The fingerprint is a SHA-256 prefix: its top bits are already uniform.
+	return &w.shards[fp>>61]
 }
 
 // sweep drops the expired head of the shard's FIFO. Caller holds s.mu.
@@ -102,36 +85,39 @@ func (s *mapShard) sweep(t int64) {
 	}
 }
 
-// Seen implements Window.
-func (w *MapWindow) Seen(key ref.Key, now time.Time) bool {
+// Lookup implements ref.Memory.
+func (w *MapWindow) Lookup(fp uint64, now time.Time) (uint64, bool) {
 	t := now.UnixNano()
-	s := w.shard(key.Hi)
+	s := w.shard(fp)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweep(t)
-	e, ok := s.m[key.Hi]
-	return ok && e.lo == key.Lo && t < e.exp
+	if e, ok := s.m[fp]; ok && t < e.exp {
+		return e.val, true
+	}
+	return 0, false
 }
 
-// Mark implements Window. Marking a live key changes nothing (the first
-// mark's time stands, as in ref.Window).
-func (w *MapWindow) Mark(key ref.Key, now time.Time) {
+// Put implements ref.Memory. Putting a live key changes nothing (the first
+// put's time and value stand, as in ref.Window).
+func (w *MapWindow) Put(fp, val uint64, now time.Time) (uint64, bool) {
 	t := now.UnixNano()
-	s := w.shard(key.Hi)
+	s := w.shard(fp)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweep(t)
-	if e, ok := s.m[key.Hi]; ok && t < e.exp {
-		return
+	if e, ok := s.m[fp]; ok && t < e.exp {
+		return e.val, true
 	}
 	exp := t + int64(w.ttl)
-	s.m[key.Hi] = mapEntry{lo: key.Lo, exp: exp}
-	s.fifo = append(s.fifo, fifoEntry{hi: key.Hi, exp: exp})
+	s.m[fp] = mapEntry{val: val, exp: exp}
+	s.fifo = append(s.fifo, fifoEntry{hi: fp, exp: exp})
+	return 0, false
 }
 
-// Len implements Window: the live entries at now, after sweeping every
-// shard.
-func (w *MapWindow) Len(now time.Time) int {
+// Live implements refenv.Window: the live entries at now, after sweeping
+// every shard.
+func (w *MapWindow) Live(now time.Time) int {
 	t := now.UnixNano()
 	n := 0
 	for i := range w.shards {
@@ -144,9 +130,5 @@ func (w *MapWindow) Len(now time.Time) int {
 	return n
 }
 
-// Span implements Window: the ttl.
-func (w *MapWindow) Span() time.Duration { return w.ttl }
-
-// Bound implements Window: one entry per distinct settlement the node
-// settled within the trailing ttl.
-func (w *MapWindow) Bound(l faults.Load) int { return l.Recent }
+// TTL implements refenv.Window.
+func (w *MapWindow) TTL() time.Duration { return w.ttl }

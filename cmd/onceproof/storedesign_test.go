@@ -1,4 +1,4 @@
-package refdesign
+package main
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/props"
 	"github.com/onceproof/onceproof/ref"
 )
@@ -45,11 +46,11 @@ func TestWithStoreOnMemStoreRunsLikeDesign(t *testing.T) {
 	for _, f := range []faults.Family{faults.Clean, faults.Crash, faults.StoreError, faults.TimeoutSuccess, faults.MultiNode, faults.WindowExpiry} {
 		for seed := uint64(1); seed <= 5; seed++ {
 			s := faults.Generate(f, seed)
-			want := faults.Run(Design{}, s, faults.RunOptions{})
+			want := faults.Run(refdesign.Design{}, s, faults.RunOptions{})
 			got := faults.Run(d, s, faults.RunOptions{})
 			runs++
 			if diff := cmp.Diff(want.Events, got.Events); diff != "" || got.Exhausted != want.Exhausted {
-				t.Fatalf("%s seed %d: ref@mem's history differs from ref's (-ref +ref@mem):\n%s\nreproduce: go test ./impls/refdesign -run TestWithStoreOnMemStoreRunsLikeDesign", f, seed, diff)
+				t.Fatalf("%s seed %d: ref@mem's history differs from ref's (-ref +ref@mem):\n%s\nreproduce: go test ./cmd/onceproof -run TestWithStoreOnMemStoreRunsLikeDesign", f, seed, diff)
 			}
 		}
 	}
@@ -83,7 +84,7 @@ func TestWithStoreReportsOpenAndCleanupFailures(t *testing.T) {
 	if err := d.Err(); !errors.Is(err, leak) || !strings.Contains(err.Error(), "ref@leaky: cleaning up") {
 		t.Errorf("Err after a failed cleanup = %v, want it", err)
 	}
-	if want := faults.Run(Design{}, s, faults.RunOptions{}); !cmp.Equal(h.Events, want.Events) {
+	if want := faults.Run(refdesign.Design{}, s, faults.RunOptions{}); !cmp.Equal(h.Events, want.Events) {
 		t.Error("a failing cleanup changed the run's history; it runs after the last event")
 	}
 }
@@ -106,6 +107,6 @@ func TestWithStoreExposesAStoreThatBreaksTheContract(t *testing.T) {
 	})
 	m := props.RunMatrix(props.MatrixOptions{Designs: []faults.Design{d}, Families: []faults.Family{faults.Clean, faults.Crash}, N: 3})
 	if ms := m.Mismatches(); len(ms) != 2 {
-		t.Errorf("ref on a store that forgets its claims: %d mismatching cells %v, want both (clean, crash)\nreproduce: go test ./impls/refdesign -run TestWithStoreExposesAStoreThatBreaksTheContract", len(ms), ms)
+		t.Errorf("ref on a store that forgets its claims: %d mismatching cells %v, want both (clean, crash)\nreproduce: go test ./cmd/onceproof -run TestWithStoreExposesAStoreThatBreaksTheContract", len(ms), ms)
 	}
 }

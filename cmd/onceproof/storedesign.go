@@ -1,4 +1,4 @@
-package refdesign
+package main
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls/refdesign"
+	"github.com/onceproof/onceproof/internal/refenv"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -54,13 +56,13 @@ var (
 const maxKeptErrs = 5
 
 // WithStore returns the ref design on the stores open returns, named
-// Name+"@"+store (e.g. "ref@postgres"), so the matrix row says which store
+// "ref@"+store (e.g. "ref@postgres"), so the matrix row says which store
 // ran. store must not be empty.
 func WithStore(store string, open Opener) *StoreDesign {
 	if store == "" || open == nil {
-		panic("refdesign.WithStore: empty store name or nil Opener")
+		panic("WithStore: empty store name or nil Opener")
 	}
-	return &StoreDesign{name: Name + "@" + store, open: open}
+	return &StoreDesign{name: refdesign.Name + "@" + store, open: open}
 }
 
 // Name implements faults.Design.
@@ -68,11 +70,11 @@ func (d *StoreDesign) Name() string { return d.name }
 
 // Expected implements faults.Expecter: ref's declaration, whatever the
 // store (it must hold in every family).
-func (d *StoreDesign) Expected() faults.Expectation { return Design{}.Expected() }
+func (d *StoreDesign) Expected() faults.Expectation { return refdesign.Design{}.Expected() }
 
 // Doc is the row's paragraph in matrix.md: ref's, plus the store.
 func (d *StoreDesign) Doc() string {
-	return Design{}.Doc() + " This row runs it on a real store (" + d.name[len(Name)+1:] +
+	return refdesign.Design{}.Doc() + " This row runs it on a real store (" + d.name[len(refdesign.Name)+1:] +
 		"), a fresh one per run, every call still through the fault-injecting environment."
 }
 
@@ -89,9 +91,9 @@ func (d *StoreDesign) NewCluster() faults.Cluster {
 	if err != nil {
 		err = fmt.Errorf("%s: opening the store of run %d: %w", d.name, run, err)
 		d.fail(err)
-		return &StoreCluster{d: d, st: brokenStore{err}}
+		return &StoreCluster{Cluster: refdesign.NewCluster(brokenStore{err}), d: d}
 	}
-	return &StoreCluster{d: d, st: st, cleanup: cleanup}
+	return &StoreCluster{Cluster: refdesign.NewCluster(st), d: d, cleanup: cleanup}
 }
 
 // Probe opens one fresh store under ctx and cleans it up, before a matrix:
@@ -148,21 +150,16 @@ func (d *StoreDesign) fail(err error) {
 	}
 }
 
-// StoreCluster is one run's durable state on a real store.
+// StoreCluster is one run's durable state on a real store: the ref row's
+// cluster on it.
 type StoreCluster struct {
+	*refenv.Cluster
 	d       *StoreDesign
-	st      ref.PendingStore
 	cleanup func() error
 	once    sync.Once
 }
 
 var _ faults.ClusterCloser = (*StoreCluster)(nil)
-
-// NewNode implements faults.Cluster: a node with its own window on the
-// run's store, every call through env.
-func (c *StoreCluster) NewNode(id int, env faults.Env) faults.Node {
-	return newNode(env, NewEnvStoreOn(env, c.st))
-}
 
 // Close implements faults.ClusterCloser: it runs the Opener's cleanup once
 // and keeps its error for StoreDesign.Err.
