@@ -63,11 +63,11 @@ type Event struct {
 	// Amount is, on EvCredit, the net amount the design credited (negative:
 	// a debit).
 	Amount int64
-	Op      string
-	Err     string
-	Grant   string
-	Size    int
-	Bound   int
+	Op     string
+	Err    string
+	Grant  string
+	Size   int
+	Bound  int
 	// Load is, on EvState, the load the bound was computed from.
 	Load Load
 }
