@@ -55,18 +55,13 @@ type Matrix struct {
 	Seed     uint64
 	Families []faults.Family
 	Rows     []Row
-	// Generated, if set, is the command that produced a matrix other than
-	// the committed one (e.g. `onceproof matrix -store ...`); matrix.md
-	// names it instead of `make proofs`. RunMatrix leaves it empty.
-	Generated string `json:",omitempty"`
 }
 
 // Row is one design's cells, in Families order.
 type Row struct {
-	Design   string
-	Doc      string // the design's Doc() if it has one
-	Expected faults.Expectation
-	Cells    []Cell
+	Design      string
+	Declaration faults.Declaration
+	Cells       []Cell
 }
 
 // Cell is one design under one family: the union of the properties that
@@ -173,11 +168,6 @@ func MatrixSchedule(f faults.Family, seed uint64) faults.Schedule {
 	return faults.Generate(f, seed)
 }
 
-// Doc is what a design may implement to describe itself in results/matrix.md:
-// what it is, which source document and section it comes from, and why it
-// holds or fails.
-type Doc interface{ Doc() string }
-
 // RunMatrix runs every design under every family, N seeded schedules per
 // cell, and shrinks each cell's failures to minimal counterexamples. Without
 // the concurrent family it is deterministic: the same options give the same
@@ -202,10 +192,7 @@ func RunMatrix(opt MatrixOptions) Matrix {
 	type job struct{ row, col int }
 	var jobs []job
 	for i, d := range opt.Designs {
-		row := Row{Design: d.Name(), Expected: expectations(d), Cells: make([]Cell, len(opt.Families))}
-		if doc, ok := d.(Doc); ok {
-			row.Doc = doc.Doc()
-		}
+		row := Row{Design: d.Name(), Declaration: faults.DeclarationOf(d), Cells: make([]Cell, len(opt.Families))}
 		m.Rows = append(m.Rows, row)
 		for j := range opt.Families {
 			jobs = append(jobs, job{i, j})
@@ -258,12 +245,7 @@ func RunCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 
 func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 	c := Cell{Design: d.Name(), Family: f, Seed: opt.Seed}
-	declared := expectations(d)[f]
-	for _, p := range faults.Properties { // report order, whatever order the design wrote
-		if slices.Contains(declared, p) {
-			c.Expected = append(c.Expected, p)
-		}
-	}
+	c.Expected = faults.DeclarationOf(d).Expected(f)
 	type failing struct {
 		seed   uint64
 		sched  faults.Schedule

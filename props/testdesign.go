@@ -107,14 +107,14 @@ func TestDesign(t *testing.T, d faults.Design, opts ...Option) {
 	for _, o := range opts {
 		o(&c)
 	}
-	exp := expectations(d)
+	decl := faults.DeclarationOf(d)
 	for _, f := range c.families {
 		t.Run("family="+string(f), func(t *testing.T) {
 			t.Helper()
 			if err := f.Check(); err != nil {
 				t.Fatal(err)
 			}
-			testFamily(t, d, f, c, exp[f])
+			testFamily(t, d, f, c, decl.Expected(f))
 		})
 	}
 }
@@ -240,14 +240,6 @@ func rerun(t *testing.T, sub ...string) string {
 		dir = "."
 	}
 	return fmt.Sprintf("cd %s && go test -run '%s' .", dir, strings.Join(parts, "/"))
-}
-
-// expectations is d's declared failures (none if d is not a faults.Expecter).
-func expectations(d faults.Design) faults.Expectation {
-	if e, ok := d.(faults.Expecter); ok {
-		return e.Expected()
-	}
-	return faults.Expectation{}
 }
 
 // fileSafe keeps a design name usable as one path element.

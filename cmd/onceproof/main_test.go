@@ -73,8 +73,9 @@ func (n *memoNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, erro
 type memoDeclared struct{ memo }
 
 func (memoDeclared) Name() string { return "test-memo-declared" }
-func (memoDeclared) Expected() faults.Expectation {
-	return faults.Expectation{faults.Crash: {faults.NoDup}}
+func (memoDeclared) Declare() faults.Declaration {
+	return faults.Declaration{Fails: []faults.Expect{{Families: []faults.Family{faults.Crash}, Props: []faults.Property{faults.NoDup},
+		Why: "a crash after its unkeyed credit loses the memory of it, and the retry credits again"}}}
 }
 
 var testDesigns = []faults.Design{keyed{}, memo{}, memoDeclared{}}
@@ -194,6 +195,9 @@ func TestMatrixWritesResultsAndExitsOneOnAnUndeclaredFailure(t *testing.T) {
 		"| design | clean | crash |",
 		"| [test-keyed](#test-keyed) | holds | holds |",
 		"| [test-memo](#test-memo) | holds | [fails: NoDup](counterexamples/test-memo--crash.md) *unexpected: declared holds* |",
+		"| [test-memo-declared](#test-memo-declared) | holds | [fails: NoDup](counterexamples/test-memo-declared--crash.md) |",
+		"Declared:\n\n- fails NoDup under crash: a crash after its unkeyed credit loses the memory of it, and the retry credits again.\n\nHolds elsewhere.",
+		"### test-keyed\n\nDeclared: holds in every family.",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("matrix.md lacks %q:\n%s", want, md)

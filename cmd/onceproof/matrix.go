@@ -137,10 +137,11 @@ func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer)
 		}
 		fmt.Fprintf(stdout, "%s: %d runs, each on a fresh store, in %.1fs\n", sd.Name(), sd.Runs()-1, time.Since(start).Seconds())
 	}
+	by := committedBy
 	if *out != "results" || !full {
-		m.Generated = commandLine(fs, set, sp)
+		by = commandLine(fs, set, sp)
 	}
-	if err := writeResults(*out, m.Files(filepath.ToSlash(*out))); err != nil {
+	if err := writeResults(*out, files(m, filepath.ToSlash(*out), by)); err != nil {
 		return 0, err
 	}
 	if *jsonOut != "" {

@@ -63,9 +63,6 @@ func defaultMatrix(t *testing.T) props.Matrix {
 		if err == nil {
 			err = json.Unmarshal(b, &matrix)
 		}
-		// The child was told -out, so it names its command; the matrix is
-		// the default one all the same.
-		matrix.Generated = ""
 		matrixErr = err
 	})
 	if matrixErr != nil {
@@ -77,7 +74,7 @@ func defaultMatrix(t *testing.T) props.Matrix {
 const regen = "regenerate with `make proofs` or `go test ./cmd/onceproof -run TestCommittedResultsAreCurrent -update`, and review the diff"
 
 func TestCommittedResultsAreCurrent(t *testing.T) {
-	files := defaultMatrix(t).Files("results")
+	files := files(defaultMatrix(t), "results", committedBy)
 	if *update {
 		if err := writeResults(resultsDir, files); err != nil {
 			t.Fatal(err)
@@ -129,10 +126,8 @@ func TestMatrixAgreesWithEveryDeclaration(t *testing.T) {
 			t.Errorf("design %s is not registered in impls.All", name)
 			continue
 		}
-		for f, ps := range row.Expected {
-			if len(ps) > 0 {
-				t.Errorf("%s declares it fails %v under %s; it must hold everywhere", name, ps, f)
-			}
+		for _, e := range row.Declaration.Fails {
+			t.Errorf("%s declares it fails %v under %v; it must hold everywhere", name, e.Props, e.Families)
 		}
 		for _, c := range row.Cells {
 			if !c.Holds() {
@@ -189,10 +184,7 @@ func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
 	const n = 40
 	for _, d := range registry() {
 		t.Run("design="+d.Name(), func(t *testing.T) {
-			var declared []faults.Property
-			if e, ok := d.(faults.Expecter); ok {
-				declared = e.Expected()[faults.Concurrent]
-			}
+			declared := faults.DeclarationOf(d).Expected(faults.Concurrent)
 			shown := map[faults.Property]bool{}
 			for k := range n {
 				seed := props.DefaultMatrixSeed + uint64(k)
@@ -205,7 +197,7 @@ func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
 					shown[v.Property] = true
 					if !slices.Contains(declared, v.Property) {
 						t.Errorf("%s fails %s on real goroutines, undeclared (schedule seed %d; a race may not replay every time); "+
-							"fix the design or declare it in Expected()[faults.Concurrent]:\n%v\n%s",
+							"fix the design or declare it under faults.Concurrent in its Declaration:\n%v\n%s",
 							d.Name(), v.Property, seed, v, faults.Format(s))
 						return
 					}

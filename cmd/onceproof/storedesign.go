@@ -46,10 +46,7 @@ type StoreDesign struct {
 	nerrs int
 }
 
-var (
-	_ faults.Design   = (*StoreDesign)(nil)
-	_ faults.Expecter = (*StoreDesign)(nil)
-)
+var _ faults.Declarer = (*StoreDesign)(nil)
 
 // maxKeptErrs bounds the errors Err reports: a server that went away fails
 // every later run with the same error, and the first few say why.
@@ -68,14 +65,14 @@ func WithStore(store string, open Opener) *StoreDesign {
 // Name implements faults.Design.
 func (d *StoreDesign) Name() string { return d.name }
 
-// Expected implements faults.Expecter: ref's declaration, whatever the
-// store (it must hold in every family).
-func (d *StoreDesign) Expected() faults.Expectation { return refdesign.Design{}.Expected() }
-
-// Doc is the row's paragraph in matrix.md: ref's, plus the store.
-func (d *StoreDesign) Doc() string {
-	return refdesign.Design{}.Doc() + " This row runs it on a real store (" + d.name[len(refdesign.Name)+1:] +
+// Declare implements faults.Declarer: ref's declaration, whatever the
+// store (a store that keeps the ref.Store contract cannot change a
+// verdict), and its paragraph plus the store.
+func (d *StoreDesign) Declare() faults.Declaration {
+	decl := refdesign.Design{}.Declare()
+	decl.Doc += " This row runs it on a real store (" + d.name[len(refdesign.Name)+1:] +
 		"), a fresh one per run, every call still through the fault-injecting environment."
+	return decl
 }
 
 // NewCluster implements faults.Design: it opens a fresh store. The

@@ -22,23 +22,22 @@ const windowShards = 4
 // Design is the reference design.
 type Design struct{}
 
-var _ faults.Design = Design{}
-var _ faults.Expecter = Design{}
+var _ faults.Declarer = Design{}
 
 // Name implements faults.Design.
 func (Design) Name() string { return Name }
 
-// Expected implements faults.Expecter: ref must hold in every family.
-func (Design) Expected() faults.Expectation { return faults.Expectation{} }
-
-// Doc is the design's paragraph in results/matrix.md.
-func (Design) Doc() string {
-	return "The reference Settler of `ref/` (source 000, the three-layer settler, with the fixes of DESIGN.md): " +
-		"window (ttl 2.5 matches) marked only after the durable commit, a durable unique claim keyed by " +
-		"(player, match, kind), state machine Granted -> Delivered, a keyed idempotent credit and Recover " +
-		"that completes Granted records through it. Holds everywhere: the window only speeds up what the " +
-		"store already decides, and a crash or failed call leaves a record that the retry or Recover " +
-		"completes without granting twice."
+// Declare implements faults.Declarer: ref holds in every family.
+func (Design) Declare() faults.Declaration {
+	return faults.Declaration{Doc: "The reference Settler of `ref/` (source 000, the three-layer settler, with the fixes of DESIGN.md, " +
+		"\"Reference Settler\"): a window (ttl 2.5 matches) marked only after the durable commit, a durable unique " +
+		"claim keyed by (player, match, kind), the state machine Granted -> Delivered, a keyed idempotent credit, and " +
+		"Recover that completes Granted records through it. It holds everywhere: a window hit is an honest " +
+		"\"already delivered\" (the window is marked after the commit); a failed or timed-out claim marks nothing and " +
+		"the retry creates the record or completes it through the keyed credit (a no-op where the first credit " +
+		"landed); a crash anywhere leaves at most a Granted record that the retry or Recover completes, never " +
+		"re-grants; and the durable record outlives every window, so deep replays and window expiry are caught " +
+		"by the store."}
 }
 
 // NewCluster implements faults.Design: a fresh MemStore.

@@ -54,23 +54,16 @@ const (
 // Design is the ristretto-window design.
 type Design struct{}
 
-var (
-	_ faults.Design   = Design{}
-	_ faults.Expecter = Design{}
-)
+var _ faults.Declarer = Design{}
 
 // Name implements faults.Design.
 func (Design) Name() string { return Name }
 
-// Expected implements faults.Expecter: it must hold everywhere.
-func (Design) Expected() faults.Expectation { return faults.Expectation{} }
-
-// Doc is the design's paragraph in results/matrix.md.
-func (Design) Doc() string {
-	return "The sharded design's pipeline (source 000's layers with ref's fixes) with a " +
-		"`dgraph-io/ristretto/v2` cache (8 entries, expiry kept in the value in virtual time) as the " +
-		"window. Holds everywhere because the store catches every key the cache's admission policy " +
-		"drops; what the cache costs is its catch rate, not correctness."
+// Declare implements faults.Declarer: it holds everywhere.
+func (Design) Declare() faults.Declaration {
+	return faults.Declaration{Doc: "ref's Settler (source 000's layers with ref's fixes) with a `dgraph-io/ristretto/v2` cache " +
+		"(8 entries, expiry kept in the value in virtual time) as the window. It holds everywhere because the store " +
+		"catches every key the cache's admission policy drops; what the cache costs is its catch rate, not correctness."}
 }
 
 // NewCluster implements faults.Design. The cluster's caches are closed

@@ -1,38 +1,13 @@
 // Package seedverbatim is the row "seed-verbatim" of the design matrix: the
-// Settler exactly as source document 000_3fc5d928301791d1.txt ("11.3
-// 至少一次投递下的正确性", internal/idem/reward.go) writes it, kept so that
-// the fixes in ref/ stay proven necessary.
+// Settler exactly as source document 000 writes it (window Put before the
+// durable claim, Begin, Commit, the caller's unkeyed credit, no Recover),
+// kept so that the fixes in ref/ stay proven necessary. Its declaration
+// derives where it fails.
 //
-// Order of one delivery, verbatim: (1) window Put, and a live entry is a
-// duplicate; (2) durable Begin, and an existing record is a duplicate,
-// whatever its state; (3) Commit(StateDelivered); (4) Settle returns
-// fresh=true and the caller credits, unkeyed (the seed's caller "delivers
-// when fresh"; it has no idempotent sink). There is no Recover.
-//
-// Why it fails:
-//   - store-error: the window is marked in step 1, before the claim. When the
-//     claim (or the caller's credit) fails, the sender retries inside the
-//     ttl, the window says "duplicate", and the settlement is never credited:
-//     NoLoss, and the duplicate ack is a lie: HonestAck.
-//   - crash: a crash after Begin or after Commit, before the credit, leaves a
-//     record that every retry reads as "duplicate" (the seed never completes
-//     a Granted record, and Commit(Delivered) runs before the credit):
-//     NoLoss and HonestAck.
-//   - timeout-after-success: a claim that landed but timed out makes the
-//     retry find the record and drop it as a duplicate: NoLoss, HonestAck.
-//   - multi-node: a claim that fails on one node leaves that node's window
-//     marked; a copy of the settlement that lands there before the retry
-//     succeeds elsewhere is acked "duplicate", the sender stops retrying,
-//     and nothing ever credits it: NoLoss, HonestAck.
-//   - concurrent: node B's Begin finds the record node A just claimed and
-//     acks "duplicate" before A's credit lands: HonestAck. The runner's
-//     deterministic interleaver (Schedule.Switches) runs B between A's
-//     claim and A's credit.
-//
-// The seed's Begin and Commit return no error. Here they run through
+// The source's Begin and Commit return no error. Here they run through
 // env.Durable, which can fail; a failed Begin is reported to the sender (a
 // Nack: the least any caller can do), a failed Commit is ignored as in the
-// seed, whose caller credits on fresh=true whatever the Commit did.
+// source, whose caller credits on fresh=true whatever the Commit did.
 package seedverbatim
 
 import (
@@ -50,34 +25,37 @@ const Name = "seed-verbatim"
 // Design is the seed's settler.
 type Design struct{}
 
-var _ faults.Design = Design{}
-var _ faults.Expecter = Design{}
+var _ faults.Declarer = Design{}
 
 // Name implements faults.Design.
 func (Design) Name() string { return Name }
 
-// Expected implements faults.Expecter. Derivations in the package comment.
-func (Design) Expected() faults.Expectation {
-	return faults.Expectation{
-		faults.Crash:          {faults.NoLoss, faults.HonestAck},
-		faults.StoreError:     {faults.NoLoss, faults.HonestAck},
-		faults.TimeoutSuccess: {faults.NoLoss, faults.HonestAck},
-		faults.MultiNode:      {faults.NoLoss, faults.HonestAck},
-		// Node B's claim finds the record node A claimed a moment before
-		// and acks "duplicate" before A's credit lands.
-		faults.Concurrent: {faults.HonestAck},
-	}
-}
+// lostAndLied: never credited (NoLoss), and acked "duplicate" (HonestAck).
+var lostAndLied = []faults.Property{faults.NoLoss, faults.HonestAck}
 
-// Doc is the design's paragraph in results/matrix.md.
-func (Design) Doc() string {
-	return "The settler of source 000 verbatim: window Put before the durable claim, Begin, " +
-		"Commit(Delivered), then the caller credits (unkeyed); no recovery. A claim or credit that " +
-		"fails leaves that node's window marked, so every retry or copy landing there inside the ttl " +
-		"is dropped as a duplicate (store-error, multi-node: NoLoss); a crash after the claim, or a " +
-		"claim that timed out after it landed, leaves a record every retry reads as a duplicate, and " +
-		"nothing completes it (crash, timeout-after-success: NoLoss). The duplicate acks are false " +
-		"(HonestAck)."
+// Declare implements faults.Declarer.
+func (Design) Declare() faults.Declaration {
+	return faults.Declaration{
+		Doc: "The settler of source 000 verbatim: window Put before the durable claim (a live entry is a duplicate), " +
+			"Begin (an existing record is a duplicate, whatever its state), Commit(Delivered), then the caller credits, " +
+			"unkeyed (the source's caller \"delivers when fresh\" and has no idempotent sink). There is no Recover.",
+		Fails: []faults.Expect{
+			{Families: []faults.Family{faults.StoreError}, Props: lostAndLied,
+				Why: "the window is marked before the claim; when the claim (or the caller's credit) fails, the sender retries " +
+					"inside the ttl, the window says \"duplicate\", and the settlement is never credited, with a false ack"},
+			{Families: []faults.Family{faults.Crash}, Props: lostAndLied,
+				Why: "a crash after Begin or after Commit, before the credit, leaves a record that every retry reads as a " +
+					"duplicate: nothing completes a Granted record, and Commit(Delivered) runs before the credit"},
+			{Families: []faults.Family{faults.TimeoutSuccess}, Props: lostAndLied,
+				Why: "a claim that landed but timed out makes the retry find the record and drop it as a duplicate"},
+			{Families: []faults.Family{faults.MultiNode}, Props: lostAndLied,
+				Why: "a claim that fails on one node leaves that node's window marked; a copy landing there before the retry " +
+					"succeeds elsewhere is acked \"duplicate\", the sender stops, and nothing ever credits it"},
+			{Families: []faults.Family{faults.Concurrent}, Props: []faults.Property{faults.HonestAck},
+				Why: "node B's Begin finds the record node A just claimed and acks \"duplicate\" before A's credit lands " +
+					"(the interleaver runs B between A's claim and A's credit)"},
+		},
+	}
 }
 
 // NewCluster implements faults.Design.

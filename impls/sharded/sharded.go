@@ -17,10 +17,7 @@ const Name = "sharded"
 // Design is the sharded-window design.
 type Design struct{}
 
-var (
-	_ faults.Design   = Design{}
-	_ faults.Expecter = Design{}
-)
+var _ faults.Declarer = Design{}
 
 // Name implements faults.Design.
 func (Design) Name() string { return Name }
@@ -31,13 +28,10 @@ func (Design) NewCluster() faults.Cluster {
 	return refenv.NewCluster(ref.NewMemStore(), func(int) refenv.Window { return NewMapWindow(faults.WindowTTL) })
 }
 
-// Expected implements faults.Expecter: sharded must hold everywhere.
-func (Design) Expected() faults.Expectation { return faults.Expectation{} }
-
-// Doc is the design's paragraph in results/matrix.md.
-func (Design) Doc() string {
-	return "The layers of source 000 with ref's fixes, on a different window: 8 shards of Go maps " +
-		"with per-shard expiry queues (exact at the ttl boundary, bounded by the live set). Holds " +
-		"everywhere: the window is marked only after the durable commit, the credit is keyed, and " +
-		"Granted records are completed by the retry or Recover; which window sits in front does not matter."
+// Declare implements faults.Declarer: sharded holds everywhere.
+func (Design) Declare() faults.Declaration {
+	return faults.Declaration{Doc: "ref's Settler (the layers of source 000 with ref's fixes) on another window: 8 shards of " +
+		"Go maps with per-shard expiry queues, exact at the ttl boundary and bounded by the live set. It holds " +
+		"everywhere, as ref does: the window is marked only after the durable commit, the credit is keyed, and " +
+		"Granted records are completed by the retry or Recover; which window sits in front does not matter."}
 }

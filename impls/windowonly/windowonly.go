@@ -1,24 +1,9 @@
 // Package windowonly is the row "window-only" of the design matrix: the
-// in-memory idempotency window of source document 000_3fc5d928301791d1.txt
-// (layer ① 幂等窗口) with layers ② (the durable unique constraint) and ③
-// (the state machine) removed: the mutant "window without durable store" of
-// DESIGN.md. Everything else is as in ref: the window is marked only after
-// the credit succeeded, so a failed credit is retried, not lost.
-//
-// Credit is unkeyed: without a durable record there is no grant key to keep,
-// the window is the only memory of what was credited.
-//
-// Why it fails NoDup:
-//   - window-expiry and deep-replay: a retry or replay after the ttl finds
-//     nothing and is credited again; the source's own diagram says the
-//     durable constraint exists for exactly this ("这正是「窗口已过期」的边界").
-//   - crash: a crash after the credit, before the ack, loses the window with
-//     the node; the retry lands on an empty window.
-//   - timeout-after-success: the credit landed but reported an error, so
-//     the window was not marked and the retry credits again.
-//   - multi-node: a retry on another node meets that node's empty window.
-//   - concurrent: Lookup, credit and Put are three steps; identical
-//     deliveries at once all pass the Lookup before any Put.
+// in-memory idempotency window of source document 000 (its first layer)
+// with the durable unique constraint and the state machine removed, the
+// mutant "window without durable store". Everything else is as in ref: the
+// window is marked only after the credit succeeded, so a failed credit is
+// retried, not lost. Its declaration derives where it fails.
 package windowonly
 
 import (
@@ -35,31 +20,32 @@ const Name = "window-only"
 // Design is the window without a store.
 type Design struct{}
 
-var _ faults.Design = Design{}
-var _ faults.Expecter = Design{}
+var _ faults.Declarer = Design{}
 
 // Name implements faults.Design.
 func (Design) Name() string { return Name }
 
-// Expected implements faults.Expecter. Derivations in the package comment.
-func (Design) Expected() faults.Expectation {
-	return faults.Expectation{
-		faults.DeepReplay:     {faults.NoDup},
-		faults.WindowExpiry:   {faults.NoDup},
-		faults.Crash:          {faults.NoDup},
-		faults.TimeoutSuccess: {faults.NoDup},
-		faults.MultiNode:      {faults.NoDup},
-		faults.Concurrent:     {faults.NoDup},
+// Declare implements faults.Declarer.
+func (Design) Declare() faults.Declaration {
+	noDup := []faults.Property{faults.NoDup}
+	return faults.Declaration{
+		Doc: "Layer 1 of source 000 alone: the in-memory window (ttl 2.5 matches), marked after an unkeyed credit " +
+			"(without a durable record there is no grant key to keep: the window is the only memory of what was " +
+			"credited), with no durable constraint behind it.",
+		Fails: []faults.Expect{
+			{Families: []faults.Family{faults.DeepReplay, faults.WindowExpiry}, Props: noDup,
+				Why: "a retry or replay after the ttl finds nothing and is credited again; the source's own diagram says " +
+					"the durable constraint exists for exactly this boundary"},
+			{Families: []faults.Family{faults.Crash}, Props: noDup,
+				Why: "a crash after the credit, before the ack, loses the window with the node; the retry meets an empty window"},
+			{Families: []faults.Family{faults.TimeoutSuccess}, Props: noDup,
+				Why: "the credit landed but reported an error, so the window was not marked and the retry credits again"},
+			{Families: []faults.Family{faults.MultiNode}, Props: noDup,
+				Why: "a retry on another node meets that node's empty window"},
+			{Families: []faults.Family{faults.Concurrent}, Props: noDup,
+				Why: "lookup, credit and put are three steps: identical deliveries at once all pass the lookup before any put"},
+		},
 	}
-}
-
-// Doc is the design's paragraph in results/matrix.md.
-func (Design) Doc() string {
-	return "Layer 1 of source 000 alone: the in-memory window (ttl 2.5 matches), marked after an " +
-		"unkeyed credit, with no durable constraint behind it. Anything the window cannot see is " +
-		"credited again: a replay past the ttl (deep-replay, window-expiry), a retry after a crash " +
-		"emptied the window, a retry on another node, a credit that timed out after it landed, " +
-		"identical deliveries racing past the lookup (NoDup)."
 }
 
 // NewCluster implements faults.Design. There is no durable state.
