@@ -1,8 +1,8 @@
 // Package impls registers every design of the matrix, in row order: the
-// reference and the two designs that prove the checker has teeth (issue 3),
-// then the alternatives and mutants of source document 001 (issue 4). Each
-// design lives in its own package below, with its source, its rules and the
-// derivation of its expected verdicts in its doc comment.
+// reference and the designs of source document 000, then the alternatives
+// and mutants of source document 001. Each design lives in its own package
+// below, and declares itself (faults.Declaration) with the derivation of
+// every verdict it expects.
 package impls
 
 import (
@@ -24,16 +24,12 @@ import (
 	"github.com/onceproof/onceproof/impls/windowonly"
 )
 
-// Documented is a design with a paragraph for results/matrix.md. Every
-// design in All implements it.
-type Documented interface {
-	faults.Design
-	Doc() string
-}
+// Registry is a list of designs, looked up by row name.
+type Registry []faults.Design
 
 // All returns every design in matrix row order.
-func All() []faults.Design {
-	return []faults.Design{
+func All() Registry {
+	return Registry{
 		refdesign.Design{},
 		seedverbatim.Design{},
 		windowonly.Design{},
@@ -52,19 +48,18 @@ func All() []faults.Design {
 	}
 }
 
-// Names returns the row names of All, in order.
-func Names() []string {
-	ds := All()
-	out := make([]string, len(ds))
-	for i, d := range ds {
+// Names returns the row names of r, in order.
+func (r Registry) Names() []string {
+	out := make([]string, len(r))
+	for i, d := range r {
 		out[i] = d.Name()
 	}
 	return out
 }
 
-// ByName returns the design whose row name is name.
-func ByName(name string) (faults.Design, bool) {
-	for _, d := range All() {
+// ByName returns the design of r whose row name is name.
+func (r Registry) ByName(name string) (faults.Design, bool) {
+	for _, d := range r {
 		if d.Name() == name {
 			return d, true
 		}

@@ -16,46 +16,45 @@ var rows = []string{
 }
 
 func TestAllListsEveryRowInOrder(t *testing.T) {
-	if got := impls.Names(); !slices.Equal(got, rows) {
+	all := impls.All()
+	if got := all.Names(); !slices.Equal(got, rows) {
 		t.Fatalf("Names() = %v, want %v", got, rows)
 	}
 	for _, name := range rows {
-		d, ok := impls.ByName(name)
+		d, ok := all.ByName(name)
 		if !ok || d.Name() != name {
 			t.Errorf("ByName(%q) = %v, %v", name, d, ok)
 		}
 	}
-	if _, ok := impls.ByName("no-such-design"); ok {
+	if _, ok := all.ByName("no-such-design"); ok {
 		t.Error("ByName found a design that does not exist")
 	}
 }
 
-// TestEveryDesignDocumentsAndDeclares: each row has a matrix paragraph and
-// declares its verdicts over known families and properties only, each
-// property once; ref, sharded and ristretto declare that they hold.
+// TestEveryDesignDocumentsAndDeclares: each row declares itself, with a
+// paragraph for readers and a derivation for every declared failure over
+// known families and properties, each family once; ref, sharded and
+// ristretto declare that they hold.
 func TestEveryDesignDocumentsAndDeclares(t *testing.T) {
 	mustHold := map[string]bool{"ref": true, "sharded": true, "ristretto": true}
 	for _, d := range impls.All() {
-		doc, ok := d.(impls.Documented)
-		if !ok || len(doc.Doc()) < 80 {
-			t.Errorf("%s: no Doc paragraph for results/matrix.md", d.Name())
-		}
-		e, ok := d.(faults.Expecter)
-		if !ok {
-			t.Errorf("%s: does not declare its verdicts (faults.Expecter)", d.Name())
+		if _, ok := d.(faults.Declarer); !ok {
+			t.Errorf("%s: does not declare itself (faults.Declarer)", d.Name())
 			continue
 		}
-		for f, ps := range e.Expected() {
-			if err := f.Check(); err != nil || !slices.Contains(faults.Families, f) {
-				t.Errorf("%s: declares unknown family %q", d.Name(), f)
+		decl := faults.DeclarationOf(d)
+		if len(decl.Doc) < 80 {
+			t.Errorf("%s: no Doc paragraph for results/matrix.md", d.Name())
+		}
+		if err := decl.Check(); err != nil {
+			t.Errorf("%s: %v", d.Name(), err)
+		}
+		for _, e := range decl.Fails {
+			if len(e.Why) < 40 {
+				t.Errorf("%s: the failure under %v is not derived (Why %q)", d.Name(), e.Families, e.Why)
 			}
-			for i, p := range ps {
-				if !slices.Contains(faults.Properties, p) || slices.Contains(ps[i+1:], p) {
-					t.Errorf("%s under %s: property %q unknown or repeated in %v", d.Name(), f, p, ps)
-				}
-			}
-			if mustHold[d.Name()] && len(ps) > 0 {
-				t.Errorf("%s must hold everywhere, declares %v under %s", d.Name(), ps, f)
+			if mustHold[d.Name()] {
+				t.Errorf("%s must hold everywhere, declares %v under %v", d.Name(), e.Props, e.Families)
 			}
 		}
 	}

@@ -125,9 +125,9 @@ func parse(t *testing.T, body string) faults.Schedule {
 
 func mustDesign(t *testing.T, name string) faults.Design {
 	t.Helper()
-	d, ok := impls.ByName(name)
+	d, ok := impls.All().ByName(name)
 	if !ok {
-		t.Fatalf("no design %q (have %v)", name, impls.Names())
+		t.Fatalf("no design %q (have %v)", name, impls.All().Names())
 	}
 	return d
 }

@@ -8,12 +8,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls"
 	"github.com/onceproof/onceproof/props"
 )
 
 // listCmd is `list`: every name the other commands accept, with one line
 // each, so nobody learns them from an error message.
-func listCmd(args []string, designs []faults.Design, stdout io.Writer) (int, error) {
+func listCmd(args []string, designs impls.Registry, stdout io.Writer) (int, error) {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	pos, err := parse(fs, args, stdout)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls"
 )
 
 func main() {
@@ -71,7 +72,7 @@ func (e exitError) Error() string { return e.msg }
 
 // run is main without the process: args without the program name, the
 // registered designs, and where to write. It returns the exit code.
-func run(args []string, designs []faults.Design, stdout, stderr io.Writer) int {
+func run(args []string, designs impls.Registry, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, "onceproof: no command (onceproof help lists them)\n")
 		return exitBadUse
@@ -164,7 +165,7 @@ func printFlags(fs *flag.FlagSet, w io.Writer) {
 }
 
 // helpCmd is `help [COMMAND]`.
-func helpCmd(args []string, designs []faults.Design, stdout io.Writer) (int, error) {
+func helpCmd(args []string, designs impls.Registry, stdout io.Writer) (int, error) {
 	if len(args) == 0 {
 		fmt.Fprint(stdout, usage)
 		return exitOK, nil
@@ -193,19 +194,11 @@ func ignoreHelp(err error) error {
 	return err
 }
 
-func designNames(ds []faults.Design) string {
-	s := make([]string, len(ds))
-	for i, d := range ds {
-		s[i] = d.Name()
-	}
-	return strings.Join(s, ", ")
-}
+func designNames(ds impls.Registry) string { return strings.Join(ds.Names(), ", ") }
 
-func findDesign(ds []faults.Design, name string) (faults.Design, error) {
-	for _, d := range ds {
-		if d.Name() == name {
-			return d, nil
-		}
+func findDesign(ds impls.Registry, name string) (faults.Design, error) {
+	if d, ok := ds.ByName(name); ok {
+		return d, nil
 	}
 	return nil, badf("unknown design %q (valid designs: %s; onceproof list says what each is)", name, designNames(ds))
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls"
 	"github.com/onceproof/onceproof/props"
 )
 
@@ -78,7 +79,7 @@ func (memoDeclared) Declare() faults.Declaration {
 		Why: "a crash after its unkeyed credit loses the memory of it, and the retry credits again"}}}
 }
 
-var testDesigns = []faults.Design{keyed{}, memo{}, memoDeclared{}}
+var testDesigns = impls.Registry{keyed{}, memo{}, memoDeclared{}}
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer

@@ -17,11 +17,12 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls"
 	"github.com/onceproof/onceproof/props"
 )
 
 // matrixCmd is `matrix`.
-func matrixCmd(args []string, designs []faults.Design, stdout, stderr io.Writer) (int, error) {
+func matrixCmd(args []string, designs impls.Registry, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	dflag := fs.String("designs", "", "comma-separated designs (default: all; onceproof list names them)")
 	fflag := fs.String("families", "", "comma-separated fault families, each one or several joined with + (default: all)")
@@ -199,7 +200,7 @@ func shellQuote(v string) string {
 	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
 
-func selectDesigns(all []faults.Design, list string) ([]faults.Design, error) {
+func selectDesigns(all impls.Registry, list string) ([]faults.Design, error) {
 	if list == "" {
 		return all, nil
 	}

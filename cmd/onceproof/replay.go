@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls"
 	"github.com/onceproof/onceproof/props"
 )
 
@@ -21,7 +22,7 @@ const maxSchedFile = 32 << 20
 
 // replayCmd is `replay FILE [-design D]` and, with explain, `explain FILE
 // [-design D]`.
-func replayCmd(args []string, designs []faults.Design, stdout io.Writer, explain bool) (int, error) {
+func replayCmd(args []string, designs impls.Registry, stdout io.Writer, explain bool) (int, error) {
 	name := "replay"
 	if explain {
 		name = "explain"
