@@ -20,7 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/onceproof/onceproof/internal/testserver"
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
 )
 
 // The tests in this file run the built command, as a user does: exit codes,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/impls/refdesign"
-	"github.com/onceproof/onceproof/internal/testserver"
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/props"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/onceproof/onceproof/internal/testserver"
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
 )
 
 // A store of the wrong kind at the address, a role without privilege: the

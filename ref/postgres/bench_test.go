@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/onceproof/onceproof/internal/testserver"
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref"
 	"github.com/onceproof/onceproof/ref/postgres"
 	"github.com/onceproof/onceproof/ref/storetest"

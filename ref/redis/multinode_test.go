@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceproof/onceproof/internal/nodetest"
-	"github.com/onceproof/onceproof/internal/testserver"
+	"github.com/onceproof/onceproof/internal/testkit/nodetest"
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref"
 	"github.com/onceproof/onceproof/ref/redis"
 )

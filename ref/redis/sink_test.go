@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceproof/onceproof/internal/testserver"
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref"
 	"github.com/onceproof/onceproof/ref/redis"
 	"github.com/onceproof/onceproof/ref/storetest"

@@ -16,13 +16,13 @@ func TestMain(m *testing.M) { Main(m) }
 func TestPostgresGivesEachTestItsOwnDatabase(t *testing.T) {
 	a, b := Postgres(t), Postgres(t)
 	if a == b {
-		t.Fatalf("two calls returned the same database %s; reproduce: go test ./internal/testserver -run %s", a, t.Name())
+		t.Fatalf("two calls returned the same database %s; reproduce: go test ./internal/testkit/testserver -run %s", a, t.Name())
 	}
 	ctx := context.Background()
 	for _, url := range []string{a, b} {
 		conn, err := pgx.Connect(ctx, url)
 		if err != nil {
-			t.Fatalf("connect %s: %v; reproduce: go test ./internal/testserver -run %s", url, err, t.Name())
+			t.Fatalf("connect %s: %v; reproduce: go test ./internal/testkit/testserver -run %s", url, err, t.Name())
 		}
 		var db string
 		if err := conn.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil {
@@ -39,10 +39,10 @@ func TestRedisAnswersOnLoopback(t *testing.T) {
 	s := Redis(t)
 	host, _, err := net.SplitHostPort(s.Addr)
 	if err != nil || host != "127.0.0.1" {
-		t.Fatalf("redis listens on %q, want 127.0.0.1; reproduce: go test ./internal/testserver -run %s", s.Addr, t.Name())
+		t.Fatalf("redis listens on %q, want 127.0.0.1; reproduce: go test ./internal/testkit/testserver -run %s", s.Addr, t.Name())
 	}
 	if err := ping(s.Addr); err != nil {
-		t.Fatalf("ping %s: %v; reproduce: go test ./internal/testserver -run %s", s.Addr, err, t.Name())
+		t.Fatalf("ping %s: %v; reproduce: go test ./internal/testkit/testserver -run %s", s.Addr, err, t.Name())
 	}
 	if p1, p2 := RedisPrefix(t), RedisPrefix(t); p1 == p2 {
 		t.Fatalf("two prefixes are equal: %q", p1)
@@ -72,7 +72,7 @@ func TestStartRedisRestartKeepsAppendOnlyData(t *testing.T) {
 	}
 	s.Restart(t)
 	if got := send("GET k"); got != "$1\r\nv\r\n" {
-		t.Fatalf("after restart GET k = %q, want v; reproduce: go test ./internal/testserver -run %s", got, t.Name())
+		t.Fatalf("after restart GET k = %q, want v; reproduce: go test ./internal/testkit/testserver -run %s", got, t.Name())
 	}
 }
 
@@ -91,14 +91,14 @@ func TestMissingServerSkipsWithInstallHintOrFailsUnderRequire(t *testing.T) {
 	r := &recorder{TB: t}
 	unavailable(r, "postgresql", missing)
 	if r.failed != "" || !strings.Contains(r.skipped, "apt-get install postgresql redis-server") || strings.Contains(r.skipped, "\n") {
-		t.Fatalf("without %s: skipped %q failed %q; want one skip line naming the Debian packages; reproduce: go test ./internal/testserver -run %s",
+		t.Fatalf("without %s: skipped %q failed %q; want one skip line naming the Debian packages; reproduce: go test ./internal/testkit/testserver -run %s",
 			RequireEnv, r.skipped, r.failed, t.Name())
 	}
 	t.Setenv(RequireEnv, "1")
 	r = &recorder{TB: t}
 	unavailable(r, "postgresql", missing)
 	if r.skipped != "" || !strings.Contains(r.failed, "postgres not found") {
-		t.Fatalf("with %s=1: skipped %q failed %q; want a failure naming the cause; reproduce: go test ./internal/testserver -run %s",
+		t.Fatalf("with %s=1: skipped %q failed %q; want a failure naming the cause; reproduce: go test ./internal/testkit/testserver -run %s",
 			RequireEnv, r.skipped, r.failed, t.Name())
 	}
 }
