@@ -5,13 +5,17 @@ import (
 	"time"
 )
 
-// Design is a way to settle: the thing the harness judges. A design builds a
-// Cluster (its durable state, shared by its nodes) and, from it, nodes that
-// share that state but not memory.
-//
-// Each design in impls/ carries `var _ faults.Design = Design{}`.
+// Design is a way to settle: the thing the harness judges. Its Cluster is
+// the durable state, shared by its nodes, which share no memory. A design's
+// duties: touch the world only through the node's Env, from inside Deliver
+// or Recover on the calling goroutine; never hold a Cluster lock across an
+// Env call (a crash unwinds through it; the watchdog ends a run that blocks);
+// never read Settlement.ID; make the Cluster safe for concurrent use (one
+// Node never gets two calls at once); treat Env's errors as a real store's
+// (ErrInjected: nothing happened; ErrTimeout: it happened). Optional:
+// Declarer, Recoverer, Bounded.
 type Design interface {
-	// Name is the design's row name in the matrix (e.g. "ref", "four-sig").
+	// Name is the design's row name in the matrix (e.g. "ref").
 	Name() string
 	// NewCluster returns fresh durable state: an empty store, no records.
 	NewCluster() Cluster
@@ -98,7 +102,7 @@ type Bounded interface {
 	// StateSpan is the ttl the node's bound is stated over (0 if none).
 	StateSpan() time.Duration
 	// StateBound is the most entries the node may keep under load l: rate x
-	// ttl for a TTL window (l.Recent), 4 x l.Players for the four-signature
-	// FIFO.
+	// ttl for a TTL window (l.Recent), k x l.Players for a design that
+	// keeps k entries per player.
 	StateBound(l Load) int
 }

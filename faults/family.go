@@ -25,9 +25,9 @@ const (
 	SequenceRewind Family = "sequence-rewind" // the sender's counter restarts
 	ThirdKind      Family = "third-kind"      // the business adds a third settlement per match
 	// RoomReturn: a player returns to a room within two matches, its round
-	// restarting: the (room, round) of the new match equals one still in a
-	// four-signature window. Every other family keeps returns MinReturnGap
-	// matches apart, so this is the only column where that collision happens.
+	// restarting: the new match's (room, round) equals one of the last two
+	// matches'. Every other family keeps returns MinReturnGap matches apart,
+	// so this is the only column where that collision happens.
 	RoomReturn Family = "room-return"
 )
 

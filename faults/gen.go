@@ -31,35 +31,29 @@ const (
 )
 
 // Small value ranges make distinct settlements collide on purpose: a
-// signature that drops a field (room, net, final) must meet a settlement that
-// differs only in that field, or its mutant can never be caught. Where each
-// four-sig mutant meets what its rule guards against, outside room-return
-// (TestGenExercisesEveryMutantRule counts them):
+// design that recognises a settlement by some of its fields (room, round,
+// net, final) must meet a settlement that differs only in a field it drops,
+// or its bug can never show. Where each collision happens (the impls tests
+// count them per design, TestGenExercisesEveryMutantRule):
 //
-//   - four-sig-no-room (round, net, final): a player who leaves a room after
-//     round 1 plays the next match at round 1 too; with equal nets (1 in 3)
-//     the adjacent matches collide. Clean, and every family.
-//   - four-sig-no-final (room, round, net): a match's instant and final
-//     with equal nets (the final's net is the instant's unless "net-differs"
-//     draws 1). Clean, and every family.
-//   - four-sig-no-net (room, round, final): within a match the instant and
-//     final differ in the final flag, and adjacent matches in room or round;
-//     only a third kind with its sibling's final flag and another net
-//     collides. Third-kind.
-//   - four-sig-cap3: a copy a window of 4 still holds and one of 3 does not:
-//     the instant of match k copied into match k+2, after 3 newer
-//     settlements. Duplicate (see the preset).
-//   - four-sig-clear-on-full: a copy of a settlement the window forgot when
-//     it was cleared: the same copies into match k+2 (the clear happens at a
-//     player's fifth settlement). Duplicate.
-//   - credit-current-room: a settlement arriving when the player's latest
-//     instant was in another room: an old final interleaved after the next
-//     match's instant (interleave), or a late instant arriving after its own
-//     final (late).
+//   - same (round, net, final) in adjacent matches: a player who leaves a
+//     room after round 1 plays the next match at round 1 too, with equal
+//     nets 1 time in 3. Every family.
+//   - same (room, round, net) in one match: its instant and final with
+//     equal nets (the final's net is the instant's unless "net-differs"
+//     draws 1). Every family.
+//   - same (room, round, final) with another net: only a third kind with
+//     its sibling's final flag. Third-kind.
+//   - a copy of match k's settlement arriving in match k+2, after 3 newer
+//     settlements of its player. Duplicate (see the preset).
+//   - a settlement arriving when the player's latest instant was in another
+//     room: an old final interleaved after the next match's instant
+//     (interleave), or a late instant after its own final (late).
 //
-// four-sig itself meets a full signature collision only where a family
-// makes it: a quick room return (room-return; MinReturnGap keeps it out of
-// the others) and a third kind paying what its sibling pays (third-kind).
+// A full collision (room, round, net, final all equal) of distinct
+// settlements happens only where a family makes it: a quick room return
+// (room-return; MinReturnGap keeps it out of the others) and a third kind
+// paying what its sibling pays (third-kind).
 var (
 	// genNets are the amounts, debits included. Index 0 is where rapid
 	// shrinks to, so a shrunk counterexample has all nets equal: the most
@@ -106,9 +100,10 @@ type preset struct {
 func presetOf(f Family) preset {
 	// Base for every family: 1..3 players (3 is enough for players to share
 	// rooms and for per-player state to be tested against another player's
-	// identical signatures), 1..5 matches each (5 matches = 2.5 windows of
-	// the four-signature FIFO: eviction happens; 3x5x2 = 30 first arrivals
-	// keeps a schedule near 50 deliveries with the extras below).
+	// identical fields), 1..5 matches each (5 matches span 2.5 times any
+	// per-player state of two adjacent matches, so such state must evict;
+	// 3x5x2 = 30 first arrivals keeps a schedule near 50 deliveries with
+	// the extras below).
 	if err := f.Check(); err != nil {
 		panic("faults: " + err.Error())
 	}
@@ -122,11 +117,11 @@ func presetOf(f Family) preset {
 			// 1..6 extra copies, 0..2 ticks after the first arrival (inside
 			// RetryAfter and WindowTTL, the window's fast path) or 1 tick
 			// after the player's match k+2 starts, for a settlement of match
-			// k: the latest a copy can come that a four-signature window of
-			// 2 matches still promises to catch (its 3 newer settlements of
-			// k and k+1 evict it from a FIFO of 3; a window cleared when full
-			// has forgotten it), still inside WindowTTL (2 matches - 1 tick
-			// after the earliest arrival, 2 ticks into match k).
+			// k: the latest a copy can come that per-player state of two
+			// adjacent matches still promises to catch (3 newer settlements
+			// of k and k+1 arrived in between), still inside WindowTTL (2
+			// matches - 1 tick after the earliest arrival, 2 ticks into
+			// match k).
 			p.duplicate = true
 		case Late:
 			// 1..4 times, a match's instant or final arrives 0..1.5 ticks
@@ -191,13 +186,13 @@ func presetOf(f Family) preset {
 			p.minMatches = 2
 		case ThirdKind:
 			// Three settlements per match (instant, final, third): 6 per two
-			// adjacent matches, more than a window of 4 holds.
+			// adjacent matches, where the business promised 4.
 			p.third = true
 		case RoomReturn:
 			// One player returns, once, to the room of the match before
 			// the previous one (k-2 -> k-1 elsewhere -> k), both entries at
 			// round 1 and the returning match's instant paying what k-2's
-			// paid: its signature is still in a four-signature window. 3..5
+			// paid: the same (room, round, net, final) two matches apart. 3..5
 			// matches so the pattern fits. Other moves may return right
 			// away too (MinReturnGap is 1 here).
 			p.roomReturn = true
@@ -302,8 +297,8 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			// After the first match: stay (0, where rapid shrinks to) or
 			// move (1, forced in late). A move may be a return to an
 			// earlier room, round restarting, which is how (room, round)
-			// repeats across matches; MinReturnGap keeps it out of a
-			// four-signature window except in room-return.
+			// repeats across matches; MinReturnGap keeps it at least two
+			// matches away except in room-return.
 			switch {
 			case k == 0:
 				room = uint32(rapid.IntRange(1, p.rooms).Draw(t, "room"))

@@ -74,7 +74,8 @@ type Event struct {
 
 // History is what a run produced: every arrival, effect, credit, fault,
 // crash, recovery and ack, in order. The same schedule run twice gives the
-// same history (except in the concurrent family, whose interleaving is real).
+// same history (in the concurrent family too: its interleaving is chosen by
+// Schedule.Switches; only RunOptions.Free makes it the Go scheduler's).
 type History struct {
 	Design    string
 	Schedule  Schedule

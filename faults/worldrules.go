@@ -31,30 +31,22 @@ func (e *WorldError) Error() string {
 	return fmt.Sprintf("s%d breaks the world rule %s: %s", e.Settlement, e.Rule, e.Detail)
 }
 
-// MinReturnGap is how many matches a player of a schedule of family f plays
-// elsewhere before re-entering a room (1 for a family that includes
-// room-return: a return right after one match elsewhere is its feature).
-//
-// Derivation of 2: four-sig keeps a player's last 4 signatures (2
-// settlements per match x 2 adjacent matches). A return restarts the round
-// at 1, so the new match's (room, round) can equal the old match's, and with
-// an equal net the signatures are equal: the old ones must have left the
-// window before the new match's first settlement arrives, that is, at least
-// 4 newer settlements must have arrived. Two matches elsewhere bring 4 (2
-// each; 3 each with a third kind). Late and interleaved arrivals move a
-// settlement less than one match (late: before the next match's first
-// settlement; interleave: a final after the next match's instant), which
-// keeps at least 4 in between as long as only one of them is in play: a late
-// instant X of match k still precedes the 4 settlements of k+1 and k+2, and
-// an interleaved final of k only competes with finals, after which k+1's
-// final, k+2's two and k+3's instant arrive.
-//
-// Derivation of 3: with late and interleave joined, X (match k's instant)
-// can arrive late, after k+1 started, and k+2's final can be interleaved
-// after k+3's instant: only k+1's two and k+2's instant arrive between X and
-// k+3's instant, 3 < 4, so a return at k+3 with X's net would still meet X.
-// One more match elsewhere brings at least 2 more. Change both numbers if the
-// window (4), the kinds per match or the late/interleave offsets change.
+// DefaultReturnGap is the matches a player plays elsewhere before
+// re-entering a room, in every family but room-return: a return restarts
+// the room's rounds, so the return match can repeat an earlier match's
+// (room, round), and two matches apart no per-player state that spans two
+// adjacent matches (the business's "2 settlements per match x 2 matches")
+// still holds the earlier one. The designs that depend on it check it
+// against their own state (impls/foursig); change it only with them.
+const DefaultReturnGap = 2
+
+// MinReturnGap is the matches a player of a schedule of family f plays
+// elsewhere before re-entering a room: 1 with room-return (a quick return
+// is its feature); otherwise DefaultReturnGap, plus one when late and
+// interleave are joined: each moves one settlement by less than a match
+// (late before the next match's first settlement, interleave a final after
+// the next match's instant), so together they can bring an old match's
+// settlement one match closer to a return.
 func MinReturnGap(f Family) int {
 	var late, interleave bool
 	for _, p := range f.Parts() {
@@ -68,68 +60,21 @@ func MinReturnGap(f Family) int {
 		}
 	}
 	if late && interleave {
-		return 3
+		return DefaultReturnGap + 1
 	}
-	return 2
+	return DefaultReturnGap
 }
 
 // CheckWorld reports the first way s leaves the world model (nil if none),
-// as a *WorldError naming the settlement and the rule. It assumes a schedule
-// Validate accepts (IDs dense and in order).
-//
-// The world rules are what the business guarantees about a player's
-// settlements, and what a family promises on top. Validate checks that a
-// schedule is well formed (what Run needs to be safe); CheckWorld checks that
-// it describes a world that can happen, so that a design failing on it has a
-// real bug and not a bug of the schedule. Every generator satisfies
-// CheckWorld (TestGenSatisfiesTheWorldRules); Parse does not require it, so a
-// hand-edited file that breaks it still replays (its verdict is then about a
-// world that cannot happen: run CheckWorld before trusting it).
-//
-// The rules, per player, over the matches present in the schedule (a match
-// is present when at least one of its settlements is), ordered by Match id;
-// within a match, settlements are ordered by Kind:
-//
-//  1. RuleMatchPlace: all settlements of one match share Room and Round.
-//  2. RuleOnePerKind: a match has at most one settlement of each Kind.
-//  3. RuleFinalFlag: an instant has Final false, a final has Final true; a
-//     third (or later) kind may have either (the generators draw it).
-//  4. RuleRounds: the player's first match has round 1; the next match in the
-//     same room has the previous round + 1; a match in another room has round
-//     1 (a room change restarts the round, a return to a room too).
-//  5. RuleSeq: the sender numbers a player's settlements 1, 2, 3, ... in
-//     (Match, Kind) order, without gaps (a gap is a settlement the sender
-//     produced and never sent, which an at-least-once sender cannot do).
-//     Family rule: in a schedule whose family includes sequence-rewind, the
-//     first settlement of a match may restart the numbering at 1.
-//  6. RuleReturnGap (a family rule): unless the family includes room-return,
-//     a player re-enters a room only after MinReturnGap(f) matches elsewhere,
-//     so that a four-signature window no longer holds the old match's
-//     signatures (see MinReturnGap).
-//
-// # What a shrinker must preserve
-//
-// A shrinker (props.Shrink) that removes settlements or rewrites fields must
-// keep CheckWorld(candidate) == nil whenever CheckWorld(original) == nil,
-// or its "minimal" counterexample can be a world that never happens (two
-// consecutive matches of one room at the same round, a player who starts at
-// seq 8). In practice:
-//
-//   - Dropping settlements keeps rules 1, 2 and 3. It breaks rule 4 when it
-//     empties a player's first match or a match between two others, and rule
-//     5 unless it drops only a player's last settlements (a gap). Call
-//     Renumber on the candidate: it recomputes rounds
-//     and sequence numbers from what is left, so rules 4 and 5 hold again.
-//   - Dropping a whole match between two others can put a room return closer
-//     than MinReturnGap (rule 6); Renumber cannot repair that: check
-//     CheckWorld and reject the candidate.
-//   - Renumbering players, rooms, matches, rounds and seq by rank (equal
-//     values stay equal, order is kept) keeps every rule.
-//   - Dropping deliveries or faults, moving times or folding nodes does not
-//     touch settlements and keeps every rule.
-//
-// So: candidate = Renumber(drop(...)); adopt it only if CheckWorld(candidate)
-// == nil (when the original passed).
+// as a *WorldError naming the settlement and the rule (see WorldRule: per
+// player, one room and round per match, one settlement per kind, final flags,
+// rounds counting up within a room and restarting at 1 on entering one,
+// seq 1, 2, 3, ..., and the family rules of sequence-rewind and
+// MinReturnGap). It assumes a schedule Validate accepts. Every generator
+// satisfies it; Parse does not require it, so a hand-edited file still
+// replays, but a failure on such a world may be the schedule's, not the
+// design's. A shrinker keeps it by dropping, then Renumber, then rejecting
+// what CheckWorld still rejects (a room return brought too close).
 func CheckWorld(s Schedule) error {
 	rewind, gap := familyRules(s.Family)
 	for _, ids := range byPlayer(s.Settlements) {

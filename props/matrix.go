@@ -10,23 +10,18 @@ import (
 	"github.com/onceproof/onceproof/faults"
 )
 
-// Matrix defaults: what `make proofs` runs. See DefaultMatrixN for the budget.
-const (
-	// DefaultMatrixSeed is the first generator seed of every cell; cell i's
-	// k-th schedule is faults.Generate(family, DefaultMatrixSeed+k), the same
-	// for every design, so the rows compare designs on the same input.
-	DefaultMatrixSeed uint64 = 1
-)
+// DefaultMatrixSeed is the first generator seed of every cell: cell i's
+// k-th schedule is faults.Generate(family, DefaultMatrixSeed+k), the same
+// for every design, so the rows compare designs on the same input.
+const DefaultMatrixSeed uint64 = 1
 
-// DefaultMatrixN is the schedules per cell `make proofs` runs. The budget is
-// 60 s for `make proofs` on 2 cores, `go run`'s build included. 15 designs x
-// 13 families x 200 = 39,000 runs of 10..60 deliveries, plus shrinking
-// (about 130 counterexamples, a few hundred runs each): measured 9 s wall
-// (6 s CPU) with the build, on 2 cores shared with a load of 6; 500 per cell
-// measured 27 s (13 s CPU). 200 leaves the budget room for more designs and
-// the race-free child of the matrix test; raising it finds rarer failures
-// (type-flags' NoLoss under deep-replay shows from about 500), and then the
-// designs' declarations must follow. Re-measure with `time make proofs`.
+// DefaultMatrixN is the schedules per cell by default (RunMatrix, RunCell,
+// TestDesign). The budget is a minute for the whole committed matrix on 2
+// cores: a run of a generated schedule costs about 100 us, so 200 per cell
+// is 20 ms per cell before shrinking, and a few hundred cells with their
+// shrinks (a few hundred runs per counterexample) stay within seconds.
+// Raising it finds rarer failures, and the designs' declarations must then
+// follow; the measured times are in results/ and the README.
 const DefaultMatrixN = 200
 
 // MatrixOptions configures RunMatrix.
@@ -158,36 +153,12 @@ func (m Matrix) Mismatches() []Mismatch {
 	return out
 }
 
-// MatrixSchedule is the k-th schedule of family f the matrix runs:
-// faults.Generate(f, seed). A concurrent schedule runs under faults'
-// deterministic interleaver (its Switches choose which same-time goroutine
-// runs next), so the matrix regenerates byte for byte in that family too;
-// free-running goroutines under the race detector are the job of
-// TestConcurrentFamilyOnRealGoroutines in cmd/onceproof.
-func MatrixSchedule(f faults.Family, seed uint64) faults.Schedule {
-	return faults.Generate(f, seed)
-}
-
 // RunMatrix runs every design under every family, N seeded schedules per
 // cell, and shrinks each cell's failures to minimal counterexamples. Without
 // the concurrent family it is deterministic: the same options give the same
 // Matrix, byte for byte once rendered, whatever Parallel is.
 func RunMatrix(opt MatrixOptions) Matrix {
-	if opt.Families == nil {
-		opt.Families = faults.Families
-	}
-	if opt.N <= 0 {
-		opt.N = DefaultMatrixN
-	}
-	if opt.Seed == 0 {
-		opt.Seed = DefaultMatrixSeed
-	}
-	if opt.Parallel <= 0 {
-		opt.Parallel = runtime.GOMAXPROCS(0)
-	}
-	if opt.Context == nil {
-		opt.Context = context.Background()
-	}
+	opt = opt.withDefaults()
 	m := Matrix{N: opt.N, Seed: opt.Seed, Families: slices.Clone(opt.Families)}
 	type job struct{ row, col int }
 	var jobs []job
@@ -231,16 +202,27 @@ func RunMatrix(opt MatrixOptions) Matrix {
 
 // RunCell runs one design under one family as RunMatrix does.
 func RunCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
+	return runCell(d, f, opt.withDefaults())
+}
+
+// withDefaults fills in the defaults MatrixOptions documents.
+func (opt MatrixOptions) withDefaults() MatrixOptions {
+	if opt.Families == nil {
+		opt.Families = faults.Families
+	}
 	if opt.N <= 0 {
 		opt.N = DefaultMatrixN
 	}
 	if opt.Seed == 0 {
 		opt.Seed = DefaultMatrixSeed
 	}
+	if opt.Parallel <= 0 {
+		opt.Parallel = runtime.GOMAXPROCS(0)
+	}
 	if opt.Context == nil {
 		opt.Context = context.Background()
 	}
-	return runCell(d, f, opt)
+	return opt
 }
 
 func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
@@ -256,7 +238,7 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 	union := map[faults.Property]bool{}
 	for k := 0; k < opt.N && opt.Context.Err() == nil; k++ {
 		seed := opt.Seed + uint64(k)
-		s := MatrixSchedule(f, seed)
+		s := faults.Generate(f, seed)
 		h := faults.Run(d, s, opt.Run)
 		r := Judge(h)
 		c.Runs++
