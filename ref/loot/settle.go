@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 )
@@ -80,18 +81,9 @@ func (s *Service) Settle(ctx context.Context, no string) (Settlement, error) {
 	return out, errors.Join(errs...)
 }
 
-// decide computes the settler's Decision from the frozen claims: the
-// claimants' fairness (one provider call), the session's ranker, the
-// grants, the snapshot. It replays its own snapshot before returning it,
-// so a store that handed back claims it should not have (a non-member, a
-// repeat) is caught before anything is recorded.
+// decide reads the claimants' fairness (one provider call) and computes
+// the settler's Decision (Decide).
 func (s *Service) decide(ctx context.Context, fz Frozen) (Decision, error) {
-	sess := fz.Session
-	rank, ok := RankerFor(sess.Rule)
-	if !ok {
-		// Recorded by a newer binary: leave it to a node that knows the rule.
-		return Decision{}, fmt.Errorf("loot: settle %s: %w", sess.No, badArg("unknown rule version %q", sess.Rule))
-	}
 	var players []PlayerID
 	for _, c := range fz.Claims {
 		if c.Intent.Priority() > 0 {
@@ -101,9 +93,27 @@ func (s *Service) decide(ctx context.Context, fz Frozen) (Decision, error) {
 	fair := map[PlayerID]Fairness{}
 	if len(players) > 0 {
 		var err error
-		if fair, err = s.fair.Fairness(ctx, sess.Loot, players); err != nil {
-			return Decision{}, fmt.Errorf("loot: settle %s: fairness: %w: %w", sess.No, ErrOutcomeUnknown, err)
+		if fair, err = s.fair.Fairness(ctx, fz.Session.Loot, players); err != nil {
+			return Decision{}, fmt.Errorf("loot: settle %s: fairness: %w: %w", fz.Session.No, ErrOutcomeUnknown, err)
 		}
+	}
+	return Decide(fz, fair, s.lease)
+}
+
+// Decide is the settler's pure step: from the frozen claims and the
+// fairness read for the claimants that can win, the Decision to record
+// (grants in rank order, each keyed by GrantNo, and the snapshot), under
+// the session's rule version. It replays its own snapshot before
+// returning it, so claims a store should never have handed back (a
+// non-member's, a repeat) are refused before anything is recorded.
+// Errors: ErrBadArgument for a rule this binary does not know (a node
+// that knows it takes the session over after the lease); ErrOutcomeUnknown
+// when fair lacks a claimant (the provider broke its contract).
+func Decide(fz Frozen, fair map[PlayerID]Fairness, lease time.Duration) (Decision, error) {
+	sess := fz.Session
+	rank, ok := RankerFor(sess.Rule)
+	if !ok {
+		return Decision{}, fmt.Errorf("loot: settle %s: %w", sess.No, badArg("unknown rule version %q", sess.Rule))
 	}
 	cands := make([]Candidate, len(fz.Claims))
 	for i, c := range fz.Claims {
@@ -130,7 +140,7 @@ func (s *Service) decide(ctx context.Context, fz Frozen) (Decision, error) {
 	if err := Replay(snap); err != nil {
 		return Decision{}, fmt.Errorf("loot: settle %s: the store's frozen claims do not replay: %w", sess.No, err)
 	}
-	return Decision{Session: sess.No, Fence: sess.Fence, Grants: grants, Snapshot: snap, Lease: s.lease}, nil
+	return Decision{Session: sess.No, Fence: sess.Fence, Grants: grants, Snapshot: snap, Lease: lease}, nil
 }
 
 // deliver delivers one recorded grant through the Inventory, with its
