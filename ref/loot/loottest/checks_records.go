@@ -167,11 +167,11 @@ func checkCanceledContext(t *testing.T, e *env) {
 	cctx, cancel := context.WithCancel(ctx(t))
 	cancel()
 	calls := map[string]func() error{
-		"Open": func() error { _, _, err := s.Open(cctx, spec); return err },
+		"Open":          func() error { _, _, err := s.Open(cctx, spec); return err },
 		"StartClaiming": func() error { _, err := s.StartClaiming(cctx, open.No); return err },
-		"Claim":       func() error { _, _, err := s.Claim(cctx, claiming.No, claiming.Members[0], loot.Need); return err },
-		"Cancel":      func() error { _, err := s.Cancel(cctx, claiming.No); return err },
-		"BeginSettle": func() error { _, err := s.BeginSettle(cctx, settling.No, leaseTime); return err },
+		"Claim":         func() error { _, _, err := s.Claim(cctx, claiming.No, claiming.Members[0], loot.Need); return err },
+		"Cancel":        func() error { _, err := s.Cancel(cctx, claiming.No); return err },
+		"BeginSettle":   func() error { _, err := s.BeginSettle(cctx, settling.No, leaseTime); return err },
 		"RecordGrants": func() error {
 			_, err := s.RecordGrants(cctx, decide(t, loot.Frozen{Session: settling, Claims: claims(t, s, settling.No)}, 0))
 			return err
