@@ -29,7 +29,6 @@ func checkNothingDeleted(t *testing.T, e *env) {
 		nos = append(nos, sess.No)
 	}
 	changed := e.build(t, s, loot.StatusClaiming, 1, team(3))
-	mustClaim(t, s, changed.No, changed.Members[0], loot.Pass) // NEED -> PASS
 	nos = append(nos, changed.No)
 	type record struct {
 		Session loot.Session
@@ -39,12 +38,19 @@ func checkNothingDeleted(t *testing.T, e *env) {
 	read := func(s loot.Store, no string) record {
 		return record{session(t, s, no), claims(t, s, no), grants(t, s, no)}
 	}
+	// What was written, read before the changes below; the changes are
+	// then applied to it from what the writes returned, not read back.
 	want := map[string]record{}
 	for _, no := range nos {
-		for _, g := range grants(t, s, no) {
-			mustMark(t, s, g.No)
-		}
 		want[no] = read(s, no)
+	}
+	c := mustClaim(t, s, changed.No, changed.Members[0], loot.Pass) // NEED -> PASS
+	want[changed.No].Claims[0] = c
+	for _, no := range nos {
+		for i, g := range want[no].Grants {
+			mustMark(t, s, g.No)
+			want[no].Grants[i].Status = loot.GrantSuccess
+		}
 	}
 	e.advance(t, 100*window)
 	_, err := s.LeaseGrants(ctx(t), 100, backoff)

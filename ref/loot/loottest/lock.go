@@ -199,20 +199,22 @@ func checkLockReleaseRace(t *testing.T, h LockHarness) {
 		key := fmt.Sprintf("race-%d", r)
 		acquire(t, a, key, "A", lockTTL)
 		var (
-			wg    sync.WaitGroup
-			start = make(chan struct{})
-			errA  error
-			gotB  bool
+			wg        sync.WaitGroup
+			start     = make(chan struct{})
+			releasing = make(chan struct{})
+			errA      error
+			gotB      bool
 		)
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
 			<-start
+			close(releasing)
 			_, errA = a.Release(ctx(t), key, "A")
 		}()
 		go func() {
 			defer wg.Done()
-			<-start
+			<-releasing // A's Release is on its way: expire and take the key under it
 			h.Advance(t, lockTTL+lockTTL/10)
 			gotB, _ = b.Acquire(ctx(t), key, "B", 100*lockTTL)
 		}()
