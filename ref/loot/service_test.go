@@ -98,9 +98,18 @@ func TestClaimNeedsAnAuthenticatedPlayerAndAKnownIntent(t *testing.T) {
 	svc := w.node(loot.Config{})
 	w.claiming(svc, "S", 1, loot.RuleCount, 1)
 	for name, call := range map[string]func() error{
-		"no caller":      func() error { _, err := svc.Claim(t.Context(), loot.Caller{}, loot.ClaimRequest{Session: "S", Intent: loot.Need}); return err },
-		"unknown intent": func() error { _, err := svc.Claim(t.Context(), loot.Caller{Player: 1}, loot.ClaimRequest{Session: "S", Intent: "ROLL"}); return err },
-		"no session":     func() error { _, err := svc.Claim(t.Context(), loot.Caller{Player: 1}, loot.ClaimRequest{Intent: loot.Need}); return err },
+		"no caller": func() error {
+			_, err := svc.Claim(t.Context(), loot.Caller{}, loot.ClaimRequest{Session: "S", Intent: loot.Need})
+			return err
+		},
+		"unknown intent": func() error {
+			_, err := svc.Claim(t.Context(), loot.Caller{Player: 1}, loot.ClaimRequest{Session: "S", Intent: "ROLL"})
+			return err
+		},
+		"no session": func() error {
+			_, err := svc.Claim(t.Context(), loot.Caller{Player: 1}, loot.ClaimRequest{Intent: loot.Need})
+			return err
+		},
 	} {
 		if err := call(); !errors.Is(err, loot.ErrBadArgument) {
 			t.Errorf("Claim with %s = %v, want ErrBadArgument", name, err)
