@@ -43,9 +43,11 @@ type Harness struct {
 	// Now reads the store's clock: the "now" its statements use (the
 	// database's NOW(6)). Required.
 	Now func(t *testing.T) time.Time
-	// Advance moves the store's clock forward by d. Required: deadlines and
-	// leases are tested by moving it (a SQL harness can add an offset to
-	// the database's now in its statements). The suite never moves it back.
+	// Advance moves the store's clock forward by d. Required. The clock
+	// must stand still between Advances: the checks probe deadlines and
+	// leases to the microsecond. A SQL store under test reads its "now"
+	// from a clock the harness sets (for example a one-row table its
+	// statements select instead of NOW(6)); the suite never moves it back.
 	Advance func(t *testing.T, d time.Duration)
 	// Inventory, if set, returns the inventory that writes into handle s's
 	// data (exactly once end to end); nil skips the end-to-end checks.
