@@ -58,14 +58,6 @@ func (s *Store) enter(ctx context.Context) (time.Time, error) {
 	return loot.StoreTime(s.now()), nil
 }
 
-// session returns the session no (locked).
-func (s *Store) session(no string) (*loot.Session, error) {
-	if sess, ok := s.sessions[no]; ok {
-		return sess, nil
-	}
-	return nil, fmt.Errorf("memory: session %q: %w", no, loot.ErrNotFound)
-}
-
 // Open implements loot.Store.
 func (s *Store) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, error) {
 	spec, err := spec.Normalize()
@@ -90,40 +82,47 @@ func (s *Store) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, e
 
 // StartClaiming implements loot.Store.
 func (s *Store) StartClaiming(ctx context.Context, no string) (loot.Session, error) {
-	return s.transition(ctx, no, func(sess *loot.Session, _ time.Time) error {
+	return inSession(s, ctx, no, func(sess *loot.Session, _ time.Time) (loot.Session, error) {
 		apply, err := loot.CheckStart(*sess)
 		if apply {
 			sess.Status = loot.StatusClaiming
 		}
-		return err
+		return copySession(sess), err
 	})
 }
 
 // Cancel implements loot.Store.
 func (s *Store) Cancel(ctx context.Context, no string) (loot.Session, error) {
-	return s.transition(ctx, no, func(sess *loot.Session, _ time.Time) error {
+	return inSession(s, ctx, no, func(sess *loot.Session, _ time.Time) (loot.Session, error) {
 		apply, err := loot.CheckCancel(*sess)
 		if apply {
 			sess.Status = loot.StatusCanceled
 		}
-		return err
+		return copySession(sess), err
 	})
 }
 
-// transition runs a guarded status change on session no and returns the
-// session as it is afterwards (changed or not).
-func (s *Store) transition(ctx context.Context, no string, change func(*loot.Session, time.Time) error) (loot.Session, error) {
+// inSession runs f on session no under the store's lock with the call's
+// now: one atomic step, as one SQL transaction is. ErrNotFound if there is
+// no such session.
+func inSession[T any](s *Store, ctx context.Context, no string, f func(sess *loot.Session, now time.Time) (T, error)) (T, error) {
+	var zero T
 	now, err := s.enter(ctx)
 	if err != nil {
-		return loot.Session{}, err
+		return zero, err
 	}
 	defer s.mu.Unlock()
-	sess, err := s.session(no)
-	if err != nil {
-		return loot.Session{}, err
+	sess, ok := s.sessions[no]
+	if !ok {
+		return zero, fmt.Errorf("memory: session %q: %w", no, loot.ErrNotFound)
 	}
-	err = change(sess, now)
-	return copySession(sess), err
+	return f(sess, now)
+}
+
+// claimed is what Claim answers.
+type claimed struct {
+	c       loot.Claim
+	created bool
 }
 
 // Claim implements loot.Store.
@@ -131,30 +130,24 @@ func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.I
 	if !in.Valid() {
 		return loot.Claim{}, false, fmt.Errorf("memory: intent %q: %w", in, loot.ErrBadArgument)
 	}
-	now, err := s.enter(ctx)
-	if err != nil {
-		return loot.Claim{}, false, err
-	}
-	defer s.mu.Unlock()
-	sess, err := s.session(no)
-	if err != nil {
-		return loot.Claim{}, false, err
-	}
-	if err := loot.CheckClaim(*sess, p, now); err != nil {
-		return loot.Claim{}, false, err
-	}
-	cs := s.claims[no]
-	if cs == nil {
-		cs = map[loot.PlayerID]loot.Claim{}
-		s.claims[no] = cs
-	}
-	c, existed := cs[p]
-	if existed && c.Intent == in {
-		return c, false, nil
-	}
-	c = loot.Claim{Session: no, Player: p, Intent: in, At: now}
-	cs[p] = c
-	return c, !existed, nil
+	r, err := inSession(s, ctx, no, func(sess *loot.Session, now time.Time) (claimed, error) {
+		if err := loot.CheckClaim(*sess, p, now); err != nil {
+			return claimed{}, err
+		}
+		cs := s.claims[no]
+		if cs == nil {
+			cs = map[loot.PlayerID]loot.Claim{}
+			s.claims[no] = cs
+		}
+		c, existed := cs[p]
+		if existed && c.Intent == in {
+			return claimed{c, false}, nil
+		}
+		c = loot.Claim{Session: no, Player: p, Intent: in, At: now}
+		cs[p] = c
+		return claimed{c, !existed}, nil
+	})
+	return r.c, r.created, err
 }
 
 // BeginSettle implements loot.Store.
@@ -162,54 +155,40 @@ func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration)
 	if lease <= 0 {
 		return loot.Frozen{}, fmt.Errorf("memory: settle lease %v: %w", lease, loot.ErrBadArgument)
 	}
-	now, err := s.enter(ctx)
-	if err != nil {
-		return loot.Frozen{}, err
-	}
-	defer s.mu.Unlock()
-	sess, err := s.session(no)
-	if err != nil {
-		return loot.Frozen{}, err
-	}
-	if err := loot.CheckSettle(*sess, now); err != nil {
-		return loot.Frozen{}, err
-	}
-	sess.Status = loot.StatusSettling
-	sess.Fence++
-	sess.SettleUntil = loot.StoreTime(now.Add(lease))
-	return loot.Frozen{Session: copySession(sess), Claims: s.claimsOf(no)}, nil
+	return inSession(s, ctx, no, func(sess *loot.Session, now time.Time) (loot.Frozen, error) {
+		if err := loot.CheckSettle(*sess, now); err != nil {
+			return loot.Frozen{}, err
+		}
+		sess.Status = loot.StatusSettling
+		sess.Fence++
+		sess.SettleUntil = loot.StoreTime(now.Add(lease))
+		return loot.Frozen{Session: copySession(sess), Claims: s.claimsOf(no)}, nil
+	})
 }
 
 // RecordGrants implements loot.Store.
 func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session, error) {
-	now, err := s.enter(ctx)
-	if err != nil {
-		return loot.Session{}, err
-	}
-	defer s.mu.Unlock()
-	sess, err := s.session(d.Session)
-	if err != nil {
-		return loot.Session{}, err
-	}
-	apply, err := loot.CheckRecord(*sess, d.Fence)
-	if err != nil || !apply {
-		return copySession(sess), err
-	}
-	if err := s.checkDecision(d); err != nil {
-		return copySession(sess), err
-	}
-	sess.Status = loot.StatusClosed
-	sess.Allocated = len(d.Grants)
-	lease := loot.StoreTime(now.Add(d.Lease))
-	nos := make([]string, len(d.Grants))
-	for i, g := range d.Grants {
-		g.Status, g.Attempts, g.LeaseUntil = loot.GrantPending, 0, lease
-		s.grants[g.No] = &g
-		nos[i] = g.No
-	}
-	s.byRank[d.Session] = nos
-	s.snaps[d.Session] = copySnapshot(d.Snapshot)
-	return copySession(sess), nil
+	return inSession(s, ctx, d.Session, func(sess *loot.Session, now time.Time) (loot.Session, error) {
+		apply, err := loot.CheckRecord(*sess, d.Fence)
+		if err != nil || !apply {
+			return copySession(sess), err
+		}
+		if err := s.checkDecision(d); err != nil {
+			return copySession(sess), err
+		}
+		sess.Status = loot.StatusClosed
+		sess.Allocated = len(d.Grants)
+		lease := loot.StoreTime(now.Add(d.Lease))
+		nos := make([]string, len(d.Grants))
+		for i, g := range d.Grants {
+			g.Status, g.Attempts, g.LeaseUntil = loot.GrantPending, 0, lease
+			s.grants[g.No] = &g
+			nos[i] = g.No
+		}
+		s.byRank[d.Session] = nos
+		s.snaps[d.Session] = copySnapshot(d.Snapshot)
+		return copySession(sess), nil
+	})
 }
 
 // checkDecision rejects what a unique index and the schema would (locked).
@@ -309,27 +288,16 @@ func (s *Store) Overdue(ctx context.Context, limit int) ([]string, error) {
 
 // Session implements loot.Reader.
 func (s *Store) Session(ctx context.Context, no string) (loot.Session, error) {
-	if _, err := s.enter(ctx); err != nil {
-		return loot.Session{}, err
-	}
-	defer s.mu.Unlock()
-	sess, err := s.session(no)
-	if err != nil {
-		return loot.Session{}, err
-	}
-	return copySession(sess), nil
+	return inSession(s, ctx, no, func(sess *loot.Session, _ time.Time) (loot.Session, error) {
+		return copySession(sess), nil
+	})
 }
 
 // Claims implements loot.Reader.
 func (s *Store) Claims(ctx context.Context, no string) ([]loot.Claim, error) {
-	if _, err := s.enter(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	if _, err := s.session(no); err != nil {
-		return nil, err
-	}
-	return s.claimsOf(no), nil
+	return inSession(s, ctx, no, func(*loot.Session, time.Time) ([]loot.Claim, error) {
+		return s.claimsOf(no), nil
+	})
 }
 
 // claimsOf returns session no's claims sorted by player (locked).
@@ -341,37 +309,26 @@ func (s *Store) claimsOf(no string) []loot.Claim {
 
 // Grants implements loot.Reader.
 func (s *Store) Grants(ctx context.Context, no string) ([]loot.Grant, error) {
-	if _, err := s.enter(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	if _, err := s.session(no); err != nil {
-		return nil, err
-	}
-	out := make([]loot.Grant, 0, len(s.byRank[no]))
-	for _, gno := range s.byRank[no] {
-		out = append(out, *s.grants[gno])
-	}
-	return out, nil
+	return inSession(s, ctx, no, func(*loot.Session, time.Time) ([]loot.Grant, error) {
+		out := make([]loot.Grant, 0, len(s.byRank[no]))
+		for _, gno := range s.byRank[no] {
+			out = append(out, *s.grants[gno])
+		}
+		return out, nil
+	})
 }
 
 // Snapshot implements loot.Reader.
 func (s *Store) Snapshot(ctx context.Context, no string) (loot.Snapshot, error) {
-	if _, err := s.enter(ctx); err != nil {
-		return loot.Snapshot{}, err
-	}
-	defer s.mu.Unlock()
-	sess, err := s.session(no)
-	if err != nil {
-		return loot.Snapshot{}, err
-	}
-	switch sess.Status {
-	case loot.StatusClosed:
-		return copySnapshot(s.snaps[no]), nil
-	case loot.StatusCanceled:
-		return loot.Snapshot{}, fmt.Errorf("memory: snapshot of %q: %w", no, loot.ErrCanceled)
-	}
-	return loot.Snapshot{}, fmt.Errorf("memory: snapshot of %q (%s): %w", no, sess.Status, loot.ErrNotDue)
+	return inSession(s, ctx, no, func(sess *loot.Session, _ time.Time) (loot.Snapshot, error) {
+		switch sess.Status {
+		case loot.StatusClosed:
+			return copySnapshot(s.snaps[no]), nil
+		case loot.StatusCanceled:
+			return loot.Snapshot{}, fmt.Errorf("memory: snapshot of %q: %w", no, loot.ErrCanceled)
+		}
+		return loot.Snapshot{}, fmt.Errorf("memory: snapshot of %q (%s): %w", no, sess.Status, loot.ErrNotDue)
+	})
 }
 
 func copySession(s *loot.Session) loot.Session {
