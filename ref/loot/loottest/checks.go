@@ -2,7 +2,7 @@ package loottest
 
 // checks lists every Store check in the order Run runs them. The names are
 // the subtest names (and the -run patterns a failure prints).
-var checks = []check{
+var checks = []named[*env]{
 	{"open/records-spec", checkOpenRecords},
 	{"open/idempotent", checkOpenIdempotent},
 	{"open/deadline-by-store-clock", checkOpenDeadline},

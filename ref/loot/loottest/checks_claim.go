@@ -20,36 +20,21 @@ func checkClaimUpsertConcurrent(t *testing.T, e *env) {
 	hs := []loot.Store{e.store(t), e.open(t)}
 	sess := e.claiming(t, hs[0], 1, team(3))
 	p := sess.Members[0]
-	var (
-		mu      sync.Mutex
-		created int
-		got     []loot.Claim
-		errs    []error
-		wg      sync.WaitGroup
-		start   = make(chan struct{})
-	)
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			c, cr, err := hs[g%2].Claim(ctx(t), sess.No, p, loot.Need)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			got = append(got, c)
-			if cr {
-				created++
-			}
-		}()
+	type answer struct {
+		c       loot.Claim
+		created bool
+		err     error
 	}
-	close(start)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatalf("concurrent identical claims: %v", err)
+	as := together(goroutines, func(g int) answer {
+		c, cr, err := hs[g%2].Claim(ctx(t), sess.No, p, loot.Need)
+		return answer{c, cr, err}
+	})
+	created := 0
+	for _, a := range as {
+		ok(t, "concurrent identical Claim", a.err)
+		if a.created {
+			created++
+		}
 	}
 	if created != 1 {
 		t.Errorf("%d of %d identical claims report created, want exactly 1", created, goroutines)
@@ -58,8 +43,8 @@ func checkClaimUpsertConcurrent(t *testing.T, e *env) {
 	if len(rows) != 1 {
 		t.Fatalf("after %d identical claims Claims has %d rows, want 1: %v", goroutines, len(rows), rows)
 	}
-	for _, c := range got {
-		if d := cmp.Diff(rows[0], c); d != "" {
+	for _, a := range as {
+		if d := cmp.Diff(rows[0], a.c); d != "" {
 			t.Fatalf("a caller was answered another claim than the one recorded (-recorded +answer):\n%s", d)
 		}
 	}

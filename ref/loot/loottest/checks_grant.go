@@ -1,9 +1,7 @@
 package loottest
 
 import (
-	"errors"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -64,35 +62,24 @@ func checkLeaseConcurrent(t *testing.T, e *env) {
 	hs := []loot.Store{e.store(t), e.open(t)}
 	sess := e.build(t, hs[0], loot.StatusClosed, 6, team(6))
 	now := loot.StoreTime(e.now(t))
-	var (
-		mu    sync.Mutex
-		got   = map[string]int{}
-		wrong []loot.Grant
-		errs  []error
-		wg    sync.WaitGroup
-		start = make(chan struct{})
-	)
-	for g := range compensators {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			gs, err := hs[g%2].LeaseGrants(ctx(t), 2, backoff)
-			mu.Lock()
-			defer mu.Unlock()
-			errs = append(errs, err)
-			for _, gr := range gs {
-				got[gr.No]++
-				if gr.Attempts != 1 || !gr.LeaseUntil.Equal(now.Add(backoff.Base)) {
-					wrong = append(wrong, gr)
-				}
-			}
-		}()
+	type answer struct {
+		gs  []loot.Grant
+		err error
 	}
-	close(start)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatalf("concurrent LeaseGrants: %v", err)
+	as := together(compensators, func(g int) answer {
+		gs, err := hs[g%2].LeaseGrants(ctx(t), 2, backoff)
+		return answer{gs, err}
+	})
+	got := map[string]int{}
+	var wrong []loot.Grant
+	for _, a := range as {
+		ok(t, "concurrent LeaseGrants", a.err)
+		for _, g := range a.gs {
+			got[g.No]++
+			if g.Attempts != 1 || !g.LeaseUntil.Equal(now.Add(backoff.Base)) {
+				wrong = append(wrong, g)
+			}
+		}
 	}
 	for _, g := range grants(t, hs[0], sess.No) {
 		if got[g.No] != 1 {

@@ -2,7 +2,6 @@ package loottest
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -188,23 +187,19 @@ func checkCancelRace(t *testing.T, e *env) {
 		fz := mustBegin(t, a, sess.No)
 		races[i] = &race{d: decide(t, fz, 0)}
 	}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
+	// Goroutine 2i cancels race i, 2i+1 records it, on alternating handles.
+	errs := together(2*sessions, func(g int) error {
+		r, hs := races[g/2], []loot.Store{a, b}
+		if g%2 == 0 {
+			_, err := hs[g/2%2].Cancel(ctx(t), r.d.Session)
+			return err
+		}
+		_, err := hs[1-g/2%2].RecordGrants(ctx(t), r.d)
+		return err
+	})
 	for i, r := range races {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			<-start
-			_, r.cancelErr = []loot.Store{a, b}[i%2].Cancel(ctx(t), r.d.Session)
-		}()
-		go func() {
-			defer wg.Done()
-			<-start
-			_, r.recErr = []loot.Store{b, a}[i%2].RecordGrants(ctx(t), r.d)
-		}()
+		r.cancelErr, r.recErr = errs[2*i], errs[2*i+1]
 	}
-	close(start)
-	wg.Wait()
 	for _, r := range races {
 		no := r.d.Session
 		st, gs := session(t, a, no).Status, grants(t, a, no)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,37 +43,21 @@ func checkSettleOneWinner(t *testing.T, e *env) {
 	hs := []loot.Store{e.store(t), e.open(t), e.open(t), e.open(t)}
 	sess := e.build(t, hs[0], loot.StatusClaiming, 1, team(3))
 	e.advance(t, window)
-	var (
-		mu     sync.Mutex
-		wins   []loot.Fence
-		others []error
-		wg     sync.WaitGroup
-		start  = make(chan struct{})
-	)
-	for g := range settlers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			fz, err := hs[g%len(hs)].BeginSettle(ctx(t), sess.No, leaseTime)
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				wins = append(wins, fz.Session.Fence)
-				return
-			}
-			if !errors.Is(err, loot.ErrAlreadySettling) {
-				others = append(others, err)
-			}
-		}()
+	errs := together(settlers, func(g int) error {
+		_, err := hs[g%len(hs)].BeginSettle(ctx(t), sess.No, leaseTime)
+		return err
+	})
+	wins := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, loot.ErrAlreadySettling):
+			t.Errorf("a losing BeginSettle = %v, want ErrAlreadySettling", err)
+		}
 	}
-	close(start)
-	wg.Wait()
-	if len(wins) != 1 {
-		t.Errorf("%d of %d concurrent BeginSettles won (fences %v), want exactly 1", len(wins), settlers, wins)
-	}
-	if err := errors.Join(others...); err != nil {
-		t.Errorf("losing BeginSettles must return ErrAlreadySettling: %v", err)
+	if wins != 1 {
+		t.Errorf("%d of %d concurrent BeginSettles won, want exactly 1", wins, settlers)
 	}
 	if got := session(t, hs[0], sess.No); got.Fence != 1 {
 		t.Errorf("fence after one won CAS = %d, want 1", got.Fence)

@@ -36,22 +36,15 @@ func RunLock(t *testing.T, newHarness func(t *testing.T) LockHarness) {
 	if newHarness == nil {
 		t.Fatal("loottest.RunLock: newHarness is nil")
 	}
-	for _, c := range lockChecks {
-		t.Run(c.name, func(t *testing.T) {
-			reproduce(t)
-			h := newHarness(t)
-			if h.Open == nil || h.Advance == nil {
-				t.Fatal("loottest: LockHarness.Open and Advance are required")
-			}
-			c.fn(t, h)
-		})
-	}
+	runChecks(t, lockChecks, newHarness, func(t *testing.T, h LockHarness) LockHarness {
+		if h.Open == nil || h.Advance == nil {
+			t.Fatal("loottest: LockHarness.Open and Advance are required")
+		}
+		return h
+	})
 }
 
-var lockChecks = []struct {
-	name string
-	fn   func(t *testing.T, h LockHarness)
-}{
+var lockChecks = []named[LockHarness]{
 	{"acquire/one-holder-under-20-concurrent", checkLockExclusive},
 	{"acquire/live-key-not-taken-nor-extended", checkLockNotExtended},
 	{"acquire/ttl-by-lock-clock", checkLockTTL},
@@ -80,35 +73,23 @@ func release(t *testing.T, l loot.Lock, key, token string) bool {
 func checkLockExclusive(t *testing.T, h LockHarness) {
 	const settlers = 20
 	ls := []loot.Lock{h.Open(t), h.Open(t)}
-	var (
-		mu    sync.Mutex
-		won   []string
-		errs  []error
-		wg    sync.WaitGroup
-		start = make(chan struct{})
-	)
-	for g := range settlers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			token := fmt.Sprintf("token-%d", g)
-			got, err := ls[g%2].Acquire(ctx(t), "k", token, 10*lockTTL)
-			mu.Lock()
-			defer mu.Unlock()
-			errs = append(errs, err)
-			if got {
-				won = append(won, token)
-			}
-		}()
+	type answer struct {
+		got bool
+		err error
 	}
-	close(start)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatalf("concurrent Acquire: %v", err)
+	as := together(settlers, func(g int) answer {
+		got, err := ls[g%2].Acquire(ctx(t), "k", fmt.Sprintf("token-%d", g), 10*lockTTL)
+		return answer{got, err}
+	})
+	var won []int
+	for g, a := range as {
+		ok(t, "concurrent Acquire", a.err)
+		if a.got {
+			won = append(won, g)
+		}
 	}
 	if len(won) != 1 {
-		t.Errorf("%d of %d concurrent Acquires got the key (%v), want exactly 1", len(won), settlers, won)
+		t.Errorf("%d of %d concurrent Acquires got the key (settlers %v), want exactly 1", len(won), settlers, won)
 	}
 }
 

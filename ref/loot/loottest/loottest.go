@@ -24,12 +24,11 @@ package loottest
 import (
 	"context"
 	"io"
-	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/internal/subtest"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -66,42 +65,52 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	if newHarness == nil {
 		t.Fatal("loottest.Run: newHarness is nil")
 	}
-	for _, c := range checks {
+	runChecks(t, checks, newHarness, func(t *testing.T, h Harness) *env {
+		if h.Open == nil || h.Now == nil || h.Advance == nil {
+			t.Fatal("loottest: Harness.Open, Now and Advance are required")
+		}
+		if h.Inventory != nil && h.Applied == nil {
+			t.Fatal("loottest: Harness.Applied is required with Harness.Inventory")
+		}
+		return &env{h: h}
+	})
+}
+
+// named is one check, the subtest of that name.
+type named[E any] struct {
+	name string
+	fn   func(t *testing.T, e E)
+}
+
+// runChecks runs each check as a subtest of t, on what prepare makes of a
+// fresh harness; a failing check logs the command that reruns it.
+func runChecks[H, E any](t *testing.T, list []named[E], newHarness func(*testing.T) H, prepare func(*testing.T, H) E) {
+	for _, c := range list {
 		t.Run(c.name, func(t *testing.T) {
-			reproduce(t)
-			h := newHarness(t)
-			if h.Open == nil || h.Now == nil || h.Advance == nil {
-				t.Fatal("loottest: Harness.Open, Now and Advance are required")
-			}
-			if h.Inventory != nil && h.Applied == nil {
-				t.Fatal("loottest: Harness.Applied is required with Harness.Inventory")
-			}
-			c.fn(t, &env{h: h})
+			subtest.LogReproduce(t)
+			c.fn(t, prepare(t, newHarness(t)))
 		})
 	}
 }
 
-// reproduce logs, when t fails, the command that reruns exactly t.
-func reproduce(t *testing.T) {
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("reproduce: go test -race -count=1 -run '%s' <this package>", runPattern(t.Name()))
-		}
-	})
-}
-
-// runPattern anchors every level of a subtest name, so -run selects exactly it.
-func runPattern(name string) string {
-	parts := strings.Split(name, "/")
-	for i, p := range parts {
-		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+// together runs f(0), ..., f(n-1) on n goroutines released at the same
+// moment (a burst of retries, settlers, compensators) and returns their
+// results in order.
+func together[R any](n int, f func(g int) R) []R {
+	out := make([]R, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[g] = f(g)
+		}()
 	}
-	return strings.Join(parts, "/")
-}
-
-type check struct {
-	name string
-	fn   func(t *testing.T, e *env)
+	close(start)
+	wg.Wait()
+	return out
 }
 
 // env is one subtest's harness with handle bookkeeping.

@@ -2,12 +2,10 @@ package loottest_test
 
 import (
 	"os"
-	"os/exec"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/internal/subtest"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/loottest"
 	"github.com/onceproof/onceproof/ref/loot/memory"
@@ -96,18 +94,7 @@ func TestSuiteCatchesMutants(t *testing.T) {
 		t.Skip("child of TestSuiteCatchesMutants: see TestMutantChild")
 	}
 	run := func(t *testing.T, child string, m mutation, check string) {
-		parts := strings.Split(check, "/")
-		for i, p := range parts {
-			parts[i] = "^" + regexp.QuoteMeta(p) + "$"
-		}
-		sub := strings.Join(parts, "/")
-		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^"+child+"$/"+sub, "-test.v", "-test.count=1")
-		cmd.Env = append(os.Environ(), envMutant+"="+string(m))
-		out, err := cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "--- FAIL: "+child+"/"+check) {
-			t.Fatalf("check %s passed with mutation %q: the suite lost its teeth.\nreproduce: %s=%s go test -count=1 -v -run '^%s$/%s' ./ref/loot/loottest\nchild output:\n%s",
-				check, m, envMutant, m, child, sub, out)
-		}
+		subtest.MustFail(t, envMutant, string(m), child, check, "./ref/loot/loottest")
 	}
 	for _, mc := range storeMutants {
 		for _, c := range mc.checks {
