@@ -121,7 +121,8 @@ func TestClaimantAndFairnessAreTheServers(t *testing.T) {
 // holder's lock: a third settler gets in. The reference's Release is one
 // compare-and-delete.
 func TestUnlockNeverRemovesAnotherSettlersLock(t *testing.T) {
-	const key, ttl = "loot:settle:lock:S", 10 * time.Second
+	const ttl = 10 * time.Second
+	key := loot.LockKey("S")
 	doc := newDoc(t0)
 	doc.setIfAbsent(key, "A", ttl)
 	doc.redisNow = t0.Add(ttl - time.Millisecond)

@@ -30,3 +30,7 @@ type Lock interface {
 	Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
 	Release(ctx context.Context, key, token string) (bool, error)
 }
+
+// LockKey is the key Settle locks for session no: the source document's
+// prefix loot:settle:lock: and the session number.
+func LockKey(no string) string { return "loot:settle:lock:" + no }

@@ -51,9 +51,6 @@ const DefaultSettleLease = 30 * time.Second
 // DefaultBatch bounds what one Recover step loads into memory.
 const DefaultBatch = 64
 
-// lockPrefix is the source document's lock key prefix.
-const lockPrefix = "loot:settle:lock:"
-
 // Service is the loot allocation reference: Open, StartClaiming, Claim,
 // Cancel, Settle, Recover, Audit. Safe for concurrent use; build one per
 // process, any number of processes on one Store.
@@ -128,7 +125,7 @@ func (s *Service) StartClaiming(ctx context.Context, no string) (Session, error)
 	return sess, classify("start claiming "+no, err)
 }
 
-// Claim records who's claim. who is the authenticated caller (see Caller);
+// Claim records the claim of who, the authenticated caller (see Caller);
 // the request carries no player. Membership, status and deadline are
 // judged by the store in the same write. A repeated claim is a no-op; a
 // changed intent replaces the previous one (one effective claim per

@@ -240,7 +240,7 @@ func TestSettleLeavesAHeldLockAlone(t *testing.T) {
 	svc := w.node(loot.Config{Lock: rl, Tokens: bytes.NewReader(bytes.Repeat([]byte{0xab}, 64))})
 	w.claiming(svc, "S", 1, loot.RuleCount, 1)
 	w.advance(claimWindow)
-	if ok, _ := w.lock.Acquire(t.Context(), "loot:settle:lock:S", "other", time.Minute); !ok {
+	if ok, _ := w.lock.Acquire(t.Context(), loot.LockKey("S"), "other", time.Minute); !ok {
 		t.Fatal("could not take the lock")
 	}
 	if _, err := svc.Settle(t.Context(), "S"); !errors.Is(err, loot.ErrAlreadySettling) {

@@ -15,8 +15,8 @@ import (
 type Settlement struct {
 	// Session is the session as recorded: CLOSED.
 	Session Session
-	// Grants are the recorded grants in rank order, with the status this
-	// call left them in.
+	// Grants are the grants in rank order: as the store recorded them once
+	// this call delivered them, as decided (PENDING) where it did not.
 	Grants []Grant
 	// Delivered counts the grants this call delivered.
 	Delivered int
@@ -45,7 +45,7 @@ type Settlement struct {
 func (s *Service) Settle(ctx context.Context, no string) (Settlement, error) {
 	if s.lock != nil {
 		if token, err := s.token(); err == nil {
-			key := lockPrefix + no
+			key := LockKey(no)
 			ok, err := s.lock.Acquire(ctx, key, token, s.lease)
 			if err == nil && !ok {
 				return Settlement{}, fmt.Errorf("loot: settle %s: lock held by another settler: %w", no, ErrAlreadySettling)

@@ -145,7 +145,11 @@ type Store interface {
 	// MarkDelivered moves grant grantNo PENDING -> SUCCESS once the
 	// Inventory confirmed it; already SUCCESS: unchanged, nil. Forward
 	// only: no method moves SUCCESS back. ErrNotFound for no such grant.
-	// Returns the grant as recorded.
+	// Returns the grant as recorded. It carries no fence, and needs none:
+	// grants exist only once a fenced RecordGrants closed their session,
+	// which no later fence can reopen, and marking one delivered only
+	// repeats what the Inventory (idempotent by grant number) made true, so
+	// a stale settler, a takeover and compensation may all call it.
 	MarkDelivered(ctx context.Context, grantNo string) (Grant, error)
 
 	// LeaseGrants is the compensation lease: it takes up to limit PENDING
@@ -158,6 +162,7 @@ type Store interface {
 	// Overdue lists up to limit sessions a settler must act on: CLAIMING
 	// with Deadline <= now (nobody triggered the settle) and SETTLING with
 	// SettleUntil <= now (the settler died or stalled). Recover settles
-	// them. An index on (status, deadline_at) serves it.
+	// them. Indexes on (status, deadline_at) and (status, settle_until)
+	// serve it.
 	Overdue(ctx context.Context, limit int) ([]string, error)
 }

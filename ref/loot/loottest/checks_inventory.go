@@ -20,6 +20,8 @@ func (noHistory) Fairness(_ context.Context, _ string, ps []loot.PlayerID) (map[
 	return out, nil
 }
 
+var _ loot.FairnessProvider = noHistory{}
+
 // service returns a Service on handle s with the harness's inventory.
 func (e *env) service(t *testing.T, s loot.Store) *loot.Service {
 	t.Helper()
