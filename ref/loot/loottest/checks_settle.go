@@ -13,18 +13,19 @@ import (
 )
 
 // checkSettleDue: the CAS is refused before the deadline by the store's
-// clock, to the microsecond, and before claiming started; at the deadline
-// it wins with fence 1 and the lease runs from the store's now.
+// clock, to the microsecond, and before claiming started whatever the
+// deadline; at the deadline itself it wins with fence 1 and the lease runs
+// from the store's now.
 func checkSettleDue(t *testing.T, e *env) {
 	s := e.store(t)
-	open := e.build(t, s, loot.StatusOpen, 1, team(2))
+	open := e.build(t, s, loot.StatusOpen, 1, team(2)) // the same deadline as sess
 	sess := e.build(t, s, loot.StatusClaiming, 1, team(2))
 	e.advance(t, window-time.Microsecond)
 	_, err := s.BeginSettle(ctx(t), sess.No, leaseTime)
 	wantErr(t, "BeginSettle 1µs before the deadline (store clock)", err, loot.ErrNotDue)
-	e.advance(t, window) // past open's deadline too: OPEN is still not due
+	e.advance(t, time.Microsecond)
 	_, err = s.BeginSettle(ctx(t), open.No, leaseTime)
-	wantErr(t, "BeginSettle on an OPEN session", err, loot.ErrNotDue)
+	wantErr(t, "BeginSettle on an OPEN session at its deadline", err, loot.ErrNotDue)
 	now := loot.StoreTime(e.now(t))
 	fz := mustBegin(t, s, sess.No)
 	got := fz.Session

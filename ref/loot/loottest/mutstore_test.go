@@ -18,38 +18,40 @@ import (
 // claim, a status it should not reach, a partial batch) in an overlay that
 // its reads merge in, so the suite sees the broken store's records.
 const (
-	mutNone                  mutation = ""
-	mutOpenOverwrites        mutation = "open-overwrites"            // a second Open replaces the spec
-	mutClockLags             mutation = "store-clock-lags"           // judges by a clock 1s behind the database's
-	mutClockLeads            mutation = "store-clock-leads"          // judges by a clock 1s ahead
-	mutStartReopens          mutation = "start-claiming-reopens"     // SETTLING/CLOSED -> CLAIMING
-	mutCancelVoidsClosed     mutation = "cancel-voids-closed"        // CLOSED -> CANCELED
-	mutClaimInserts          mutation = "claim-inserts-not-upserts"  // no unique key on (session, player)
-	mutClaimRetryMovesTime   mutation = "claim-retry-moves-time"     // an identical retry takes now
-	mutClaimNoMembership     mutation = "claim-membership-unchecked" // the source document's code
-	mutClaimNoStatus         mutation = "claim-status-unchecked"     // claims outside CLAIMING
-	mutClaimCheckThenWrite   mutation = "claim-check-then-write"     // checked, then written later
-	mutCASNotExclusive       mutation = "settle-cas-not-exclusive"   // every settler wins
-	mutNoTakeover            mutation = "settle-lease-never-ends"    // a dead settler's session stays stuck
-	mutFenceIgnored          mutation = "record-ignores-fence"       // a stale settler writes
-	mutRecordPartial         mutation = "record-not-all-or-nothing"  // grants inserted one by one
-	mutRecordRetryInserts    mutation = "record-retry-inserts-again" // no unique grant number
-	mutLeaseSuccess          mutation = "lease-returns-success"      // SUCCESS compensated again
-	mutMarkUnknownNil        mutation = "mark-unknown-nil"           // MarkDelivered of nothing is nil
-	mutLeaseShared           mutation = "lease-not-exclusive"        // ignores live leases
-	mutLeaseNoBackoff        mutation = "lease-no-backoff"           // every lease is Base long
-	mutLeaseNoLimit          mutation = "lease-ignores-limit"
-	mutCancelCheckThenWrite  mutation = "cancel-check-then-write" // races RecordGrants
-	mutOverdueMissesSettling mutation = "overdue-misses-stalled-settlers"
-	mutDeletesCanceled       mutation = "deletes-canceled-sessions"
-	mutDeletesDelivered      mutation = "deletes-delivered-grants"
-	mutDeletesPass           mutation = "deletes-pass-claims"
-	mutTimesNotUTC           mutation = "times-not-utc"
-	mutClaimSeconds          mutation = "claim-times-in-seconds" // the source document's DATETIME
-	mutSnapshotLossy         mutation = "snapshot-drops-fairness"
-	mutIgnoresContext        mutation = "ignores-context"
-	mutNotShared             mutation = "handles-not-shared" // each Open a fresh store
-	mutInventoryTwice        mutation = "inventory-not-idempotent"
+	mutNone                    mutation = ""
+	mutOpenOverwrites          mutation = "open-overwrites"            // a second Open replaces the spec
+	mutClockLags               mutation = "store-clock-lags"           // judges by a clock 1s behind the database's
+	mutClockLeads              mutation = "store-clock-leads"          // judges by a clock 1s ahead
+	mutStartReopens            mutation = "start-claiming-reopens"     // SETTLING/CLOSED -> CLAIMING
+	mutCancelVoidsClosed       mutation = "cancel-voids-closed"        // CLOSED -> CANCELED
+	mutClaimDeadlineInclusive  mutation = "claim-deadline-inclusive"   // deadline_at >= NOW(6)
+	mutSettleDeadlineExclusive mutation = "settle-deadline-exclusive"  // deadline_at < NOW(6)
+	mutClaimInserts            mutation = "claim-inserts-not-upserts"  // no unique key on (session, player)
+	mutClaimRetryMovesTime     mutation = "claim-retry-moves-time"     // an identical retry takes now
+	mutClaimNoMembership       mutation = "claim-membership-unchecked" // the source document's code
+	mutClaimNoStatus           mutation = "claim-status-unchecked"     // claims outside CLAIMING
+	mutClaimCheckThenWrite     mutation = "claim-check-then-write"     // checked, then written later
+	mutCASNotExclusive         mutation = "settle-cas-not-exclusive"   // every settler wins
+	mutNoTakeover              mutation = "settle-lease-never-ends"    // a dead settler's session stays stuck
+	mutFenceIgnored            mutation = "record-ignores-fence"       // a stale settler writes
+	mutRecordPartial           mutation = "record-not-all-or-nothing"  // grants inserted one by one
+	mutRecordRetryInserts      mutation = "record-retry-inserts-again" // no unique grant number
+	mutLeaseSuccess            mutation = "lease-returns-success"      // SUCCESS compensated again
+	mutMarkUnknownNil          mutation = "mark-unknown-nil"           // MarkDelivered of nothing is nil
+	mutLeaseShared             mutation = "lease-not-exclusive"        // ignores live leases
+	mutLeaseNoBackoff          mutation = "lease-no-backoff"           // every lease is Base long
+	mutLeaseNoLimit            mutation = "lease-ignores-limit"
+	mutCancelCheckThenWrite    mutation = "cancel-check-then-write" // races RecordGrants
+	mutOverdueMissesSettling   mutation = "overdue-misses-stalled-settlers"
+	mutDeletesCanceled         mutation = "deletes-canceled-sessions"
+	mutDeletesDelivered        mutation = "deletes-delivered-grants"
+	mutDeletesPass             mutation = "deletes-pass-claims"
+	mutTimesNotUTC             mutation = "times-not-utc"
+	mutClaimSeconds            mutation = "claim-times-in-seconds" // the source document's DATETIME
+	mutSnapshotLossy           mutation = "snapshot-drops-fairness"
+	mutIgnoresContext          mutation = "ignores-context"
+	mutNotShared               mutation = "handles-not-shared" // each Open a fresh store
+	mutInventoryTwice          mutation = "inventory-not-idempotent"
 )
 
 // mutData is the overlay every handle of one harness shares.
@@ -219,10 +221,13 @@ func (s *mutStore) Claim(ctx context.Context, no string, p loot.PlayerID, in loo
 	c, created, err := s.Store.Claim(s.c(ctx), no, p, in)
 	refusedLate := s.m == mutClaimCheckThenWrite && err != nil
 	refusedOutsider := s.m == mutClaimNoMembership && errors.Is(err, loot.ErrNotMember)
+	cur, _ := s.Store.Session(ctx, no)
+	refusedAtDeadline := s.m == mutClaimDeadlineInclusive && errors.Is(err, loot.ErrClaimsClosed) &&
+		cur.Status == loot.StatusClaiming && cur.Deadline.Equal(s.now())
 	refusedStatus := s.m == mutClaimNoStatus && (errors.Is(err, loot.ErrClaimsClosed) || errors.Is(err, loot.ErrCanceled)) &&
 		s.statusOf(no) != loot.StatusClaiming
 	switch {
-	case refusedLate || refusedOutsider || refusedStatus:
+	case refusedLate || refusedOutsider || refusedStatus || refusedAtDeadline:
 		c, created, err = loot.Claim{Session: no, Player: p, Intent: in, At: s.now()}, true, nil
 		s.d.putClaim(c)
 	case err == nil && s.m == mutClaimRetryMovesTime && prev.Intent == in:
@@ -281,8 +286,12 @@ func (s *mutStore) Claims(ctx context.Context, no string) ([]loot.Claim, error) 
 }
 
 func (s *mutStore) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
-	if s.m == mutNoTakeover && s.statusOf(no) == loot.StatusSettling {
+	cur, _ := s.Store.Session(ctx, no)
+	switch {
+	case s.m == mutNoTakeover && cur.Status == loot.StatusSettling:
 		return loot.Frozen{}, loot.ErrAlreadySettling
+	case s.m == mutSettleDeadlineExclusive && cur.Status == loot.StatusClaiming && cur.Deadline.Equal(s.now()):
+		return loot.Frozen{}, loot.ErrNotDue
 	}
 	fz, err := s.Store.BeginSettle(s.c(ctx), no, lease)
 	if s.m == mutCASNotExclusive && errors.Is(err, loot.ErrAlreadySettling) {

@@ -33,6 +33,8 @@ var storeMutants = []struct {
 	{mutClockLeads, []string{"claim/deadline-by-store-clock", "settle/due-by-store-clock", "grant/lease-backoff-by-store-clock"}},
 	{mutStartReopens, []string{"transitions/follow-the-table"}},
 	{mutCancelVoidsClosed, []string{"transitions/follow-the-table", "record/all-or-nothing-and-retry"}},
+	{mutClaimDeadlineInclusive, []string{"claim/deadline-by-store-clock"}},
+	{mutSettleDeadlineExclusive, []string{"settle/due-by-store-clock"}},
 	{mutClaimInserts, []string{"claim/one-row-under-20-concurrent"}},
 	{mutClaimRetryMovesTime, []string{"claim/retry-keeps-time-change-moves-it"}},
 	{mutClaimNoMembership, []string{"claim/members-only"}},
