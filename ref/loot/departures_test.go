@@ -209,9 +209,9 @@ func TestStaleSettlerIsFencedOff(t *testing.T) {
 	rows := slices.Clone(doc.intents["S"])
 	slices.Reverse(rows)
 	b := selectRanked(rows)[0] // the re-run settler B reads the tie the other way
-	doc.insertGrantIgnore(loot.GrantNo("S", loot.PlayerID(b), "RING-7"))
+	doc.insertGrantIgnore(loot.GrantNo("S", loot.PlayerID(b), "RING-7"), b)
 	doc.markClosed("S")
-	doc.insertGrantIgnore(loot.GrantNo("S", loot.PlayerID(a), "RING-7")) // A wakes: no fence stops it
+	doc.insertGrantIgnore(loot.GrantNo("S", loot.PlayerID(a), "RING-7"), a) // A wakes: no fence stops it
 	breaks(t, len(doc.grants) == 2, "two grants for one item")
 
 	// The reference: A stalls between its CAS and its RecordGrants; meanwhile
@@ -259,11 +259,11 @@ func TestCanceledSessionNeverDelivers(t *testing.T) {
 	doc.submitIntent("S", 1001, "NEED", 0)
 	doc.dbNow = t0.Add(claimWindow)
 	doc.lockForSettle("S")
-	doc.insertGrantIgnore("S:1001:RING-7")
+	doc.insertGrantIgnore("S:1001:RING-7", 1001)
 	canceled := doc.cancel("S") // the operator cancels mid-settle
 	doc.markClosed("S")
 	doc.compensate()
-	breaks(t, canceled && doc.sessions["S"].status == "CANCELED" && doc.applied["S:1001:RING-7"] == 1,
+	breaks(t, canceled && doc.sessions["S"].status == "CANCELED" && doc.holding[1001] == 1,
 		"an item delivered for a canceled session")
 
 	w := newWorld(t)
@@ -311,9 +311,15 @@ func TestCanceledSessionNeverDelivers(t *testing.T) {
 // number, never a new one.
 func TestCompensationReusesTheGrantNumber(t *testing.T) {
 	doc := newDoc(t0)
-	doc.applied["S:1001:RING-7"]++ // the first call landed, its answer timed out
-	doc.applied["retry-7f3a"]++    // compensation with a fresh key (a UUID)
-	breaks(t, doc.applied["S:1001:RING-7"]+doc.applied["retry-7f3a"] == 2, "two items for one grant")
+	doc.open("S", t0.Add(claimWindow))
+	doc.submitIntent("S", 1001, "NEED", 0)
+	doc.dbNow = t0.Add(claimWindow)
+	doc.lockForSettle("S")
+	doc.insertGrantIgnore("S:1001:RING-7", 1001)
+	doc.markClosed("S")
+	doc.deliver("S:1001:RING-7", 1001) // the item lands, the answer times out: still PENDING
+	doc.compensateWithFreshKeys()
+	breaks(t, doc.holding[1001] == 2, "two items for one grant")
 
 	w := newWorld(t)
 	inv := &lostAnswerInventory{Inventory: newLedger(), lose: 1} // an external inventory service

@@ -2,6 +2,7 @@ package loot_test
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -18,9 +19,16 @@ type docLoot struct {
 	redisNow time.Time
 	sessions map[string]*docSession
 	intents  map[string][]docIntent // rows in insertion order
-	grants   map[string]string      // grant_no -> status
+	grants   map[string]*docGrant   // by grant_no
 	redis    map[string]docKey
-	applied  map[string]int // the backpack service's applications per request key
+	applied  map[string]int // the backpack service's ledger, by request key
+	holding  map[int64]int  // items in each player's backpack
+	retries  int
+}
+
+type docGrant struct {
+	player int64
+	status string
 }
 
 type docSession struct {
@@ -45,7 +53,7 @@ func newDoc(at time.Time) *docLoot {
 	return &docLoot{
 		dbNow: at, appNow: at, redisNow: at,
 		sessions: map[string]*docSession{}, intents: map[string][]docIntent{},
-		grants: map[string]string{}, redis: map[string]docKey{}, applied: map[string]int{},
+		grants: map[string]*docGrant{}, redis: map[string]docKey{}, applied: map[string]int{}, holding: map[int64]int{},
 	}
 }
 
@@ -117,9 +125,18 @@ func selectRanked(rows []docIntent) []int64 {
 }
 
 // insertGrantIgnore is INSERT ... ON DUPLICATE KEY UPDATE on uk_grant_no.
-func (d *docLoot) insertGrantIgnore(grantNo string) {
+func (d *docLoot) insertGrantIgnore(grantNo string, player int64) {
 	if _, ok := d.grants[grantNo]; !ok {
-		d.grants[grantNo] = "PENDING"
+		d.grants[grantNo] = &docGrant{player, "PENDING"}
+	}
+}
+
+// deliver is the backpack service: idempotent by the request key it is
+// given.
+func (d *docLoot) deliver(key string, player int64) {
+	if d.applied[key] == 0 {
+		d.applied[key] = 1
+		d.holding[player]++
 	}
 }
 
@@ -146,11 +163,22 @@ func (d *docLoot) cancel(no string) bool {
 
 // compensate is its timed job: every PENDING grant is delivered with its
 // grant number and marked SUCCESS. Nothing in it looks at the session.
-func (d *docLoot) compensate() {
+func (d *docLoot) compensate() { d.compensateKeyed(func(no string) string { return no }) }
+
+// compensateWithFreshKeys is the shortcut the document warns against
+// (8.1): a new request key per attempt, as a UUID would be.
+func (d *docLoot) compensateWithFreshKeys() {
+	d.compensateKeyed(func(no string) string {
+		d.retries++
+		return fmt.Sprintf("retry-%d", d.retries)
+	})
+}
+
+func (d *docLoot) compensateKeyed(key func(grantNo string) string) {
 	for _, no := range slices.Sorted(maps.Keys(d.grants)) {
-		if d.grants[no] == "PENDING" {
-			d.applied[no]++
-			d.grants[no] = "SUCCESS"
+		if g := d.grants[no]; g.status == "PENDING" {
+			d.deliver(key(no), g.player)
+			g.status = "SUCCESS"
 		}
 	}
 }
