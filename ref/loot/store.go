@@ -60,17 +60,18 @@ type Reader interface {
 //   - Atomic: each method is ONE statement or transaction; it either
 //     happened entirely or not at all. Every status change is a conditional
 //     write, UPDATE ... SET status = to WHERE session_no = ? AND status IN
-//     (from) AND <guard> (from and to from the transitions table, the guard
-//     from guard.go), never a read followed by a write. When it matches no
-//     row the store reads the row in the same transaction and returns the
-//     guard's error (CheckStart, CheckClaim, CheckSettle, CheckRecord,
-//     CheckCancel, CheckOpen), so all stores refuse alike.
+//     (from) AND <guard> (from and to as Transition(op) gives them, the
+//     guard as the Check functions state it), never a read followed by a
+//     write. When it matches no row the store reads the row in the same
+//     transaction and returns the guard's error (CheckStart, CheckClaim,
+//     CheckSettle, CheckRecord, CheckCancel, CheckOpen), so all stores
+//     refuse alike.
 //   - One clock: "now" is the store's clock (the database's NOW(6) or
 //     clock_timestamp()), read once per call; it alone judges deadlines and
 //     leases. Node clocks are never passed in. Every time stored or
 //     returned is StoreTime(t): UTC, microsecond precision.
-//   - Errors: the sentinels in errors.go are definite answers (nothing was
-//     written, unless the method says otherwise). Any other error means the
+//   - Errors: this package's Err sentinels are definite answers (nothing
+//     was written, unless the method says otherwise). Any other error means the
 //     outcome is unknown (the write may have landed); a cancelled context
 //     returns ctx.Err() wrapped. The Service retries or leaves it to
 //     Recover; every method is safe to repeat.
@@ -89,7 +90,8 @@ type Store interface {
 	// whatever spec says (the Service compares). spec is normalized
 	// (Spec.Normalize). A deadline at or before now: ErrBadArgument
 	// (CheckOpen) and nothing written.
-	//   INSERT INTO loot_session ... SELECT ... WHERE :deadline > NOW(6)
+	// A PostgreSQL sketch:
+	//   INSERT INTO loot_session ... SELECT ... WHERE :deadline > now()
 	//   ON CONFLICT DO NOTHING; INSERT INTO loot_member ...; SELECT ...
 	Open(ctx context.Context, spec Spec) (s Session, created bool, err error)
 
@@ -101,11 +103,15 @@ type Store interface {
 	// Claim writes player's intent, in one statement guarded by
 	// CheckClaim: member of the snapshot, status CLAIMING, now < Deadline,
 	// all judged in the same statement as the write (a claim checked first
-	// and written after could land once settling began). One row per
-	// (session, player) by a unique key: the first write inserts it with
-	// At = now (created true); a repeat of the same intent changes nothing
-	// (created false, the recorded claim); another intent replaces the
-	// intent and sets At = now (created false).
+	// and written after could land once settling began). The statement
+	// reads the session row under a shared lock (FOR SHARE; MySQL's
+	// INSERT ... SELECT takes one), so it serializes with BeginSettle's
+	// UPDATE: a plain snapshot read under READ COMMITTED would let a claim
+	// commit after the CAS froze the claims. One row per (session, player)
+	// by a unique key: the first write inserts it with At = now (created
+	// true); a repeat of the same intent changes nothing (created false,
+	// the recorded claim); another intent replaces the intent and sets At =
+	// now (created false). A MySQL sketch:
 	//   INSERT INTO loot_claim (...) SELECT ... FROM loot_session s JOIN loot_member m
 	//   ON ... WHERE s.status='CLAIMING' AND s.deadline_at > NOW(6) AND m.player_id=?
 	//   ON DUPLICATE KEY UPDATE claimed_at = IF(intent = VALUES(intent), claimed_at, NOW(6)), intent = VALUES(intent)
