@@ -254,11 +254,7 @@ func TestStaleSettlerIsFencedOff(t *testing.T) {
 // cannot interleave: a Cancel before it voids the session (the settler's
 // write is refused), after it is refused itself.
 func TestCanceledSessionNeverDelivers(t *testing.T) {
-	doc := newDoc(t0)
-	doc.open("S", t0.Add(claimWindow))
-	doc.submitIntent("S", 1001, "NEED", 0)
-	doc.dbNow = t0.Add(claimWindow)
-	doc.lockForSettle("S")
+	doc := settling("S", 1001)
 	doc.insertGrantIgnore("S:1001:RING-7", 1001)
 	canceled := doc.cancel("S") // the operator cancels mid-settle
 	doc.markClosed("S")
@@ -310,11 +306,7 @@ func TestCanceledSessionNeverDelivers(t *testing.T) {
 // succeeded. The reference's Recover delivers through the recorded grant
 // number, never a new one.
 func TestCompensationReusesTheGrantNumber(t *testing.T) {
-	doc := newDoc(t0)
-	doc.open("S", t0.Add(claimWindow))
-	doc.submitIntent("S", 1001, "NEED", 0)
-	doc.dbNow = t0.Add(claimWindow)
-	doc.lockForSettle("S")
+	doc := settling("S", 1001)
 	doc.insertGrantIgnore("S:1001:RING-7", 1001)
 	doc.markClosed("S")
 	doc.deliver("S:1001:RING-7", 1001) // the item lands, the answer times out: still PENDING

@@ -63,6 +63,17 @@ func (d *docLoot) open(no string, deadline time.Time) {
 	d.sessions[no] = &docSession{status: "CLAIMING", deadline: deadline.Truncate(time.Second)}
 }
 
+// settling is the document's state just after a settler's lockForSettle
+// on session no, in which player claimed NEED before the deadline.
+func settling(no string, player int64) *docLoot {
+	d := newDoc(t0)
+	d.open(no, t0.Add(claimWindow))
+	d.submitIntent(no, player, "NEED", 0)
+	d.dbNow = t0.Add(claimWindow)
+	d.lockForSettle(no)
+	return d
+}
+
 // checkIntent is submitIntent's first step: "先校验会话状态和截止时间", by
 // the application's clock.
 func (d *docLoot) checkIntent(no string) bool {

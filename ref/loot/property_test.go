@@ -13,96 +13,6 @@ import (
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
-// fault is what a chaos call does.
-type fault uint8
-
-const (
-	noFault    fault = iota
-	failBefore       // the call fails with no effect
-	loseAnswer       // the effect lands, the answer is lost
-)
-
-// chaos decides each effect call's fault; nil decides none.
-type chaos struct{ next func() fault }
-
-// call runs f under the next fault.
-func call[T any](c *chaos, f func() (T, error)) (T, error) {
-	var zero T
-	ft := noFault
-	if c.next != nil {
-		ft = c.next()
-	}
-	switch ft {
-	case failBefore:
-		return zero, errNetwork
-	case loseAnswer:
-		_, _ = f()
-		return zero, errNetwork
-	}
-	return f()
-}
-
-// chaosStore runs every write of the Store under chaos.
-type chaosStore struct {
-	loot.Store
-	c *chaos
-}
-
-type claimed struct {
-	c       loot.Claim
-	created bool
-}
-
-func (s chaosStore) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, error) {
-	r, err := call(s.c, func() (claimed, error) { _, cr, err := s.Store.Open(ctx, spec); return claimed{created: cr}, err })
-	sess, _ := s.Store.Session(ctx, spec.No)
-	return sess, r.created, err
-}
-
-func (s chaosStore) StartClaiming(ctx context.Context, no string) (loot.Session, error) {
-	return call(s.c, func() (loot.Session, error) { return s.Store.StartClaiming(ctx, no) })
-}
-
-func (s chaosStore) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.Intent) (loot.Claim, bool, error) {
-	r, err := call(s.c, func() (claimed, error) { c, cr, err := s.Store.Claim(ctx, no, p, in); return claimed{c, cr}, err })
-	return r.c, r.created, err
-}
-
-func (s chaosStore) Cancel(ctx context.Context, no string) (loot.Session, error) {
-	return call(s.c, func() (loot.Session, error) { return s.Store.Cancel(ctx, no) })
-}
-
-func (s chaosStore) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
-	return call(s.c, func() (loot.Frozen, error) { return s.Store.BeginSettle(ctx, no, lease) })
-}
-
-func (s chaosStore) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session, error) {
-	return call(s.c, func() (loot.Session, error) { return s.Store.RecordGrants(ctx, d) })
-}
-
-func (s chaosStore) MarkDelivered(ctx context.Context, no string) (loot.Grant, error) {
-	return call(s.c, func() (loot.Grant, error) { return s.Store.MarkDelivered(ctx, no) })
-}
-
-func (s chaosStore) LeaseGrants(ctx context.Context, limit int, b loot.Backoff) ([]loot.Grant, error) {
-	return call(s.c, func() ([]loot.Grant, error) { return s.Store.LeaseGrants(ctx, limit, b) })
-}
-
-func (s chaosStore) Overdue(ctx context.Context, limit int) ([]string, error) {
-	return call(s.c, func() ([]string, error) { return s.Store.Overdue(ctx, limit) })
-}
-
-// chaosInventory runs the inventory under chaos.
-type chaosInventory struct {
-	loot.Inventory
-	c *chaos
-}
-
-func (inv chaosInventory) Deliver(ctx context.Context, g loot.Grant) error {
-	_, err := call(inv.c, func() (struct{}, error) { return struct{}{}, inv.Inventory.Deliver(ctx, g) })
-	return err
-}
-
 // TestRandomSchedulesAllocateExactlyOnce runs random schedules of opens,
 // claims, settles, cancels, recovers and clock moves on three nodes, with
 // store and inventory calls failing before their effect or losing their
@@ -112,7 +22,7 @@ func (inv chaosInventory) Deliver(ctx context.Context, g loot.Grant) error {
 func TestRandomSchedulesAllocateExactlyOnce(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		w := newWorld(t)
-		c := &chaos{next: func() fault {
+		c := &chaos{next: func(string) fault {
 			return rapid.SampledFrom([]fault{noFault, noFault, noFault, noFault, failBefore, loseAnswer}).Draw(rt, "fault")
 		}}
 		nodes := make([]*loot.Service, 3)

@@ -13,43 +13,6 @@ import (
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
-var errNetwork = errors.New("connection reset")
-
-// faultStore fails one method: before its effect (fail) or after it, with
-// the answer lost (lose), the first time it is called.
-type faultStore struct {
-	loot.Store
-	method     string
-	fail, lose bool
-	once       sync.Once
-}
-
-// fault runs call under the fault, if method is the faulty one.
-func (s *faultStore) fault(method string, call func() error) error {
-	hit := false
-	if method == s.method {
-		s.once.Do(func() { hit = true })
-	}
-	switch {
-	case hit && s.fail:
-		return errNetwork
-	case hit && s.lose:
-		_ = call()
-		return errNetwork
-	}
-	return call()
-}
-
-func (s *faultStore) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.Intent) (c loot.Claim, created bool, err error) {
-	err = s.fault("Claim", func() error { c, created, err = s.Store.Claim(ctx, no, p, in); return err })
-	return c, created, err
-}
-
-func (s *faultStore) RecordGrants(ctx context.Context, d loot.Decision) (sess loot.Session, err error) {
-	err = s.fault("RecordGrants", func() error { sess, err = s.Store.RecordGrants(ctx, d); return err })
-	return sess, err
-}
-
 func TestOpenIsIdempotentAndRefusesAnotherDefinition(t *testing.T) {
 	w := newWorld(t)
 	svc := w.node(loot.Config{})
@@ -125,8 +88,7 @@ func TestClaimNeedsAnAuthenticatedPlayerAndAKnownIntent(t *testing.T) {
 // of the same call is then safe. A definite answer is not marked unknown.
 func TestStoreFailureIsOutcomeUnknown(t *testing.T) {
 	w := newWorld(t)
-	fs := &faultStore{Store: w.store, method: "Claim", lose: true}
-	svc := w.node(loot.Config{Store: fs})
+	svc := w.node(loot.Config{Store: chaosStore{w.store, once("Claim", loseAnswer)}})
 	w.claiming(svc, "S", 1, loot.RuleCount, 1)
 	req := loot.ClaimRequest{Session: "S", Intent: loot.Need}
 	_, err := svc.Claim(t.Context(), loot.Caller{Player: 1}, req)
@@ -151,7 +113,7 @@ func TestStoreFailureIsOutcomeUnknown(t *testing.T) {
 // nothing; after the grants' first lease Recover delivers them, once.
 func TestLostRecordAnswerIsFinishedByRecover(t *testing.T) {
 	w := newWorld(t)
-	settler := w.node(loot.Config{Store: &faultStore{Store: w.store, method: "RecordGrants", lose: true}})
+	settler := w.node(loot.Config{Store: chaosStore{w.store, once("RecordGrants", loseAnswer)}})
 	w.claiming(settler, "S", 2, loot.RuleCount, 1, 2, 3)
 	for _, p := range []loot.PlayerID{1, 2, 3} {
 		w.claim(settler, "S", p, loot.Need)
