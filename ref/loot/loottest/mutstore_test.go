@@ -20,6 +20,10 @@ import (
 const (
 	mutNone                    mutation = ""
 	mutOpenOverwrites          mutation = "open-overwrites"            // a second Open replaces the spec
+	mutOpenLosesMember         mutation = "open-loses-a-member"        // the member snapshot is not all written
+	mutFrozenOmitsPass         mutation = "settle-frozen-omits-pass"   // the CAS hands back only claims that can win
+	mutCancelRepeatRefused     mutation = "cancel-repeat-refused"      // a retried Cancel is an error
+	mutRecordIgnoresCancel     mutation = "record-ignores-cancel"      // a canceled session still gets grants
 	mutClockLags               mutation = "store-clock-lags"           // judges by a clock 1s behind the database's
 	mutClockLeads              mutation = "store-clock-leads"          // judges by a clock 1s ahead
 	mutStartReopens            mutation = "start-claiming-reopens"     // SETTLING/CLOSED -> CLAIMING
@@ -152,6 +156,9 @@ func (s *mutStore) view(sess loot.Session) loot.Session {
 	if sp, ok := s.d.spec[sess.No]; ok {
 		sess.Spec = sp
 	}
+	if s.m == mutOpenLosesMember && len(sess.Members) > 1 {
+		sess.Members = sess.Members[:len(sess.Members)-1]
+	}
 	s.d.mu.Unlock()
 	if s.m == mutTimesNotUTC {
 		z := time.FixedZone("UTC+8", 8*3600)
@@ -190,10 +197,14 @@ func (s *mutStore) Cancel(ctx context.Context, no string) (loot.Session, error) 
 		s.d.setStatus(no, loot.StatusCanceled) // UPDATE ... SET status='CANCELED' WHERE session_no=?
 		return s.view(cur), nil
 	}
+	before := s.statusOf(no)
 	sess, err := s.Store.Cancel(s.c(ctx), no)
-	if s.m == mutCancelVoidsClosed && errors.Is(err, loot.ErrAlreadySettled) {
+	switch {
+	case s.m == mutCancelVoidsClosed && errors.Is(err, loot.ErrAlreadySettled):
 		s.d.setStatus(no, loot.StatusCanceled)
 		err = nil
+	case s.m == mutCancelRepeatRefused && err == nil && before == loot.StatusCanceled:
+		err = loot.ErrCanceled
 	}
 	return s.view(sess), err
 }
@@ -299,6 +310,9 @@ func (s *mutStore) BeginSettle(ctx context.Context, no string, lease time.Durati
 		cs, _ := s.Store.Claims(ctx, no)
 		return loot.Frozen{Session: sess, Claims: cs}, nil
 	}
+	if s.m == mutFrozenOmitsPass {
+		fz.Claims = slices.DeleteFunc(fz.Claims, func(c loot.Claim) bool { return c.Intent == loot.Pass })
+	}
 	fz.Session = s.view(fz.Session)
 	return fz, err
 }
@@ -312,8 +326,12 @@ func (s *mutStore) RecordGrants(ctx context.Context, d loot.Decision) (loot.Sess
 		s.d.addGrants(d.Session, d.Grants...)
 	}
 	sess, err := s.Store.RecordGrants(s.c(ctx), d)
-	if s.m == mutRecordPartial && errors.Is(err, loot.ErrBadArgument) && len(d.Grants) > 0 {
+	switch {
+	case s.m == mutRecordPartial && errors.Is(err, loot.ErrBadArgument) && len(d.Grants) > 0:
 		s.d.addGrants(d.Session, d.Grants[0]) // the first insert landed before the bad one failed
+	case s.m == mutRecordIgnoresCancel && errors.Is(err, loot.ErrCanceled):
+		s.d.addGrants(d.Session, d.Grants...) // UPDATE ... WHERE fence = ? (no status), then INSERT
+		err = nil
 	}
 	return s.view(sess), err
 }

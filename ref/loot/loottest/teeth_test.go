@@ -29,6 +29,10 @@ var storeMutants = []struct {
 	checks []string
 }{
 	{mutOpenOverwrites, []string{"open/idempotent"}},
+	{mutOpenLosesMember, []string{"open/records-spec"}},
+	{mutFrozenOmitsPass, []string{"settle/returns-frozen-claims"}},
+	{mutCancelRepeatRefused, []string{"cancel/voids-before-grants"}},
+	{mutRecordIgnoresCancel, []string{"cancel/voids-before-grants", "cancel/race-with-record-one-wins"}},
 	{mutClockLags, []string{"open/deadline-by-store-clock", "claim/deadline-by-store-clock", "settle/due-by-store-clock"}},
 	{mutClockLeads, []string{"claim/deadline-by-store-clock", "settle/due-by-store-clock", "grant/lease-backoff-by-store-clock"}},
 	{mutStartReopens, []string{"transitions/follow-the-table"}},
