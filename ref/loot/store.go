@@ -71,10 +71,11 @@ type Reader interface {
 //     leases. Node clocks are never passed in. Every time stored or
 //     returned is StoreTime(t): UTC, microsecond precision.
 //   - Errors: this package's Err sentinels are definite answers (nothing
-//     was written, unless the method says otherwise). Any other error means the
-//     outcome is unknown (the write may have landed); a cancelled context
-//     returns ctx.Err() wrapped. The Service retries or leaves it to
-//     Recover; every method is safe to repeat.
+//     was written, unless the method says otherwise). Any other error
+//     means the outcome is unknown (the write may have landed); a
+//     cancelled context returns ctx.Err() wrapped. The Service reports it
+//     as ErrOutcomeUnknown; its caller repeats the call or leaves the rest
+//     to Recover. Every method is safe to repeat.
 //   - Nothing deletes: no method removes a row (canceled sessions, changed
 //     claims and delivered grants stay, as audit data). The application's
 //     database role needs SELECT, INSERT and UPDATE only.
