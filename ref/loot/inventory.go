@@ -1,0 +1,26 @@
+package loot
+
+import "context"
+
+// Inventory puts granted items into players' inventories: the effect the
+// whole allocation exists for.
+//
+// Contract:
+//   - Deliver applies grant g (one g.Loot item of quantity g.Quantity to
+//     g.Player) at most once per g.No: a Deliver of a grant number already
+//     applied does nothing and returns nil. This is what lets the settler,
+//     a takeover settler and every compensation pass deliver the same grant
+//     without ever delivering it twice: they all use the recorded g.No,
+//     never a new key.
+//   - nil means the item is durably in the inventory. An error means the
+//     outcome is unknown (a timeout after the item landed is the usual
+//     case): the grant stays PENDING and compensation delivers it again,
+//     with the same g.No, after its lease.
+//   - An external inventory service must key its ledger by g.No with a
+//     unique constraint, in the same transaction as the item. An inventory
+//     in the same database as the Store (memory.Store.Inventory) can also
+//     mark the grant SUCCESS in that transaction: exactly once end to end.
+//   - Safe for concurrent use.
+type Inventory interface {
+	Deliver(ctx context.Context, g Grant) error
+}

@@ -1,0 +1,36 @@
+package loottest
+
+// checks lists every Store check in the order Run runs them. The names are
+// the subtest names (and the -run patterns a failure prints).
+var checks = []named[*env]{
+	{"open/records-spec", checkOpenRecords},
+	{"open/idempotent", checkOpenIdempotent},
+	{"open/deadline-by-store-clock", checkOpenDeadline},
+	{"transitions/follow-the-table", checkTransitions},
+	{"claim/one-row-under-20-concurrent", checkClaimUpsertConcurrent},
+	{"claim/retry-keeps-time-change-moves-it", checkClaimRetry},
+	{"claim/deadline-by-store-clock", checkClaimDeadline},
+	{"claim/only-while-claiming", checkClaimStatus},
+	{"claim/members-only", checkClaimMembers},
+	{"claim/frozen-at-settle", checkClaimFrozen},
+	{"settle/due-by-store-clock", checkSettleDue},
+	{"settle/one-winner-under-10-concurrent", checkSettleOneWinner},
+	{"settle/returns-frozen-claims", checkSettleFrozen},
+	{"settle/takeover-fences-off-old-settler", checkSettleTakeover},
+	{"record/all-or-nothing-and-retry", checkRecordAtomic},
+	{"record/rejects-malformed-decision", checkRecordMalformed},
+	{"grant/forward-only", checkGrantForward},
+	{"grant/lease-one-holder-under-10-concurrent", checkLeaseConcurrent},
+	{"grant/lease-backoff-by-store-clock", checkLeaseBackoff},
+	{"grant/lease-limit-oldest-first", checkLeaseLimit},
+	{"cancel/voids-before-grants", checkCancelVoids},
+	{"cancel/race-with-record-one-wins", checkCancelRace},
+	{"overdue/lists-what-needs-a-settler", checkOverdue},
+	{"records/nothing-deleted", checkNothingDeleted},
+	{"records/utc-microseconds", checkTimes},
+	{"audit/snapshot-round-trips", checkSnapshot},
+	{"handles/share-data", checkHandlesShare},
+	{"context/canceled", checkCanceledContext},
+	{"inventory/exactly-once-end-to-end", checkInventoryOnce},
+	{"inventory/cancel-races-settle", checkInventoryCancelRace},
+}

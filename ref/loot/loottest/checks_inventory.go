@@ -1,0 +1,148 @@
+package loottest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+// noHistory is a FairnessProvider for which every player is new.
+type noHistory struct{}
+
+func (noHistory) Fairness(_ context.Context, _ string, ps []loot.PlayerID) (map[loot.PlayerID]loot.Fairness, error) {
+	out := make(map[loot.PlayerID]loot.Fairness, len(ps))
+	for _, p := range ps {
+		out[p] = loot.Fairness{}
+	}
+	return out, nil
+}
+
+var _ loot.FairnessProvider = noHistory{}
+
+// service returns a Service on handle s with the harness's inventory.
+func (e *env) service(t *testing.T, s loot.Store) *loot.Service {
+	t.Helper()
+	svc, err := loot.New(loot.Config{
+		Store: s, Inventory: e.h.Inventory(t, s), Fairness: noHistory{},
+		SettleLease: leaseTime, Backoff: backoff,
+	})
+	ok(t, "loot.New", err)
+	return svc
+}
+
+// checkInventoryOnce: a settler recorded its grants and died after
+// delivering one of them, before marking it. Four Recovers on two nodes and
+// repeated direct deliveries of every grant, all at once, must leave every
+// item applied exactly once and every grant SUCCESS.
+func checkInventoryOnce(t *testing.T, e *env) {
+	if e.h.Inventory == nil {
+		t.Skip("Harness.Inventory is nil")
+	}
+	a, b := e.store(t), e.open(t)
+	sess := e.build(t, a, loot.StatusSettling, 3, team(4))
+	d := decide(t, loot.Frozen{Session: sess, Claims: claims(t, a, sess.No)}, leaseTime)
+	mustRecord(t, a, d)
+	ok(t, "Deliver", e.h.Inventory(t, a).Deliver(ctx(t), d.Grants[0]))
+	e.advance(t, leaseTime)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	report := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	for i := range 4 {
+		svc := e.service(t, []loot.Store{a, b}[i%2])
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := svc.Recover(ctx(t))
+			report(err)
+		}()
+	}
+	for i, g := range d.Grants {
+		inv := e.h.Inventory(t, []loot.Store{b, a}[i%2])
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			report(inv.Deliver(ctx(t), g))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("concurrent Recover and Deliver: %v", err)
+	}
+	for _, g := range grants(t, a, sess.No) {
+		if n := e.h.Applied(t, g.No); n != 1 || g.Status != loot.GrantSuccess {
+			t.Errorf("grant %s: applied %d times, %s; want once, SUCCESS", g.No, n, g.Status)
+		}
+	}
+}
+
+// checkInventoryCancelRace: on 10 sessions a Settle on one node races a
+// Cancel on another, then Recover runs. A canceled session must deliver
+// no item to anyone, ever; a closed one, one to each winner.
+func checkInventoryCancelRace(t *testing.T, e *env) {
+	if e.h.Inventory == nil {
+		t.Skip("Harness.Inventory is nil")
+	}
+	const sessions = 10
+	a, b := e.store(t), e.open(t)
+	settler, canceler := e.service(t, a), e.service(t, b)
+	var nos []string
+	for range sessions {
+		nos = append(nos, e.build(t, a, loot.StatusClaiming, 2, team(3)).No)
+	}
+	e.advance(t, window)
+	var wg sync.WaitGroup
+	for _, no := range nos {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if _, err := settler.Settle(ctx(t), no); err != nil && !errors.Is(err, loot.ErrCanceled) {
+				t.Errorf("Settle(%s): %v", no, err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if _, err := canceler.Cancel(ctx(t), no); err != nil && !errors.Is(err, loot.ErrAlreadySettled) {
+				t.Errorf("Cancel(%s): %v", no, err)
+			}
+		}()
+	}
+	wg.Wait()
+	e.advance(t, 100*window)
+	_, err := e.service(t, b).Recover(ctx(t))
+	ok(t, "Recover", err)
+	for _, no := range nos {
+		sess := session(t, a, no)
+		winners := map[loot.PlayerID]bool{}
+		for _, g := range grants(t, a, no) {
+			winners[g.Player] = true
+		}
+		if sess.Status == loot.StatusCanceled && len(winners) > 0 {
+			t.Errorf("canceled session %s has grants for %v", no, winners)
+		}
+		for _, p := range sess.Members {
+			want := 0
+			if winners[p] {
+				want = 1
+			}
+			if n := e.h.Applied(t, loot.GrantNo(no, p, lootCode)); n != want {
+				t.Errorf("%s session %s: player %d's item applied %d times, want %d", sess.Status, no, p, n, want)
+			}
+		}
+		if sess.Status == loot.StatusClosed && len(winners) != sess.Quantity {
+			t.Errorf("closed session %s granted %d items, want %d", no, len(winners), sess.Quantity)
+		}
+		if sess.Status != loot.StatusClosed && sess.Status != loot.StatusCanceled {
+			t.Errorf("session %s ended %s", no, sess.Status)
+		}
+	}
+}
