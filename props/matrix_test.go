@@ -11,7 +11,7 @@ import (
 var testFamilies = []faults.Family{faults.Clean, faults.Crash, faults.MultiNode, faults.Concurrent}
 
 func TestMatrixIsTheSameWhateverTheParallelism(t *testing.T) {
-	opt := MatrixOptions{Designs: []faults.Design{keyed{}, memo{}}, Families: testFamilies, N: 25, Seed: 7}
+	opt := MatrixOptions{Designs: []faults.Design{keyed, memo}, Families: testFamilies, N: 25, Seed: 7}
 	opt.Parallel = 1
 	one, _ := json.Marshal(RunMatrix(opt))
 	opt.Parallel = 3
@@ -22,7 +22,7 @@ func TestMatrixIsTheSameWhateverTheParallelism(t *testing.T) {
 }
 
 func TestMatrixJudgesTheTestDesigns(t *testing.T) {
-	m := RunMatrix(MatrixOptions{Designs: []faults.Design{keyed{}, memo{}}, Families: testFamilies, N: 25})
+	m := RunMatrix(MatrixOptions{Designs: []faults.Design{keyed, memo}, Families: testFamilies, N: 25})
 	got := map[string]string{}
 	for _, r := range m.Rows {
 		for _, c := range r.Cells {
@@ -77,7 +77,7 @@ func TestCellMismatch(t *testing.T) {
 }
 
 func TestRunCellShrinksToTheMinimalCrash(t *testing.T) {
-	c := RunCell(memo{}, faults.Crash, MatrixOptions{N: 20})
+	c := RunCell(memo, faults.Crash, MatrixOptions{N: 20})
 	if diff := cmp.Diff([]faults.Property{faults.NoDup}, c.Failed); diff != "" {
 		t.Fatalf("Failed (-want +got):\n%s", diff)
 	}

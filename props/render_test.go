@@ -30,7 +30,7 @@ func TestRenderGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := faults.Run(memo{}, s, faults.RunOptions{})
+	h := faults.Run(memo, s, faults.RunOptions{})
 	r := Judge(h)
 	got := Timeline(h, r) + "\n" + Mermaid(h, r)
 	file := filepath.Join("testdata", "render-memo-crash.golden")
@@ -56,7 +56,7 @@ func TestMermaidMessagesCarryNoSyntax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := faults.Run(memo{}, s, faults.RunOptions{})
+	h := faults.Run(memo, s, faults.RunOptions{})
 	// A design's error text may read like this.
 	h.Events[0] = faults.Event{Kind: faults.EvEffect, Op: "claim", Err: "a; b # c <d>", Settlement: -1, Attempt: 0}
 	if m := Mermaid(h, Judge(h)); !strings.Contains(m, "N0->>D: claim (error: a, b no. c (d))") {

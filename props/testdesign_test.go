@@ -8,14 +8,15 @@ import (
 	"testing"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/faults/faultstest"
 )
 
 func TestKeyedDesignPassesTheKit(t *testing.T) {
-	TestDesign(t, keyed{}, Dir(t.TempDir()))
+	TestDesign(t, keyed, Dir(t.TempDir()))
 }
 
 func TestMemoDesignPassesTheFamiliesWhereItIsCorrect(t *testing.T) {
-	TestDesign(t, memo{}, Dir(t.TempDir()), Families(faults.Clean, faults.Duplicate, faults.Late, faults.Crash), StrictExpectations())
+	TestDesign(t, memo, Dir(t.TempDir()), Families(faults.Clean, faults.Duplicate, faults.Late, faults.Crash), StrictExpectations())
 }
 
 // helperEnv runs one of the Helper tests below in a child process.
@@ -28,7 +29,7 @@ func TestHelperMemoMultiNode(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestTestDesignReportsAnUndeclaredFailure")
 	}
-	TestDesign(t, memo{}, Dir(dir), Families(faults.MultiNode), Properties(faults.NoDup, faults.NoLoss))
+	TestDesign(t, memo, Dir(dir), Families(faults.MultiNode), Properties(faults.NoDup, faults.NoLoss))
 }
 
 // TestHelperFalseDeclaration is run in a child process, where it must fail:
@@ -38,7 +39,7 @@ func TestHelperFalseDeclaration(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestStrictExpectationsFailsADeclaredFailureThatDoesNotShow")
 	}
-	TestDesign(t, falselyDeclared{}, Dir(dir), Families(faults.Clean), StrictExpectations())
+	TestDesign(t, falselyDeclared, Dir(dir), Families(faults.Clean), StrictExpectations())
 }
 
 // TestHelperNeverAcks is run in a child process, where it must fail: every
@@ -48,14 +49,12 @@ func TestHelperNeverAcks(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestTestDesignFailsWhenEveryRunIsUnknown")
 	}
-	TestDesign(t, neverAcks{}, Dir(dir), Families(faults.Clean), Properties(faults.NoDup))
+	TestDesign(t, neverAcks, Dir(dir), Families(faults.Clean), Properties(faults.NoDup))
 }
 
-type falselyDeclared struct{ keyed }
-
-func (falselyDeclared) Expected() faults.Expectation {
-	return faults.Expectation{faults.Clean: {faults.NoDup}}
-}
+// falselyDeclared is keyed declaring a failure it does not have.
+var falselyDeclared = faultstest.As("test-keyed", faultstest.Keyed{}, faults.Declaration{Fails: []faults.Expect{{
+	Families: []faults.Family{faults.Clean}, Props: []faults.Property{faults.NoDup}, Why: "a declaration the design does not deserve"}}})
 
 func TestStrictExpectationsFailsADeclaredFailureThatDoesNotShow(t *testing.T) {
 	out, err := runNamedHelper(t, "TestHelperFalseDeclaration", t.TempDir())

@@ -6,80 +6,29 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/faults/faultstest"
 	"github.com/onceproof/onceproof/impls"
 	"github.com/onceproof/onceproof/props"
 )
 
-// keyed credits under a grant key and keeps no memory: it holds everywhere.
-type keyed struct{}
+// The command's test registry: faultstest's designs under the names and
+// declarations these tests expect.
+var (
+	keyed = faultstest.As("test-keyed", faultstest.Keyed{}, faults.Declaration{})
+	// memo credits unkeyed and remembers in memory: a crash (or another
+	// node) makes it credit twice. It declares nothing, so the matrix
+	// disagrees.
+	memo = faultstest.As("test-memo", faultstest.Memo{}, faults.Declaration{})
+	// memoDeclared is memo declaring the NoDup it shows under crash.
+	memoDeclared = faultstest.As("test-memo-declared", faultstest.Memo{}, faults.Declaration{Fails: []faults.Expect{{
+		Families: []faults.Family{faults.Crash}, Props: []faults.Property{faults.NoDup},
+		Why: "a crash after its unkeyed credit loses the memory of it, and the retry credits again"}}})
+)
 
-func (keyed) Name() string               { return "test-keyed" }
-func (keyed) NewCluster() faults.Cluster { return keyedCluster{} }
-
-type keyedCluster struct{}
-
-func (keyedCluster) NewNode(id int, env faults.Env) faults.Node { return keyedNode{env} }
-
-type keyedNode struct{ env faults.Env }
-
-func (n keyedNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
-	applied, err := n.env.Credit(fmt.Sprintf("%d/%d/%d", s.Player, s.Match, s.Kind), s, s.Room)
-	switch {
-	case err != nil:
-		return faults.Nack, err
-	case applied:
-		return faults.AckCredited, nil
-	}
-	return faults.AckDuplicate, nil
-}
-
-// memo remembers what it credited in memory and credits unkeyed: a crash
-// makes it credit twice. It declares nothing, so the matrix disagrees.
-type memo struct{}
-
-func (memo) Name() string               { return "test-memo" }
-func (memo) NewCluster() faults.Cluster { return memoCluster{} }
-
-type memoCluster struct{}
-
-func (memoCluster) NewNode(id int, env faults.Env) faults.Node {
-	return &memoNode{env: env, seen: map[int]bool{}}
-}
-
-type memoNode struct {
-	env  faults.Env
-	mu   sync.Mutex
-	seen map[int]bool
-}
-
-func (n *memoNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.seen[s.ID] {
-		return faults.AckDuplicate, nil
-	}
-	if _, err := n.env.Credit("", s, s.Room); err != nil {
-		return faults.Nack, err
-	}
-	n.seen[s.ID] = true
-	return faults.AckCredited, nil
-}
-
-// memoDeclared is memo declaring the NoDup it shows under crash.
-type memoDeclared struct{ memo }
-
-func (memoDeclared) Name() string { return "test-memo-declared" }
-func (memoDeclared) Declare() faults.Declaration {
-	return faults.Declaration{Fails: []faults.Expect{{Families: []faults.Family{faults.Crash}, Props: []faults.Property{faults.NoDup},
-		Why: "a crash after its unkeyed credit loses the memory of it, and the retry credits again"}}}
-}
-
-var testDesigns = impls.Registry{keyed{}, memo{}, memoDeclared{}}
+var testDesigns = impls.Registry{keyed, memo, memoDeclared}
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
@@ -335,7 +284,7 @@ func TestTinyNDisagreementComesWithAHint(t *testing.T) {
 	// A crash schedule that misses memo's weak point (no crash right after
 	// its credit): with -n 1 on it, memo's declared NoDup does not show.
 	seed := uint64(1)
-	for ; len(props.Judge(faults.Run(memo{}, faults.Generate(faults.Crash, seed), faults.RunOptions{})).Failed()) > 0; seed++ {
+	for ; len(props.Judge(faults.Run(memo, faults.Generate(faults.Crash, seed), faults.RunOptions{})).Failed()) > 0; seed++ {
 	}
 	code, out, _ := runCLI("matrix", "-designs", "test-memo-declared", "-families", "crash", "-n", "1", "-seed", fmt.Sprint(seed), "-out", t.TempDir())
 	if code != exitFailed || !strings.Contains(out, "hint: 1 of them are declared failures that did not show in 1 schedules per cell") {

@@ -252,3 +252,19 @@ func (n flakyNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, erro
 	}
 	return n.keyedNode.Deliver(now, s)
 }
+
+// As is d under another row name with a declaration, so that tests give one
+// design different names and expectations.
+func As(name string, d faults.Design, decl faults.Declaration) faults.Design {
+	return named{name: name, d: d, decl: decl}
+}
+
+type named struct {
+	name string
+	d    faults.Design
+	decl faults.Declaration
+}
+
+func (n named) Name() string                { return n.name }
+func (n named) NewCluster() faults.Cluster  { return n.d.NewCluster() }
+func (n named) Declare() faults.Declaration { return n.decl }
