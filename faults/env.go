@@ -127,6 +127,9 @@ func (e *env) Credit(grant string, s Settlement, room uint32) (bool, error) {
 	}
 	ev := e.event(EvCredit, OpCredit)
 	ev.Settlement, ev.Room, ev.Amount, ev.Grant, ev.Applied = r.identify(s), room, s.Net, grant, applied
+	if ev.Settlement < 0 {
+		ev.Err = fmt.Sprintf("no settlement of player %d, match %d, kind %s", s.Player, s.Match, s.Kind)
+	}
 	r.recordLocked(ev)
 	r.mu.Unlock()
 	if has {

@@ -83,11 +83,12 @@ const (
 	NoBlocking   Property = "NoBlocking"
 	BoundedState Property = "BoundedState"
 	HonestAck    Property = "HonestAck"
+	ExactAmount  Property = "ExactAmount"
 	Responsive   Property = "Responsive"
 )
 
 // Properties lists every property in report order.
-var Properties = []Property{NoDup, NoLoss, NoCrossRoom, NoBlocking, BoundedState, HonestAck, Responsive}
+var Properties = []Property{NoDup, NoLoss, NoCrossRoom, NoBlocking, BoundedState, HonestAck, ExactAmount, Responsive}
 
 // Expectation says which properties a design is expected to fail in each
 // family; a family it does not name must hold everything.

@@ -34,10 +34,13 @@ const (
 	// EvStall: the watchdog gave up on a run that made no progress for
 	// RunOptions.Stall (Err says why); it ends a Stalled history.
 	EvStall
+	// EvGiveUp: after the drain, the sender gave up on a settlement that
+	// arrived and was never acked (Settlement, Err).
+	EvGiveUp
 )
 
 func (k EventKind) String() string {
-	return [...]string{"arrive", "effect", "credit", "fault", "crash", "recover", "ack", "state", "budget", "panic", "stall"}[k]
+	return [...]string{"arrive", "effect", "credit", "fault", "crash", "recover", "ack", "state", "budget", "panic", "stall", "give-up"}[k]
 }
 
 // Event is one entry of a History. Fields not meaningful for its Kind are

@@ -206,9 +206,10 @@ type runner struct {
 	// free: opt.Free (concurrent groups run unscheduled). choices counts
 	// the scheduler's choices so far (k in Schedule.Switches); arity, when
 	// not nil (tests), receives the number of runnable goroutines at each.
-	free    bool
-	choices int
-	arity   *[]int
+	free       bool
+	choices    int
+	recoveries int // Recover calls so far (the next one's index)
+	arity      *[]int
 
 	maxEvents int
 	overrun   atomic.Bool // the history reached maxEvents, or the run was abandoned
@@ -357,7 +358,7 @@ func (r *runner) run() {
 	resendAt := drainAt + r.s.RetryAfter
 	for id := range r.s.Settlements {
 		st := &r.sett[id]
-		if st.seen && !st.acked {
+		if st.seen && !st.acked && !r.s.GiveUp {
 			st.limit = st.sends + r.s.MaxAttempts
 			if !st.pending {
 				st.pending = true
@@ -369,10 +370,12 @@ func (r *runner) run() {
 	if r.stopped {
 		return
 	}
+	// The sender gives up on what is still unacked: NoLoss judges whether
+	// it was credited all the same (by a retry whose ack was lost, or by
+	// Recover).
 	for id := range r.s.Settlements {
 		if r.sett[id].seen && !r.sett[id].acked {
-			r.exhausted = true
-			r.record(Event{At: r.lastAt, Kind: EvBudget, Node: -1, Attempt: -1, Settlement: id, Err: fmt.Sprintf("s%d unacked after %d sends and recovery", id, r.sett[id].sends)})
+			r.record(Event{At: max(r.lastAt, drainAt), Kind: EvGiveUp, Node: -1, Attempt: -1, Settlement: id, Err: fmt.Sprintf("the sender gave up on s%d after %d sends", id, r.sett[id].sends)})
 		}
 	}
 }
@@ -581,18 +584,31 @@ func (r *runner) rebuild(n int, at time.Duration) {
 	r.record(Event{At: at, Kind: EvRecover, Node: n, Attempt: -1, Settlement: -1, Op: OpRebuild})
 }
 
-// recover runs rec.Recover at virtual time at (no faults inside).
+// recover runs rec.Recover at virtual time at, as the run's next recovery
+// call (faults at Recovery(k) fire inside it). A crash inside it replaces
+// the node, which recovers again, as the next call.
 func (r *runner) recover(n int, rec Recoverer, at time.Duration) {
 	e := r.envs[n]
-	e.begin(-1, -1, at, nil)
+	k := r.recoveries
+	r.recoveries++
+	e.begin(-1, -1, at, r.faultsOf(Recovery(k)))
 	err, panicked, pv := callRecover(rec, Epoch.Add(at))
+	crashed := e.crashed
 	e.end()
+	if _, budget := pv.(budgetSignal); panicked && budget {
+		return
+	}
+	if crashed {
+		// The env recorded EvCrash: the node died mid-recovery.
+		r.rebuild(n, at)
+		return
+	}
 	ev := Event{At: at, Kind: EvRecover, Node: n, Attempt: -1, Settlement: -1, Op: OpRecover}
 	if err != nil {
 		ev.Err = err.Error()
 	}
 	r.record(ev)
-	if _, budget := pv.(budgetSignal); panicked && !budget {
+	if panicked {
 		r.record(Event{At: at, Kind: EvPanic, Node: n, Attempt: -1, Settlement: -1, Op: OpRecover, Err: fmt.Sprint(pv)})
 	}
 }

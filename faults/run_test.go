@@ -252,21 +252,33 @@ func (cc countingCluster) NewNode(id int, env faults.Env) faults.Node {
 	return cc.inner.NewNode(id, env)
 }
 
-func TestRunBudgetExhaustion(t *testing.T) {
+// A design that never acks: the sender sends MaxAttempts times, again
+// after the drain, then gives up; that is the end of the world, not of the
+// harness's budget, so the run is judged (NoLoss fails it).
+func TestRunSenderGivesUpOnADesignThatNeverAcks(t *testing.T) {
 	h := faults.Run(stubborn{}, oneSettlement(), faults.RunOptions{})
-	if !h.Exhausted {
-		t.Fatalf("a design that never acks must exhaust the budget: %s", kinds(h))
+	if h.Exhausted {
+		t.Fatalf("the sender giving up is not the harness's budget running out: %s", kinds(h))
 	}
 	arrivals := strings.Count(kinds(h), "arrive")
 	// MaxAttempts sends, then MaxAttempts more after the drain.
 	if want := 2 * 8; arrivals != want {
 		t.Fatalf("%d arrivals, want %d", arrivals, want)
 	}
-	if last := h.Events[len(h.Events)-1]; last.Kind != faults.EvBudget || last.Settlement != 0 {
-		t.Fatalf("last event %+v, want EvBudget for s0", last)
+	if last := h.Events[len(h.Events)-1]; last.Kind != faults.EvGiveUp || last.Settlement != 0 {
+		t.Fatalf("last event %+v, want EvGiveUp for s0", last)
 	}
+	// With GiveUp, no resend at the drain.
+	s := oneSettlement()
+	s.GiveUp = true
+	if h := faults.Run(stubborn{}, s, faults.RunOptions{}); strings.Count(kinds(h), "arrive") != 8 {
+		t.Fatalf("give-up sender: %s; want 8 sends and no drain resend", kinds(h))
+	}
+}
 
-	h = faults.Run(keyed{}, faults.Generate(faults.Duplicate, 1), faults.RunOptions{MaxEvents: 10})
+func TestRunBudgetExhaustion(t *testing.T) {
+
+	h := faults.Run(keyed{}, faults.Generate(faults.Duplicate, 1), faults.RunOptions{MaxEvents: 10})
 	if !h.Exhausted || h.Events[len(h.Events)-1].Kind != faults.EvBudget || len(h.Events) != 11 {
 		t.Fatalf("MaxEvents 10: exhausted=%t, %d events: %s", h.Exhausted, len(h.Events), kinds(h))
 	}
@@ -340,5 +352,39 @@ func TestRunStopsADesignLoopingThroughEnv(t *testing.T) {
 	last := h.Events[len(h.Events)-1]
 	if !h.Exhausted || last.Kind != faults.EvBudget || len(h.Events) != 101 {
 		t.Fatalf("exhausted=%t, %d events, last %s", h.Exhausted, len(h.Events), last.Kind)
+	}
+}
+
+// A crash inside Recover kills the node mid-recovery: the runner rebuilds
+// it and the new node recovers again (the next recovery call), so what the
+// first left half done is finished, once.
+func TestRunCrashInsideRecoverRebuildsAndRecoversAgain(t *testing.T) {
+	s := oneSettlement()
+	// The delivery crashes right after its claim: a claimed, uncredited
+	// record, left for Recover. The sender gives up: only Recover can
+	// finish. Recovery call 0 (the rebuilt node's, while the crash is
+	// fresh) completes it; make it crash after the credit.
+	s.GiveUp, s.MaxAttempts = true, 1
+	s.Faults = []faults.Fault{
+		{Attempt: faults.Recovery(0), Effect: 0, Kind: faults.CrashAfter},
+		{Attempt: 0, Effect: 0, Kind: faults.CrashAfter},
+	}
+	if err := faults.Validate(s); err != nil {
+		t.Fatal(err)
+	}
+	h := faults.Run(keyed{}, s, faults.RunOptions{})
+	got := kinds(h)
+	want := "arrive effect:claim crash:claim credit:credit crash:credit credit:credit effect:commit recover:recover recover:recover give-up"
+	if got != want {
+		t.Fatalf("events:\n got %s\nwant %s", got, want)
+	}
+	exactlyOnce(t, h)
+	text := faults.Format(s)
+	if !strings.Contains(text, "fault recover=0 effect=0 crash-after\n") || !strings.Contains(text, "give-up true\n") {
+		t.Fatalf("the text form lacks the recover fault or give-up:\n%s", text)
+	}
+	back, err := faults.Parse(text)
+	if err != nil || !reflect.DeepEqual(back, s) {
+		t.Fatalf("Parse(Format(s)) = %+v, %v; want %+v", back, err, s)
 	}
 }

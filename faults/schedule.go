@@ -19,9 +19,13 @@ type Schedule struct {
 	// RetryAfter is how long the sender waits for an ack before it sends
 	// again (to the next node, round robin, when Nodes > 1).
 	RetryAfter time.Duration
-	// MaxAttempts bounds the sender's sends of one settlement; past it the
-	// runner stops with an exhausted budget (the verdict is Unknown).
+	// MaxAttempts bounds the sender's sends of one settlement before the
+	// drain, and again after it (see Run).
 	MaxAttempts int
+	// GiveUp makes the sender give up for good after MaxAttempts sends: it
+	// does not resend at the drain, so only a design's Recover can complete
+	// what a crash or a failure left unfinished.
+	GiveUp bool
 	// Concurrent runs every group of deliveries with the same At at once,
 	// one goroutine per node (the concurrent family). No faults are
 	// injected then. Run interleaves the goroutines deterministically, as
@@ -75,13 +79,21 @@ func (k FaultKind) String() string {
 }
 
 // Fault is injected at one effect (env.Durable or env.Credit call) of one
-// attempt. Attempt n is the n-th call of Node.Deliver in the run (0-based),
-// which the deterministic runner numbers the same way every time. Effect k is
-// the k-th env call within that attempt (0-based). A crash whose Effect is at
-// or past the number of effects the attempt made fires after Deliver returns:
-// the ack is lost (the "after commit, before ack" point).
+// attempt, or of one Recover call. Attempt n >= 0 is the n-th call of
+// Node.Deliver in the run, and Attempt -(r+1) the r-th call of Recover
+// (both 0-based, numbered the same way on every run; Recovery and
+// RecoveryOf convert). Effect k is the k-th env call within it (0-based). A
+// crash whose Effect is at or past the number of effects a Deliver made
+// fires after it returned: the ack is lost (the "after commit, before ack"
+// point); past a Recover's effects it does not fire.
 type Fault struct {
 	Attempt int
 	Effect  int
 	Kind    FaultKind
 }
+
+// Recovery is the Fault.Attempt of the r-th Recover call of a run.
+func Recovery(r int) int { return -(r + 1) }
+
+// RecoveryOf is the Recover call a Fault.Attempt < 0 names.
+func RecoveryOf(attempt int) int { return -attempt - 1 }

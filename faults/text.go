@@ -16,18 +16,21 @@ import (
 //	retry 250ms
 //	max-attempts 16
 //	concurrent false
+//	give-up false
 //	switches 1 0 2 1
 //	settle s0 player=1 room=2 match=1 round=1 kind=instant net=-10 final=false seq=1
 //	deliver at=250ms s0 node=0
 //	fault attempt=4 effect=1 crash-after
 //
 // One directive per line. Header lines (family, nodes, retry, max-attempts,
-// concurrent, switches) appear once each, anywhere; concurrent is optional
-// (false), and so is switches (the interleaving of a concurrent schedule,
-// Schedule.Switches: one or more choices >= 0; absent means all zeros).
-// Settlements are declared in ID order (s0, s1, ...) before the deliveries
-// that name them; deliveries are in nondecreasing at= order; faults are in
-// increasing (attempt, effect) order. Named fields may come in any order.
+// concurrent, give-up, switches) appear once each, anywhere; concurrent and
+// give-up are optional (false), and so is switches (the interleaving of a
+// concurrent schedule, Schedule.Switches: one or more choices >= 0; absent
+// means all zeros). Settlements are declared in ID order (s0, s1, ...)
+// before the deliveries that name them; deliveries are in nondecreasing at=
+// order; faults are in Schedule.Faults order (recover=n ones first, the
+// last Recover first; then attempt=n increasing; effects increasing). Named
+// fields may come in any order.
 // Durations use Go's syntax (time.ParseDuration). Fault kinds are
 // crash-before, crash-after, fail and timeout.
 
@@ -43,6 +46,9 @@ func Format(s Schedule) string {
 	b.WriteString(formatVersion + "\n")
 	fmt.Fprintf(&b, "family %s\nnodes %d\nretry %s\nmax-attempts %d\nconcurrent %t\n",
 		s.Family, s.Nodes, s.RetryAfter, s.MaxAttempts, s.Concurrent)
+	if s.GiveUp {
+		b.WriteString("# the sender does not resend at the drain: only Recover can finish\ngive-up true\n")
+	}
 	if len(s.Switches) > 0 {
 		b.WriteString("# the scheduler's choices among same-time goroutines (past the end: 0)\nswitches")
 		for _, v := range s.Switches {
@@ -65,10 +71,10 @@ func Format(s Schedule) string {
 		fmt.Fprintf(&b, "deliver at=%s s%d node=%d\n", d.At, d.Settlement, d.Node)
 	}
 	if len(s.Faults) > 0 {
-		b.WriteString("\n# faults: at the effect-th env call of the attempt-th Deliver (both from 0)\n")
+		b.WriteString("\n# faults: at the effect-th env call of the attempt-th Deliver or the recover-th Recover (all from 0)\n")
 	}
 	for _, f := range s.Faults {
-		fmt.Fprintf(&b, "fault attempt=%d effect=%d %s\n", f.Attempt, f.Effect, f.Kind)
+		fmt.Fprintf(&b, "fault %s %s\n", f.point(), f.Kind)
 	}
 	return b.String()
 }
@@ -132,7 +138,7 @@ func (p *parser) errf(format string, args ...any) error {
 func (p *parser) directive(toks []string) error {
 	name, args := toks[0], toks[1:]
 	switch name {
-	case "family", "nodes", "retry", "max-attempts", "concurrent":
+	case "family", "nodes", "retry", "max-attempts", "concurrent", "give-up":
 		return p.header(name, args)
 	case "switches":
 		return p.switches(args)
@@ -143,7 +149,7 @@ func (p *parser) directive(toks []string) error {
 	case "fault":
 		return p.fault(args)
 	}
-	return p.errf("want a directive (family, nodes, retry, max-attempts, concurrent, switches, settle, deliver, fault), got %q", name)
+	return p.errf("want a directive (family, nodes, retry, max-attempts, concurrent, give-up, switches, settle, deliver, fault), got %q", name)
 }
 
 // switches reads "switches 1 0 2": the scheduler's choices, each >= 0.
@@ -181,6 +187,7 @@ func (p *parser) header(name string, args []string) error {
 		"retry":        fmt.Sprintf("a duration > 0 and <= %s (MaxRetryAfter; e.g. 250ms)", MaxRetryAfter),
 		"max-attempts": fmt.Sprintf("an attempt count 1..%d (MaxAttempts)", MaxAttempts),
 		"concurrent":   "true or false",
+		"give-up":      "true or false",
 	}[name]
 	if len(args) != 1 {
 		return p.errf("want %q followed by %s, got %d values", name, want, len(args))
@@ -211,12 +218,16 @@ func (p *parser) header(name string, args []string) error {
 			return p.errf("want %q followed by %s, got %q", name, want, v)
 		}
 		p.s.MaxAttempts = n
-	case "concurrent":
+	case "concurrent", "give-up":
 		b, err := strconv.ParseBool(v)
 		if err != nil || (v != "true" && v != "false") {
 			return p.errf("want %q followed by %s, got %q", name, want, v)
 		}
-		p.s.Concurrent = b
+		if name == "give-up" {
+			p.s.GiveUp = b
+		} else {
+			p.s.Concurrent = b
+		}
 	}
 	return nil
 }
@@ -384,12 +395,17 @@ func parseID(tok string) (int, bool) {
 	return n, err == nil && n >= 0
 }
 
-var faultShape = map[string]string{"attempt": "<int>", "effect": "<int>"}
+var faultShape = map[string]string{"attempt": "<int>", "recover": "<int>", "effect": "<int>"}
 
 func (p *parser) fault(args []string) error {
-	kv, bare, err := p.fields(args, []string{"attempt", "effect"}, faultShape)
+	kv, bare, err := p.fields(args, []string{"effect"}, faultShape)
 	if err != nil {
 		return err
+	}
+	_, isAttempt := kv["attempt"]
+	_, isRecover := kv["recover"]
+	if isAttempt == isRecover {
+		return p.errf(`want exactly one of "attempt=<int>" (the n-th Deliver) and "recover=<int>" (the n-th Recover)`)
 	}
 	if len(p.s.Faults) == MaxFaults {
 		return p.errf("more than %d faults (MaxFaults)", MaxFaults)
@@ -411,8 +427,16 @@ func (p *parser) fault(args []string) error {
 	default:
 		return p.errf("want a fault kind (%s), got %q", kinds, bare[0])
 	}
-	if f.Attempt, err = strconv.Atoi(kv["attempt"]); err != nil || f.Attempt < 0 || f.Attempt > MaxAttemptIndex {
-		return p.bad("attempt", fmt.Sprintf("<int 0..%d (MaxAttemptIndex)>", MaxAttemptIndex), kv["attempt"])
+	if isAttempt {
+		if f.Attempt, err = strconv.Atoi(kv["attempt"]); err != nil || f.Attempt < 0 || f.Attempt > MaxAttemptIndex {
+			return p.bad("attempt", fmt.Sprintf("<int 0..%d (MaxAttemptIndex)>", MaxAttemptIndex), kv["attempt"])
+		}
+	} else {
+		r, err := strconv.Atoi(kv["recover"])
+		if err != nil || r < 0 || r > MaxAttemptIndex {
+			return p.bad("recover", fmt.Sprintf("<int 0..%d (MaxAttemptIndex)>", MaxAttemptIndex), kv["recover"])
+		}
+		f.Attempt = Recovery(r)
 	}
 	if f.Effect, err = strconv.Atoi(kv["effect"]); err != nil || f.Effect < 0 || f.Effect > MaxEffectIndex {
 		return p.bad("effect", fmt.Sprintf("<int 0..%d (MaxEffectIndex)>", MaxEffectIndex), kv["effect"])
@@ -420,8 +444,8 @@ func (p *parser) fault(args []string) error {
 	if n := len(p.s.Faults); n > 0 {
 		prev := p.s.Faults[n-1]
 		if f.Attempt < prev.Attempt || (f.Attempt == prev.Attempt && f.Effect <= prev.Effect) {
-			return p.errf("fault attempt=%d effect=%d must come after attempt=%d effect=%d (faults are in increasing attempt, effect order, one per point)",
-				f.Attempt, f.Effect, prev.Attempt, prev.Effect)
+			return p.errf("fault %s must come after %s (faults are in order: recover=n from the last to the first, then attempt=n increasing, effects increasing; one per point)",
+				f.point(), prev.point())
 		}
 	}
 	p.s.Faults = append(p.s.Faults, f)
@@ -532,8 +556,8 @@ func validateShape(s Schedule) error {
 		}
 	}
 	for i, f := range s.Faults {
-		if f.Attempt < 0 || f.Effect < 0 || f.Attempt > MaxAttemptIndex || f.Effect > MaxEffectIndex {
-			return fmt.Errorf("fault %d is at attempt %d effect %d, want attempt 0..%d (MaxAttemptIndex) and effect 0..%d (MaxEffectIndex)", i, f.Attempt, f.Effect, MaxAttemptIndex, MaxEffectIndex)
+		if f.Attempt < Recovery(MaxAttemptIndex) || f.Effect < 0 || f.Attempt > MaxAttemptIndex || f.Effect > MaxEffectIndex {
+			return fmt.Errorf("fault %d is at %s, want attempt or recover 0..%d (MaxAttemptIndex) and effect 0..%d (MaxEffectIndex)", i, f.point(), MaxAttemptIndex, MaxEffectIndex)
 		}
 		if f.Kind > TimeoutAfter {
 			return fmt.Errorf("fault %d has unknown kind %d", i, f.Kind)
@@ -541,9 +565,18 @@ func validateShape(s Schedule) error {
 		if i > 0 {
 			prev := s.Faults[i-1]
 			if f.Attempt < prev.Attempt || (f.Attempt == prev.Attempt && f.Effect <= prev.Effect) {
-				return fmt.Errorf("fault %d (attempt %d effect %d) is not after fault %d (attempt %d effect %d)", i, f.Attempt, f.Effect, i-1, prev.Attempt, prev.Effect)
+				return fmt.Errorf("fault %d (%s) is not after fault %d (%s)", i, f.point(), i-1, prev.point())
 			}
 		}
 	}
 	return nil
+}
+
+// point is the fault's place in the text form: "attempt=3 effect=1" or
+// "recover=0 effect=2".
+func (f Fault) point() string {
+	if f.Attempt < 0 {
+		return fmt.Sprintf("recover=%d effect=%d", RecoveryOf(f.Attempt), f.Effect)
+	}
+	return fmt.Sprintf("attempt=%d effect=%d", f.Attempt, f.Effect)
 }

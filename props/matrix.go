@@ -71,6 +71,9 @@ type Cell struct {
 	// UnknownWhy is the first such run's reason.
 	UnknownBy  map[faults.Property]int `json:",omitempty"`
 	UnknownWhy string                  `json:",omitempty"`
+	// NotJudgedBy counts, per property, the runs that gave it nothing to
+	// judge (a design without faults.Bounded, for BoundedState).
+	NotJudgedBy map[faults.Property]int `json:",omitempty"`
 	Failed     []faults.Property       // union over the runs, in report order
 	Expected   []faults.Property       // what the design declares, in report order
 	// Counterexamples: the first is shrunk toward the first property of
@@ -252,6 +255,14 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 					}
 					c.UnknownBy[v.Property]++
 				}
+			}
+		}
+		for _, v := range r {
+			if v.Outcome == NotJudged {
+				if c.NotJudgedBy == nil {
+					c.NotJudgedBy = map[faults.Property]int{}
+				}
+				c.NotJudgedBy[v.Property]++
 			}
 		}
 		if fl := r.Failed(); len(fl) > 0 {

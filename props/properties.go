@@ -22,6 +22,7 @@ var checkers = map[faults.Property]Checker{
 	faults.NoBlocking:   CheckNoBlocking,
 	faults.BoundedState: CheckBoundedState,
 	faults.HonestAck:    CheckHonestAck,
+	faults.ExactAmount:  CheckExactAmount,
 	faults.Responsive:   CheckResponsive,
 }
 
@@ -135,6 +136,12 @@ func CheckNoLoss(h faults.History) Verdict {
 				}
 			}
 		}
+		for _, e := range h.Events {
+			if e.Kind == faults.EvGiveUp && e.Settlement == id {
+				all = append(all, e)
+				how += "; " + e.Err
+			}
+		}
 		sortEvents(all)
 		a := anomaly(h, faults.NoLoss, id, all)
 		a.Explain = fmt.Sprintf("%s arrived %d time(s) but was never credited%s", describe(h, id), len(evs), how)
@@ -190,10 +197,16 @@ func CheckNoBlocking(h faults.History) Verdict {
 }
 
 // CheckBoundedState: no sample of a Bounded node's memory exceeds the bound
-// the node declares for the load it was given.
+// the node declares for the load it was given. A history without a sample
+// (the design does not implement faults.Bounded, or nothing arrived) is
+// NotJudged: nothing was shown either way.
 func CheckBoundedState(h faults.History) Verdict {
 	var as []Anomaly
+	samples := 0
 	for _, e := range h.Events {
+		if e.Kind == faults.EvState {
+			samples++
+		}
 		if e.Kind != faults.EvState || e.Size <= e.Bound {
 			continue
 		}
@@ -201,8 +214,37 @@ func CheckBoundedState(h faults.History) Verdict {
 		a.Explain = fmt.Sprintf("node %d keeps %d entries, over its declared bound of %d", e.Node, e.Size, e.Bound)
 		as = append(as, a)
 	}
+	if samples == 0 && len(as) == 0 && !h.Exhausted && !h.Stalled {
+		return Verdict{Property: faults.BoundedState, Outcome: NotJudged, Reason: "no node reported its state (the design does not implement faults.Bounded)"}
+	}
 	return safety(faults.BoundedState, h, as)
 }
+
+// CheckExactAmount: every applied credit moves its settlement's net amount
+// (a debit stays a debit, and no sign or amount is made up) for a
+// settlement of the schedule. With NoDup (no second credit), NoLoss (none
+// missing) and NoCrossRoom (each in its own room) it makes every player's
+// balance in every room exactly the sum of the settlements that arrived
+// there; each of the four names its own way of breaking that sum.
+func CheckExactAmount(h faults.History) Verdict {
+	sts := h.Schedule.Settlements
+	var as []Anomaly
+	for _, e := range h.Events {
+		switch {
+		case e.Kind != faults.EvCredit || !e.Applied:
+		case e.Settlement < 0:
+			a := anomaly(h, faults.ExactAmount, -1, []faults.Event{e})
+			a.Explain = fmt.Sprintf("a credit of %d to room %d for a settlement that does not exist (%s)", e.Amount, e.Room, e.Err)
+			as = append(as, a)
+		case e.Amount != sts[e.Settlement].Net:
+			a := anomaly(h, faults.ExactAmount, e.Settlement, []faults.Event{e})
+			a.Explain = fmt.Sprintf("%s was credited %d, not its net %d", describe(h, e.Settlement), e.Amount, sts[e.Settlement].Net)
+			as = append(as, a)
+		}
+	}
+	return safety(faults.ExactAmount, h, as)
+}
+
 
 // CheckHonestAck: an ack that claims the credit is durable (AckCredited or
 // AckDuplicate) for settlement X comes only after X has an applied credit in

@@ -35,8 +35,13 @@ func (b *hb) arrive(att, node, s int, first bool) *hb {
 	return b.add(faults.Event{Kind: faults.EvArrive, Attempt: att, Node: node, Settlement: s, First: first, Delivery: d})
 }
 
+// credit records a credit of settlement s's net amount.
 func (b *hb) credit(att, node, s int, room uint32, grant string, applied bool) *hb {
-	return b.add(faults.Event{Kind: faults.EvCredit, Attempt: att, Node: node, Settlement: s, Room: room, Grant: grant, Applied: applied})
+	var net int64
+	if s >= 0 {
+		net = b.h.Schedule.Settlements[s].Net
+	}
+	return b.add(faults.Event{Kind: faults.EvCredit, Attempt: att, Node: node, Settlement: s, Room: room, Amount: net, Grant: grant, Applied: applied})
 }
 
 func (b *hb) ack(att, node, s int, a faults.Ack) *hb {

@@ -83,8 +83,9 @@ fault attempt=0 effect=0 crash-after
 	// NoLoss holds
 	// NoCrossRoom holds
 	// NoBlocking holds
-	// BoundedState holds
+	// BoundedState not judged
 	// HonestAck holds
+	// ExactAmount holds
 	// Responsive holds
 	// s0 (player 1, room 1, round 1, match 1, final, net 10) was credited 2 times (attempt 0 on node 0 at 0s, unkeyed, attempt 1 on node 0 at 250ms, unkeyed)
 }

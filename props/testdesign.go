@@ -188,6 +188,8 @@ func testFamily(t *testing.T, d faults.Design, f faults.Family, c config, declar
 				t.Errorf("%s declares that %s fails under %s, but no failure showed in %d runs (%s)", d.Name(), p, f, cell.Runs, rerun(t))
 			case isDeclared:
 				t.Logf("%s declares that %s fails under %s; no failure showed in %d runs", d.Name(), p, f, cell.Runs)
+			case cell.NotJudgedBy[p] == cell.Runs:
+				t.Logf("%s not judged under %s: no run gave it anything to judge (for BoundedState: the design does not implement faults.Bounded)", p, f)
 			default:
 				t.Logf("%s held in %d runs (seeds %d..%d)", p, cell.Runs, cell.Seed, cell.Seed+uint64(cell.Runs)-1)
 			}

@@ -20,6 +20,10 @@ const (
 	// Unknown: the run's budget ran out (History.Exhausted) before the
 	// history could show the property holds.
 	Unknown
+	// NotJudged: the design gives the property nothing to judge (no state
+	// reports for BoundedState: it does not implement faults.Bounded). It
+	// is not a pass, and not a failure: reports name it.
+	NotJudged
 )
 
 func (o Outcome) String() string {
@@ -30,6 +34,8 @@ func (o Outcome) String() string {
 		return "fails"
 	case Unknown:
 		return "unknown"
+	case NotJudged:
+		return "not judged"
 	}
 	return fmt.Sprintf("Outcome(%d)", uint8(o))
 }
@@ -79,8 +85,8 @@ func (v Verdict) String() string {
 			b.WriteString(a.String())
 		}
 		return b.String()
-	case Unknown:
-		return fmt.Sprintf("%s unknown: %s", v.Property, v.Reason)
+	case Unknown, NotJudged:
+		return fmt.Sprintf("%s %s: %s", v.Property, v.Outcome, v.Reason)
 	}
 	return fmt.Sprintf("%s %s", v.Property, v.Outcome)
 }

@@ -74,6 +74,9 @@ func matrixMarkdown(m props.Matrix, by string) string {
 			b.WriteString(doc + "\n\n")
 		}
 		b.WriteString(declaration(m.Families, r.Declaration))
+		if nj := notJudged(r); len(nj) > 0 {
+			fmt.Fprintf(&b, "Not judged: %s (no run of any family gave it anything to judge: for BoundedState, the design reports no state size, faults.Bounded).\n\n", joinProps(nj))
+		}
 		var cxs []string
 		for _, c := range r.Cells {
 			for _, cx := range c.Counterexamples {
@@ -130,6 +133,24 @@ func declaration(fams []faults.Family, d faults.Declaration) string {
 		return "Declared: holds in every family.\n\n"
 	}
 	return "Declared:\n\n" + b.String() + "\nHolds elsewhere.\n\n"
+}
+
+// notJudged lists the properties no run of r's cells could judge.
+func notJudged(r props.Row) []faults.Property {
+	var out []faults.Property
+	for _, p := range faults.Properties {
+		all := len(r.Cells) > 0
+		for _, c := range r.Cells {
+			if c.Runs == 0 || c.NotJudgedBy[p] != c.Runs {
+				all = false
+				break
+			}
+		}
+		if all {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func joinProps(ps []faults.Property) string {
