@@ -74,8 +74,8 @@ type Cell struct {
 	// NotJudgedBy counts, per property, the runs that gave it nothing to
 	// judge (a design without faults.Bounded, for BoundedState).
 	NotJudgedBy map[faults.Property]int `json:",omitempty"`
-	Failed     []faults.Property       // union over the runs, in report order
-	Expected   []faults.Property       // what the design declares, in report order
+	Failed      []faults.Property       // union over the runs, in report order
+	Expected    []faults.Property       // what the design declares, in report order
 	// Counterexamples: the first is shrunk toward the first property of
 	// Failed; one more for each property of Failed the earlier ones do not
 	// show.

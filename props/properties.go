@@ -245,7 +245,6 @@ func CheckExactAmount(h faults.History) Verdict {
 	return safety(faults.ExactAmount, h, as)
 }
 
-
 // CheckHonestAck: an ack that claims the credit is durable (AckCredited or
 // AckDuplicate) for settlement X comes only after X has an applied credit in
 // the ledger. A dishonest "already delivered" makes the sender stop retrying

@@ -65,7 +65,7 @@ func replayCmd(args []string, designs impls.Registry, stdout io.Writer, explain 
 	}
 	var failed []string
 	for _, v := range r {
-		if v.Outcome != props.Holds {
+		if v.Outcome == props.Fails || v.Outcome == props.Unknown {
 			failed = append(failed, string(v.Property)+" "+v.Outcome.String())
 			fmt.Fprintln(stdout, v)
 		}
