@@ -15,6 +15,7 @@ var propertyDocs = map[faults.Property]string{
 	faults.NoBlocking:   "a first arrival is never held back waiting for another settlement (不阻塞新房)",
 	faults.BoundedState: "what a node keeps stays within the bound it declares",
 	faults.HonestAck:    "a node acks \"credited\" or \"already delivered\" only when the credit is in the ledger",
+	faults.ExactAmount:  "every credit moves its settlement's net amount, for a settlement that exists (a debit stays a debit)",
 	faults.Responsive:   "every Deliver and Recover returns: no panic, no deadlock (the runner's watchdog ends a run that stops moving)",
 }
 

@@ -89,9 +89,11 @@ func CheckNoDup(h faults.History) Verdict {
 }
 
 // CheckNoLoss: every settlement that arrived at least once has an applied
-// credit once the schedule drained (never 少记): all retries and recovery
-// are done by then, so a missing credit is lost for good. A late settlement
-// dropped as a replay is lost.
+// credit once the schedule drained (never 少记, "never lose a credit"): all
+// retries and recovery are done by then, so a missing credit is lost for
+// good (a late settlement dropped as a replay is lost). And the sender got
+// an ack for it: one it gave up on counts as failed on its side, credited
+// or not.
 func CheckNoLoss(h faults.History) Verdict {
 	if h.Stalled {
 		return Verdict{Property: faults.NoLoss, Outcome: Unknown, Reason: "the design blocked (see Responsive) before the schedule drained"}
@@ -146,6 +148,16 @@ func CheckNoLoss(h faults.History) Verdict {
 		a := anomaly(h, faults.NoLoss, id, all)
 		a.Explain = fmt.Sprintf("%s arrived %d time(s) but was never credited%s", describe(h, id), len(evs), how)
 		as = append(as, a)
+	}
+	// Credited but never acked: the sender gave up on it, so the business
+	// counts it as failed (an alert, a manual repair) although the money
+	// moved: lost from the sender's side.
+	for _, e := range h.Events {
+		if e.Kind == faults.EvGiveUp && credited[e.Settlement] {
+			a := anomaly(h, faults.NoLoss, e.Settlement, append(arrivals[e.Settlement], e))
+			a.Explain = fmt.Sprintf("%s was credited but never acked: %s, and counts it as failed", describe(h, e.Settlement), e.Err)
+			as = append(as, a)
+		}
 	}
 	if len(as) > 0 {
 		return Verdict{Property: faults.NoLoss, Outcome: Fails, Anomalies: as}
