@@ -1,25 +1,21 @@
 // Package playerstate is the shape every design of source document
 // 001_73391d5f79abbe3d.txt shares: the dedup state is the player's own
-// record ("判重状态记住谁已处理，再来跳过"; "状态只存玩家私有，一方写入"), and
-// the credit goes straight to the player's balance, with no grant key.
+// record, written in one atomic durable step ("claim"), and the credits
+// that follow go straight to the player's balance, unkeyed. A design is a
+// Rule over its per-player state; LostAfterClaim and EarlyAck derive the
+// failures the shape gives every design built on it.
 //
 // A delivery is one durable step and then the credits:
 //
 //  1. "claim": under the record's lock, the design's Rule reads the
 //     player's state and decides (duplicate, hold, or credit these), and
 //     writes the state it decided on. One atomic step, so two deliveries of
-//     one settlement can never both decide "new". The credit is a
-//     second step, so a copy decided "duplicate" on another node in that
-//     gap is acked before the credit lands (concurrent: HonestAck).
+//     one settlement can never both decide "new".
 //  2. the credits the rule asked for, unkeyed (env.Credit with grant ""):
 //     the record is the only memory of what was credited.
 //
-// The order claim-then-credit is source 000's (claim before grant). With no
-// Granted state, keyed credit or recovery, a crash or failed credit after
-// the claim loses the settlement and its retries are acked as duplicates:
-// every design built here fails NoLoss and HonestAck under crash,
-// store-error and timeout-after-success. That is shared on purpose, so that
-// what differs between the rows in the other families is the rule alone.
+// The order claim-then-credit is source 000's (claim before grant), shared
+// on purpose, so that what differs between the rows is the rule alone.
 package playerstate
 
 import (
@@ -170,20 +166,17 @@ func (n *Node[S]) StateSpan() time.Duration { return 0 }
 // StateBound implements faults.Bounded: PerPlayer entries per player.
 func (n *Node[S]) StateBound(l faults.Load) int { return n.c.rule.PerPlayer() * l.Players }
 
-// Design is a design built on this shape: a row name, the rule, the
-// verdicts it declares and its matrix paragraph. seq-strict, seq-lenient and
-// type-flags are each one Design value.
+// Design is a design built on this shape: a row name, the rule, and the
+// design's declaration. seq-strict, seq-lenient and type-flags are each one
+// Design value; four-sig and its mutants use the shape through
+// foursig.Variant.
 type Design[S any] struct {
-	Row    string
-	Rule   Rule[S]
-	Expect faults.Expectation
-	Text   string
+	Row  string
+	Rule Rule[S]
+	Decl faults.Declaration
 }
 
-var (
-	_ faults.Design   = Design[int]{}
-	_ faults.Expecter = Design[int]{}
-)
+var _ faults.Declarer = Design[int]{}
 
 // Name implements faults.Design.
 func (d Design[S]) Name() string { return d.Row }
@@ -191,8 +184,24 @@ func (d Design[S]) Name() string { return d.Row }
 // NewCluster implements faults.Design.
 func (d Design[S]) NewCluster() faults.Cluster { return NewCluster(d.Rule) }
 
-// Expected implements faults.Expecter.
-func (d Design[S]) Expected() faults.Expectation { return d.Expect }
+// Declare implements faults.Declarer.
+func (d Design[S]) Declare() faults.Declaration { return d.Decl }
 
-// Doc is the design's paragraph in results/matrix.md.
-func (d Design[S]) Doc() string { return d.Text }
+// Lost is the verdict of a settlement dropped as a replay it is not: never
+// credited (NoLoss), and acked "duplicate" (HonestAck).
+var Lost = []faults.Property{faults.NoLoss, faults.HonestAck}
+
+// LostAfterClaim derives Lost under crash, store-error and
+// timeout-after-success for every design on this shape: it has no Granted
+// state, keyed credit or recovery.
+const LostAfterClaim = "a claim that landed with no credit after it (a crash between the two, a credit that failed, " +
+	"a claim that succeeded but reported a timeout) leaves a record that every retry reads as processed: the " +
+	"settlement is never credited (NoLoss) and its retries are acked \"duplicate\" (HonestAck)"
+
+// EarlyAck derives HonestAck under concurrent for every design on this
+// shape; wrote says what node A's claim left in the player's record.
+func EarlyAck(wrote string) string {
+	return "the claim is one atomic step, so identical deliveries racing on several nodes are never both credited; " +
+		"but the credit is a second step: node B's copy, claimed between node A's claim and A's credit, finds " +
+		wrote + " and is acked \"duplicate\" before anything is credited"
+}

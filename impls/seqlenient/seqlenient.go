@@ -1,22 +1,9 @@
 // Package seqlenient is the row "seq-lenient" of the design matrix: the
-// lenient reading of source document 001_73391d5f79abbe3d.txt, section 1's
-// monotonic sequence: credit anything above the last number processed and
-// move the mark to it; drop everything else as a replay. Nothing is ever
-// held, so it never blocks.
-//
-// The mark lives in the player's record (package playerstate: one atomic
-// claim, then an unkeyed credit).
-//
-// Why it fails, as section 2 says ("宽判漏拦多记"… "前者后到即成过去"): the
-// old match's final, whose number is the predecessor of the new match's
-// instant, arrives after it (interleave), or an instant after its own final
-// (late): it is "the past" and is dropped although it was never credited
-// (NoLoss, and the duplicate ack is false: HonestAck). A sender whose counter
-// restarts (sequence-rewind) has every later settlement dropped the same
-// way; and a claim that fails on one node
-// (multi-node) is retried after the player's next settlement moved the mark
-// past it. The claim-then-credit shape fails crash, store-error and
-// timeout-after-success (NoLoss, HonestAck).
+// monotonic sequence number of source document 001_73391d5f79abbe3d.txt,
+// section 1, read leniently: credit anything above the last number
+// processed and move the mark to it, drop everything else. The mark lives
+// in the player's record (package playerstate). Its declaration derives
+// where it fails.
 package seqlenient
 
 import (
@@ -47,27 +34,34 @@ func (rule) Decide(st *State, s faults.Settlement) (playerstate.Verdict, error) 
 	return playerstate.Verdict{Credits: []playerstate.Credit{{S: s, Room: s.Room}}, Size: 1}, nil
 }
 
-// lost is the verdict of a settlement dropped as a replay it is not.
-var lost = []faults.Property{faults.NoLoss, faults.HonestAck}
-
-// Design is the lenient sequence design; its verdicts are derived in the package comment.
+// Design is the lenient sequence design.
 var Design = playerstate.Design[State]{
 	Row:  Name,
 	Rule: rule{},
-	Expect: faults.Expectation{
-		faults.Late:           lost,
-		faults.Interleave:     lost,
-		faults.Crash:          lost,
-		faults.StoreError:     lost,
-		faults.TimeoutSuccess: lost,
-		faults.MultiNode:      lost,
-		faults.SequenceRewind: lost,
-		// Node A's claim advances the player's sequence; node B's copy,
-		// claimed before A's credit lands, is the past and acked "duplicate".
-		faults.Concurrent: {faults.HonestAck},
+	Decl: faults.Declaration{
+		Doc: "Source 001 section 1, read leniently: the player's record keeps a mark, the highest sequence number " +
+			"processed; anything above it is credited and moves the mark, anything else is dropped as a replay. " +
+			"Nothing is ever held, so it never blocks (NoBlocking), and the mark is one integer (BoundedState). It " +
+			"holds where each settlement first arrives in sequence order: a copy or replay of any age is at or below " +
+			"the mark (duplicate, deep-replay, window-expiry), and a settlement is identified by its number, not its " +
+			"content (third-kind, room-return). Credits go to the settlement's own room: NoCrossRoom holds everywhere.",
+		Fails: []faults.Expect{
+			{Families: []faults.Family{faults.Late, faults.Interleave}, Props: playerstate.Lost,
+				Why: "the old match's final, whose number is the predecessor of the new match's instant, arrives after " +
+					"it (interleave), or an instant after its own final (late); as section 2 says, \"the former, " +
+					"arriving later, is already the past\": it is dropped although it was never credited (NoLoss), " +
+					"and its \"duplicate\" ack is false (HonestAck)"},
+			{Families: []faults.Family{faults.Crash, faults.StoreError, faults.TimeoutSuccess}, Props: playerstate.Lost,
+				Why: playerstate.LostAfterClaim},
+			{Families: []faults.Family{faults.MultiNode}, Props: playerstate.Lost,
+				Why: "a claim that fails on one node is retried RetryAfter later, after the player's next settlement " +
+					"moved the mark past it: the retry is the past, dropped uncredited (NoLoss) with a false " +
+					"\"duplicate\" ack (HonestAck)"},
+			{Families: []faults.Family{faults.Concurrent}, Props: []faults.Property{faults.HonestAck},
+				Why: playerstate.EarlyAck("the mark moved to it")},
+			{Families: []faults.Family{faults.SequenceRewind}, Props: playerstate.Lost,
+				Why: "when the sender's counter restarts, every later settlement is at or below the mark: dropped " +
+					"uncredited as a replay (NoLoss) with a false \"duplicate\" ack (HonestAck)"},
+		},
 	},
-	Text: "Source 001 section 1, lenient: credit anything above the last sequence number processed, " +
-		"drop the rest. Never blocks, but section 2's interleaving makes the old match's final (the " +
-		"predecessor of the new instant) \"the past\" once the instant is processed, and it is dropped " +
-		"uncredited (NoLoss); so is everything after a sender's counter restarts.",
 }

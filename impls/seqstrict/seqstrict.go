@@ -1,34 +1,9 @@
 // Package seqstrict is the row "seq-strict" of the design matrix: the
 // per-player monotonic sequence number of source document
-// 001_73391d5f79abbe3d.txt, section 1 ("单调序号为何是第一直觉"): only the
-// expected number counts. Below it is the past: a replay, dropped
-// (AckDuplicate). Equal is the present: credit and advance, then release
-// whatever was buffered next. Above it is the future: buffer and wait
-// (AckHeld) until the gap fills.
-//
-// The expected number and the buffer live in the player's record (package
-// playerstate: one atomic claim, then unkeyed credits). The design states
-// what the document sells it for, constant storage ("存储恒定": one integer
-// per player), as its BoundedState bound.
-//
-// Why it fails, as section 2 ("对称性破缺") argues: with two settlements per
-// match, an old match's final arrives after the new match's instant
-// (interleave), or a match's instant after its final (late). The later
-// number is then the future and is held for a gap that, as far as the
-// sequence knows, may never fill (NoBlocking: a first delivery held back),
-// and the buffer breaks the constant-storage claim (BoundedState). When the
-// sender's counter restarts (sequence-rewind, the document's "无人倒带"
-// assumption), every new settlement is "the past" and is dropped (NoLoss,
-// with a false duplicate ack: HonestAck). Identical deliveries racing on
-// several nodes (concurrent) are never both credited (the claim is one
-// atomic step), but a copy claimed between another node's claim and its
-// credit is acked "duplicate" too early (HonestAck). The claim-then-credit shape fails crash,
-// store-error and timeout-after-success (NoLoss, HonestAck; playerstate);
-// under crash and store-error the settlement lost or nacked leaves a gap,
-// and every later number of the player is held behind it (NoBlocking,
-// BoundedState). multi-node: a claim that fails on one node is retried
-// RetryAfter later; the player's next settlement arrives first and is held
-// (NoBlocking, BoundedState).
+// 001_73391d5f79abbe3d.txt, section 1, read strictly: below the expected
+// number is a replay, equal is credited, above is buffered until the gap
+// fills. The expected number and the buffer live in the player's record
+// (package playerstate). Its declaration derives where it fails.
 package seqstrict
 
 import (
@@ -85,26 +60,42 @@ func (rule) Decide(st *State, s faults.Settlement) (playerstate.Verdict, error) 
 	return playerstate.Verdict{Credits: credits, Size: size()}, nil
 }
 
-// Design is the strict sequence design; its verdicts are derived in the package comment.
+// Design is the strict sequence design.
 var Design = playerstate.Design[State]{
 	Row:  Name,
 	Rule: rule{},
-	Expect: faults.Expectation{
-		faults.Late:           {faults.NoBlocking, faults.BoundedState},
-		faults.Interleave:     {faults.NoBlocking, faults.BoundedState},
-		faults.Crash:          {faults.NoLoss, faults.NoBlocking, faults.BoundedState, faults.HonestAck},
-		faults.StoreError:     {faults.NoLoss, faults.NoBlocking, faults.BoundedState, faults.HonestAck},
-		faults.TimeoutSuccess: {faults.NoLoss, faults.HonestAck},
-		faults.MultiNode:      {faults.NoBlocking, faults.BoundedState},
-		faults.SequenceRewind: {faults.NoLoss, faults.HonestAck},
-		// Node A's claim advances the player's sequence; node B's copy,
-		// claimed before A's credit lands, is below it and acked "duplicate".
-		faults.Concurrent: {faults.HonestAck},
+	Decl: faults.Declaration{
+		Doc: "Source 001 section 1: a per-player monotonic sequence number in the player's record. Below the " +
+			"expected number is the past, a replay, dropped; equal is the present, credited, and the expectation " +
+			"advances, releasing whatever was buffered next; above is the future, buffered until the gap fills. Its " +
+			"BoundedState bound is the one integer per player the document claims (\"storage is constant\"). It " +
+			"holds where each settlement first arrives in sequence order: everything below the expected number was " +
+			"credited and is never forgotten, so copies and replays of any age are caught (duplicate, deep-replay, " +
+			"window-expiry), and a settlement is identified by its number, not its content, so a third kind or a " +
+			"return to a room is simply the next number (third-kind, room-return). Credits go to the settlement's " +
+			"own room: NoCrossRoom holds everywhere.",
+		Fails: []faults.Expect{
+			{Families: []faults.Family{faults.Late, faults.Interleave}, Props: []faults.Property{faults.NoBlocking, faults.BoundedState},
+				Why: "with two settlements per match the number no longer marks match boundaries (section 2, " +
+					"symmetry breaking): an old match's final arriving after the new match's instant (interleave), or a " +
+					"match's instant after its own final (late), makes the number that arrives first the future; it is " +
+					"held for a gap that, as far as the sequence knows, may never fill (NoBlocking: a first delivery held " +
+					"back), and the buffer breaks the constant-storage claim (BoundedState)"},
+			{Families: []faults.Family{faults.Crash, faults.StoreError},
+				Props: []faults.Property{faults.NoLoss, faults.NoBlocking, faults.BoundedState, faults.HonestAck},
+				Why: playerstate.LostAfterClaim + "; and the settlement lost or nacked leaves a gap, so every later " +
+					"number of the player is held behind it (NoBlocking, BoundedState)"},
+			{Families: []faults.Family{faults.TimeoutSuccess}, Props: playerstate.Lost,
+				Why: playerstate.LostAfterClaim},
+			{Families: []faults.Family{faults.MultiNode}, Props: []faults.Property{faults.NoBlocking, faults.BoundedState},
+				Why: "a claim that fails on one node is retried RetryAfter later; the player's next settlement arrives " +
+					"first and is held behind the gap (NoBlocking, BoundedState)"},
+			{Families: []faults.Family{faults.Concurrent}, Props: []faults.Property{faults.HonestAck},
+				Why: playerstate.EarlyAck("the expected number advanced past it")},
+			{Families: []faults.Family{faults.SequenceRewind}, Props: playerstate.Lost,
+				Why: "when the sender's counter restarts (the document assumes nobody rewinds it), every new " +
+					"settlement is below the expected number, the past, and is dropped uncredited (NoLoss) with a " +
+					"false \"duplicate\" ack (HonestAck)"},
+		},
 	},
-	Text: "Source 001 section 1: a per-player monotonic sequence; below the expected number is a " +
-		"replay (dropped), equal is credited and advances, above is buffered until the gap fills. " +
-		"Section 2's symmetry breaking: an old final after the new instant, or an instant after its " +
-		"final, is held for a gap that may never fill (NoBlocking) and the buffer breaks its " +
-		"constant-storage claim (BoundedState); a sender whose counter restarts has every new " +
-		"settlement dropped as the past (NoLoss).",
 }
