@@ -82,7 +82,9 @@ func (r rule) PerPlayer() int { return r.cfg.Capacity }
 // Decide implements playerstate.Rule: load the player's save, answer
 // "processed within the window" or record the signature and save. It returns
 // the credit's room: the settlement's own, or (credit-current-room) the
-// player's current one.
+// player's current one. The credit stays unkeyed (playerstate): keying it by
+// the signature would let the ledger remember forever what the design
+// forgets after two matches, and hide every replay past the window.
 func (r rule) Decide(rec *Record, s faults.Settlement) (playerstate.Verdict, error) {
 	var w Window
 	if rec.Save != nil {

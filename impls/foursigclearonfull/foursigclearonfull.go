@@ -1,13 +1,9 @@
 // Package foursigclearonfull is the row "four-sig-clear-on-full": four-sig
 // (source document 001_73391d5f79abbe3d.txt, section 5) that empties the
-// window when it is full instead of evicting the oldest signature. It breaks
-// "超限只淘汰最旧一条，绝不整体清空，清空即状态遗忘" (and section 7: "满了清空是
-// 状态遗忘，只对纯缓存合法"): right after a clear the window holds one
-// signature, so a copy of any of the three it forgot, all of them inside
-// the two-match span, is credited again (NoDup).
-//
-// Declared verdicts: four-sig's, and duplicate (copies reach into the
-// next-but-one match, right after a clear) fails NoDup.
+// window when it is full instead of evicting the oldest signature, breaking
+// "绝不整体清空，清空即状态遗忘" ("never clear the whole window: clearing is
+// forgetting state"). Its declaration derives where it differs from
+// four-sig.
 package foursigclearonfull
 
 import (
@@ -19,12 +15,13 @@ import (
 var Design = foursig.Variant{
 	Row:   "four-sig-clear-on-full",
 	Rules: foursig.Config{Capacity: foursig.Capacity, ClearOnFull: true, Fields: foursig.AllFields},
-	Expect: foursig.Expect(faults.Expectation{
-		faults.Duplicate: {faults.NoDup},
-	}),
-	Text: "four-sig that clears the window when it is full (source 001 section 5: \"绝不整体清空，清空即状态遗忘\"). " +
-		"After each clear the window remembers one signature, so a copy of a settlement from the last " +
-		"two matches arriving just after the clear is credited again.",
+	Decl: foursig.Mutant("four-sig that clears the window when it is full instead of evicting the oldest signature, "+
+		"breaking section 5's \"never clear the whole window: clearing is forgetting state\" (and section 7: "+
+		"\"clearing when full is forgetting state, legal only for a pure cache\"). Its verdicts are four-sig's "+
+		"except under duplicate: in the other families four-sig holds, a copy or retry comes soon after its "+
+		"original, before a clear can forget it.",
+		[]faults.Expect{{Families: []faults.Family{faults.Duplicate}, Props: []faults.Property{faults.NoDup},
+			Why: "right after a clear the window holds one signature, so a copy of any of the three it forgot, all " +
+				"of them inside the two-match span, is credited again; duplicate's copies reach into the " +
+				"next-but-one match, right after a clear (NoDup)"}}),
 }
-
-var _ faults.Design = Design
