@@ -40,18 +40,6 @@ func DeclarationOf(d Design) Declaration {
 	if dd, ok := d.(Declarer); ok {
 		return dd.Declare()
 	}
-	if e, ok := d.(Expecter); ok { // TRANSITION: removed once every design declares
-		var decl Declaration
-		if doc, ok := d.(interface{ Doc() string }); ok {
-			decl.Doc = doc.Doc()
-		}
-		for _, f := range Families {
-			if ps := e.Expected()[f]; len(ps) > 0 {
-				decl.Fails = append(decl.Fails, Expect{Families: []Family{f}, Props: ps, Why: "(not yet derived)"})
-			}
-		}
-		return decl
-	}
 	return Declaration{}
 }
 

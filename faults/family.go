@@ -90,16 +90,6 @@ const (
 // Properties lists every property in report order.
 var Properties = []Property{NoDup, NoLoss, NoCrossRoom, NoBlocking, BoundedState, HonestAck, ExactAmount, Responsive}
 
-// Expectation says which properties a design is expected to fail in each
-// family; a family it does not name must hold everything.
-type Expectation map[Family][]Property
-
-// Expecter is a Design that declares its expected verdicts. A design without
-// it is expected to hold everywhere.
-type Expecter interface {
-	Expected() Expectation
-}
-
 // Join combines families into one generator preset whose schedules have
 // every listed family's features at once, e.g. Join(Late, Crash) is
 // "late+crash". Gen and Parse accept joined names.
