@@ -11,14 +11,18 @@ type Family string
 
 // The fault families, in matrix column order.
 const (
-	Clean          Family = "clean"         // every settlement delivered once, in order
-	Duplicate      Family = "duplicate"     // extra copies close together
-	Late           Family = "late"          // a settlement arrives after the player's next match started
-	DeepReplay     Family = "deep-replay"   // a queue replays settlements several matches old
-	Interleave     Family = "interleave"    // the old match's final after the new match's instant
-	WindowExpiry   Family = "window-expiry" // retries land just past the window ttl
-	Crash          Family = "crash"         // node crashes at every fault point
-	StoreError     Family = "store-error"   // durable ops and credits fail transiently
+	Clean        Family = "clean"         // every settlement delivered once, in order
+	Duplicate    Family = "duplicate"     // extra copies close together
+	Late         Family = "late"          // a settlement arrives after the player's next match started
+	DeepReplay   Family = "deep-replay"   // a queue replays settlements several matches old
+	Interleave   Family = "interleave"    // the old match's final after the new match's instant
+	WindowExpiry Family = "window-expiry" // retries land just past the window ttl
+	// Crash, StoreError and TimeoutSuccess also vary the sender: retrying
+	// fast (inside every window), slowly (past every lease), or giving up
+	// after one send so that only Recover can finish; crash also crashes
+	// nodes inside Recover.
+	Crash          Family = "crash"       // node crashes at every fault point
+	StoreError     Family = "store-error" // durable ops and credits fail transiently
 	TimeoutSuccess Family = "timeout-after-success"
 	MultiNode      Family = "multi-node"      // retries land on another node
 	Concurrent     Family = "concurrent"      // many identical deliveries at once, goroutines interleaved by Switches
@@ -29,6 +33,14 @@ const (
 	// matches'. Every other family keeps returns MinReturnGap matches apart,
 	// so this is the only column where that collision happens.
 	RoomReturn Family = "room-return"
+	// WideIDs: a team of players shares its matches, and player and match
+	// ids are full-width values that come in pairs differing in one bit:
+	// a durable key that drops or truncates any identity field collides.
+	WideIDs Family = "wide-ids"
+	// LongHistory: one player plays a thousand matches, with duplicates
+	// and replays from hundreds of matches back: state that grows with
+	// history, or a store that forgets old records, shows.
+	LongHistory Family = "long-history"
 )
 
 // Doc is the family's one-line meaning (for `onceproof list` and reports);
@@ -63,13 +75,27 @@ var familyDocs = map[Family]string{
 	SequenceRewind: "the sender's per-player sequence counter restarts",
 	ThirdKind:      "the business adds a third settlement per match",
 	RoomReturn:     "a player returns to a room within two matches, its round restarting",
+	WideIDs:        "players share matches; full-width ids in pairs that differ in one bit of one field",
+	LongHistory:    "a thousand matches of one player, with replays from hundreds of matches back",
+}
+
+// Runs is how many schedules of family f a cell of n schedules runs: n, or
+// n/20 (at least 1) for a family with long-history, whose schedules are
+// each about 40 times a plain family's (2,000 settlements against 50), so
+// that its column costs about what the others cost (its 10 runs at n=200
+// still settle 20,000 settlements).
+func (f Family) Runs(n int) int {
+	if slices.Contains(f.Parts(), LongHistory) {
+		return max(1, n/20)
+	}
+	return n
 }
 
 // Families lists every family in matrix column order.
 var Families = []Family{
 	Clean, Duplicate, Late, DeepReplay, Interleave, WindowExpiry, Crash,
 	StoreError, TimeoutSuccess, MultiNode, Concurrent, SequenceRewind, ThirdKind,
-	RoomReturn,
+	RoomReturn, WideIDs, LongHistory,
 }
 
 // Property names a property props checks. The names live here so designs in

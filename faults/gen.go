@@ -2,6 +2,7 @@ package faults
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -22,6 +23,11 @@ const (
 	// player's current match, well inside WindowTTL (20 ticks), so retries
 	// exercise a design's fast path, not only its durable store.
 	genRetryAfter = 2 * tick
+	// genSlowRetryAfter is the slow sender of the fault families: a minute,
+	// longer than the leases designs put on a claim (seconds to tens of
+	// seconds; a lease is how long a crashed node's claim blocks others), so
+	// the retry meets a lapsed lease, and longer than every window.
+	genSlowRetryAfter = time.Minute
 	// genMaxAttempts bounds sends per settlement: at most 7 planned
 	// arrivals of one settlement (1 first + 2 duplicates + 2 replays + 2
 	// window-expiry copies), plus at most 4 injected faults that each cost
@@ -91,6 +97,9 @@ type preset struct {
 	rewind      bool // the sender's seq restarts once per player
 	nodeFailure bool // multi-node: FailBefore at effect 0 so retries move node
 	roomReturn  bool // room-return: one forced return within two matches, colliding net
+	wide        bool // wide-ids: a team shares matches; wide ids in one-bit pairs
+	long        bool // long-history: a thousand matches, replays from far back
+	sender      bool // crash, store-error, timeout: draw a fast, slow or giving-up sender
 	returnGap   int  // MinReturnGap of the family
 	rooms       int  // roomsFor(returnGap)
 }
@@ -131,7 +140,7 @@ func presetOf(f Family) preset {
 			// Every next match in another room: roomsFor keeps a room open.
 			p.late = true
 			p.alwaysMove = true
-			p.minMatches = 2
+			p.minMatches = max(p.minMatches, 2)
 		case DeepReplay:
 			// 1..2 batches: a queue replays 1..6 consecutive settlements,
 			// in their order, 3..6 matches after they first arrived; 3
@@ -143,22 +152,25 @@ func presetOf(f Family) preset {
 			// the new match's instant (seed 001 §2: its seq is the predecessor of
 			// the instant that was already processed).
 			p.interleave = true
-			p.minMatches = 2
+			p.minMatches = max(p.minMatches, 2)
 		case WindowExpiry:
 			// 1..4 copies at exactly WindowTTL, WindowTTL+1ns or
 			// WindowTTL+1 tick after the first arrival: the window forgot
 			// (an entry put at t is gone at t+ttl), the store must catch it.
 			p.expiry = true
 		case Crash:
+			p.sender = true
 			// 1..4 crashes, before or after effect 0..3 of an attempt
 			// among the planned ones: 4 effects cover claim, credit, commit
 			// and one past the last (the lost ack) of a three-effect design.
 			p.crash = true
 		case StoreError:
+			p.sender = true
 			// 1..4 FailBefore faults at effects 0..3: the store or sink
 			// refused, nothing happened, the sender retries.
 			p.storeError = true
 		case TimeoutSuccess:
+			p.sender = true
 			// 1..4 TimeoutAfter faults at effects 0..3: the effect happened,
 			// the caller was told it timed out.
 			p.timeout = true
@@ -183,11 +195,33 @@ func presetOf(f Family) preset {
 			// restarted and lost its counter): 2..5 matches so a rewind
 			// point exists.
 			p.rewind = true
-			p.minMatches = 2
+			p.minMatches = max(p.minMatches, 2)
 		case ThirdKind:
 			// Three settlements per match (instant, final, third): 6 per two
 			// adjacent matches, where the business promised 4.
 			p.third = true
+		case WideIDs:
+			// 2..3 players (a team; 2 is the smallest pair that shares a
+			// match) playing the same matches in the same rooms. Player ids
+			// and match ids are drawn full width, each next one differing
+			// from the previous in one random bit: a key that drops the
+			// player collides on every shared match, one that keeps 16 bits
+			// of an id collides whenever the flipped bit is above them (3
+			// times in 4 for a player id, 12 in 16 for a match id).
+			p.wide = true
+			p.maxPlayers = 3
+		case LongHistory:
+			// One player, 1000..1200 matches (2000+ settlements, 400+ ttl
+			// spans of the window), 5..20 replays of single settlements
+			// from 3 to 1000 matches later, and close duplicates. A design
+			// whose memory grows with history instead of rate x ttl shows
+			// (BoundedState), and so does a store that forgets records
+			// older than some count (NoDup on the far replays). A run is
+			// about 40 times a plain family's: the matrix still runs it in
+			// seconds.
+			p.long = true
+			p.duplicate = true
+			p.minMatches, p.maxMatches = max(p.minMatches, 1000), 1200
 		case RoomReturn:
 			// One player returns, once, to the room of the match before
 			// the previous one (k-2 -> k-1 elsewhere -> k), both entries at
@@ -196,8 +230,13 @@ func presetOf(f Family) preset {
 			// matches so the pattern fits. Other moves may return right
 			// away too (MinReturnGap is 1 here).
 			p.roomReturn = true
-			p.minMatches = 3
+			p.minMatches = max(p.minMatches, 3)
 		}
+	}
+	if p.long && !p.wide {
+		// One player's history is what long-history is about; joined with
+		// wide-ids the team keeps its 2..3 players.
+		p.maxPlayers = 1
 	}
 	p.returnGap = MinReturnGap(f)
 	p.rooms = roomsFor(p.returnGap)
@@ -257,14 +296,33 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 	bornAt := [...]time.Duration{KindInstant: 2 * tick, KindFinal: 4 * tick, KindThird: 5 * tick}
 
 	var all []pending
-	players := rapid.IntRange(1, p.maxPlayers).Draw(t, "players")
+	minPlayers := 1
+	if p.wide {
+		minPlayers = 2
+	}
+	players := rapid.IntRange(minPlayers, p.maxPlayers).Draw(t, "players")
 	returnPlayer := -1 // room-return: the player who makes the forced return
-	if p.roomReturn {
+	if p.roomReturn && !p.wide {
 		returnPlayer = rapid.IntRange(0, players-1).Draw(t, "return-player")
+	} else if p.roomReturn {
+		returnPlayer = 0 // the team follows player 0's rooms
+	}
+	// wide-ids: the team plays player 0's matches, at its times, in its
+	// rooms.
+	var team struct {
+		matches int
+		offset  time.Duration
+		rooms   []uint32
 	}
 	for pl := range players {
-		matches := rapid.IntRange(p.minMatches, p.maxMatches).Draw(t, "matches")
-		offset := time.Duration(rapid.IntRange(0, 7).Draw(t, "offset")) * tick
+		var matches int
+		var offset time.Duration
+		if p.wide && pl > 0 {
+			matches, offset = team.matches, team.offset
+		} else {
+			matches = rapid.IntRange(p.minMatches, p.maxMatches).Draw(t, "matches")
+			offset = time.Duration(rapid.IntRange(0, 7).Draw(t, "offset")) * tick
+		}
 		rewindAt := -1
 		if p.rewind {
 			rewindAt = rapid.IntRange(1, matches-1).Draw(t, "rewind-at")
@@ -300,6 +358,8 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			// repeats across matches; MinReturnGap keeps it at least two
 			// matches away except in room-return.
 			switch {
+			case p.wide && pl > 0:
+				room = team.rooms[k]
 			case k == 0:
 				room = uint32(rapid.IntRange(1, p.rooms).Draw(t, "room"))
 			case k == returnAt:
@@ -354,6 +414,9 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 				})
 			}
 		}
+		if p.wide && pl == 0 {
+			team.matches, team.offset, team.rooms = matches, offset, roomOf
+		}
 	}
 	// Late and interleaved arrivals: 1..4 picks each (at least one, so every
 	// schedule of the family has the feature; rapid shrinks toward one).
@@ -377,10 +440,18 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 	}
 	// IDs in production order (ties: player, then kind, as generated).
 	slices.SortStableFunc(all, func(a, b pending) int { return cmp.Compare(a.born, b.born) })
+	var widePlayers []uint32
+	var wideMatches []uint64
+	if p.wide {
+		widePlayers, wideMatches = drawWideIDs(t, players, team.matches)
+	}
 	matchIDs := map[[2]int]uint64{}
 	for i := range all {
 		a := &all[i]
 		key := [2]int{a.player, a.match}
+		if p.wide {
+			key[0] = 0 // the team shares its matches
+		}
 		id, ok := matchIDs[key]
 		if !ok {
 			id = uint64(len(matchIDs) + 1)
@@ -388,6 +459,9 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 		}
 		a.st.ID = i
 		a.st.Match = id
+		if p.wide {
+			a.st.Player, a.st.Match = widePlayers[a.player], wideMatches[a.match]
+		}
 		s.Settlements = append(s.Settlements, a.st)
 	}
 	n := len(all)
@@ -438,6 +512,16 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			for i := lo; i < n && i < lo+count; i++ {
 				dels = append(dels, Delivery{At: all[i].arrive + shift, Settlement: i, Node: all[i].node})
 			}
+		}
+	}
+	if p.long {
+		// Replays of single settlements 3..1000 matches after their first
+		// arrival (within the schedule's span or past it: a queue can hold
+		// a message for days).
+		for range rapid.IntRange(5, 20).Draw(t, "far-replays") {
+			a := pick("far-replay-of")
+			shift := time.Duration(rapid.IntRange(3, 1000).Draw(t, "far-replay-matches")) * MatchEvery
+			dels = append(dels, Delivery{At: a.arrive + shift, Settlement: a.st.ID, Node: a.node})
 		}
 	}
 	if p.expiry {
@@ -501,8 +585,84 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			s.Switches = sw
 		}
 	}
+	if p.sender {
+		// Drawn after everything else, so the other draws (and families)
+		// are unchanged. 0, where rapid shrinks to, is the fast sender.
+		switch rapid.IntRange(0, 2).Draw(t, "sender") {
+		case 1:
+			s.RetryAfter = genSlowRetryAfter
+		case 2:
+			// One send, no resend at the drain: what a crash or a
+			// failure left unfinished, only Recover completes.
+			s.MaxAttempts, s.GiveUp = 1, true
+		}
+	}
+	if p.crash {
+		// 0..1 crash inside Recover: of the first 3 recovery calls (the
+		// rebuilt nodes' and the drain's), at its effect 0..3.
+		for range rapid.IntRange(0, 1).Draw(t, "recover-crashes") {
+			s.Faults = append(s.Faults, Fault{
+				Attempt: Recovery(rapid.IntRange(0, 2).Draw(t, "recovery")),
+				Effect:  rapid.IntRange(0, 3).Draw(t, "effect"),
+				Kind:    []FaultKind{CrashBefore, CrashAfter}[rapid.IntRange(0, 1).Draw(t, "kind")],
+			})
+		}
+		slices.SortStableFunc(s.Faults, func(a, b Fault) int {
+			return cmp.Or(cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.Effect, b.Effect))
+		})
+	}
 	if trace != nil {
 		*trace = all
 	}
 	return s
+}
+
+// drawWideIDs draws the wide-ids family's identities: full-width player ids
+// and match ids, each next one differing from the previous in one bit.
+// Player ids are never 0; the ids of one kind are distinct; match ids grow.
+func drawWideIDs(t *rapid.T, players, matches int) ([]uint32, []uint64) {
+	ps := []uint32{rapid.Uint32Range(1, math.MaxUint32).Draw(t, "player-id")}
+	for len(ps) < players {
+		ps = append(ps, uint32(flipBit(uint64(ps[len(ps)-1]), rapid.IntRange(0, 31).Draw(t, "player-bit"), 32, func(v uint64) bool {
+			return v == 0 || slices.Contains(ps, uint32(v))
+		})))
+	}
+	// Match ids count up with time, as the world rules read them (a
+	// player's matches in id order), in pairs that differ in one bit:
+	// match 2j is base + j x 2^40 and match 2j+1 sets one bit below 40 that
+	// match 2j has clear, staying below match 2j+2. base has 39 random
+	// bits, so about 20 are clear; 1200 matches stay below 2^50.
+	base := rapid.Uint64().Draw(t, "match-id") >> 25
+	ms := make([]uint64, 0, matches)
+	for k := range matches {
+		if k%2 == 0 {
+			ms = append(ms, base+uint64(k/2)<<40)
+			continue
+		}
+		prev := ms[k-1]
+		var clear []int
+		for b := range 40 {
+			if prev&(1<<b) == 0 {
+				clear = append(clear, b)
+			}
+		}
+		if len(clear) == 0 { // base was all ones below bit 39
+			ms = append(ms, prev+1<<39)
+			continue
+		}
+		ms = append(ms, prev|1<<clear[rapid.IntRange(0, len(clear)-1).Draw(t, "match-bit")])
+	}
+	return ps, ms
+}
+
+// flipBit is v with bit b flipped, or, if taken says that value is taken,
+// with the next bit up flipped instead (wrapping at width): one of width
+// candidates is free whenever fewer than width values are taken.
+func flipBit(v uint64, b, width int, taken func(uint64) bool) uint64 {
+	for i := range width {
+		if c := v ^ 1<<((b+i)%width); !taken(c) {
+			return c
+		}
+	}
+	panic("faults: every one-bit neighbour is taken")
 }

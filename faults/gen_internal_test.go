@@ -161,6 +161,48 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
+		WideIDs: func(s Schedule, _ []pending) error {
+			oneBit := func(x uint64) bool { return x != 0 && x&(x-1) == 0 }
+			var sharesMatch, playersPair, matchesPair bool
+			for _, a := range s.Settlements {
+				for _, b := range s.Settlements {
+					switch {
+					case a.Match == b.Match && a.Kind == b.Kind && a.Player != b.Player:
+						sharesMatch = true
+						playersPair = playersPair || oneBit(uint64(a.Player^b.Player))
+					case a.Player == b.Player && a.Kind == b.Kind && a.Match != b.Match:
+						matchesPair = matchesPair || oneBit(a.Match^b.Match)
+					}
+				}
+			}
+			matches := map[uint64]bool{}
+			for _, a := range s.Settlements {
+				matches[a.Match] = true
+			}
+			if !sharesMatch || !playersPair || len(matches) > 1 && !matchesPair {
+				return fmt.Errorf("shared match %t, players one bit apart %t, matches one bit apart %t", sharesMatch, playersPair, matchesPair)
+			}
+			return nil
+		},
+		LongHistory: func(s Schedule, _ []pending) error {
+			matches := map[uint64]bool{}
+			for _, st := range s.Settlements {
+				matches[st.Match] = true
+			}
+			first := map[int]time.Duration{}
+			far := false
+			for _, d := range s.Deliveries {
+				if at, ok := first[d.Settlement]; !ok {
+					first[d.Settlement] = d.At
+				} else if d.At-at >= 3*MatchEvery {
+					far = true
+				}
+			}
+			if len(matches) < 1000 || !far {
+				return fmt.Errorf("%d matches, a replay 3+ matches later: %t", len(matches), far)
+			}
+			return nil
+		},
 		RoomReturn: func(s Schedule, _ []pending) error {
 			if !windowEvents(s)[quickReturn] {
 				return fmt.Errorf("no return whose signature is still in a four-signature window")
@@ -179,8 +221,14 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 				if err := Validate(s); err != nil {
 					t.Fatalf("invalid schedule: %v\n%s", err, Format(s))
 				}
-				if n := len(s.Deliveries); n < 1 || n > 120 {
-					t.Fatalf("%d deliveries: not small", n)
+				// Small, but for long-history: 1000..1200 matches of 2
+				// settlements, close duplicates and far replays.
+				limit := 120
+				if f == LongHistory {
+					limit = 1200*2 + 6 + 20
+				}
+				if n := len(s.Deliveries); n < 1 || n > limit {
+					t.Fatalf("%d deliveries: more than %d", n, limit)
 				}
 				if err := check(s, all); err != nil {
 					t.Fatalf("%v\n%s", err, Format(s))

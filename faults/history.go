@@ -101,3 +101,21 @@ func (h History) Credits(id int) int {
 	}
 	return n
 }
+
+// Reached reports whether an attempt of settlement id made an env call that
+// ran (an EvEffect or EvCredit of the attempt): from then on the design
+// holds it. A sender that gives up (Schedule.GiveUp) on a settlement no
+// attempt reached lost it itself: no design could have credited it.
+func (h History) Reached(id int) bool {
+	mine := map[int]bool{}
+	for i := range h.Events {
+		e := &h.Events[i]
+		switch {
+		case e.Kind == EvArrive && e.Settlement == id:
+			mine[e.Attempt] = true
+		case (e.Kind == EvEffect || e.Kind == EvCredit) && e.Attempt >= 0 && mine[e.Attempt]:
+			return true
+		}
+	}
+	return false
+}

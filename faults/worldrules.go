@@ -17,6 +17,7 @@ const (
 	RuleRounds     WorldRule = "rounds"       // 1 on entering a room, +1 while staying
 	RuleSeq        WorldRule = "seq"          // 1, 2, 3, ... per player (rewind: restarts at 1)
 	RuleReturnGap  WorldRule = "return-gap"   // family rule: no quick room returns outside room-return
+	RuleSent       WorldRule = "sent"         // every settlement is delivered at least once
 )
 
 // WorldError is a schedule outside the world model: the settlement that
@@ -69,8 +70,8 @@ func MinReturnGap(f Family) int {
 // as a *WorldError naming the settlement and the rule (see WorldRule: per
 // player, one room and round per match, one settlement per kind, final flags,
 // rounds counting up within a room and restarting at 1 on entering one,
-// seq 1, 2, 3, ..., and the family rules of sequence-rewind and
-// MinReturnGap). It assumes a schedule Validate accepts. Every generator
+// seq 1, 2, 3, ..., the family rules of sequence-rewind and MinReturnGap;
+// and every settlement delivered at least once). It assumes a schedule Validate accepts. Every generator
 // satisfies it; Parse does not require it, so a hand-edited file still
 // replays, but a failure on such a world may be the schedule's, not the
 // design's. A shrinker keeps it by dropping, then Renumber, then rejecting
@@ -80,6 +81,17 @@ func CheckWorld(s Schedule) error {
 	for _, ids := range byPlayer(s.Settlements) {
 		if err := checkPlayer(s.Settlements, ids, rewind, gap); err != nil {
 			return err
+		}
+	}
+	// The sender is at-least-once: what the business produced, it sends.
+	sent := make([]bool, len(s.Settlements))
+	for _, d := range s.Deliveries {
+		sent[d.Settlement] = true
+	}
+	for id, ok := range sent {
+		if !ok {
+			st := s.Settlements[id]
+			return &WorldError{Settlement: id, Rule: RuleSent, Detail: fmt.Sprintf("player %d, match %d: no delivery sends it (an at-least-once sender sends every settlement it produces)", st.Player, st.Match)}
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -72,10 +73,10 @@ const worldHeader = "nodes 1\nretry 250ms\nmax-attempts 16\n"
 
 func TestCheckWorldNamesTheSettlementAndTheRule(t *testing.T) {
 	for _, tc := range []struct {
-		name, family, settlements string
-		rule                      faults.WorldRule // "" when the schedule is in the world
-		id                        int
-		detail                    string // a part of the message
+		name, family, settlements, deliveries string
+		rule                                  faults.WorldRule // "" when the schedule is in the world
+		id                                    int
+		detail                                string // a part of the message
 	}{
 		{
 			// results/counterexamples/four-sig--clean.sched as the first
@@ -200,6 +201,14 @@ settle s3 player=1 room=1 match=4 round=1 kind=instant net=10 final=false seq=4`
 			rule: faults.RuleReturnGap, id: 3, detail: "at least 3",
 		},
 		{
+			name: "a settlement never sent", family: "clean",
+			settlements: `
+settle s0 player=1 room=1 match=1 round=1 kind=instant net=10 final=false seq=1
+settle s1 player=1 room=1 match=1 round=1 kind=final net=10 final=true seq=2`,
+			deliveries: "deliver at=0s s0 node=0\n",
+			rule:       faults.RuleSent, id: 1, detail: "no delivery sends it",
+		},
+		{
 			name: "players are independent; settlements in any order", family: "clean",
 			settlements: `
 settle s0 player=2 room=3 match=7 round=1 kind=final net=10 final=true seq=2
@@ -209,7 +218,14 @@ settle s3 player=1 room=1 match=5 round=2 kind=instant net=10 final=false seq=2`
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := faults.Parse("family " + tc.family + "\n" + worldHeader + strings.TrimLeft(tc.settlements, "\n") + "\n")
+			// Every settlement is sent once, unless the case says which are.
+			dels := tc.deliveries
+			if dels == "" {
+				for i := range strings.Count(tc.settlements, "settle ") {
+					dels += fmt.Sprintf("deliver at=0s s%d node=0\n", i)
+				}
+			}
+			s, err := faults.Parse("family " + tc.family + "\n" + worldHeader + strings.TrimLeft(tc.settlements, "\n") + "\n" + dels)
 			if err != nil {
 				t.Fatalf("Parse: %v (Parse accepts schedules outside the world)", err)
 			}
@@ -253,13 +269,22 @@ func TestRenumberRepairsDroppedSettlements(t *testing.T) {
 		drop := rapid.SliceOfNDistinct(rapid.IntRange(0, n-1), 0, n-1, rapid.ID[int]).Draw(t, "drop")
 		c := s
 		c.Settlements = nil
+		newID := map[int]int{}
 		for i, st := range s.Settlements {
 			if !slices.Contains(drop, i) {
+				newID[i] = len(c.Settlements)
 				st.ID = len(c.Settlements)
 				c.Settlements = append(c.Settlements, st)
 			}
 		}
+		// The dropped settlements' deliveries go with them, as in Shrink.
 		c.Deliveries, c.Faults = nil, nil
+		for _, d := range s.Deliveries {
+			if id, ok := newID[d.Settlement]; ok {
+				d.Settlement = id
+				c.Deliveries = append(c.Deliveries, d)
+			}
+		}
 		r := faults.Renumber(c)
 		err := faults.CheckWorld(r)
 		var we *faults.WorldError

@@ -239,7 +239,7 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 	}
 	var fails []failing
 	union := map[faults.Property]bool{}
-	for k := 0; k < opt.N && opt.Context.Err() == nil; k++ {
+	for k := 0; k < f.Runs(opt.N) && opt.Context.Err() == nil; k++ {
 		seed := opt.Seed + uint64(k)
 		s := faults.Generate(f, seed)
 		h := faults.Run(d, s, opt.Run)

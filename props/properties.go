@@ -117,7 +117,9 @@ func CheckNoLoss(h faults.History) Verdict {
 	}
 	var as []Anomaly
 	for _, id := range order {
-		if credited[id] {
+		if credited[id] || h.Schedule.GiveUp && !h.Reached(id) {
+			// (A sender that gives up on a settlement no attempt reached
+			// lost it itself: no design could have credited it.)
 			continue
 		}
 		evs := arrivals[id]
@@ -153,7 +155,9 @@ func CheckNoLoss(h faults.History) Verdict {
 	// counts it as failed (an alert, a manual repair) although the money
 	// moved: lost from the sender's side.
 	for _, e := range h.Events {
-		if e.Kind == faults.EvGiveUp && credited[e.Settlement] {
+		// (A sender that gives up by design, Schedule.GiveUp, leaves the
+		// ack to nobody: Recover's credit is all it can get.)
+		if e.Kind == faults.EvGiveUp && credited[e.Settlement] && !h.Schedule.GiveUp {
 			a := anomaly(h, faults.NoLoss, e.Settlement, append(arrivals[e.Settlement], e))
 			a.Explain = fmt.Sprintf("%s was credited but never acked: %s, and counts it as failed", describe(h, e.Settlement), e.Err)
 			as = append(as, a)

@@ -51,7 +51,7 @@ func Schedules(n int, seed uint64) Option {
 	return func(c *config) { c.cell.N, c.cell.Seed = n, seed }
 }
 
-// StrictExpectations makes a declared failure (faults.Expecter) that the run
+// StrictExpectations makes a declared failure (faults.Declarer) that the run
 // did not show fail the test: use it to guard that a broken design stays
 // caught. Off by default, because the search may miss a failure (see
 // TestDesign); a failure saved under Dir replays first and always shows.
@@ -76,7 +76,7 @@ func RunOptions(o faults.RunOptions) Option { return func(c *config) { c.cell.Ru
 // Schedules, each judged, each failing property shrunk to a minimal
 // counterexample), and reports each property as a subtest:
 //
-//   - A failure d does not declare (faults.Expecter) fails the subtest with
+//   - A failure d does not declare (faults.Declarer) fails the subtest with
 //     the anomalies, the counterexample's timeline, and the one command that
 //     reruns it. The counterexample is saved as <family>-<property>.sched
 //     (replayable, and replayed first from then on) with a .md beside it

@@ -39,13 +39,10 @@ func listCmd(args []string, designs impls.Registry, stdout io.Writer) (int, erro
 	return exitOK, w.Flush()
 }
 
-// summary is the first sentence of a design's doc, or "" if it has none.
+// summary is the first sentence of a design's declared doc, or "" if it
+// has none.
 func summary(d faults.Design) string {
-	doc, ok := d.(interface{ Doc() string })
-	if !ok {
-		return ""
-	}
-	text := strings.Join(strings.Fields(doc.Doc()), " ")
+	text := strings.Join(strings.Fields(faults.DeclarationOf(d).Doc), " ")
 	if i := strings.Index(text, ". "); i >= 0 {
 		text = text[:i+1]
 	}

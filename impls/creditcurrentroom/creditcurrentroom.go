@@ -24,8 +24,8 @@ var Design = foursig.Variant{
 		"credited there takes the new room's funds, which the document calls more dangerous than a double credit). "+
 		"Its verdicts are four-sig's plus NoCrossRoom wherever a settlement can arrive when the player's latest "+
 		"instant is in another room. It adds none where each final arrives after its own instant and before the "+
-		"next match's (clean, duplicate, sequence-rewind), under timeout-after-success, where the claim that timed "+
-		"out still moved the room, or under third-kind, whose third settlement arrives after its instant.",
+		"next match's (clean, duplicate, sequence-rewind), or under third-kind, whose third settlement arrives after "+
+		"its instant.",
 		[]faults.Expect{
 			{Families: []faults.Family{faults.Late, faults.Interleave}, Props: crossRoom,
 				Why: "an old match's final that arrives after the player's next match started (late), or after the new " +
@@ -33,7 +33,10 @@ var Design = foursig.Variant{
 			{Families: []faults.Family{faults.MultiNode, faults.Crash, faults.StoreError}, Props: crossRoom,
 				Why: "an instant whose claim failed, or never ran (a crash before it), is retried after its own match's " +
 					"final arrived, and that final was credited to the room of the player's previous instant (NoCrossRoom)"},
-			{Families: []faults.Family{faults.DeepReplay, faults.WindowExpiry}, Props: crossRoom,
+			{Families: []faults.Family{faults.TimeoutSuccess}, Props: crossRoom,
+				Why: "a credit that timed out is retried by the slow sender a minute later, when the player plays in " +
+					"another room, and credited to that room (NoCrossRoom)"},
+			{Families: []faults.Family{faults.DeepReplay, faults.WindowExpiry, faults.LongHistory}, Props: crossRoom,
 				Why: "an old instant replayed past the window is credited again and moves the player back to its old " +
 					"room, where the player's current settlements are then credited; an old final replayed past the " +
 					"window is credited to the current room (NoCrossRoom)"},

@@ -28,8 +28,14 @@ var declaration = faults.Declaration{
 		{Families: []faults.Family{faults.WindowExpiry}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
 			Why: evicted + "; and the copy, credited again, re-enters the window, where a later return to its room " +
 				"collides with it (NoLoss, HonestAck)"},
-		{Families: []faults.Family{faults.Crash, faults.StoreError, faults.TimeoutSuccess}, Props: playerstate.Lost,
+		{Families: []faults.Family{faults.Crash, faults.TimeoutSuccess}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+			Why: playerstate.LostAfterClaim + "; and " + playerstate.SlowRetry("four newer signatures of the player have pushed its own out of the window")},
+		{Families: []faults.Family{faults.StoreError}, Props: playerstate.Lost,
 			Why: playerstate.LostAfterClaim},
+		{Families: []faults.Family{faults.LongHistory}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+			Why: evicted + ": replays come from hundreds of matches back; and the copy, credited again, re-enters the " +
+				"window, where the player's next return to its room within two matches meets it (NoLoss, HonestAck), " +
+				"as under window-expiry"},
 		{Families: []faults.Family{faults.Concurrent}, Props: []faults.Property{faults.HonestAck},
 			Why: playerstate.EarlyAck("the signature in the window")},
 		{Families: []faults.Family{faults.ThirdKind}, Props: playerstate.Lost,

@@ -198,6 +198,17 @@ const LostAfterClaim = "a claim that landed with no credit after it (a crash bet
 	"a claim that succeeded but reported a timeout) leaves a record that every retry reads as processed: the " +
 	"settlement is never credited (NoLoss) and its retries are acked \"duplicate\" (HonestAck)"
 
+// SlowRetry derives NoDup under crash and timeout-after-success for every
+// design on this shape whose record forgets: the credit landed but its ack
+// was lost (a crash after it) or reported as a failure (a timeout after
+// it), and the sender retries after a minute (the slow sender), two
+// matches later, when forgot says the record no longer knows the
+// settlement: credited again.
+func SlowRetry(forgot string) string {
+	return "a credit that landed and was not acked (a crash after it, a timeout after it) is retried by the slow sender " +
+		"a minute later, two matches on, when " + forgot + ": credited again (NoDup)"
+}
+
 // EarlyAck derives HonestAck under concurrent for every design on this
 // shape; wrote says what node A's claim left in the player's record.
 func EarlyAck(wrote string) string {

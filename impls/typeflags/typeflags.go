@@ -74,8 +74,14 @@ var Design = playerstate.Design[State]{
 				Why: playerstate.LostAfterClaim + "; a crash also reorders: the crashed settlement's retry arrives after " +
 					"the player's next settlement of another match started the flags over, so a settlement whose credit " +
 					"landed before the crash is credited again (NoDup)"},
-			{Families: []faults.Family{faults.StoreError, faults.TimeoutSuccess}, Props: playerstate.Lost,
+			{Families: []faults.Family{faults.TimeoutSuccess}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+				Why: playerstate.LostAfterClaim + "; and " + playerstate.SlowRetry("the player's next match has started the flags over")},
+			{Families: []faults.Family{faults.StoreError}, Props: playerstate.Lost,
 				Why: playerstate.LostAfterClaim},
+			{Families: []faults.Family{faults.LongHistory}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+				Why: startsOver + ": replays come from hundreds of matches back; and a replayed copy whose old (room, " +
+					"round) is the current match's sets the current match's variable, so the current match's own " +
+					"settlement of that kind is dropped as a replay (NoLoss, HonestAck), as under window-expiry"},
 			{Families: []faults.Family{faults.Concurrent}, Props: []faults.Property{faults.HonestAck},
 				Why: playerstate.EarlyAck("the kind's done-variable set")},
 			{Families: []faults.Family{faults.ThirdKind}, Props: playerstate.Lost,

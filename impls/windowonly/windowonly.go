@@ -33,7 +33,7 @@ func (Design) Declare() faults.Declaration {
 			"(without a durable record there is no grant key to keep: the window is the only memory of what was " +
 			"credited), with no durable constraint behind it.",
 		Fails: []faults.Expect{
-			{Families: []faults.Family{faults.DeepReplay, faults.WindowExpiry}, Props: noDup,
+			{Families: []faults.Family{faults.DeepReplay, faults.WindowExpiry, faults.LongHistory}, Props: noDup,
 				Why: "a retry or replay after the ttl finds nothing and is credited again; the source's own diagram says " +
 					"the durable constraint exists for exactly this boundary"},
 			{Families: []faults.Family{faults.Crash}, Props: noDup,
