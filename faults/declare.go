@@ -16,6 +16,10 @@ type Declaration struct {
 	// Fails are the declared failures. A family no Expect names must hold
 	// every property.
 	Fails []Expect
+	// Varies, if set, says why the design's runs are not reproducible event
+	// for event (its verdicts must be): reports then show only what does
+	// not vary between two runs of one schedule.
+	Varies string
 }
 
 // Expect declares that under each of Families exactly the properties Props

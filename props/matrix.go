@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/onceproof/onceproof/faults"
@@ -74,8 +75,13 @@ type Cell struct {
 	// NotJudgedBy counts, per property, the runs that gave it nothing to
 	// judge (a design without faults.Bounded, for BoundedState).
 	NotJudgedBy map[faults.Property]int `json:",omitempty"`
-	Failed      []faults.Property       // union over the runs, in report order
-	Expected    []faults.Property       // what the design declares, in report order
+	// Coverage is what the cell's runs reached, summed; Unexercised what
+	// the family exists to make happen and no run reached (the cell then
+	// tested nothing of what its column claims, and fails).
+	Coverage    faults.Coverage   `json:",omitempty"`
+	Unexercised []string          `json:",omitempty"`
+	Failed      []faults.Property // union over the runs, in report order
+	Expected    []faults.Property // what the design declares, in report order
 	// Counterexamples: the first is shrunk toward the first property of
 	// Failed; one more for each property of Failed the earlier ones do not
 	// show.
@@ -96,8 +102,9 @@ type Counterexample struct {
 // UnknownOf is how many runs could not judge p.
 func (c Cell) UnknownOf(p faults.Property) int { return c.UnknownBy[p] }
 
-// Holds reports whether the cell showed no failure and no unknown run.
-func (c Cell) Holds() bool { return len(c.Failed) == 0 && c.Unknown == 0 }
+// Holds reports whether the cell showed no failure, no unknown run, and
+// exercised its family.
+func (c Cell) Holds() bool { return len(c.Failed) == 0 && c.Unknown == 0 && len(c.Unexercised) == 0 }
 
 // Text is the cell as the matrix shows it.
 func (c Cell) Text() string {
@@ -106,18 +113,21 @@ func (c Cell) Text() string {
 		return "fails: " + joinProps(c.Failed)
 	case c.Unknown > 0:
 		return fmt.Sprintf("unknown: %d of %d runs ran out of budget", c.Unknown, c.Runs)
+	case len(c.Unexercised) > 0:
+		return fmt.Sprintf("not exercised: no %s in %d runs", strings.Join(c.Unexercised, ", "), c.Runs)
 	}
 	return "holds"
 }
 
 // Mismatch is a cell whose verdict differs from what its design declares.
 type Mismatch struct {
-	Design  string
-	Family  faults.Family
-	Want    []faults.Property
-	Got     []faults.Property
-	Unknown int
-	Runs    int
+	Design      string
+	Family      faults.Family
+	Want        []faults.Property
+	Got         []faults.Property
+	Unknown     int
+	Unexercised []string
+	Runs        int
 }
 
 func (m Mismatch) String() string {
@@ -131,6 +141,9 @@ func (m Mismatch) String() string {
 	} else if m.Unknown > 0 {
 		got = fmt.Sprintf("is unknown (%d of %d runs ran out of budget)", m.Unknown, m.Runs)
 	}
+	if len(m.Unexercised) > 0 {
+		got += fmt.Sprintf(", and its runs never reached what the family exists for (no %s in %d runs)", strings.Join(m.Unexercised, ", "), m.Runs)
+	}
 	return fmt.Sprintf("%s under %s: declared to %s, %s", m.Design, m.Family, want, got)
 }
 
@@ -139,7 +152,7 @@ func (m Mismatch) String() string {
 // lost its teeth, or the budget is too small to find it), or any run that
 // could not be judged (an unknown run is not a pass, whatever is declared).
 func (c Cell) Mismatch() bool {
-	return c.Unknown > 0 || !slices.Equal(c.Failed, c.Expected)
+	return c.Unknown > 0 || len(c.Unexercised) > 0 || !slices.Equal(c.Failed, c.Expected)
 }
 
 // Mismatches lists the cells that disagree with their design's declaration
@@ -149,7 +162,7 @@ func (m Matrix) Mismatches() []Mismatch {
 	for _, r := range m.Rows {
 		for _, c := range r.Cells {
 			if c.Mismatch() {
-				out = append(out, Mismatch{Design: c.Design, Family: c.Family, Want: c.Expected, Got: c.Failed, Unknown: c.Unknown, Runs: c.Runs})
+				out = append(out, Mismatch{Design: c.Design, Family: c.Family, Want: c.Expected, Got: c.Failed, Unknown: c.Unknown, Unexercised: c.Unexercised, Runs: c.Runs})
 			}
 		}
 	}
@@ -245,6 +258,7 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 		h := faults.Run(d, s, opt.Run)
 		r := Judge(h)
 		c.Runs++
+		c.Coverage = c.Coverage.Add(faults.CoverageOf(h))
 		if r.Unknown() {
 			c.Unknown++
 			for _, v := range r {
@@ -281,6 +295,9 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 		if union[p] {
 			c.Failed = append(c.Failed, p)
 		}
+	}
+	if c.Runs > 0 && opt.Context.Err() == nil {
+		c.Unexercised = f.Unexercised(c.Coverage)
 	}
 	if len(fails) == 0 {
 		return c

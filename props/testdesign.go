@@ -158,6 +158,11 @@ func testFamily(t *testing.T, d faults.Design, f faults.Family, c config, declar
 	}
 
 	cell := RunCell(d, f, c.cell)
+	t.Logf("%d runs (seeds %d..%d) reached: %s", cell.Runs, cell.Seed, cell.Seed+uint64(max(cell.Runs, 1))-1, cell.Coverage)
+	if len(cell.Unexercised) > 0 {
+		t.Errorf("family %s not exercised: no %s in %d runs, so its properties say nothing of what it exists to test (%s)",
+			f, strings.Join(cell.Unexercised, ", "), cell.Runs, rerun(t))
+	}
 	for _, cx := range cell.Counterexamples {
 		for _, p := range cx.Report.Failed() {
 			if found[p] != nil || !slices.Contains(c.props, p) {

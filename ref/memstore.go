@@ -1,8 +1,10 @@
 package ref
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -72,12 +74,18 @@ func (s *MemStore) Pending(ctx context.Context, now time.Time, limit int) ([]Rec
 	defer s.mu.Unlock()
 	var out []Record
 	for k, r := range s.m {
-		if len(out) >= limit {
-			break
-		}
 		if r.st == StateGranted && !r.lease.After(now) {
 			out = append(out, Record{Key: k, State: r.st, Payload: append([]byte(nil), r.payload...), LeaseUntil: r.lease})
 		}
+	}
+	// Oldest lease first, then by key: the order real stores' lease index
+	// gives, and one that does not depend on map iteration, so a run that
+	// recovers several records is the same run every time.
+	slices.SortFunc(out, func(a, b Record) int {
+		return cmp.Or(a.LeaseUntil.Compare(b.LeaseUntil), cmp.Compare(a.Key.Hi, b.Key.Hi), cmp.Compare(a.Key.Lo, b.Key.Lo))
+	})
+	if len(out) > limit {
+		out = out[:limit]
 	}
 	return out, nil
 }

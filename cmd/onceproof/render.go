@@ -67,6 +67,7 @@ func matrixMarkdown(m props.Matrix, by string) string {
 	for _, p := range faults.Properties {
 		fmt.Fprintf(&b, "- **%s**: %s.\n", p, props.Describe(p))
 	}
+	b.WriteString("\nHow deep each cell looked is under each design (\"What the runs reached\"): crashes, failures and timeouts injected, crashes inside Recover, credits Recover made, retries that came after a lease, senders that gave up, duplicates answered from memory or by the store, planned copies (far: past the window), arrivals on another node, interleaved attempts, out-of-order arrivals, shared matches, third kinds, sequence restarts, quick room returns, state samples. A cell whose runs never reached what its family exists for is *not exercised*, which fails it.\n")
 	b.WriteString("\n## Designs\n")
 	for _, r := range m.Rows {
 		fmt.Fprintf(&b, "\n### %s\n\n", r.Design)
@@ -90,6 +91,18 @@ func matrixMarkdown(m props.Matrix, by string) string {
 		} else {
 			b.WriteString("Observed counterexamples: " + strings.Join(cxs, "; ") + ".\n")
 		}
+		b.WriteString("\n<details><summary>What the runs reached, per family</summary>\n\n")
+		if r.Declaration.Varies != "" {
+			fmt.Fprintf(&b, "Its runs are not reproducible event for event (%s): which layer answered a duplicate is not shown.\n\n", strings.TrimSuffix(r.Declaration.Varies, "."))
+		}
+		for _, c := range r.Cells {
+			cov := c.Coverage
+			if r.Declaration.Varies != "" {
+				cov = cov.Steady()
+			}
+			fmt.Fprintf(&b, "- %s (%d runs): %s\n", c.Family, c.Runs, cov)
+		}
+		b.WriteString("\n</details>\n")
 	}
 	return b.String()
 }
