@@ -91,7 +91,7 @@ func startPostgres() (*PG, error) {
 	if err != nil {
 		return nil, err
 	}
-	cred, err := unprivileged()
+	cred, err := unprivileged("postgres", "nobody")
 	if err != nil {
 		return nil, err
 	}

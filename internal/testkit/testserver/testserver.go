@@ -1,10 +1,12 @@
-// Package testserver starts throwaway PostgreSQL and Redis servers for tests,
-// from the binaries the Debian packages install (postgresql, redis-server).
+// Package testserver starts throwaway PostgreSQL, MariaDB and Redis servers
+// for tests, from the binaries the Debian packages install (postgresql,
+// mariadb-server, redis-server).
 //
 // One server of each kind runs per test binary: it starts on first use and
 // stops when the package's TestMain calls Main (a parent-death signal kills it
 // too if the test binary dies first). Each test gets its own database
-// (Postgres) or key prefix (RedisPrefix), so tests never see each other's data.
+// (Postgres, MariaDB) or key prefix (RedisPrefix), so tests never see each
+// other's data.
 // Servers listen on 127.0.0.1 only, on a free port, with their data in a
 // temporary directory that is removed when they stop.
 //
@@ -25,7 +27,7 @@ import (
 const RequireEnv = "ONCEPROOF_REQUIRE_SERVICES"
 
 // installHint is the one line a skip prints.
-const installHint = "apt-get install postgresql redis-server"
+const installHint = "apt-get install postgresql mariadb-server redis-server"
 
 // unavailable skips (or, under RequireEnv=1, fails) tb because err kept a
 // server from starting.
