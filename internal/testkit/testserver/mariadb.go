@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,27 +25,14 @@ type Maria struct {
 	admin *sql.DB // root, to create databases; safe for concurrent use
 }
 
-var (
-	mariaOnce sync.Once
-	mariaSrv  *Maria
-	mariaErr  error
-)
+var mariaShared shared[*Maria]
 
 // MariaDBServer returns the process's shared MariaDB server, starting it on
 // first use. It skips tb (or fails it, see RequireEnv) when MariaDB is not
 // installed or does not start.
 func MariaDBServer(tb testing.TB) *Maria {
 	tb.Helper()
-	mariaOnce.Do(func() {
-		mariaSrv, mariaErr = startMaria()
-		if mariaErr == nil {
-			atStop(mariaSrv.stop)
-		}
-	})
-	if mariaErr != nil {
-		unavailable(tb, "mariadb", mariaErr)
-	}
-	return mariaSrv
+	return mariaShared.get(tb, "mariadb", startMaria)
 }
 
 // MariaDB returns the DSN (go-sql-driver/mysql form, as root, no
@@ -54,12 +40,7 @@ func MariaDBServer(tb testing.TB) *Maria {
 // Like Postgres, the database is left behind when tb ends.
 func MariaDB(tb testing.TB) string {
 	tb.Helper()
-	s := MariaDBServer(tb)
-	dsn, err := s.CreateDatabase(uniqueName(tb))
-	if err != nil {
-		tb.Fatalf("testserver: %v", err)
-	}
-	return dsn
+	return newDatabase(tb, MariaDBServer(tb))
 }
 
 // DSN returns the DSN of database db on s, as root over TCP.
@@ -113,16 +94,7 @@ func startMaria() (*Maria, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("%s: %v: %s", installDB, err, out)
 	}
-	var lastErr error
-	for range 3 { // see startPostgres: the free port may be taken meanwhile
-		s, err := launchMaria(cred, mariadbd, dir, data)
-		if err == nil {
-			return s, nil
-		}
-		lastErr = err
-	}
-	os.RemoveAll(dir)
-	return nil, lastErr
+	return tryPorts(dir, func() (*Maria, error) { return launchMaria(cred, mariadbd, dir, data) })
 }
 
 func launchMaria(cred *syscall.Credential, bin, dir, data string) (*Maria, error) {

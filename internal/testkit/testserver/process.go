@@ -50,6 +50,24 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// tryPorts runs launch up to three times and returns its first server: a
+// port from freePort can be taken before the server binds it, and three
+// tries make that race practically irrelevant. When all fail it removes
+// dir, the server's temporary directory.
+func tryPorts[S any](dir string, launch func() (S, error)) (S, error) {
+	var lastErr error
+	for range 3 {
+		s, err := launch()
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+	}
+	os.RemoveAll(dir)
+	var zero S
+	return zero, lastErr
+}
+
 // unprivileged returns the credential to run a server under when this process
 // is root (PostgreSQL and MariaDB refuse to run as root), or nil when it is
 // not root: that of the first of users that exists (the server's own user,

@@ -40,6 +40,42 @@ func unavailable(tb testing.TB, what string, err error) {
 	tb.Skipf("testserver: %s unavailable (%v); install with: %s", what, err, installHint)
 }
 
+// shared is a server every test of the binary shares: started on first
+// use, stopped by Main (StopAll).
+type shared[S interface{ stop() }] struct {
+	once sync.Once
+	srv  S
+	err  error
+}
+
+// get returns the server, starting it with start on first use. It skips tb
+// (or fails it, see RequireEnv), naming what, when the server did not
+// start.
+func (sh *shared[S]) get(tb testing.TB, what string, start func() (S, error)) S {
+	tb.Helper()
+	sh.once.Do(func() {
+		sh.srv, sh.err = start()
+		if sh.err == nil {
+			atStop(sh.srv.stop)
+		}
+	})
+	if sh.err != nil {
+		unavailable(tb, what, sh.err)
+	}
+	return sh.srv
+}
+
+// newDatabase creates a database for tb alone on s and returns how to
+// reach it.
+func newDatabase(tb testing.TB, s interface{ CreateDatabase(string) (string, error) }) string {
+	tb.Helper()
+	addr, err := s.CreateDatabase(uniqueName(tb))
+	if err != nil {
+		tb.Fatalf("testserver: %v", err)
+	}
+	return addr
+}
+
 var (
 	stopMu sync.Mutex
 	stops  []func()
