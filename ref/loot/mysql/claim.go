@@ -39,7 +39,8 @@ func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.I
 			if err != nil {
 				return claimed{}, err
 			}
-			return claimed{}, cmpErr(loot.CheckClaim(sess, p, now), errRaced)
+			err = loot.CheckClaim(sess, p, now)
+			return claimed{}, refusal(err == nil, err)
 		}
 		c := loot.Claim{Session: no, Player: p}
 		err = tx.QueryRowContext(ctx, s.q.readClaim, no, int64(p)).Scan(&c.Intent, &c.At)

@@ -109,10 +109,7 @@ func (s *Store) StartClaiming(ctx context.Context, no string) (loot.Session, err
 	sess, err := s.change(ctx, no, change{
 		update: s.q.startClaim, args: []any{no},
 		refused: func(sess loot.Session, _ time.Time) error {
-			if apply, err := loot.CheckStart(sess); err != nil || apply {
-				return cmpErr(err, errRaced)
-			}
-			return nil
+			return refusal(loot.CheckStart(sess))
 		},
 	})
 	return sess, wrap("start claiming "+no, err)
@@ -123,21 +120,21 @@ func (s *Store) Cancel(ctx context.Context, no string) (loot.Session, error) {
 	sess, err := s.change(ctx, no, change{
 		update: s.q.cancel, args: []any{no},
 		refused: func(sess loot.Session, _ time.Time) error {
-			if apply, err := loot.CheckCancel(sess); err != nil || apply {
-				return cmpErr(err, errRaced)
-			}
-			return nil
+			return refusal(loot.CheckCancel(sess))
 		},
 	})
 	return sess, wrap("cancel "+no, err)
 }
 
-// cmpErr returns err, or otherwise if err is nil.
-func cmpErr(err, otherwise error) error {
-	if err != nil {
-		return err
+// refusal is the answer of a guard that says (apply, err) about a session
+// whose UPDATE matched nothing: err, or nil for a repeat (!apply). apply
+// itself cannot be true of a row that refused the write, unless the row
+// moved in between (errRaced).
+func refusal(apply bool, err error) error {
+	if err == nil && apply {
+		return errRaced
 	}
-	return otherwise
+	return err
 }
 
 // BeginSettle implements loot.Store: the settle CAS, then the frozen claims
@@ -184,20 +181,18 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 		update: s.q.record, args: []any{len(d.Grants), d.Session, int64(d.Fence)},
 		then: func(tx *sql.Tx) error { return s.insertDecision(ctx, tx, d) },
 		refused: func(sess loot.Session, _ time.Time) error {
-			if apply, err := loot.CheckRecord(sess, d.Fence); err != nil || apply {
-				return cmpErr(err, errRaced)
-			}
-			return nil
+			return refusal(loot.CheckRecord(sess, d.Fence))
 		},
 	})
 	return sess, wrap(fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence), err)
 }
 
 // insertDecision writes d's grants and snapshot (in RecordGrants'
-// transaction, after its UPDATE matched). A malformed decision is
+// transaction, after its UPDATE matched). A malformed decision
+// (loot.CheckDecision, or a grant number uk_grant_no holds already) is
 // ErrBadArgument and rolls everything back.
 func (s *Store) insertDecision(ctx context.Context, tx *sql.Tx, d loot.Decision) error {
-	if err := checkDecision(d); err != nil {
+	if err := loot.CheckDecision(d); err != nil {
 		return err
 	}
 	if len(d.Grants) > 0 {
@@ -221,30 +216,4 @@ func (s *Store) insertDecision(ctx context.Context, tx *sql.Tx, d loot.Decision)
 	_, err = tx.ExecContext(ctx, s.q.recordAudit, d.Session, int64(snap.Fence), snap.Rule, len(snap.Members),
 		snap.Effective(), len(d.Grants), snap.ClaimsHash, string(blob))
 	return err
-}
-
-// checkDecision refuses what the schema cannot: a grant of another
-// session, a repeated grant number (also refused by uk_grant_no, but
-// named here), a negative lease, a snapshot of another session.
-func checkDecision(d loot.Decision) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("decision for %q: %s: %w", d.Session, fmt.Sprintf(format, args...), loot.ErrBadArgument)
-	}
-	if d.Lease < 0 {
-		return bad("lease %v", d.Lease)
-	}
-	if d.Snapshot.Session != d.Session {
-		return bad("snapshot of session %q", d.Snapshot.Session)
-	}
-	seen := map[string]bool{}
-	for _, g := range d.Grants {
-		switch {
-		case g.Session != d.Session:
-			return bad("grant %q of session %q", g.No, g.Session)
-		case seen[g.No]:
-			return bad("grant number %q repeated", g.No)
-		}
-		seen[g.No] = true
-	}
-	return nil
 }
