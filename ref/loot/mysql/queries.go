@@ -24,8 +24,13 @@ import "strings"
 //     the refusal. Under REPEATABLE READ the refused UPDATE kept its lock
 //     on the row, so that read sees the state that refused it; under READ
 //     COMMITTED it may see a later one, which is as true an answer.
-//   - beginSettle's frozen claims are read after the CAS, under its lock:
-//     every claim that committed before is visible, and none can follow.
+//   - beginSettle's frozen claims are a plain read after the CAS, under its
+//     lock: a claim holds its shared lock on the session row until it
+//     commits, so every claim either committed before the CAS got the row
+//     (and the read, whose snapshot is taken at the read under either
+//     level, sees it) or waits for the CAS and is refused. A locking read
+//     there would add gap locks under REPEATABLE READ that stall the
+//     neighbouring session's claims, and guard nothing more.
 //   - leaseSelect is SELECT ... FOR UPDATE SKIP LOCKED (MariaDB 10.6,
 //     MySQL 8.0): concurrent compensators each take other grants, and the
 //     UPDATE that follows moves their leases into the future.
@@ -97,7 +102,7 @@ func newQueries(now string) queries {
 				(status = 'CLAIMING' AND deadline_at <= {now}) OR
 				(status = 'SETTLING' AND settle_until <= {now}))`),
 		frozenClaims: `SELECT player_id, intent_type, created_at FROM loot_intent
-			WHERE session_no = ? ORDER BY player_id LOCK IN SHARE MODE`,
+			WHERE session_no = ? ORDER BY player_id`,
 		record: `UPDATE loot_session SET status = 'CLOSED', allocated_quantity = ?
 			WHERE session_no = ? AND status = 'SETTLING' AND fence = ?`,
 		recordGrants: `INSERT INTO loot_grant
