@@ -7,11 +7,13 @@
 //
 // Every method is one statement or one short transaction of conditional
 // writes, never a read followed by a write; "now" is the database's
-// NOW(6), in UTC, and it alone judges deadlines and leases. The queries
-// type (queries.go) holds the SQL and the isolation argument: the store's
-// correctness rests on locking reads and conditional UPDATEs, not on the
-// isolation level, and the tests run it under REPEATABLE READ (the
-// default) and READ COMMITTED.
+// NOW(6), in UTC, and it alone judges deadlines and leases. Isolation: the
+// store sets none and runs under the server's, REPEATABLE READ by default.
+// Its correctness rests on locking reads and conditional UPDATEs (the
+// claim reads the session row LOCK IN SHARE MODE, so it serializes with
+// the settle CAS's exclusive lock), not on the level: the tests run it
+// under REPEATABLE READ and READ COMMITTED (queries.go argues each
+// statement).
 //
 // The caller's duties, beside loot.Service's:
 //
@@ -29,8 +31,9 @@
 //     session row; the document checks first and upserts after, so a claim
 //     can land after settling began.
 //   - Times are DATETIME(6): the document's DATETIME ties every claim of a
-//     second, and its ORDER BY then leaves the winner to row order; ranking
-//     here ends on the player id (loot.Ranker), outside SQL.
+//     second, and its ORDER BY then leaves the winner to the order the
+//     server reads tied rows in (on MariaDB, player id: a later claim wins);
+//     ranking here ends on the player id (loot.Ranker), outside SQL.
 //   - The settle CAS also takes over an expired settler and bumps a fence;
 //     closing, the grants (one multi-row INSERT) and the audit row are one
 //     transaction guarded by that fence, instead of grants inserted one by
