@@ -43,8 +43,7 @@ const (
 // the fenced UPDATE, the grants' one INSERT, the audit INSERT, the read
 // back, COMMIT (11) against the document's 3 + quantity, each its own
 // autocommit transaction (and so its own redo flush when flushing at
-// commit). Compare ratios within one run: the machine has 2 shared cores,
-// and the server runs on them.
+// commit).
 //
 // Measured (MariaDB 10.11.19 with testserver's flags: no binlog, redo
 // flushed once a second; 2 cores shared with other work, load average
@@ -65,7 +64,8 @@ const (
 // 0.87x; settles 0.25x, 0.29x, 0.44x). Both are round-trip bound: the
 // reference claims at about half the document's rate (4 round trips
 // against 2) and settles at about 0.4x (11 against 5), and Innodb_deadlocks
-// and Innodb_row_lock_waits stayed 0 in a settle run at conc=64: the
+// and Innodb_row_lock_waits (SHOW GLOBAL STATUS) stayed 0 after a settle
+// run at conc=64: the
 // reference's extra cost is its statements, not lock waits.
 func BenchmarkLoot(b *testing.B) {
 	for _, op := range []string{"claim", "settle"} {
