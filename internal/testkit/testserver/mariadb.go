@@ -75,13 +75,9 @@ func startMaria() (*Maria, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "onceproof-mariadb-")
+	dir, err := ownedTempDir("onceproof-mariadb-", cred)
 	if err != nil {
 		return nil, err
-	}
-	if err := chownTree(dir, cred); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("chown %s: %w", dir, err)
 	}
 	data := filepath.Join(dir, "data")
 	// --no-defaults: the machine's /etc/mysql must not configure (or

@@ -77,13 +77,9 @@ func startPostgres() (*PG, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "onceproof-pg-")
+	dir, err := ownedTempDir("onceproof-pg-", cred)
 	if err != nil {
 		return nil, err
-	}
-	if err := chownTree(dir, cred); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("chown %s: %w", dir, err)
 	}
 	data := filepath.Join(dir, "data")
 	// -N (no fsync) and trust auth: the cluster lives for one test binary,

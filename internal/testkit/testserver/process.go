@@ -91,6 +91,20 @@ func unprivileged(users ...string) (*syscall.Credential, error) {
 	return nil, fmt.Errorf("running as root and found none of the users %v to run the server as", users)
 }
 
+// ownedTempDir makes a temporary directory named from prefix and hands it
+// to cred, for a server's data.
+func ownedTempDir(prefix string, cred *syscall.Credential) (string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	if err := chownTree(dir, cred); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("chown %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
 // chownTree hands dir (and what is in it) to cred, so a server running as an
 // unprivileged user can write its data there.
 func chownTree(dir string, cred *syscall.Credential) error {
