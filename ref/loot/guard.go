@@ -76,6 +76,34 @@ func CheckRecord(s Session, f Fence) (apply bool, err error) {
 	return false, fmt.Errorf("session %q is %s: %w", s.No, s.Status, ErrStaleFence)
 }
 
+// CheckDecision is RecordGrants' check of the decision itself, once
+// CheckRecord applied: the lease is not negative, and the snapshot and
+// every grant are of d's session, no grant number twice. A store refuses a
+// grant number it holds already too (SQL's unique key on it). The error
+// wraps ErrBadArgument; the store writes nothing.
+func CheckDecision(d Decision) error {
+	bad := func(format string, args ...any) error {
+		return badArg("decision for %q: %s", d.Session, fmt.Sprintf(format, args...))
+	}
+	if d.Lease < 0 {
+		return bad("lease %v", d.Lease)
+	}
+	if d.Snapshot.Session != d.Session {
+		return bad("snapshot of session %q", d.Snapshot.Session)
+	}
+	seen := make(map[string]bool, len(d.Grants))
+	for _, g := range d.Grants {
+		switch {
+		case g.Session != d.Session:
+			return bad("grant %q of session %q", g.No, g.Session)
+		case seen[g.No]:
+			return bad("grant number %q repeated", g.No)
+		}
+		seen[g.No] = true
+	}
+	return nil
+}
+
 // CheckCancel is Cancel's condition: OPEN, CLAIMING or SETTLING (no grant
 // exists before CLOSED). !apply with a nil error: already CANCELED.
 func CheckCancel(s Session) (apply bool, err error) {

@@ -146,7 +146,8 @@ type Store interface {
 	// nothing. Already CLOSED by d.Fence: unchanged, nil (a retry).
 	// Refusals (CheckRecord): ErrStaleFence (another fence holds or closed
 	// it), ErrCanceled, ErrNotFound; ErrBadArgument for a malformed
-	// decision (a grant of another session, a repeated grant number).
+	// decision (CheckDecision: a grant of another session, a repeated grant
+	// number).
 	RecordGrants(ctx context.Context, d Decision) (Session, error)
 
 	// MarkDelivered moves grant grantNo PENDING -> SUCCESS once the

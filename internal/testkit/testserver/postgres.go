@@ -27,27 +27,14 @@ type PG struct {
 	admin *pgx.Conn // to create databases; guarded by mu
 }
 
-var (
-	pgOnce sync.Once
-	pgSrv  *PG
-	pgErr  error
-)
+var pgShared shared[*PG]
 
 // PostgresServer returns the process's shared PostgreSQL server, starting it
 // on first use. It skips tb (or fails it, see RequireEnv) when PostgreSQL is
 // not installed or does not start.
 func PostgresServer(tb testing.TB) *PG {
 	tb.Helper()
-	pgOnce.Do(func() {
-		pgSrv, pgErr = startPostgres()
-		if pgErr == nil {
-			atStop(pgSrv.stop)
-		}
-	})
-	if pgErr != nil {
-		unavailable(tb, "postgresql", pgErr)
-	}
-	return pgSrv
+	return pgShared.get(tb, "postgresql", startPostgres)
 }
 
 // Postgres returns the URL of a new, empty database on the shared server, for
@@ -56,12 +43,7 @@ func PostgresServer(tb testing.TB) *PG {
 // inspected from a TestMain hook if needed.
 func Postgres(tb testing.TB) string {
 	tb.Helper()
-	s := PostgresServer(tb)
-	url, err := s.CreateDatabase(uniqueName(tb))
-	if err != nil {
-		tb.Fatalf("testserver: %v", err)
-	}
-	return url
+	return newDatabase(tb, PostgresServer(tb))
 }
 
 // URL returns the connection URL of database db on s.
@@ -91,17 +73,13 @@ func startPostgres() (*PG, error) {
 	if err != nil {
 		return nil, err
 	}
-	cred, err := unprivileged()
+	cred, err := unprivileged("postgres", "nobody")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "onceproof-pg-")
+	dir, err := ownedTempDir("onceproof-pg-", cred)
 	if err != nil {
 		return nil, err
-	}
-	if err := chownTree(dir, cred); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("chown %s: %w", dir, err)
 	}
 	data := filepath.Join(dir, "data")
 	// -N (no fsync) and trust auth: the cluster lives for one test binary,
@@ -111,18 +89,7 @@ func startPostgres() (*PG, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("%s: %v: %s", initdb, err, out)
 	}
-	var lastErr error
-	// A port from freePort can be taken before postgres binds it; three
-	// tries make that race practically irrelevant.
-	for range 3 {
-		s, err := launchPostgres(cred, postgres, dir, data)
-		if err == nil {
-			return s, nil
-		}
-		lastErr = err
-	}
-	os.RemoveAll(dir)
-	return nil, lastErr
+	return tryPorts(dir, func() (*PG, error) { return launchPostgres(cred, postgres, dir, data) })
 }
 
 func launchPostgres(cred *syscall.Credential, bin, dir, data string) (*PG, error) {

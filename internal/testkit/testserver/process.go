@@ -1,7 +1,6 @@
 package testserver
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -16,7 +15,8 @@ import (
 	"time"
 )
 
-// findBinary looks name up on PATH, then in the Debian PostgreSQL layout
+// findBinary looks name up on PATH, then in /usr/sbin (mariadbd; not on a
+// non-root user's PATH), then in the Debian PostgreSQL layout
 // (/usr/lib/postgresql/VERSION/bin), newest version first.
 func findBinary(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
@@ -24,13 +24,14 @@ func findBinary(name string) (string, error) {
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) > versionOf(dirs[j]) })
+	dirs = append([]string{"/usr/sbin"}, dirs...)
 	for _, d := range dirs {
 		p := filepath.Join(d, name)
 		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s not found on PATH or in /usr/lib/postgresql/*/bin", name)
+	return "", fmt.Errorf("%s not found on PATH, in /usr/sbin or in /usr/lib/postgresql/*/bin", name)
 }
 
 func versionOf(binDir string) int {
@@ -49,15 +50,33 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// tryPorts runs launch up to three times and returns its first server: a
+// port from freePort can be taken before the server binds it, and three
+// tries make that race practically irrelevant. When all fail it removes
+// dir, the server's temporary directory.
+func tryPorts[S any](dir string, launch func() (S, error)) (S, error) {
+	var lastErr error
+	for range 3 {
+		s, err := launch()
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+	}
+	os.RemoveAll(dir)
+	var zero S
+	return zero, lastErr
+}
+
 // unprivileged returns the credential to run a server under when this process
-// is root (PostgreSQL refuses to run as root), or nil when it is not root.
-// Debian's postgresql package creates the "postgres" user; "nobody" is the
-// fallback on machines without it.
-func unprivileged() (*syscall.Credential, error) {
+// is root (PostgreSQL and MariaDB refuse to run as root), or nil when it is
+// not root: that of the first of users that exists (the server's own user,
+// which its Debian package creates, then "nobody" on machines without it).
+func unprivileged(users ...string) (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
-	for _, name := range []string{"postgres", "nobody"} {
+	for _, name := range users {
 		u, err := user.Lookup(name)
 		if err != nil {
 			continue
@@ -69,7 +88,21 @@ func unprivileged() (*syscall.Credential, error) {
 		}
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
 	}
-	return nil, errors.New("running as root and found neither a postgres nor a nobody user to run the server as")
+	return nil, fmt.Errorf("running as root and found none of the users %v to run the server as", users)
+}
+
+// ownedTempDir makes a temporary directory named from prefix and hands it
+// to cred, for a server's data.
+func ownedTempDir(prefix string, cred *syscall.Credential) (string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	if err := chownTree(dir, cred); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("chown %s: %w", dir, err)
+	}
+	return dir, nil
 }
 
 // chownTree hands dir (and what is in it) to cred, so a server running as an

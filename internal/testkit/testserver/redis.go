@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,11 +24,7 @@ type RedisServer struct {
 	proc *process
 }
 
-var (
-	redisOnce sync.Once
-	redisSrv  *RedisServer
-	redisErr  error
-)
+var redisShared shared[*RedisServer]
 
 // Redis returns the process's shared Redis server, starting it on first use.
 // It runs with appendonly yes and appendfsync always, the persistence
@@ -38,16 +33,9 @@ var (
 // It skips tb (or fails it, see RequireEnv) when redis-server is missing.
 func Redis(tb testing.TB) *RedisServer {
 	tb.Helper()
-	redisOnce.Do(func() {
-		redisSrv, redisErr = startRedis("--appendonly", "yes", "--appendfsync", "always")
-		if redisErr == nil {
-			atStop(redisSrv.stop)
-		}
+	return redisShared.get(tb, "redis", func() (*RedisServer, error) {
+		return startRedis("--appendonly", "yes", "--appendfsync", "always")
 	})
-	if redisErr != nil {
-		unavailable(tb, "redis", redisErr)
-	}
-	return redisSrv
 }
 
 // RedisPrefix returns a key prefix for tb alone ("t<N>_<name>:").
@@ -79,16 +67,7 @@ func startRedis(args ...string) (*RedisServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lastErr error
-	for range 3 { // see startPostgres: the free port may be taken meanwhile
-		s, err := launchRedis(bin, dir, args)
-		if err == nil {
-			return s, nil
-		}
-		lastErr = err
-	}
-	os.RemoveAll(dir)
-	return nil, lastErr
+	return tryPorts(dir, func() (*RedisServer, error) { return launchRedis(bin, dir, args) })
 }
 
 func launchRedis(bin, dir string, extra []string) (*RedisServer, error) {

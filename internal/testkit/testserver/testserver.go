@@ -1,10 +1,12 @@
-// Package testserver starts throwaway PostgreSQL and Redis servers for tests,
-// from the binaries the Debian packages install (postgresql, redis-server).
+// Package testserver starts throwaway PostgreSQL, MariaDB and Redis servers
+// for tests, from the binaries the Debian packages install (postgresql,
+// mariadb-server, redis-server).
 //
 // One server of each kind runs per test binary: it starts on first use and
 // stops when the package's TestMain calls Main (a parent-death signal kills it
 // too if the test binary dies first). Each test gets its own database
-// (Postgres) or key prefix (RedisPrefix), so tests never see each other's data.
+// (Postgres, MariaDB) or key prefix (RedisPrefix), so tests never see each
+// other's data.
 // Servers listen on 127.0.0.1 only, on a free port, with their data in a
 // temporary directory that is removed when they stop.
 //
@@ -25,7 +27,7 @@ import (
 const RequireEnv = "ONCEPROOF_REQUIRE_SERVICES"
 
 // installHint is the one line a skip prints.
-const installHint = "apt-get install postgresql redis-server"
+const installHint = "apt-get install postgresql mariadb-server redis-server"
 
 // unavailable skips (or, under RequireEnv=1, fails) tb because err kept a
 // server from starting.
@@ -36,6 +38,42 @@ func unavailable(tb testing.TB, what string, err error) {
 		return // for test doubles: a real Fatalf never returns
 	}
 	tb.Skipf("testserver: %s unavailable (%v); install with: %s", what, err, installHint)
+}
+
+// shared is a server every test of the binary shares: started on first
+// use, stopped by Main (StopAll).
+type shared[S interface{ stop() }] struct {
+	once sync.Once
+	srv  S
+	err  error
+}
+
+// get returns the server, starting it with start on first use. It skips tb
+// (or fails it, see RequireEnv), naming what, when the server did not
+// start.
+func (sh *shared[S]) get(tb testing.TB, what string, start func() (S, error)) S {
+	tb.Helper()
+	sh.once.Do(func() {
+		sh.srv, sh.err = start()
+		if sh.err == nil {
+			atStop(sh.srv.stop)
+		}
+	})
+	if sh.err != nil {
+		unavailable(tb, what, sh.err)
+	}
+	return sh.srv
+}
+
+// newDatabase creates a database for tb alone on s and returns how to
+// reach it.
+func newDatabase(tb testing.TB, s interface{ CreateDatabase(string) (string, error) }) string {
+	tb.Helper()
+	addr, err := s.CreateDatabase(uniqueName(tb))
+	if err != nil {
+		tb.Fatalf("testserver: %v", err)
+	}
+	return addr
 }
 
 var (

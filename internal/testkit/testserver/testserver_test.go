@@ -2,12 +2,15 @@ package testserver
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"testing"
 
+	_ "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -32,6 +35,49 @@ func TestPostgresGivesEachTestItsOwnDatabase(t *testing.T) {
 			t.Fatalf("create table in %s: %v (a table leaked from the other database?)", db, err)
 		}
 		conn.Close(ctx)
+	}
+}
+
+// TestMariaDBGivesEachTestItsOwnDatabase: two databases are distinct and
+// usable, and the server listens on loopback only, as an unprivileged user
+// when the tests run as root.
+func TestMariaDBGivesEachTestItsOwnDatabase(t *testing.T) {
+	reproduce := "; reproduce: go test ./internal/testkit/testserver -run " + t.Name()
+	a, b := MariaDB(t), MariaDB(t)
+	if a == b {
+		t.Fatalf("two calls returned the same database %s%s", a, reproduce)
+	}
+	for _, dsn := range []string{a, b} {
+		db, err := sql.Open("mysql", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var name, bind string
+		var networkingOff bool
+		if err := db.QueryRow("SELECT DATABASE(), @@bind_address, @@skip_networking").Scan(&name, &bind, &networkingOff); err != nil {
+			t.Fatalf("query %s: %v%s", dsn, err, reproduce)
+		}
+		if bind != "127.0.0.1" || networkingOff {
+			t.Errorf("server binds %q (skip_networking %v), want 127.0.0.1 over TCP%s", bind, networkingOff, reproduce)
+		}
+		if _, err := db.Exec("CREATE TABLE x (k INT PRIMARY KEY) ENGINE=InnoDB"); err != nil {
+			t.Fatalf("create table in %s: %v (a table leaked from the other database?)%s", name, err, reproduce)
+		}
+		if _, err := db.Exec("INSERT INTO x VALUES (1)"); err != nil {
+			t.Fatalf("insert into %s.x: %v%s", name, err, reproduce)
+		}
+	}
+	if os.Geteuid() == 0 {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", MariaDBServer(t).proc.cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" && f[1] == "0" {
+				t.Errorf("mariadbd runs as root%s", reproduce)
+			}
+		}
 	}
 }
 
@@ -90,7 +136,7 @@ func TestMissingServerSkipsWithInstallHintOrFailsUnderRequire(t *testing.T) {
 	t.Setenv(RequireEnv, "")
 	r := &recorder{TB: t}
 	unavailable(r, "postgresql", missing)
-	if r.failed != "" || !strings.Contains(r.skipped, "apt-get install postgresql redis-server") || strings.Contains(r.skipped, "\n") {
+	if r.failed != "" || !strings.Contains(r.skipped, installHint) || !strings.Contains(installHint, "mariadb-server") || strings.Contains(r.skipped, "\n") {
 		t.Fatalf("without %s: skipped %q failed %q; want one skip line naming the Debian packages; reproduce: go test ./internal/testkit/testserver -run %s",
 			RequireEnv, r.skipped, r.failed, t.Name())
 	}

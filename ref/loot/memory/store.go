@@ -193,24 +193,13 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 
 // checkDecision rejects what a unique index and the schema would (locked).
 func (s *Store) checkDecision(d loot.Decision) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("memory: decision for %q: %s: %w", d.Session, fmt.Sprintf(format, args...), loot.ErrBadArgument)
+	if err := loot.CheckDecision(d); err != nil {
+		return err
 	}
-	if d.Lease < 0 {
-		return bad("lease %v", d.Lease)
-	}
-	if d.Snapshot.Session != d.Session {
-		return bad("snapshot of session %q", d.Snapshot.Session)
-	}
-	seen := map[string]bool{}
 	for _, g := range d.Grants {
-		switch {
-		case g.Session != d.Session:
-			return bad("grant %q of session %q", g.No, g.Session)
-		case seen[g.No] || s.grants[g.No] != nil:
-			return bad("grant number %q repeated", g.No)
+		if s.grants[g.No] != nil {
+			return fmt.Errorf("memory: decision for %q: grant number %q exists: %w", d.Session, g.No, loot.ErrBadArgument)
 		}
-		seen[g.No] = true
 	}
 	return nil
 }

@@ -1,0 +1,68 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+// Inventory is the Store's own inventory: Deliver writes the item into
+// loot_inventory, keyed by the unique grant_no, and marks the grant SUCCESS
+// in the same transaction, so an item is in a player's inventory exactly
+// when its grant is SUCCESS, and at most once (memory.Inventory's
+// counterpart). A game whose inventory lives in this database reads
+// loot_inventory, or writes its own rows in the same way.
+type Inventory struct {
+	s *Store
+}
+
+var _ loot.Inventory = (*Inventory)(nil)
+
+// Inventory returns the inventory kept in s's database.
+func (s *Store) Inventory() *Inventory { return &Inventory{s: s} }
+
+// Deliver implements loot.Inventory: in one transaction, the grant's
+// UPDATE to SUCCESS (its row lock first, the order MarkDelivered takes),
+// then the ledger row copied from the recorded grant (never from g: an
+// inventory in the same database does not take the caller's word for a
+// grant). A grant number that was never recorded is loot.ErrNotFound.
+func (inv *Inventory) Deliver(ctx context.Context, g loot.Grant) error {
+	s := inv.s
+	_, err := inTx(ctx, s, func(tx *sql.Tx) (struct{}, error) {
+		res, err := tx.ExecContext(ctx, s.q.markDelivered, g.No)
+		if err != nil {
+			return struct{}{}, err
+		}
+		marked, err := oneRow(res)
+		if err != nil {
+			return struct{}{}, err
+		}
+		res, err = tx.ExecContext(ctx, s.q.deliverLedger, g.No)
+		if err != nil {
+			return struct{}{}, err
+		}
+		applied, err := oneRow(res)
+		if err != nil || marked || applied {
+			return struct{}{}, err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, s.q.grantExists, g.No).Scan(&n); err != nil {
+			return struct{}{}, err
+		}
+		if n == 0 {
+			return struct{}{}, fmt.Errorf("grant %q: %w", g.No, loot.ErrNotFound)
+		}
+		return struct{}{}, nil // delivered before
+	})
+	return wrap("deliver "+g.No, err)
+}
+
+// Applied returns how many times grant grantNo's item was applied: 0 or 1
+// (the ledger's rows for it; uk_inventory_grant allows no more).
+func (inv *Inventory) Applied(ctx context.Context, grantNo string) (int, error) {
+	var n int
+	err := inv.s.db.QueryRowContext(ctx, inv.s.q.applied, grantNo).Scan(&n)
+	return n, wrap("applied "+grantNo, err)
+}

@@ -1,0 +1,171 @@
+package mysql
+
+import "strings"
+
+// queries holds every statement, with {now} replaced once at Open by the
+// store's clock: NOW(6), or the test clock's subquery. NOW(6) is constant
+// within a statement, so a statement that names {now} twice judges both by
+// one instant.
+//
+// Isolation: every statement that a correctness argument leans on is a
+// locking read or a write, so the store is correct under REPEATABLE READ
+// (MySQL's default, which the tests run) and READ COMMITTED alike (the
+// tests run the conformance suite under both). The arguments:
+//   - claim is INSERT ... SELECT ... LOCK IN SHARE MODE: it reads the
+//     session row under a shared lock, so it serializes with the settle
+//     CAS (an UPDATE, an exclusive lock): a claim either commits before the
+//     CAS froze the claims, and is among them, or waits for it and finds
+//     the session SETTLING. Under READ COMMITTED an INSERT ... SELECT
+//     without the clause reads a snapshot and takes no lock: a claim could
+//     then commit after the CAS, on record but never ranked.
+//   - Every status change is one conditional UPDATE on the session row;
+//     when it matches nothing, the row is read again with LOCK IN SHARE
+//     MODE (the latest committed version, whatever the read view) to name
+//     the refusal. Under REPEATABLE READ the refused UPDATE kept its lock
+//     on the row, so that read sees the state that refused it; under READ
+//     COMMITTED it may see a later one, which is as true an answer.
+//   - beginSettle's frozen claims are a plain read after the CAS, under its
+//     lock: a claim holds its shared lock on the session row until it
+//     commits, so every claim either committed before the CAS got the row
+//     (and the read, whose snapshot is taken at the read under either
+//     level, sees it) or waits for the CAS and is refused. A locking read
+//     there would add gap locks under REPEATABLE READ that stall the
+//     neighbouring session's claims, and guard nothing more.
+//   - leaseSelect is SELECT ... FOR UPDATE SKIP LOCKED (MariaDB 10.6,
+//     MySQL 8.0): concurrent compensators each take other grants, and the
+//     UPDATE that follows moves their leases into the future.
+//   - Reads (the Reader) are single plain SELECTs: one consistent snapshot
+//     each, no locks.
+type queries struct {
+	readSession, readSessionLocked string
+	now                            string
+
+	openSession  string
+	openMembers  string // + placeholders
+	startClaim   string
+	cancel       string
+	beginSettle  string
+	frozenClaims string
+	record       string
+	recordGrants string // + rows of grantRow
+	grantRow     string
+	recordAudit  string
+
+	claim     string
+	readClaim string
+
+	markDelivered string
+	readGrant     string
+	leaseSelect   string
+	leaseUpdate   string // + id placeholders
+	leaseRead     string // + id placeholders
+	overdue       string
+
+	claims   string
+	grants   string
+	snapshot string
+
+	deliverLedger string
+	grantExists   string
+	applied       string
+}
+
+const sessionColumns = `s.session_no, s.dungeon_code, s.loot_code, s.total_quantity, s.allocated_quantity,
+	s.status, s.rule_version, s.deadline_at, s.fence, s.settle_until, s.opened_at,
+	(SELECT GROUP_CONCAT(m.player_id ORDER BY m.player_id SEPARATOR ',') FROM loot_member m WHERE m.session_no = s.session_no)`
+
+const grantColumns = `grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, retry_count, lease_until`
+
+func newQueries(now string) queries {
+	q := strings.NewReplacer("{now}", now).Replace
+	readSession := q(`SELECT ` + sessionColumns + `, {now} FROM loot_session s WHERE s.session_no = ?`)
+	return queries{
+		readSession:       readSession,
+		readSessionLocked: readSession + ` LOCK IN SHARE MODE`,
+		now:               q(`SELECT {now}`),
+
+		// The deadline is judged in the insert itself; an existing
+		// session makes it a no-op (0 rows), whatever the spec says.
+		openSession: q(`INSERT INTO loot_session
+			(session_no, dungeon_code, loot_code, total_quantity, status, rule_version, deadline_at, opened_at)
+			SELECT ?, ?, ?, ?, 'OPEN', ?, ?, {now} FROM DUAL WHERE ? > {now}
+			ON DUPLICATE KEY UPDATE session_no = session_no`),
+		openMembers: `INSERT INTO loot_member (session_no, player_id) VALUES `,
+		startClaim:  `UPDATE loot_session SET status = 'CLAIMING' WHERE session_no = ? AND status = 'OPEN'`,
+		cancel: `UPDATE loot_session SET status = 'CANCELED'
+			WHERE session_no = ? AND status IN ('OPEN', 'CLAIMING', 'SETTLING')`,
+		// The settle CAS: the document's lockForSettle plus the takeover
+		// of a settler whose lease ended, and the fence.
+		beginSettle: q(`UPDATE loot_session
+			SET status = 'SETTLING', fence = fence + 1, settle_until = {now} + INTERVAL ? MICROSECOND
+			WHERE session_no = ? AND (
+				(status = 'CLAIMING' AND deadline_at <= {now}) OR
+				(status = 'SETTLING' AND settle_until <= {now}))`),
+		frozenClaims: `SELECT player_id, intent_type, created_at FROM loot_intent
+			WHERE session_no = ? ORDER BY player_id`,
+		record: `UPDATE loot_session SET status = 'CLOSED', allocated_quantity = ?
+			WHERE session_no = ? AND status = 'SETTLING' AND fence = ?`,
+		recordGrants: `INSERT INTO loot_grant
+			(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at) VALUES `,
+		grantRow: q(`(?, ?, ?, ?, ?, ?, 'PENDING', {now} + INTERVAL ? MICROSECOND, {now})`),
+		recordAudit: q(`INSERT INTO loot_audit
+			(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, {now})`),
+
+		// One statement: status, deadline and membership are judged
+		// under a shared lock on the session row, in the write. A new
+		// intent moves the claim time (created_at is assigned before
+		// intent_type, so it compares with the old intent); requests
+		// changes on every duplicate, so 0 rows affected means refused.
+		claim: q(`INSERT INTO loot_intent (session_no, player_id, intent_type, priority, created_at)
+			SELECT s.session_no, m.player_id, ?, ?, {now}
+			FROM loot_session s JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = ?
+			WHERE s.session_no = ? AND s.status = 'CLAIMING' AND s.deadline_at > {now}
+			LOCK IN SHARE MODE
+			ON DUPLICATE KEY UPDATE
+				created_at = IF(intent_type = VALUES(intent_type), created_at, VALUES(created_at)),
+				intent_type = VALUES(intent_type), priority = VALUES(priority), requests = requests + 1`),
+		readClaim: `SELECT intent_type, created_at FROM loot_intent
+			WHERE session_no = ? AND player_id = ? LOCK IN SHARE MODE`,
+
+		markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'`,
+		readGrant:     `SELECT ` + grantColumns + ` FROM loot_grant WHERE grant_no = ?`,
+		// now is read by its own statement first (LeaseGrants), so the
+		// test clock's table is never under FOR UPDATE SKIP LOCKED.
+		leaseSelect: `SELECT id FROM loot_grant WHERE status = 'PENDING' AND lease_until <= ?
+			ORDER BY lease_until, id LIMIT ? FOR UPDATE SKIP LOCKED`,
+		// The n-th lease (retry_count n-1 before it) holds the grant
+		// min(Base * 2^(n-1), Max), as loot.Backoff.Lease, in
+		// nanoseconds cut to microseconds. The exponent is capped so POW
+		// stays finite; Base * 2^62 is above any Max.
+		// MySQL assigns left to right, each assignment seeing the ones
+		// before it: lease_until must come first, from the old count.
+		leaseUpdate: `UPDATE loot_grant
+			SET lease_until = ? + INTERVAL (LEAST(? * POW(2, LEAST(retry_count, 62)), ?) DIV 1000) MICROSECOND,
+				retry_count = retry_count + 1
+			WHERE id IN `,
+		leaseRead: `SELECT id, ` + grantColumns + ` FROM loot_grant WHERE id IN `,
+		overdue: q(`(SELECT session_no, deadline_at AS due FROM loot_session
+				WHERE status = 'CLAIMING' AND deadline_at <= {now} ORDER BY deadline_at LIMIT ?)
+			UNION ALL
+			(SELECT session_no, settle_until FROM loot_session
+				WHERE status = 'SETTLING' AND settle_until <= {now} ORDER BY settle_until LIMIT ?)
+			ORDER BY due, session_no LIMIT ?`),
+
+		claims: `SELECT c.player_id, c.intent_type, c.created_at
+			FROM loot_session s LEFT JOIN loot_intent c ON c.session_no = s.session_no
+			WHERE s.session_no = ? ORDER BY c.player_id`,
+		grants: `SELECT g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.grant_rank, g.status, g.retry_count, g.lease_until
+			FROM loot_session s LEFT JOIN loot_grant g ON g.session_no = s.session_no
+			WHERE s.session_no = ? ORDER BY g.grant_rank`,
+		snapshot: `SELECT s.status, a.snapshot
+			FROM loot_session s LEFT JOIN loot_audit a ON a.session_no = s.session_no
+			WHERE s.session_no = ?`,
+
+		deliverLedger: q(`INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, delivered_at)
+			SELECT grant_no, player_id, loot_code, quantity, {now} FROM loot_grant WHERE grant_no = ?
+			ON DUPLICATE KEY UPDATE loot_inventory.id = loot_inventory.id`),
+		grantExists: `SELECT COUNT(*) FROM loot_grant WHERE grant_no = ?`,
+		applied:     `SELECT COUNT(*) FROM loot_inventory WHERE grant_no = ?`,
+	}
+}

@@ -1,0 +1,205 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Schema is what Open creates, table by table, when the table is missing.
+// The source document's three tables keep their names, keys and columns
+// where the reference has the same notion (loot_session, loot_intent,
+// loot_grant with uk_session_no, uk_session_player, uk_grant_no); the
+// changes, each for a reason:
+//
+//   - Every time is DATETIME(6), written in UTC (the session's time_zone is
+//     '+00:00') from the database's clock: the document's DATETIME keeps
+//     whole seconds, and claims in the same second tie on created_at.
+//   - Every table is utf8mb4 with MariaDB's NO PAD binary collation: codes
+//     are compared byte for byte ("S-1" is not "s-1", and "S-1 " is not
+//     "S-1", which a PAD SPACE collation such as utf8mb4_bin would
+//     equate). On MySQL 8 the equivalent is utf8mb4_0900_bin.
+//   - loot_session: fence replaces the document's version (bumped by each
+//     won settle CAS only); settle_until is the settler's lease; mode and
+//     updated_at are gone (one mode; nothing reads them). Indexes on
+//     (status, deadline_at) and (status, settle_until) serve Overdue.
+//   - loot_member is the team snapshot taken at Open (the document says to
+//     take one; its schema has none).
+//   - loot_intent: fair_score is gone (fairness is the server's, read by the
+//     settler and kept in the audit snapshot, never sent by a client);
+//     requests counts the claim requests received, retries included.
+//   - loot_grant: grant_no is VARCHAR(160), since session:player:loot is up
+//     to 150 bytes (the document's 96 is too short); grant_rank, and
+//     lease_until with retry_count for compensation, which
+//     (status, lease_until) indexes.
+//   - loot_audit is the document's settlement snapshot (4.6): participants,
+//     effective claims, allocated, rule version, and the whole
+//     loot.Snapshot as JSON so the result replays.
+//   - loot_inventory is the same-database Inventory's ledger: one row per
+//     delivered grant, unique by grant_no.
+//
+// Open creates only what is missing and checks that tables it did not
+// create have these columns (ErrSchema otherwise), so a role with SELECT,
+// INSERT and UPDATE on tables a DBA created from Schema opens the store
+// with nothing more: no CREATE, DELETE or DROP.
+const Schema = `CREATE TABLE IF NOT EXISTS loot_session (
+	id                 BIGINT      NOT NULL AUTO_INCREMENT,
+	session_no         VARCHAR(64) NOT NULL,
+	dungeon_code       VARCHAR(64) NOT NULL,
+	loot_code          VARCHAR(64) NOT NULL,
+	total_quantity     INT         NOT NULL,
+	allocated_quantity INT         NOT NULL DEFAULT 0,
+	status             VARCHAR(16) NOT NULL,
+	rule_version       VARCHAR(16) NOT NULL,
+	deadline_at        DATETIME(6) NOT NULL,
+	fence              BIGINT      NOT NULL DEFAULT 0,
+	settle_until       DATETIME(6) NULL,
+	opened_at          DATETIME(6) NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE KEY uk_session_no (session_no),
+	KEY idx_status_deadline (status, deadline_at),
+	KEY idx_status_settle_until (status, settle_until)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;
+CREATE TABLE IF NOT EXISTS loot_member (
+	session_no VARCHAR(64) NOT NULL,
+	player_id  BIGINT      NOT NULL,
+	PRIMARY KEY (session_no, player_id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;
+CREATE TABLE IF NOT EXISTS loot_intent (
+	id          BIGINT      NOT NULL AUTO_INCREMENT,
+	session_no  VARCHAR(64) NOT NULL,
+	player_id   BIGINT      NOT NULL,
+	intent_type VARCHAR(16) NOT NULL,
+	priority    INT         NOT NULL,
+	created_at  DATETIME(6) NOT NULL,
+	requests    INT         NOT NULL DEFAULT 1,
+	PRIMARY KEY (id),
+	UNIQUE KEY uk_session_player (session_no, player_id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;
+CREATE TABLE IF NOT EXISTS loot_grant (
+	id          BIGINT       NOT NULL AUTO_INCREMENT,
+	grant_no    VARCHAR(160) NOT NULL,
+	session_no  VARCHAR(64)  NOT NULL,
+	player_id   BIGINT       NOT NULL,
+	loot_code   VARCHAR(64)  NOT NULL,
+	quantity    INT          NOT NULL DEFAULT 1,
+	grant_rank  INT          NOT NULL,
+	status      VARCHAR(16)  NOT NULL,
+	retry_count INT          NOT NULL DEFAULT 0,
+	lease_until DATETIME(6)  NOT NULL,
+	created_at  DATETIME(6)  NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE KEY uk_grant_no (grant_no),
+	KEY idx_session_rank (session_no, grant_rank),
+	KEY idx_status_lease (status, lease_until)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;
+CREATE TABLE IF NOT EXISTS loot_audit (
+	id               BIGINT      NOT NULL AUTO_INCREMENT,
+	session_no       VARCHAR(64) NOT NULL,
+	fence            BIGINT      NOT NULL,
+	rule_version     VARCHAR(16) NOT NULL,
+	members          INT         NOT NULL,
+	effective_claims INT         NOT NULL,
+	allocated        INT         NOT NULL,
+	claims_hash      CHAR(64)    NOT NULL,
+	snapshot         LONGTEXT    NOT NULL,
+	recorded_at      DATETIME(6) NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE KEY uk_audit_session (session_no)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;
+CREATE TABLE IF NOT EXISTS loot_inventory (
+	id           BIGINT       NOT NULL AUTO_INCREMENT,
+	grant_no     VARCHAR(160) NOT NULL,
+	player_id    BIGINT       NOT NULL,
+	loot_code    VARCHAR(64)  NOT NULL,
+	quantity     INT          NOT NULL,
+	delivered_at DATETIME(6)  NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE KEY uk_inventory_grant (grant_no),
+	KEY idx_player_loot (player_id, loot_code)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;`
+
+// table is one CREATE TABLE of Schema: its name, its statement, and the
+// data type of each column (information_schema's DATA_TYPE), which a table
+// found in the database must have.
+type table struct {
+	name    string
+	sql     string
+	columns map[string]string
+}
+
+var (
+	createTable = regexp.MustCompile(`^CREATE TABLE IF NOT EXISTS (\w+) \(`)
+	columnLine  = regexp.MustCompile(`^\s+([a-z_]+)\s+([A-Z]+)`)
+)
+
+// tables parses Schema, so the statements and the columns Open checks are
+// written once.
+var tables = func() []table {
+	var ts []table
+	for _, stmt := range strings.SplitAfter(Schema, ";") {
+		stmt = strings.TrimSpace(stmt)
+		if stmt == "" {
+			continue
+		}
+		m := createTable.FindStringSubmatch(stmt)
+		if m == nil {
+			panic("mysql: Schema statement that is not CREATE TABLE IF NOT EXISTS: " + stmt)
+		}
+		t := table{name: m[1], sql: strings.TrimSuffix(stmt, ";"), columns: map[string]string{}}
+		for _, line := range strings.Split(stmt, "\n")[1:] {
+			if c := columnLine.FindStringSubmatch(line); c != nil && c[2] != "PRIMARY" && c[2] != "UNIQUE" && c[2] != "KEY" {
+				t.columns[c[1]] = strings.ToLower(c[2])
+			}
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}()
+
+// createSchema creates the tables of Schema that are missing and checks
+// the columns of those that exist. It looks each table up first because
+// CREATE TABLE IF NOT EXISTS needs the CREATE privilege even when the
+// table exists. Concurrent Opens are safe: a table created by another
+// node between the look-up and the CREATE makes the CREATE a no-op.
+// Errors name the step, not its SQL.
+func createSchema(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT table_name, column_name, data_type FROM information_schema.columns
+		WHERE table_schema = DATABASE()`)
+	if err != nil {
+		return fmt.Errorf("mysql: open: looking up the tables: %w", err)
+	}
+	found := map[string]map[string]string{}
+	for rows.Next() {
+		var t, c, typ string
+		if err := rows.Scan(&t, &c, &typ); err != nil {
+			rows.Close()
+			return fmt.Errorf("mysql: open: looking up the tables: %w", err)
+		}
+		if found[t] == nil {
+			found[t] = map[string]string{}
+		}
+		found[t][c] = strings.ToLower(typ)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("mysql: open: looking up the tables: %w", err)
+	}
+	for _, t := range tables {
+		cols, ok := found[t.name]
+		if !ok {
+			if _, err := db.ExecContext(ctx, t.sql); err != nil {
+				return fmt.Errorf("mysql: open: creating table %s: %w", t.name, err)
+			}
+			continue
+		}
+		for c, typ := range t.columns {
+			if cols[c] != typ {
+				return fmt.Errorf("%w: %s.%s is %q, want %q", ErrSchema, t.name, c, cols[c], typ)
+			}
+		}
+	}
+	return nil
+}

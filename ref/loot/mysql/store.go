@@ -1,0 +1,164 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+// Errors this package returns (wrapped; test with errors.Is). The Store
+// returns loot's sentinels as its definite answers, and any other error
+// means "outcome unknown", as loot.Store documents.
+var (
+	// ErrBadOptions: Open was given an invalid DSN or option.
+	ErrBadOptions = errors.New("mysql: invalid options")
+	// ErrSchema: a table of Schema exists with other columns.
+	ErrSchema = errors.New("mysql: table has an incompatible schema")
+)
+
+// Options configures Open. The zero value is valid.
+type Options struct {
+	// Config, if set, adjusts the driver configuration parsed from the DSN
+	// (TLS, timeouts, dialer) before Open applies what the store requires:
+	// parseTime, UTC (Loc and the session's time_zone '+00:00') and
+	// client-side parameter interpolation (one round trip per statement).
+	Config func(*mysql.Config)
+	// ClockTable is for tests only: statements read "now" from the single
+	// row of this table (column at, DATETIME(6)), which the test creates
+	// and moves, instead of from NOW(6). loottest's checks need a clock
+	// that stands still between the moves they make. Production leaves it
+	// empty: deadlines and leases are the database clock's to judge.
+	ClockTable string
+	_          struct{}
+}
+
+var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// Store is a loot.Store (and loot.Reader) on MySQL or MariaDB. Safe for
+// concurrent use; one Store per process is the intended use, any number
+// of processes may share the database.
+type Store struct {
+	db *sql.DB
+	q  queries
+}
+
+var _ loot.Store = (*Store)(nil)
+
+// Open connects to the database at dsn (go-sql-driver/mysql's form,
+// "user:password@tcp(host:3306)/db"), creates what is missing of Schema,
+// and returns the store. ctx bounds only the connecting and the schema
+// setup.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
+	}
+	if opts.ClockTable != "" && !identifier.MatchString(opts.ClockTable) {
+		return nil, fmt.Errorf("%w: clock table %q must match %s", ErrBadOptions, opts.ClockTable, identifier)
+	}
+	if opts.Config != nil {
+		opts.Config(cfg)
+	}
+	cfg.ParseTime, cfg.Loc, cfg.InterpolateParams = true, time.UTC, true
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	// A session's members are read with GROUP_CONCAT, which MySQL cuts at
+	// 1024 bytes by default (MariaDB at 1 MiB): about 50 players.
+	cfg.Params["group_concat_max_len"] = "16777216"
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
+	}
+	db := sql.OpenDB(conn)
+	if err := createSchema(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	now := "NOW(6)"
+	if opts.ClockTable != "" {
+		now = "(SELECT at FROM " + opts.ClockTable + ")"
+	}
+	return &Store{db: db, q: newQueries(now)}, nil
+}
+
+// DB returns the store's connection pool (for the caller's own queries in
+// the same database).
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the pool. It is idempotent.
+func (s *Store) Close() error { return s.db.Close() }
+
+// errDeadlock is InnoDB's ER_LOCK_DEADLOCK: it rolled the whole transaction
+// back, so nothing happened and the transaction may run again.
+const errDeadlock = 1213
+
+// inTx runs fn in a transaction and commits it. A deadlock victim (InnoDB
+// rolled it back whole) runs again, up to three times: the store's
+// transactions take their locks in one order (session row, then claim,
+// grant or ledger rows; grants by unique key before their clustered row
+// only in Deliver and MarkDelivered), so a deadlock is not expected, but it
+// costs nothing to be safe from one. An error from fn rolls back and is
+// returned as it is.
+func inTx[T any](ctx context.Context, s *Store, fn func(tx *sql.Tx) (T, error)) (T, error) {
+	for attempt := 1; ; attempt++ {
+		v, err := runTx(ctx, s.db, fn)
+		var me *mysql.MySQLError
+		if attempt < 3 && errors.As(err, &me) && me.Number == errDeadlock {
+			continue
+		}
+		return v, err
+	}
+}
+
+func runTx[T any](ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) (T, error)) (T, error) {
+	var zero T
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return zero, err
+	}
+	v, err := fn(tx)
+	if err != nil {
+		_ = tx.Rollback()
+		return zero, err
+	}
+	if err := tx.Commit(); err != nil {
+		return zero, err
+	}
+	return v, nil
+}
+
+// wrap names the operation. A sentinel of loot stays one (errors.Is).
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("mysql: %s: %w", op, err)
+}
+
+// isDuplicate reports whether err is ER_DUP_ENTRY: a unique key refused
+// the row.
+func isDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1062
+}
+
+// placeholders returns n comma-separated groups of group, for a multi-row
+// VALUES or an IN list.
+func placeholders(n int, group string) string {
+	return strings.TrimSuffix(strings.Repeat(group+",", n), ",")
+}
+
+// micros is d in whole microseconds, the precision of DATETIME(6): now +
+// micros(d) is loot.StoreTime(now.Add(d)) for a now already at
+// microseconds.
+func micros(d time.Duration) int64 { return int64(d / time.Microsecond) }
