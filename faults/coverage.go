@@ -171,20 +171,15 @@ func scheduleCoverage(s Schedule) Coverage {
 	return c
 }
 
-// Add adds o's counts to c.
+// add adds o's counts to c.
 func (c Coverage) add(o Coverage) {
 	for k, v := range o {
 		c[k] += v
 	}
 }
 
-// Add returns c plus o.
-func (c Coverage) Add(o Coverage) Coverage {
-	out := Coverage{}
-	out.add(c)
-	out.add(o)
-	return out
-}
+// Merge adds o's counts to c (c must not be nil).
+func (c Coverage) Merge(o Coverage) { c.add(o) }
 
 // Steady returns c with the counts that vary between runs of one schedule
 // for a design whose runs do (faults.Declaration.Varies: a cache that drops

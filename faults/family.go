@@ -77,6 +77,7 @@ var familyDocs = map[Family]string{
 	RoomReturn:     "a player returns to a room within two matches, its round restarting",
 	WideIDs:        "players share matches; full-width ids in pairs that differ in one bit of one field",
 	LongHistory:    "a thousand matches of one player, with replays from hundreds of matches back",
+	SmallScope:     "every schedule within DefaultScope, not a sample: a cell holds exhaustively to it",
 }
 
 // Runs is how many schedules of family f a cell of n schedules runs: n, or
@@ -95,7 +96,7 @@ func (f Family) Runs(n int) int {
 var Families = []Family{
 	Clean, Duplicate, Late, DeepReplay, Interleave, WindowExpiry, Crash,
 	StoreError, TimeoutSuccess, MultiNode, Concurrent, SequenceRewind, ThirdKind,
-	RoomReturn, WideIDs, LongHistory,
+	RoomReturn, WideIDs, LongHistory, SmallScope,
 }
 
 // Property names a property props checks. The names live here so designs in
@@ -144,6 +145,9 @@ func (f Family) Check() error {
 		return nil // the common case, without splitting
 	}
 	var concurrent, faulty bool
+	if parts := f.Parts(); len(parts) > 1 && slices.Contains(parts, SmallScope) {
+		return fmt.Errorf("family %q joins small-scope, which is an enumeration, not a generator preset", string(f))
+	}
 	for _, p := range f.Parts() {
 		if !slices.Contains(Families, p) {
 			names := make([]string, len(Families))

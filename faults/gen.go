@@ -200,6 +200,8 @@ func presetOf(f Family) preset {
 			// Three settlements per match (instant, final, third): 6 per two
 			// adjacent matches, where the business promised 4.
 			p.third = true
+		case SmallScope:
+			// Not a preset: Gen samples Enumerate(DefaultScope) instead.
 		case WideIDs:
 			// 2..3 players (a team; 2 is the smallest pair that shares a
 			// match) playing the same matches in the same rooms. Player ids
@@ -248,6 +250,9 @@ func presetOf(f Family) preset {
 // deliveries) and shrink toward fewer players, matches, copies and faults,
 // and toward equal nets. Gen panics on an unknown family.
 func Gen(f Family) *rapid.Generator[Schedule] {
+	if f == SmallScope {
+		return rapid.SampledFrom(smallScope())
+	}
 	p := presetOf(f)
 	return rapid.Custom(func(t *rapid.T) Schedule { return genSchedule(t, f, p, nil) })
 }

@@ -1,6 +1,9 @@
 package faults
 
-import "slices"
+import (
+	"iter"
+	"slices"
+)
 
 // interleave runs one concurrent group deterministically: work[w] is the
 // items (indexes into items) of goroutine w, one goroutine per node in the
@@ -99,4 +102,39 @@ func (r *runner) choose(n int) int {
 		return r.s.Switches[k] % n
 	}
 	return 0
+}
+
+// Interleavings runs d on every interleaving of s's same-instant groups
+// (s.Concurrent; its Switches are ignored), depth first over the
+// scheduler's tree of choices, and yields each choice sequence as the
+// schedule's Switches with its history. Each leaf of the tree is one
+// distinct run; a schedule without a choice yields once. Stop early by
+// returning false.
+func Interleavings(d Design, s Schedule, opt RunOptions) iter.Seq2[Schedule, History] {
+	return func(yield func(Schedule, History) bool) {
+		var explore func(prefix []int) bool
+		explore = func(prefix []int) bool {
+			s := s
+			s.Switches = nil
+			if len(prefix) > 0 {
+				s.Switches = slices.Clip(prefix)
+			}
+			var arity []int
+			o := opt
+			o.Choices = &arity
+			if !yield(s, Run(d, s, o)) {
+				return false
+			}
+			for j := len(prefix); j < len(arity); j++ {
+				for v := 1; v < arity[j]; v++ {
+					next := append(slices.Clone(prefix), make([]int, j-len(prefix))...)
+					if !explore(append(next, v)) {
+						return false
+					}
+				}
+			}
+			return true
+		}
+		explore(nil)
+	}
 }

@@ -3,7 +3,6 @@ package faults
 import (
 	"fmt"
 	"reflect"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -105,16 +104,6 @@ func race(nodes int, switches ...int) Schedule {
 	return s
 }
 
-// runArity runs s and also returns how many goroutines were runnable at
-// each scheduling choice.
-func runArity(d Design, s Schedule) (History, []int) {
-	var arity []int
-	r := newRunner(d, s, RunOptions{})
-	r.arity = &arity
-	r.run()
-	return History{Design: d.Name(), Schedule: s, Events: r.events, Exhausted: r.exhausted}, arity
-}
-
 // dishonest returns the first ack that claims a credit (credited or
 // duplicate) before any credit of its settlement is in the ledger, and a
 // description; or -1 and "". It also reports a settlement credited twice.
@@ -159,26 +148,14 @@ func TestInterleaveExposesTheClaimCreditRace(t *testing.T) {
 	}
 }
 
-// interleavings calls f with every distinct choice sequence of d on s (a
-// depth-first enumeration of the scheduler's tree of choices), and returns
-// how many it ran.
+// interleavings calls f with every distinct choice sequence of d on s
+// (Interleavings), and returns how many it ran.
 func interleavings(d Design, s Schedule, f func([]int, History)) int {
 	runs := 0
-	var explore func(prefix []int)
-	explore = func(prefix []int) {
-		s := s
-		s.Switches = slices.Clip(prefix)
-		h, arity := runArity(d, s)
+	for s, h := range Interleavings(d, s, RunOptions{}) {
 		runs++
-		f(prefix, h)
-		for j := len(prefix); j < len(arity); j++ {
-			for v := 1; v < arity[j]; v++ {
-				next := append(slices.Clone(prefix), make([]int, j-len(prefix))...)
-				explore(append(next, v))
-			}
-		}
+		f(s.Switches, h)
 	}
-	explore(nil)
 	return runs
 }
 

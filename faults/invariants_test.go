@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/faults"
 )
@@ -71,9 +70,8 @@ func TestRunHistoryShape(t *testing.T) {
 	designs := []faults.Design{keyed{}, naive{}, flaky{}, stubborn{}}
 	for _, f := range faults.Families {
 		t.Run("family="+string(f), func(t *testing.T) {
-			rapid.Check(t, func(t *rapid.T) {
-				s := faults.Gen(f).Draw(t, "schedule")
-				d := designs[rapid.IntRange(0, len(designs)-1).Draw(t, "design")]
+			eachSchedule(t, f, func(t fataler, s faults.Schedule, seed uint64) {
+				d := designs[seed%uint64(len(designs))]
 				h := faults.Run(d, s, faults.RunOptions{})
 				if err := checkShape(h); err != nil {
 					t.Fatalf("design %s: %v", d.Name(), err)

@@ -33,7 +33,11 @@ type RunOptions struct {
 	// design whose single call can legitimately take longer (a real store
 	// across a network).
 	Stall time.Duration
-	_     struct{}
+	// Choices, if set, receives the arity of each scheduling choice the run
+	// makes (how many goroutines could run then), in order: the branching
+	// of the run's tree of interleavings (Interleavings walks it).
+	Choices *[]int
+	_       struct{}
 }
 
 // DefaultStall is RunOptions.Stall's default. A run records an event every
@@ -251,6 +255,7 @@ func newRunner(d Design, s Schedule, opt RunOptions) *runner {
 		sett:      make([]settState, n),
 		maxEvents: opt.MaxEvents,
 		free:      opt.Free,
+		arity:     opt.Choices,
 	}
 	if r.maxEvents <= 0 {
 		r.maxEvents = DefaultMaxEvents

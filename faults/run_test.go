@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/faults"
 )
@@ -76,8 +75,7 @@ func TestRunIsDeterministic(t *testing.T) {
 			if f == faults.Concurrent {
 				runs = 5
 			}
-			rapid.Check(t, func(t *rapid.T) {
-				s := faults.Gen(f).Draw(t, "schedule")
+			eachSchedule(t, f, func(t fataler, s faults.Schedule, _ uint64) {
 				a := faults.Run(keyed{}, s, faults.RunOptions{})
 				for range runs - 1 {
 					b := faults.Run(keyed{}, s, faults.RunOptions{})
@@ -95,8 +93,8 @@ func TestRunIsDeterministic(t *testing.T) {
 func TestRunCorrectDesignCreditsEverySettlementOnce(t *testing.T) {
 	for _, f := range faults.Families {
 		t.Run("family="+string(f), func(t *testing.T) {
-			rapid.Check(t, func(t *rapid.T) {
-				exactlyOnce(t, faults.Run(keyed{}, faults.Gen(f).Draw(t, "schedule"), faults.RunOptions{}))
+			eachSchedule(t, f, func(t fataler, s faults.Schedule, _ uint64) {
+				exactlyOnce(t, faults.Run(keyed{}, s, faults.RunOptions{}))
 			})
 		})
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"pgregory.net/rapid"
 
 	"github.com/onceproof/onceproof/faults"
 )
@@ -22,8 +21,7 @@ func TestFormatParseRoundTripsEveryFamily(t *testing.T) {
 	joined := faults.Join(faults.Late, faults.Crash, faults.MultiNode, faults.ThirdKind)
 	for _, f := range append(faults.Families[:len(faults.Families):len(faults.Families)], joined) {
 		t.Run("family="+string(f), func(t *testing.T) {
-			rapid.Check(t, func(t *rapid.T) {
-				s := faults.Gen(f).Draw(t, "schedule")
+			eachSchedule(t, f, func(t fataler, s faults.Schedule, _ uint64) {
 				text := faults.Format(s)
 				got, err := faults.Parse(text)
 				if err != nil {

@@ -3,6 +3,7 @@ package props
 import (
 	"context"
 	"fmt"
+	"iter"
 	"runtime"
 	"slices"
 	"strings"
@@ -78,10 +79,13 @@ type Cell struct {
 	// Coverage is what the cell's runs reached, summed; Unexercised what
 	// the family exists to make happen and no run reached (the cell then
 	// tested nothing of what its column claims, and fails).
-	Coverage    faults.Coverage   `json:",omitempty"`
-	Unexercised []string          `json:",omitempty"`
-	Failed      []faults.Property // union over the runs, in report order
-	Expected    []faults.Property // what the design declares, in report order
+	Coverage    faults.Coverage `json:",omitempty"`
+	Unexercised []string        `json:",omitempty"`
+	// Scope, for small-scope, is the scope its runs covered exhaustively
+	// (faults.DefaultScope); empty for a sampled cell.
+	Scope    string            `json:",omitempty"`
+	Failed   []faults.Property // union over the runs, in report order
+	Expected []faults.Property // what the design declares, in report order
 	// Counterexamples: the first is shrunk toward the first property of
 	// Failed; one more for each property of Failed the earlier ones do not
 	// show.
@@ -115,6 +119,8 @@ func (c Cell) Text() string {
 		return fmt.Sprintf("unknown: %d of %d runs ran out of budget", c.Unknown, c.Runs)
 	case len(c.Unexercised) > 0:
 		return fmt.Sprintf("not exercised: no %s in %d runs", strings.Join(c.Unexercised, ", "), c.Runs)
+	case c.Scope != "":
+		return fmt.Sprintf("holds: all %d", c.Runs)
 	}
 	return "holds"
 }
@@ -252,13 +258,15 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 	}
 	var fails []failing
 	union := map[faults.Property]bool{}
-	for k := 0; k < f.Runs(opt.N) && opt.Context.Err() == nil; k++ {
-		seed := opt.Seed + uint64(k)
-		s := faults.Generate(f, seed)
-		h := faults.Run(d, s, opt.Run)
+	c.Coverage = faults.Coverage{}
+	if f == faults.SmallScope {
+		c.Scope = faults.DefaultScope.String()
+	}
+	for run := range cellRuns(d, f, opt) {
+		seed, s, h := run.seed, run.sched, run.hist
 		r := Judge(h)
 		c.Runs++
-		c.Coverage = c.Coverage.Add(faults.CoverageOf(h))
+		c.Coverage.Merge(faults.CoverageOf(h))
 		if r.Unknown() {
 			c.Unknown++
 			for _, v := range r {
@@ -367,6 +375,53 @@ func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 		}
 	}
 	return c
+}
+
+// cellRun is one run of a cell: the seed that names its schedule, the
+// schedule, and its history.
+type cellRun struct {
+	seed  uint64
+	sched faults.Schedule
+	hist  faults.History
+}
+
+// cellRuns yields the runs of a cell, each with the seed that names its
+// schedule: for a generated family, faults.Generate(f, opt.Seed+k) for k
+// below f.Runs(opt.N); for small-scope, every schedule of
+// faults.Enumerate(faults.DefaultScope) (the seed is its position, from 1)
+// and, for a concurrent one, every interleaving of it. It stops when the
+// context is done.
+func cellRuns(d faults.Design, f faults.Family, opt MatrixOptions) iter.Seq[cellRun] {
+	return func(yield func(cellRun) bool) {
+		if f != faults.SmallScope {
+			for k := 0; k < f.Runs(opt.N) && opt.Context.Err() == nil; k++ {
+				seed := opt.Seed + uint64(k)
+				s := faults.Generate(f, seed)
+				if !yield(cellRun{seed, s, faults.Run(d, s, opt.Run)}) {
+					return
+				}
+			}
+			return
+		}
+		var seed uint64
+		for s := range faults.Enumerate(faults.DefaultScope) {
+			seed++
+			if opt.Context.Err() != nil {
+				return
+			}
+			if !s.Concurrent {
+				if !yield(cellRun{seed, s, faults.Run(d, s, opt.Run)}) {
+					return
+				}
+				continue
+			}
+			for s, h := range faults.Interleavings(d, s, opt.Run) {
+				if !yield(cellRun{seed, s, h}) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // Row returns the row of design name.

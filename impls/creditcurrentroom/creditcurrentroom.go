@@ -33,6 +33,9 @@ var Design = foursig.Variant{
 			{Families: []faults.Family{faults.MultiNode, faults.Crash, faults.StoreError}, Props: crossRoom,
 				Why: "an instant whose claim failed, or never ran (a crash before it), is retried after its own match's " +
 					"final arrived, and that final was credited to the room of the player's previous instant (NoCrossRoom)"},
+			{Families: []faults.Family{faults.SmallScope}, Props: crossRoom,
+				Why: "a final of the player's next match, in another room, that arrives without its match's instant " +
+					"is credited to the room of the player's latest instant (NoCrossRoom)"},
 			{Families: []faults.Family{faults.TimeoutSuccess}, Props: crossRoom,
 				Why: "a credit that timed out is retried by the slow sender a minute later, when the player plays in " +
 					"another room, and credited to that room (NoCrossRoom)"},

@@ -30,7 +30,7 @@ var declaration = faults.Declaration{
 				"collides with it (NoLoss, HonestAck)"},
 		{Families: []faults.Family{faults.Crash, faults.TimeoutSuccess}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
 			Why: playerstate.LostAfterClaim + "; and " + playerstate.SlowRetry("four newer signatures of the player have pushed its own out of the window")},
-		{Families: []faults.Family{faults.StoreError}, Props: playerstate.Lost,
+		{Families: []faults.Family{faults.StoreError, faults.SmallScope}, Props: playerstate.Lost,
 			Why: playerstate.LostAfterClaim},
 		{Families: []faults.Family{faults.LongHistory}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
 			Why: evicted + ": replays come from hundreds of matches back; and the copy, credited again, re-enters the " +

@@ -25,7 +25,6 @@ package ristretto
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
 
@@ -68,14 +67,25 @@ func (Design) Declare() faults.Declaration {
 }
 
 // NewCluster implements faults.Design. The cluster's caches are closed
-// when a crashed node is replaced and, for the last ones, when the cluster
-// is garbage (ristretto runs a goroutine per cache).
+// when a crashed node is replaced and, for the last ones, when the run ends
+// (faults.ClusterCloser): ristretto runs goroutines per cache, and a matrix
+// builds hundreds of thousands of clusters.
 func (Design) NewCluster() faults.Cluster {
 	reg := &registry{caches: map[int]*Window{}}
-	c := refenv.NewCluster(ref.NewMemStore(), func(node int) refenv.Window { return reg.replace(node) })
-	runtime.AddCleanup(c, func(r *registry) { r.closeAll() }, reg)
-	return c
+	return &Cluster{Cluster: refenv.NewCluster(ref.NewMemStore(), func(node int) refenv.Window { return reg.replace(node) }), reg: reg}
 }
+
+// Cluster is ref's cluster with ristretto windows, which it closes when the
+// run ends.
+type Cluster struct {
+	*refenv.Cluster
+	reg *registry
+}
+
+var _ faults.ClusterCloser = (*Cluster)(nil)
+
+// Close implements faults.ClusterCloser: it stops every cache's goroutines.
+func (c *Cluster) Close() { c.reg.closeAll() }
 
 // registry holds each node id's live cache so a replaced one is closed.
 type registry struct {

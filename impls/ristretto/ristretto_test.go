@@ -24,11 +24,11 @@ func TestWindowExpiresInVirtualTime(t *testing.T) {
 // can read their Stats after faults.Run.
 type capture struct {
 	Design
-	clusters []*refenv.Cluster
+	clusters []*Cluster
 }
 
 func (c *capture) NewCluster() faults.Cluster {
-	cl := c.Design.NewCluster().(*refenv.Cluster)
+	cl := c.Design.NewCluster().(*Cluster)
 	c.clusters = append(c.clusters, cl)
 	return cl
 }
@@ -52,7 +52,7 @@ func TestStoreCatchesWhatTheCacheDrops(t *testing.T) {
 			t.Fatalf("seed %d: %d duplicate acks but window %d + store %d (to reproduce: go test ./impls/ristretto/ -run TestStoreCatchesWhatTheCacheDrops)", seed, dups, st.WindowDup, st.StoreDup)
 		}
 	}
-	var total refenv.Stats
+	var total refenv.Stats // the embedded refenv.Cluster's counters
 	for _, c := range d.clusters {
 		st := c.Stats()
 		total.WindowDup += st.WindowDup

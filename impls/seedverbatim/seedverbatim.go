@@ -43,7 +43,7 @@ func (Design) Declare() faults.Declaration {
 			{Families: []faults.Family{faults.StoreError}, Props: lostAndLied,
 				Why: "the window is marked before the claim; when the claim (or the caller's credit) fails, the sender retries " +
 					"inside the ttl, the window says \"duplicate\", and the settlement is never credited, with a false ack"},
-			{Families: []faults.Family{faults.Crash}, Props: lostAndLied,
+			{Families: []faults.Family{faults.Crash, faults.SmallScope}, Props: lostAndLied,
 				Why: "a crash after Begin or after Commit, before the credit, leaves a record that every retry reads as a " +
 					"duplicate: nothing completes a Granted record, and Commit(Delivered) runs before the credit"},
 			{Families: []faults.Family{faults.TimeoutSuccess}, Props: lostAndLied,

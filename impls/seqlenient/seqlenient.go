@@ -51,7 +51,7 @@ var Design = playerstate.Design[State]{
 					"it (interleave), or an instant after its own final (late); as section 2 says, \"the former, " +
 					"arriving later, is already the past\": it is dropped although it was never credited (NoLoss), " +
 					"and its \"duplicate\" ack is false (HonestAck)"},
-			{Families: []faults.Family{faults.Crash, faults.StoreError, faults.TimeoutSuccess}, Props: playerstate.Lost,
+			{Families: []faults.Family{faults.Crash, faults.StoreError, faults.TimeoutSuccess, faults.SmallScope}, Props: playerstate.Lost,
 				Why: playerstate.LostAfterClaim},
 			{Families: []faults.Family{faults.MultiNode}, Props: playerstate.Lost,
 				Why: "a claim that fails on one node is retried RetryAfter later, after the player's next settlement " +

@@ -81,7 +81,7 @@ var Design = playerstate.Design[State]{
 					"match's instant after its own final (late), makes the number that arrives first the future; it is " +
 					"held for a gap that, as far as the sequence knows, may never fill (NoBlocking: a first delivery held " +
 					"back), and the buffer breaks the constant-storage claim (BoundedState)"},
-			{Families: []faults.Family{faults.Crash, faults.StoreError},
+			{Families: []faults.Family{faults.Crash, faults.StoreError, faults.SmallScope},
 				Props: []faults.Property{faults.NoLoss, faults.NoBlocking, faults.BoundedState, faults.HonestAck},
 				Why: playerstate.LostAfterClaim + "; and the settlement lost or nacked leaves a gap, so every later " +
 					"number of the player is held behind it (NoBlocking, BoundedState)"},

@@ -70,7 +70,7 @@ var Design = playerstate.Design[State]{
 				Why: startsOver + "; and the copies come 2.5 matches later, when the copied match can have the current " +
 					"one's (room, round) (a re-entered room restarts its rounds): the copy then sets the current match's " +
 					"variable, and the current match's own settlement of that kind is dropped as a replay (NoLoss, HonestAck)"},
-			{Families: []faults.Family{faults.Crash}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+			{Families: []faults.Family{faults.Crash, faults.SmallScope}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
 				Why: playerstate.LostAfterClaim + "; a crash also reorders: the crashed settlement's retry arrives after " +
 					"the player's next settlement of another match started the flags over, so a settlement whose credit " +
 					"landed before the crash is credited again (NoDup)"},

@@ -36,7 +36,7 @@ func (Design) Declare() faults.Declaration {
 			{Families: []faults.Family{faults.DeepReplay, faults.WindowExpiry, faults.LongHistory}, Props: noDup,
 				Why: "a retry or replay after the ttl finds nothing and is credited again; the source's own diagram says " +
 					"the durable constraint exists for exactly this boundary"},
-			{Families: []faults.Family{faults.Crash}, Props: noDup,
+			{Families: []faults.Family{faults.Crash, faults.SmallScope}, Props: noDup,
 				Why: "a crash after the credit, before the ack, loses the window with the node; the retry meets an empty window"},
 			{Families: []faults.Family{faults.TimeoutSuccess}, Props: noDup,
 				Why: "the credit landed but reported an error, so the window was not marked and the retry credits again"},
