@@ -133,10 +133,10 @@ func Run(d Design, s Schedule, opt RunOptions) History {
 	}
 	r.finish = make(chan []Event, 2)
 	watch(r)
-	go func() {
+	runOn(func() {
 		r.run()
 		r.finish <- nil
-	}()
+	})
 	if events := <-r.finish; events != nil {
 		return History{Design: d.Name(), Schedule: s, Events: events, Stalled: true}
 	}

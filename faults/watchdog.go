@@ -72,3 +72,33 @@ func watchLoop() {
 		}
 	}
 }
+
+// runOn runs f on a goroutine of its own, reusing one that finished an
+// earlier run if one is idle. A run's goroutine grows its stack to what a
+// design needs (deferred recovers, a store's calls); a fresh goroutine per
+// run copied it again every time, a sixth of a small run's cost. Up to
+// idleRunners wait for work; a runner abandoned by the watchdog never
+// comes back, and the pool starts another.
+func runOn(f func()) {
+	select {
+	case w := <-idleRunners:
+		w <- f
+	default:
+		w := make(chan func())
+		go func() {
+			for f := range w {
+				f()
+				select {
+				case idleRunners <- w:
+				default:
+					return // enough idle runners already
+				}
+			}
+		}()
+		w <- f
+	}
+}
+
+// idleRunners holds the runners waiting for a run: as many as runs go on at
+// once in a matrix (one per worker) with room to spare.
+var idleRunners = make(chan chan func(), 64)
