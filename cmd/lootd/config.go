@@ -1,0 +1,114 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+// config is what the flags (or their LOOTD_* environment variables) say.
+type config struct {
+	listen, internal string
+	db, redis        string
+	dev              bool
+	dbConns          int
+	lockTTL          time.Duration
+	settleEvery      time.Duration
+	compensateEvery  time.Duration
+	playerHeader     string
+	tokenKeyFile     string
+	drain            time.Duration
+	logLevel         string
+}
+
+// errUsage is a bad command line: main exits 2.
+var errUsage = errors.New("usage")
+
+// envName is the environment variable that stands for flag name:
+// -lock-ttl is LOOTD_LOCK_TTL.
+func envName(name string) string {
+	return "LOOTD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// flags declares every flag of lootd on fs, writing into c.
+func (c *config) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "player-facing `address` (POST /api/loot/intent only)")
+	fs.StringVar(&c.internal, "internal", "127.0.0.1:8081", "operations `address`: open, start, settle, cancel, queries, /metrics, /healthz; never expose it to players")
+	fs.StringVar(&c.db, "db", "", "the store: mysql://user:pass@host:3306/db, a go-sql-driver DSN user:pass@tcp(host:3306)/db, or postgres://...")
+	fs.StringVar(&c.redis, "redis", "", "the settle lock: redis://host:6379/0 (optional: the store's CAS decides without it)")
+	fs.BoolVar(&c.dev, "dev", false, "in-memory store, lock and inventory: no servers, nothing survives the process")
+	fs.IntVar(&c.dbConns, "db-conns", 64, "most connections to the database")
+	fs.DurationVar(&c.lockTTL, "lock-ttl", loot.DefaultSettleLease, "settle lease: the lock's ttl and how long a settler is presumed alive before another instance takes its session over")
+	fs.DurationVar(&c.settleEvery, "settle-every", time.Second, "how often to settle sessions whose deadline passed (and take over stalled settles)")
+	fs.DurationVar(&c.compensateEvery, "compensate-every", 5*time.Second, "how often to run Recover: deliver PENDING grants whose lease ended (their backoff), settle what is overdue")
+	fs.StringVar(&c.playerHeader, "player-header", "", "trust this request `header` (e.g. X-Player-Id) as the player id: ONLY behind a gateway that strips it from clients")
+	fs.StringVar(&c.tokenKeyFile, "token-key-file", "", "`file` holding the HMAC-SHA256 key (>= 32 bytes) of players' Bearer tokens (lootd token mints one)")
+	fs.DurationVar(&c.drain, "drain", 10*time.Second, "on SIGTERM/SIGINT, how long in-flight requests and settles may take to finish")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (debug logs every accepted claim)")
+}
+
+// parseConfig reads args, then fills every flag not given from its
+// environment variable (getenv), and checks the result.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("lootd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return c, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if err := fromEnv(fs, getenv); err != nil {
+		return c, err
+	}
+	return c, c.check()
+}
+
+// fromEnv sets each flag of fs not given on the command line from its
+// environment variable, if that is set: the command line wins.
+func fromEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		v := getenv(envName(f.Name))
+		if given[f.Name] || v == "" || err != nil {
+			return
+		}
+		if e := fs.Set(f.Name, v); e != nil {
+			err = fmt.Errorf("%w: %s=%q: %w", errUsage, envName(f.Name), v, e)
+		}
+	})
+	return err
+}
+
+func (c config) check() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.dev == (c.db != ""):
+		return bad("give exactly one of -db and -dev")
+	case c.dev && c.redis != "":
+		return bad("-dev keeps its lock in memory; -redis is for a shared store")
+	case c.listen == c.internal:
+		return bad("-listen and -internal are both %s: operations must never be reachable on the player-facing listener", c.listen)
+	case c.playerHeader == "" && c.tokenKeyFile == "":
+		return bad("no way to authenticate players: give -token-key-file, or -player-header behind a gateway that strips it")
+	case c.dbConns < 1:
+		return bad("-db-conns %d, want >= 1", c.dbConns)
+	case c.lockTTL <= 0 || c.settleEvery <= 0 || c.compensateEvery <= 0 || c.drain < 0:
+		return bad("-lock-ttl, -settle-every and -compensate-every must be > 0, -drain >= 0")
+	}
+	if _, err := parseLevel(c.logLevel); err != nil {
+		return bad("%v", err)
+	}
+	return nil
+}

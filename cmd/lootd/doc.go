@@ -1,0 +1,43 @@
+// Command lootd is the source document's loot allocation service (004,
+// section 5.5) over ref/loot, as HTTP/JSON; run any number of instances on
+// one store. `go run ./cmd/lootd -dev -player-header X-Player-Id` needs no
+// servers.
+//
+// Flags (each also LOOTD_<NAME>, e.g. LOOTD_LOCK_TTL; the flag wins):
+//
+//	-listen ADDR            players: POST /api/loot/intent only
+//	-internal ADDR          operations; never reachable by players
+//	-db URL | -dev          mysql://u:p@host:3306/db (or user:pass@tcp(host)/db); -dev: in memory
+//	-redis URL              settle lock (optional: the store's CAS decides)
+//	-lock-ttl D             settle lease: lock ttl, takeover of a dead settler
+//	-settle-every D         settle sessions past their deadline
+//	-compensate-every D     Recover: deliver PENDING grants whose lease ended
+//	-player-header H        trust header H as the player id: ONLY behind a gateway that strips it
+//	-token-key-file F       HMAC key of "Authorization: Bearer v1.<player>.<expires>.<mac>" tokens
+//	-db-conns N, -drain D, -log-level L
+//
+// `lootd token -player ID [-ttl D]` prints a token signed with the key.
+//
+// Internal endpoints: POST /api/loot/sessions (open: sessionNo,
+// dungeonCode, lootCode, quantity, members, claimWindowSeconds; the
+// deadline is the store's clock at the open plus the window), POST
+// /api/loot/sessions/{no}/start, POST /api/loot/settle and
+// /api/loot/cancel ({"sessionNo"}), GET /api/loot/sessions/{no} and
+// /api/loot/sessions/{no}/audit, GET /metrics, GET /healthz. The player
+// claims with {"sessionNo","intentType"}: a body with playerId is 400.
+// Errors are {"code","message"}: 400 bad input, 401, 403 not_member, 404,
+// 409 for the session's state, 413, 503 outcome_unknown with Retry-After
+// (repeat the request: every endpoint is idempotent). A repeated open,
+// start or cancel is 200; a settle of a settled session is 200
+// "already_settled".
+//
+// The operator's duties:
+//
+//  1. Expose -listen to players and -internal only to the game's servers.
+//  2. Authenticate players: tokens, or -player-header behind a gateway that
+//     strips that header from every client request.
+//  3. Give the database account SELECT, INSERT and UPDATE (see ref/loot);
+//     the inventory is the store's loot_inventory table, which the game reads.
+//  4. Pick -lock-ttl above the slowest settle; stop with SIGTERM (in-flight
+//     requests drain); alert on lootd_grants_pending and settle outcomes.
+package main

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+// startLoops runs, on wg, the two background loops every instance runs
+// (loot's caller's duties 4 and 5), each once at once and then every
+// period, until stop is done; their calls run under work, which is
+// cancelled only when the drain time is up. A settle cut short there
+// leaves its session SETTLING under a lease, which the next Recover, here
+// or on another instance, takes over once the lease ends.
+//
+//   - settle: Store.Overdue lists sessions past their deadline (and
+//     SETTLING ones whose settler's lease ended) and each is settled, the
+//     scheduler at the deadline. Instances race for the same sessions;
+//     the lock and the CAS let one through.
+//   - compensate: Service.Recover, which settles what is still overdue
+//     and delivers the PENDING grants whose lease ended: each grant's
+//     lease grows with its attempts (loot.DefaultBackoff), so a failing
+//     inventory is retried ever more slowly and never given up.
+func (s *server) startLoops(wg *sync.WaitGroup, stop, work context.Context, settleEvery, compensateEvery time.Duration) {
+	for _, l := range []struct {
+		every time.Duration
+		run   func(stop, work context.Context)
+	}{{settleEvery, s.settleDue}, {compensateEvery, s.compensate}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(l.every)
+			defer t.Stop()
+			for {
+				l.run(stop, work)
+				select {
+				case <-stop.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
+	}
+}
+
+// settleDue settles the overdue sessions, a batch at a time while batches
+// come full and settle something; it stops between two settles once stop
+// is done.
+func (s *server) settleDue(stop, work context.Context) {
+	for stop.Err() == nil {
+		nos, err := s.be.store.Overdue(work, loot.DefaultBatch)
+		if err != nil {
+			s.log.Warn("settle loop: listing overdue sessions", "err", err)
+			return
+		}
+		settled := 0
+		for _, no := range nos {
+			if stop.Err() != nil {
+				return
+			}
+			if st, err := s.settle(work, no, "deadline"); err == nil || st.Session.Status == loot.StatusClosed {
+				settled++
+			}
+		}
+		if len(nos) < loot.DefaultBatch || settled == 0 {
+			return
+		}
+	}
+}
+
+// compensate runs one Recover.
+func (s *server) compensate(_, work context.Context) {
+	r, err := s.svc.Recover(work)
+	if r.Settled > 0 || r.Delivered > 0 {
+		s.log.Info("recovered", "settled", r.Settled, "delivered", r.Delivered)
+	}
+	if err != nil {
+		s.m.recovers.WithLabelValues("error").Inc()
+		s.log.Warn("recover left work for the next pass", "err", err)
+		return
+	}
+	s.m.recovers.WithLabelValues("ok").Inc()
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run is lootd's command line; it returns the exit code: 0 done, 1 failed,
+// 2 bad usage.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	var err error
+	if len(args) > 0 && args[0] == "token" {
+		err = tokenCmd(args[1:], getenv, stdout, stderr)
+	} else {
+		err = serveCmd(args, getenv, stderr)
+	}
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr, "lootd:", err)
+		return 2
+	}
+	fmt.Fprintln(stderr, "lootd:", err)
+	return 1
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	return l, l.UnmarshalText([]byte(s))
+}
+
+// openTimeout bounds connecting to the store and creating its schema.
+const openTimeout = 30 * time.Second
+
+// serveCmd runs the server until SIGTERM or SIGINT, then drains.
+func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error {
+	c, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	level, _ := parseLevel(c.logLevel) // checked by parseConfig
+	logHandler := slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})
+	logger := slog.New(logHandler)
+	sig, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stopSignals()
+
+	auth, err := newAuthenticator(c.playerHeader, c.tokenKeyFile, time.Now)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	octx, cancel := context.WithTimeout(sig, openTimeout)
+	be, err := openBackend(octx, c)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer be.close()
+	be.store = withTestHooks(be.store, logger)
+	s, err := newServer(be, auth, c.lockTTL, logger)
+	if err != nil {
+		return err
+	}
+	pl, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return err
+	}
+	il, err := net.Listen("tcp", c.internal)
+	if err != nil {
+		pl.Close()
+		return err
+	}
+	errLog := slog.NewLogLogger(logHandler, slog.LevelWarn)
+	servers := []*http.Server{newHTTPServer(s.playerHandler(), errLog, c.lockTTL), newHTTPServer(s.internalHandler(), errLog, c.lockTTL)}
+	serveErr := make(chan error, len(servers))
+	for i, l := range []net.Listener{pl, il} {
+		go func() { serveErr <- servers[i].Serve(l) }()
+	}
+	logger.Info("listening", "player", pl.Addr().String(), "internal", il.Addr().String(),
+		"store", be.kind, "lock", be.lock != nil, "lease", c.lockTTL.String(), "player_header", c.playerHeader, "tokens", c.tokenKeyFile != "")
+
+	stopLoops, stopLoopsNow := context.WithCancel(context.Background())
+	work, cancelWork := context.WithCancel(context.Background())
+	defer cancelWork()
+	var loops sync.WaitGroup
+	s.startLoops(&loops, stopLoops, work, c.settleEvery, c.compensateEvery)
+
+	var failed error
+	select {
+	case <-sig.Done():
+	case failed = <-serveErr:
+	}
+	stopSignals() // a second signal ends the process at once
+	logger.Info("shutting down", "drain", c.drain.String())
+	stopLoopsNow()
+	drain, cancelDrain := context.WithTimeout(context.Background(), c.drain)
+	defer cancelDrain()
+	var shut sync.WaitGroup
+	for _, hs := range servers {
+		shut.Go(func() {
+			if err := hs.Shutdown(drain); err != nil {
+				logger.Warn("drain time up: closing the remaining connections", "err", err)
+				hs.Close()
+			}
+		})
+	}
+	loopsDone := make(chan struct{})
+	go func() { loops.Wait(); close(loopsDone) }()
+	select {
+	case <-loopsDone:
+	case <-drain.Done():
+		logger.Warn("drain time up: cutting the background loops short (the next Recover completes their work)")
+		cancelWork()
+		<-loopsDone
+	}
+	shut.Wait()
+	logger.Info("stopped")
+	if failed != nil && !errors.Is(failed, http.ErrServerClosed) {
+		return failed
+	}
+	return nil
+}
+
+func newHTTPServer(h http.Handler, errLog *log.Logger, lease time.Duration) *http.Server {
+	return &http.Server{
+		Handler:  h,
+		ErrorLog: errLog,
+		// Bodies are at most openBody; a client that cannot send one in
+		// 10s, or headers in 5s, is holding a connection for nothing.
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		// A settle delivers every grant before answering: allow it a
+		// lease's worth of slow inventory.
+		WriteTimeout: lease,
+		IdleTimeout:  2 * time.Minute,
+	}
+}
+
+// tokenCmd is `lootd token -player ID [-ttl D]`: it prints a player token
+// signed with the key of -token-key-file (or LOOTD_TOKEN_KEY_FILE), for
+// tests and for curl.
+func tokenCmd(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("lootd token", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	player := fs.Int64("player", 0, "the player `id`")
+	ttl := fs.Duration("ttl", time.Hour, "how long the token is valid")
+	keyFile := fs.String("token-key-file", "", "`file` holding the key (or LOOTD_TOKEN_KEY_FILE)")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if err := fromEnv(fs, getenv); err != nil {
+		return err
+	}
+	if *player <= 0 || *ttl <= 0 || *keyFile == "" {
+		return fmt.Errorf("%w: lootd token -player ID (> 0) [-ttl D] with -token-key-file or LOOTD_TOKEN_KEY_FILE", errUsage)
+	}
+	key, err := readKey(*keyFile)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, mintToken(key, loot.PlayerID(*player), time.Now().Add(*ttl)))
+	return err
+}

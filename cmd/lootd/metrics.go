@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+// metrics are lootd's Prometheus series. The source document's three
+// (8.4): settle success rate (lootd_settles_total by outcome), settle
+// duration (lootd_settle_duration_seconds), PENDING backlog
+// (lootd_grants_pending); and claims by result, lock contention and
+// compensation deliveries.
+type metrics struct {
+	reg           *prometheus.Registry
+	settles       *prometheus.CounterVec
+	settleSeconds *prometheus.HistogramVec
+	claims        *prometheus.CounterVec
+	locks         *prometheus.CounterVec
+	deliveries    *prometheus.CounterVec
+	recovers      *prometheus.CounterVec
+}
+
+// pendingTimeout bounds the backlog count a scrape waits for: under
+// Prometheus's default 10s scrape timeout, and far above a COUNT over an
+// index.
+const pendingTimeout = 3 * time.Second
+
+func newMetrics(pending func(context.Context) (int, error), log *slog.Logger) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		settles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lootd_settles_total",
+			Help: "Settle attempts by trigger (api: POST /api/loot/settle; deadline: the settle loop) and outcome (settled: this call recorded the result; else the error code it got).",
+		}, []string{"trigger", "outcome"}),
+		settleSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "lootd_settle_duration_seconds",
+			Help: "Duration of settles that recorded the result (outcome settled), lock to last delivery.",
+			// 1ms (an in-memory settle) doubling to 16s (far past a lease
+			// a settle should ever approach).
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}, []string{"trigger"}),
+		claims: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lootd_claims_total",
+			Help: "Claims (POST /api/loot/intent) by result: accepted, or the error code of the refusal.",
+		}, []string{"result"}),
+		locks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lootd_lock_acquires_total",
+			Help: "Settle lock acquisitions by result: acquired, contended (held by another settler), error.",
+		}, []string{"result"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lootd_deliveries_total",
+			Help: "Inventory deliveries by path (settle: the settler's own; compensation: a retry of a PENDING grant under its lease) and result (ok, error).",
+		}, []string{"path", "result"}),
+		recovers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lootd_recover_runs_total",
+			Help: "Recover passes (compensation) by result: ok, error (something is left for the next pass).",
+		}, []string{"result"}),
+	}
+	m.reg.MustRegister(m.settles, m.settleSeconds, m.claims, m.locks, m.deliveries, m.recovers,
+		pendingCollector{count: pending, log: log},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// pendingCollector reads the PENDING backlog from the store at each
+// scrape: the store is shared, so every instance reports the same,
+// cluster-wide number. A failed read leaves the series out of that
+// scrape (and logs why) rather than report a stale or zero backlog.
+type pendingCollector struct {
+	count func(context.Context) (int, error)
+	log   *slog.Logger
+}
+
+var pendingDesc = prometheus.NewDesc("lootd_grants_pending",
+	"Grants recorded and not yet confirmed delivered (PENDING), read from the store at scrape time: the compensation backlog of the whole cluster.", nil, nil)
+
+func (c pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- pendingDesc }
+
+func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), pendingTimeout)
+	defer cancel()
+	n, err := c.count(ctx)
+	if err != nil {
+		c.log.Warn("metrics: counting PENDING grants", "err", err)
+		ch <- prometheus.NewInvalidMetric(pendingDesc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n))
+}
+
+// countedLock counts the Service's lock acquisitions.
+type countedLock struct {
+	loot.Lock
+	m *metrics
+}
+
+func (l countedLock) Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	ok, err := l.Lock.Acquire(ctx, key, token, ttl)
+	switch {
+	case err != nil:
+		l.m.locks.WithLabelValues("error").Inc()
+	case ok:
+		l.m.locks.WithLabelValues("acquired").Inc()
+	default:
+		l.m.locks.WithLabelValues("contended").Inc()
+	}
+	return ok, err
+}
+
+// countedInventory counts deliveries and logs failed ones with the grant
+// number. A grant with Attempts > 0 comes from a compensation lease
+// (LeaseGrants counts them); the settler's own delivery has 0.
+type countedInventory struct {
+	loot.Inventory
+	m   *metrics
+	log *slog.Logger
+}
+
+func (inv countedInventory) Deliver(ctx context.Context, g loot.Grant) error {
+	path := "settle"
+	if g.Attempts > 0 {
+		path = "compensation"
+	}
+	err := inv.Inventory.Deliver(ctx, g)
+	if err != nil {
+		inv.m.deliveries.WithLabelValues(path, "error").Inc()
+		inv.log.Warn("delivery failed; compensation retries it", "grant", g.No, "session", g.Session, "player", g.Player, "attempts", g.Attempts, "err", err)
+		return err
+	}
+	inv.m.deliveries.WithLabelValues(path, "ok").Inc()
+	if g.Attempts > 0 {
+		inv.log.Info("grant delivered by compensation", "grant", g.No, "session", g.Session, "player", g.Player, "attempts", g.Attempts)
+	}
+	return nil
+}
