@@ -37,14 +37,14 @@ type harness struct {
 	internal *httptest.Server
 }
 
-// newHarness serves a memory backend, with st wrapping its store if given,
+// newHarness serves a memory backend, changed by adjust if given,
 // trusting X-Player-Id and tokens under testKey.
-func newHarness(t *testing.T, wrap func(loot.Store) loot.Store) *harness {
+func newHarness(t *testing.T, adjust func(*backend)) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: memory.NewClock(t0)}
 	h.be = memoryBackendAt(h.clock.Now)
-	if wrap != nil {
-		h.be.store = wrap(h.be.store)
+	if adjust != nil {
+		adjust(h.be)
 	}
 	auth := &authenticator{header: "X-Player-Id", key: testKey, now: h.clock.Now}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -346,7 +346,7 @@ func (s *failingStore) Claim(ctx context.Context, no string, p loot.PlayerID, in
 
 func TestUnknownStoreOutcomeIs503WithRetryAfterAndNoCause(t *testing.T) {
 	fs := &failingStore{}
-	h := newHarness(t, func(st loot.Store) loot.Store { fs.Store = st; return fs })
+	h := newHarness(t, func(be *backend) { fs.Store, be.store = be.store, fs })
 	h.claiming(spec("S1", 1, 1001))
 	fs.fail = true
 	st, hdr, out := send(t, http.DefaultClient, "POST", h.player.URL+"/api/loot/intent", `{"sessionNo":"S1","intentType":"NEED"}`, "X-Player-Id", "1001")
@@ -375,11 +375,10 @@ func (s tamperedStore) Snapshot(ctx context.Context, no string) (loot.Snapshot, 
 
 func TestAuditSaysWhetherTheSnapshotReplays(t *testing.T) {
 	for _, tamper := range []bool{false, true} {
-		h := newHarness(t, func(st loot.Store) loot.Store {
+		h := newHarness(t, func(be *backend) {
 			if tamper {
-				return tamperedStore{st}
+				be.store = tamperedStore{be.store}
 			}
-			return st
 		})
 		h.claiming(spec("S1", 1, 1001, 1002))
 		h.claim("1001", `{"sessionNo":"S1","intentType":"NEED"}`)

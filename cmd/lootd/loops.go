@@ -19,10 +19,12 @@ import (
 //     SETTLING ones whose settler's lease ended) and each is settled, the
 //     scheduler at the deadline. Instances race for the same sessions;
 //     the lock and the CAS let one through.
-//   - compensate: Service.Recover, which settles what is still overdue
-//     and delivers the PENDING grants whose lease ended: each grant's
-//     lease grows with its attempts (loot.DefaultBackoff), so a failing
-//     inventory is retried ever more slowly and never given up.
+//   - compensate: Service.Recover on a store view without overdue
+//     sessions (server.compensator), so it only delivers the PENDING
+//     grants whose lease ended: each grant's lease grows with its attempts
+//     (loot.DefaultBackoff), so a failing inventory is retried ever more
+//     slowly and never given up. Between them the two loops do all that
+//     Recover would, and every settle shows in the settle metrics.
 func (s *server) startLoops(wg *sync.WaitGroup, stop, work context.Context, settleEvery, compensateEvery time.Duration) {
 	for _, l := range []struct {
 		every time.Duration
@@ -70,15 +72,15 @@ func (s *server) settleDue(stop, work context.Context) {
 	}
 }
 
-// compensate runs one Recover.
+// compensate runs one compensation pass.
 func (s *server) compensate(_, work context.Context) {
-	r, err := s.svc.Recover(work)
-	if r.Settled > 0 || r.Delivered > 0 {
-		s.log.Info("recovered", "settled", r.Settled, "delivered", r.Delivered)
+	r, err := s.compensator.Recover(work)
+	if r.Delivered > 0 {
+		s.log.Info("compensated", "delivered", r.Delivered)
 	}
 	if err != nil {
 		s.m.recovers.WithLabelValues("error").Inc()
-		s.log.Warn("recover left work for the next pass", "err", err)
+		s.log.Warn("compensation left work for the next pass", "err", err)
 		return
 	}
 	s.m.recovers.WithLabelValues("ok").Inc()

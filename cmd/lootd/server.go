@@ -13,11 +13,16 @@ import (
 
 // server holds what the handlers and the loops share.
 type server struct {
-	svc  *loot.Service
-	be   *backend
-	auth *authenticator
-	m    *metrics
-	log  *slog.Logger
+	svc *loot.Service
+	// compensator is svc on a view of the store that lists no overdue
+	// session: its Recover only delivers PENDING grants. Overdue sessions
+	// are the settle loop's, which settles them through settle (counted
+	// and timed) instead of inside Recover, where no outcome shows.
+	compensator *loot.Service
+	be          *backend
+	auth        *authenticator
+	m           *metrics
+	log         *slog.Logger
 }
 
 // newServer builds the Service on be, with the lock and inventory counted.
@@ -36,8 +41,19 @@ func newServer(be *backend, auth *authenticator, lease time.Duration, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	return &server{svc: svc, be: be, auth: auth, m: m, log: log}, nil
+	cfg.Store = noOverdue{be.store}
+	comp, err := loot.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &server{svc: svc, compensator: comp, be: be, auth: auth, m: m, log: log}, nil
 }
+
+// noOverdue is a store whose Overdue lists nothing (see
+// server.compensator).
+type noOverdue struct{ loot.Store }
+
+func (noOverdue) Overdue(context.Context, int) ([]string, error) { return nil, nil }
 
 // playerHandler is the player-facing listener's: the claim, nothing else.
 func (s *server) playerHandler() http.Handler {

@@ -1,0 +1,399 @@
+package main
+
+import (
+	"bufio"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
+)
+
+// The end-to-end harness: lootd built with -tags lootdtest (its hold
+// points, hooks_lootdtest.go) and run as real processes on one throwaway
+// MariaDB, talked to over HTTP, killed and stopped with real signals.
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	testserver.StopAll()
+	os.Exit(code)
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	binErr    error
+)
+
+// lootdBinary builds the test build of lootd once per test binary. It is
+// built without -race even under go test -race: a race build of the whole
+// dependency tree costs CI minutes, and the handlers and loops run under
+// the race detector in process (api_test.go, loops_test.go).
+func lootdBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "lootd-e2e-"); binErr != nil {
+			return
+		}
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		out, err := exec.Command(goBin, "build", "-tags", "lootdtest", "-o", filepath.Join(binDir, "lootd"), ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build -tags lootdtest: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return filepath.Join(binDir, "lootd")
+}
+
+// node is one running lootd.
+type node struct {
+	name             string
+	player, internal string // base URLs
+	cmd              *exec.Cmd
+	logs             *logLines
+	exited           chan struct{}
+	waitErr          error
+}
+
+// logLines keeps a process's log lines and wakes whoever waits for one.
+type logLines struct {
+	mu      sync.Mutex
+	lines   []string
+	changed chan struct{}
+}
+
+func newLogLines() *logLines { return &logLines{changed: make(chan struct{})} }
+
+func (l *logLines) add(line string) {
+	l.mu.Lock()
+	l.lines = append(l.lines, line)
+	close(l.changed)
+	l.changed = make(chan struct{})
+	l.mu.Unlock()
+}
+
+// find returns the first JSON line at or after index from whose fields
+// match (each key's value, printed with %v, equal), its index, and a
+// channel closed when a new line arrives.
+func (l *logLines) find(from int, match map[string]string) (map[string]any, int, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := from; i < len(l.lines); i++ {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l.lines[i]), &rec) != nil {
+			continue
+		}
+		ok := true
+		for k, v := range match {
+			ok = ok && fmt.Sprint(rec[k]) == v
+		}
+		if ok {
+			return rec, i, nil
+		}
+	}
+	return nil, len(l.lines), l.changed
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// waitLog waits up to timeout for a log line of n whose fields match.
+func (n *node) waitLog(t testing.TB, timeout time.Duration, match map[string]string) map[string]any {
+	t.Helper()
+	deadline := time.After(timeout)
+	from := 0
+	for {
+		rec, next, changed := n.logs.find(from, match)
+		if rec != nil {
+			return rec
+		}
+		from = next
+		select {
+		case <-changed:
+		case <-n.exited:
+			if rec, _, _ := n.logs.find(from, match); rec != nil {
+				return rec
+			}
+			t.Fatalf("%s exited (%v) before logging %v", n.name, n.waitErr, match)
+		case <-deadline:
+			t.Fatalf("%s logged no %v within %v", n.name, match, timeout)
+		}
+	}
+}
+
+// startNode runs lootd with args and env, waits for its "listening" line
+// and stops it (SIGTERM, then SIGKILL) when t ends; its log is printed if
+// t failed.
+func startNode(t *testing.T, name string, args, env []string) *node {
+	t.Helper()
+	cmd := exec.Command(lootdBinary(t), append([]string{"-listen", "127.0.0.1:0", "-internal", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	// Pdeathsig: a test binary that dies takes its nodes with it. It fires
+	// when the forking thread exits, so the thread stays locked below.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{name: name, cmd: cmd, logs: newLogLines(), exited: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			n.logs.add(sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		n.waitErr = cmd.Wait()
+		close(n.exited)
+	}()
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		n.stop(t)
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", n.name, n.logs)
+		}
+	})
+	rec := n.waitLog(t, 30*time.Second, map[string]string{"msg": "listening"})
+	n.player, n.internal = "http://"+rec["player"].(string), "http://"+rec["internal"].(string)
+	return n
+}
+
+// signal sends sig to n.
+func (n *node) signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	if err := n.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("%s: signal %v: %v", n.name, sig, err)
+	}
+}
+
+// stop ends n: SIGCONT (it may be stopped), SIGTERM, SIGKILL after 10s.
+// It returns n's exit error (nil: exit 0).
+func (n *node) stop(t testing.TB) error {
+	select {
+	case <-n.exited:
+		return n.waitErr
+	default:
+	}
+	_ = n.cmd.Process.Signal(syscall.SIGCONT)
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-n.exited:
+	case <-time.After(10 * time.Second):
+		t.Errorf("%s did not stop within 10s of SIGTERM; killing it", n.name)
+		_ = n.cmd.Process.Kill()
+		<-n.exited
+	}
+	return n.waitErr
+}
+
+// kill9 kills n with SIGKILL and waits for it to be gone.
+func (n *node) kill9(t testing.TB) {
+	t.Helper()
+	n.signal(t, syscall.SIGKILL)
+	<-n.exited
+}
+
+// cluster is lootd nodes on one MariaDB database.
+type cluster struct {
+	t       *testing.T
+	nodes   []*node
+	db      *sql.DB // the test's own connection, for the source document's SQL checks
+	release string  // the hold points' release file
+	client  *http.Client
+}
+
+type clusterOpts struct {
+	nodes                   int
+	settleEvery, compensate time.Duration
+	lockTTL                 time.Duration
+	hold                    string // LOOTD_TEST_HOLD
+}
+
+// startCluster starts o.nodes nodes on a new MariaDB database, every one
+// trusting X-Player-Id. The first is given the database as a mysql://
+// URL, the others as the driver's DSN: both forms reach one database.
+func startCluster(t *testing.T, o clusterOpts) *cluster {
+	t.Helper()
+	dsn := testserver.MariaDB(t)
+	db, err := sql.Open("mysql", dsn+"?parseTime=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	c := &cluster{t: t, db: db, release: filepath.Join(t.TempDir(), "release"),
+		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	url := "mysql://" + strings.Replace(strings.Replace(dsn, "@tcp(", "@", 1), ")/", "/", 1)
+	env := []string{"LOOTD_TEST_RELEASE=" + c.release}
+	if o.hold != "" {
+		env = append(env, "LOOTD_TEST_HOLD="+o.hold)
+	}
+	for i := range o.nodes {
+		target := dsn
+		if i == 0 {
+			target = url
+		}
+		args := []string{"-db", target, "-player-header", "X-Player-Id", "-log-level", "debug",
+			"-settle-every", o.settleEvery.String(), "-compensate-every", o.compensate.String(), "-lock-ttl", o.lockTTL.String()}
+		c.nodes = append(c.nodes, startNode(t, "node"+strconv.Itoa(i), args, env))
+	}
+	return c
+}
+
+// do sends a request to base+path and decodes the answer.
+func (c *cluster) do(method, url string, body any, header ...string) (int, map[string]any) {
+	c.t.Helper()
+	st, _, out := send(c.t, c.client, method, url, body, header...)
+	return st, out
+}
+
+// open opens and starts a session on the first live node; it returns the
+// deadline.
+func (c *cluster) open(n *node, s openSpec) time.Time {
+	c.t.Helper()
+	st, out := c.do("POST", n.internal+"/api/loot/sessions", s)
+	if st != 200 {
+		c.t.Fatalf("open %s: %d %v", s.SessionNo, st, out)
+	}
+	if st, out := c.do("POST", n.internal+"/api/loot/sessions/"+s.SessionNo+"/start", nil); st != 200 {
+		c.t.Fatalf("start %s: %d %v", s.SessionNo, st, out)
+	}
+	d, err := time.Parse(time.RFC3339Nano, out["deadline"].(string))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return d
+}
+
+func (c *cluster) claim(n *node, player int64, no, intent string) (int, map[string]any) {
+	c.t.Helper()
+	return c.do("POST", n.player+"/api/loot/intent", map[string]string{"sessionNo": no, "intentType": intent},
+		"X-Player-Id", strconv.FormatInt(player, 10))
+}
+
+func (c *cluster) session(n *node, no string) map[string]any {
+	c.t.Helper()
+	st, out := c.do("GET", n.internal+"/api/loot/sessions/"+no, nil)
+	if st != 200 {
+		c.t.Fatalf("GET session %s from %s: %d %v", no, n.name, st, out)
+	}
+	return out
+}
+
+// waitDelivered waits up to timeout until session no is CLOSED with every
+// grant SUCCESS, as n reads it, and returns it.
+func (c *cluster) waitDelivered(n *node, no string, timeout time.Duration) map[string]any {
+	c.t.Helper()
+	end := time.Now().Add(timeout)
+	for {
+		s := c.session(n, no)
+		done := s["status"] == "CLOSED"
+		for _, g := range grantsOf(s) {
+			done = done && g["status"] == "SUCCESS"
+		}
+		if done {
+			return s
+		}
+		if time.Now().After(end) {
+			c.t.Fatalf("session %s not delivered within %v: %v", no, timeout, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func grantsOf(s map[string]any) []map[string]any {
+	gs, _ := s["grants"].([]any)
+	out := make([]map[string]any, len(gs))
+	for i, g := range gs {
+		out[i] = g.(map[string]any)
+	}
+	return out
+}
+
+// metric scrapes n's /metrics and returns the value of the series written
+// exactly as series (name{labels} as the text format prints it).
+func (c *cluster) metric(n *node, series string) (float64, bool) {
+	c.t.Helper()
+	resp, err := c.client.Get(n.internal + "/metrics")
+	if err != nil {
+		c.t.Fatalf("scrape %s: %v", n.name, err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				c.t.Fatalf("%s: %q", series, sc.Text())
+			}
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+// count runs the source document's kind of check: one COUNT(*).
+func (c *cluster) count(query string, args ...any) int {
+	c.t.Helper()
+	var n int
+	if err := c.db.QueryRowContext(c.t.Context(), query, args...).Scan(&n); err != nil {
+		c.t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// checkExactlyOnce checks, in the database, that session no has want
+// grants, each delivered into the inventory exactly once, and that its
+// audit replays.
+func (c *cluster) checkExactlyOnce(n *node, no string, want int) {
+	c.t.Helper()
+	if got := c.count("SELECT COUNT(*) FROM loot_grant WHERE session_no = ?", no); got != want {
+		c.t.Errorf("session %s: %d grants, want %d", no, got, want)
+	}
+	if got := c.count(`SELECT COUNT(*) FROM loot_inventory i JOIN loot_grant g ON g.grant_no = i.grant_no
+		WHERE g.session_no = ?`, no); got != want {
+		c.t.Errorf("session %s: %d inventory rows, want %d (one per grant)", no, got, want)
+	}
+	st, out := c.do("GET", n.internal+"/api/loot/sessions/"+no+"/audit", nil)
+	if st != 200 || out["replays"] != true {
+		c.t.Errorf("audit of %s: %d %v", no, st, out)
+	}
+}
+
+// sleepUntil sleeps until t (the database runs on this machine: its
+// clock is this one) plus a margin for the store's own reading of it.
+func sleepUntil(t time.Time) { time.Sleep(time.Until(t) + 100*time.Millisecond) }
