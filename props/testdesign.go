@@ -69,45 +69,18 @@ func TolerateUnknown() Option { return func(c *config) { c.tolerant = true } }
 // concurrent family on free-running goroutines, for the race detector.
 func RunOptions(o faults.RunOptions) Option { return func(c *config) { c.cell.Run = o } }
 
-// TestDesign runs design d under every fault family and judges every
-// property, as subtests named family=<family>/prop=<property>; for example
-//
-//	go test -run 'TestMyDesign/family=late/prop=NoLoss'
-//
-// runs one cell. It is to a settlement design what testing/fstest.TestFS is
-// to a file system: call it from a test with your own implementation.
-//
-// For each family it replays the failures saved under Dir first (every
-// <Dir>/<design>/<family>-<property>.sched), then runs the family's cell
-// exactly as the design matrix does (RunCell: the generated schedules of
-// Schedules, each judged, each failing property shrunk to a minimal
-// counterexample), and reports each property as a subtest:
-//
-//   - A failure d does not declare (faults.Declarer) fails the subtest with
-//     the anomalies, the counterexample's timeline, and the one command that
-//     reruns it. The counterexample is saved as <family>-<property>.sched
-//     (replayable, and replayed first from then on) with a .md beside it
-//     (timeline and mermaid diagram).
-//   - A declared failure passes; with StrictExpectations a declared failure
-//     that did not show fails.
-//   - A property some run could not judge (the event budget ran out, or the
-//     design blocked) fails: an unknown run is not a pass.
-//
-// Optional capabilities are found by type assertion, as the runner does:
-// faults.Recoverer (recovery after a crash and at drain), faults.Bounded
-// (state size for BoundedState; without it BoundedState holds vacuously).
-//
-// What it can miss. Every failure it reports is real: it judges a history
-// the design produced, and the schedule replays it (no false positives). It
-// can miss failures (false negatives): it runs a bounded number of
-// generated schedules of bounded size, so a bug that needs a longer or
-// rarer schedule may not show (Schedules explores more); the concurrent
-// family interleaves its goroutines deterministically, switching only at
-// scheduling points (before each attempt and each Env call) as the
-// schedule's Switches choose, so a race inside the design's own memory
-// between two Env calls does not show there (RunOptions with Free under
-// -race runs them freely, and such failures may not replay). "holds" means
-// "no counterexample found within the budget", not a proof.
+// TestDesign judges design d under every fault family, as the matrix does
+// (Check), with a subtest per family=<family>/prop=<property>: go test -run
+// 'TestMyDesign/family=late/prop=NoLoss' runs one. Failures saved under Dir
+// (<design>/<family>-<property>.sched, with a .md timeline beside it) replay
+// first. A failure d does not declare (faults.Declarer) fails its subtest
+// with the anomalies, the counterexample's timeline and one command that
+// reruns it; a declared one passes (StrictExpectations: and must show); a
+// run the kit could not judge fails (TolerateUnknown: is logged); a family
+// whose runs never reached what it exists for fails. Every failure is real
+// and replays; "holds" is no counterexample within the budget (Schedules),
+// and the concurrent family sees only the interleavings it enumerates
+// (RunOptions Free, under -race, runs goroutines freely).
 func TestDesign(t *testing.T, d faults.Design, opts ...Option) {
 	t.Helper()
 	c := config{families: faults.Families, props: faults.Properties, dir: filepath.Join("testdata", "onceproof")}
