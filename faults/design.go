@@ -58,7 +58,12 @@ type Env interface {
 	// "save", ...). The runner may fail it before fn runs (an error wrapping
 	// ErrInjected), run fn and then report an error wrapping ErrTimeout (the
 	// effect happened, the caller cannot know), or crash the node just before
-	// or just after fn. fn is the design's own code on its Cluster's state.
+	// or just after fn. fn is the design's own code on its Cluster's state,
+	// and it must be what one store call is in production: one atomic round
+	// trip (one statement, one transaction, one script). The runner never
+	// interleaves inside fn, so a read-then-write fn that is atomic here but
+	// two statements on a real store hides its race from every family;
+	// ref/storetest's concurrent-Begin check is where such a store fails.
 	Durable(op string, fn func() error) error
 	// Credit applies s.Net to s's player's balance in room. The ledger
 	// attributes the credit by the settlement's business identity (Player,

@@ -77,48 +77,16 @@ type crashSignal struct{}
 // cannot hang the run.
 type budgetSignal struct{}
 
-// Run executes s against a fresh cluster of d and returns the history.
-//
-// The world, in order: planned deliveries and sender retries are processed
-// by (At, planned before retries, then insertion order), each an attempt
-// numbered from 0 in the order Node.Deliver is called. The sender is
-// at-least-once: after an attempt that is not acked (an error, a Nack, a
-// crash, a lost ack) it resends the settlement RetryAfter later, to the next
-// node round robin, unless the settlement was acked or a resend is already
-// pending; past MaxAttempts sends of a settlement it gives up until the
-// drain. Planned deliveries are sent regardless of acks.
-//
-// Faults key on (attempt, effect index within the attempt); every Env.Durable
-// and Env.Credit call is an effect. A crash panics inside the env call with a
-// private value; the runner recovers it, records EvCrash, builds a fresh node
-// with Cluster.NewNode and calls its Recover (EvRecover). A crash whose effect
-// index is at or past the effects the attempt made fires after Deliver
-// returned: the ack is lost. A panic of the design itself is recorded as
-// EvPanic and handled like a crash; the process survives.
-//
-// When no planned delivery or retry is left (the drain), Recover runs on
-// every node that has it at the last time + DrainAfter, then the sender
-// resends every settlement that arrived somewhere and is still unacked (up
-// to MaxAttempts more sends each). A settlement still unacked after that is
-// an EvBudget event and an Exhausted history, as is reaching MaxEvents.
-//
-// With s.Concurrent, all deliveries and retries due at the same At form a
-// group that runs on one goroutine per node (a node's own deliveries in
-// order, so one Node never gets two calls at once), the sender waiting for
-// the whole group. By default only one of them runs at a time: a goroutine
-// parks at every scheduling point (before each of its attempts and before
-// every Env.Durable and Env.Credit call) and, once every goroutine of the
-// group is parked or done, the scheduler resumes one as s.Switches says
-// (see Schedule.Switches; a choice is made only when more than one can
-// run). Attempts are numbered when they start, so Event.Attempt tells
-// which goroutine ran each event, and the history is a pure function of
-// the schedule like any other. With opt.Free the goroutines run freely
-// (Switches ignored): Env and the ledger are shared under a mutex and the
-// history's order is real, hence not reproducible.
-//
-// Run panics on a schedule whose shape Validate rejects (indexes out of
-// range, times out of order, ...); it does not check that (Player, Match,
-// Kind) is unique, which costs a map per run and cannot derail it.
+// Run executes s against a fresh cluster of d and returns the history: a
+// pure function of (d, s), the same history every time (RunOptions.Free
+// aside). The sender is at-least-once: it resends what was not acked
+// RetryAfter later, to the next node, up to MaxAttempts sends, again after
+// the drain (every node's Recover, DrainAfter past the last send), then
+// gives up (EvGiveUp). Faults fire at (attempt or Recover call, effect); a
+// crash or panic rebuilds the node and recovers it. Same-instant sends of a
+// Concurrent schedule run on one goroutine per node, interleaved as
+// Switches says. Run panics on a schedule Validate rejects (but for the
+// uniqueness of (Player, Match, Kind), which cannot derail it).
 func Run(d Design, s Schedule, opt RunOptions) History {
 	if err := validateShape(s); err != nil {
 		panic("faults.Run: invalid schedule: " + err.Error())
@@ -181,6 +149,18 @@ type item struct {
 	delivery int // index into Schedule.Deliveries, -1 for a retry
 }
 
+// runner is one Run. In order: planned deliveries and sender retries are
+// processed by (At, planned before retries, then insertion order), each an
+// attempt numbered from 0 in the order Node.Deliver is called; planned
+// deliveries are sent regardless of acks. Every Env call is an effect; a
+// crash panics inside it with a private value, recovered here (EvCrash),
+// and a crash whose effect index is past the effects an attempt made fires
+// after Deliver returned (the ack is lost). In a concurrent group, a
+// goroutine parks at every scheduling point (before each attempt and each
+// env call) and the baton holder chooses who goes on (interleave.go);
+// attempts are numbered when they start, so Event.Attempt tells which
+// goroutine ran each event. With RunOptions.Free the goroutines run freely
+// and Env and the ledger are shared under mu.
 type runner struct {
 	s       Schedule
 	cluster Cluster

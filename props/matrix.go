@@ -222,6 +222,16 @@ func RunMatrix(opt MatrixOptions) Matrix {
 	return m
 }
 
+// Check judges design d under opt.Families (opt.Designs is ignored), as
+// RunMatrix does, its cells run in parallel: each cell's verdicts, minimal
+// counterexamples, coverage and whether it agrees with d's declaration.
+// TestDesign reports from it; `onceproof matrix -json` writes a Matrix of
+// such rows.
+func Check(d faults.Design, opt MatrixOptions) Row {
+	opt.Designs = []faults.Design{d}
+	return RunMatrix(opt).Rows[0]
+}
+
 // RunCell runs one design under one family as RunMatrix does.
 func RunCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 	return runCell(d, f, opt.withDefaults())

@@ -26,12 +26,12 @@ var checkers = map[faults.Property]Checker{
 	faults.Responsive:   CheckResponsive,
 }
 
-// Check judges property p on h. An unknown property panics: the names are
+// CheckProperty judges property p on h. An unknown property panics: the names are
 // constants of package faults, so that is a programming error.
-func Check(p faults.Property, h faults.History) Verdict {
+func CheckProperty(p faults.Property, h faults.History) Verdict {
 	c, ok := checkers[p]
 	if !ok {
-		panic(fmt.Sprintf("props.Check: unknown property %q", p))
+		panic(fmt.Sprintf("props.CheckProperty: unknown property %q", p))
 	}
 	return c(h)
 }
@@ -40,7 +40,7 @@ func Check(p faults.Property, h faults.History) Verdict {
 func Judge(h faults.History) Report {
 	r := make(Report, len(faults.Properties))
 	for i, p := range faults.Properties {
-		r[i] = Check(p, h)
+		r[i] = CheckProperty(p, h)
 	}
 	return r
 }

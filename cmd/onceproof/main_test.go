@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -289,5 +290,24 @@ func TestTinyNDisagreementComesWithAHint(t *testing.T) {
 	code, out, _ := runCLI("matrix", "-designs", "test-memo-declared", "-families", "crash", "-n", "1", "-seed", fmt.Sprint(seed), "-out", t.TempDir())
 	if code != exitFailed || !strings.Contains(out, "hint: 1 of them are declared failures that did not show in 1 schedules per cell") {
 		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// -json - writes the whole matrix as JSON on stdout, alone: a script reads
+// every cell's verdicts, counterexamples and coverage from it.
+func TestMatrixJSONOnStdout(t *testing.T) {
+	code, out, errs := runCLI("matrix", "-families", "crash", "-n", "5", "-out", t.TempDir(), "-json", "-")
+	if code != exitFailed { // test-memo fails undeclared
+		t.Fatalf("exit %d, stderr %s", code, errs)
+	}
+	var m props.Matrix
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("stdout is not the matrix as JSON: %v\n%.300s", err, out)
+	}
+	if len(m.Rows) != 3 || m.Rows[1].Cells[0].Coverage[faults.ReachedCrash] == 0 || len(m.Rows[1].Cells[0].Counterexamples) == 0 {
+		t.Errorf("the JSON lacks rows, coverage or counterexamples: %+v", m.Rows)
+	}
+	if !strings.Contains(errs, "wrote ") {
+		t.Errorf("the human lines did not go to stderr: %q", errs)
 	}
 }

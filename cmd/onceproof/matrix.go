@@ -32,7 +32,7 @@ func matrixCmd(args []string, designs impls.Registry, stdout, stderr io.Writer) 
 	out := fs.String("out", "", "directory for matrix.md and counterexamples/ (default: results/ for the full default matrix run from the module root, as make proofs does; "+
 		"otherwise "+filepath.Join(os.TempDir(), "onceproof", "matrix")+"); only files an earlier run listed in DIR/"+manifestName+" are ever overwritten or removed")
 	storeFlag := fs.String("store", "", "run the ref design on a real store, a fresh one per run: "+storeForms)
-	jsonOut := fs.String("json", "", "also write the matrix as JSON to this file")
+	jsonOut := fs.String("json", "", "also write the matrix as JSON (every cell's verdicts, counterexamples and coverage: props.Matrix) to this file, or to stdout for -")
 	verbose := fs.Bool("v", false, "with -store: print a store error's whole chain, not only its root cause")
 	weak := fs.Bool("allow-weak-durability", false, "with -store redis://: run on a server that does not persist every write before answering (appendonly yes, appendfsync always), which a crash of the server can make lose acknowledged claims")
 	pos, err := parse(fs, args, stdout)
@@ -52,6 +52,12 @@ func matrixCmd(args []string, designs impls.Registry, stdout, stderr io.Writer) 
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// With -json -, the JSON owns stdout and every human line goes to
+	// stderr.
+	jsonW := stdout
+	if *jsonOut == "-" {
+		stdout = stderr
+	}
 	opt := props.MatrixOptions{N: *n, Seed: *seed, Parallel: *parallel}
 	if opt.Families, err = selectFamilies(*fflag); err != nil {
 		return 0, err
@@ -150,7 +156,11 @@ func matrixCmd(args []string, designs impls.Registry, stdout, stderr io.Writer) 
 		if err != nil {
 			return 0, err
 		}
-		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
+		if *jsonOut == "-" {
+			if _, err := jsonW.Write(append(b, '\n')); err != nil {
+				return 0, err
+			}
+		} else if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
 			return 0, badf("matrix: -json %s: %v", *jsonOut, err)
 		}
 	}

@@ -140,6 +140,9 @@ func checkBeginReturnsRecorded(t *testing.T, e *env) {
 // checkBeginAtomic races 64 goroutines, spread over 4 handles (4 settler
 // nodes on one database), on the same 16 keys, each in its own order: every
 // key must be created exactly once and every other Begin must see it Granted.
+// It is what finds a Begin that reads and then inserts in two round trips
+// (the proof harness treats each store call as one atomic step, and cannot):
+// its teeth are a store that pauses between its read and its insert.
 func checkBeginAtomic(t *testing.T, e *env) {
 	const (
 		goroutines = 64 // the figure: a burst of duplicates at once
