@@ -296,8 +296,11 @@ func TestSettleAndCancelAnswerByState(t *testing.T) {
 	h.clock.Advance(60 * time.Second)
 	st, out = settle("S1")
 	sess, _ := out["session"].(map[string]any)
-	if st != 200 || out["outcome"] != "settled" || sess["status"] != "CLOSED" || sess["claims"] != 2.0 {
+	if st != 200 || out["outcome"] != "settled" || sess["status"] != "CLOSED" {
 		t.Fatalf("settle: %d %v", st, out)
+	}
+	if st, read := h.do("GET", h.internal.URL+"/api/loot/sessions/S1", nil); st != 200 || read["claims"] != 2.0 || read["fence"] != 1.0 {
+		t.Fatalf("GET session: %d %v", st, read)
 	}
 	grants, _ := sess["grants"].([]any)
 	if len(grants) != 1 || grants[0].(map[string]any)["grantNo"] != "S1:1001:SWORD_001" || grants[0].(map[string]any)["status"] != "SUCCESS" {

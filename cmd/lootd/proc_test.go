@@ -149,7 +149,7 @@ func (n *node) waitLog(t testing.TB, timeout time.Duration, match map[string]str
 // startNode runs lootd with args and env, waits for its "listening" line
 // and stops it (SIGTERM, then SIGKILL) when t ends; its log is printed if
 // t failed.
-func startNode(t *testing.T, name string, args, env []string) *node {
+func startNode(t testing.TB, name string, args, env []string) *node {
 	t.Helper()
 	cmd := exec.Command(lootdBinary(t), append([]string{"-listen", "127.0.0.1:0", "-internal", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
@@ -229,7 +229,8 @@ func (n *node) kill9(t testing.TB) {
 
 // cluster is lootd nodes on one MariaDB database.
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
+	dsn     string // the database, as the driver's DSN
 	nodes   []*node
 	db      *sql.DB // the test's own connection, for the source document's SQL checks
 	release string  // the hold points' release file
@@ -246,7 +247,7 @@ type clusterOpts struct {
 // startCluster starts o.nodes nodes on a new MariaDB database, every one
 // trusting X-Player-Id. The first is given the database as a mysql://
 // URL, the others as the driver's DSN: both forms reach one database.
-func startCluster(t *testing.T, o clusterOpts) *cluster {
+func startCluster(t testing.TB, o clusterOpts) *cluster {
 	t.Helper()
 	dsn := testserver.MariaDB(t)
 	db, err := sql.Open("mysql", dsn+"?parseTime=true")
@@ -254,7 +255,7 @@ func startCluster(t *testing.T, o clusterOpts) *cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	c := &cluster{t: t, db: db, release: filepath.Join(t.TempDir(), "release"),
+	c := &cluster{t: t, dsn: dsn, db: db, release: filepath.Join(t.TempDir(), "release"),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	url := "mysql://" + strings.Replace(strings.Replace(dsn, "@tcp(", "@", 1), ")/", "/", 1)
 	env := []string{"LOOTD_TEST_RELEASE=" + c.release}
@@ -266,7 +267,7 @@ func startCluster(t *testing.T, o clusterOpts) *cluster {
 		if i == 0 {
 			target = url
 		}
-		args := []string{"-db", target, "-player-header", "X-Player-Id", "-log-level", "debug",
+		args := []string{"-db", target, "-player-header", "X-Player-Id",
 			"-settle-every", o.settleEvery.String(), "-compensate-every", o.compensate.String(), "-lock-ttl", o.lockTTL.String()}
 		c.nodes = append(c.nodes, startNode(t, "node"+strconv.Itoa(i), args, env))
 	}

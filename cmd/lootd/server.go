@@ -249,21 +249,23 @@ func (s *server) settleHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, err := s.settle(r.Context(), no, "api")
-	outcome := "settled"
-	if err != nil && st.Session.Status != loot.StatusClosed {
-		if !errors.Is(err, loot.ErrAlreadySettled) {
-			writeError(w, toAPIError(err))
-			return
-		}
-		outcome = "already_settled"
+	if err == nil || st.Session.Status == loot.StatusClosed {
+		// The Settlement holds the result: no read back.
+		sess := toSessionJSON(st.Session)
+		sess.Grants = toGrantsJSON(st.Grants)
+		writeJSON(w, http.StatusOK, settleJSON{Outcome: "settled", Session: sess})
+		return
+	}
+	if !errors.Is(err, loot.ErrAlreadySettled) {
+		writeError(w, toAPIError(err))
+		return
 	}
 	sess, err := s.read(r.Context(), no)
 	if err != nil {
-		// The settle's own answer stands; only the read back failed.
-		sess = toSessionJSON(st.Session)
-		sess.Grants = toGrantsJSON(st.Grants)
+		s.fail(w, err, "settle: reading the recorded result", "session", no)
+		return
 	}
-	writeJSON(w, http.StatusOK, settleJSON{Outcome: outcome, Session: sess})
+	writeJSON(w, http.StatusOK, settleJSON{Outcome: "already_settled", Session: sess})
 }
 
 // settle runs one Settle and records its outcome in the metrics and the

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+// Benchmark shapes, those of ref/loot/mysql's BenchmarkLoot: a claim
+// session has claimTeam members, each claiming once (every claim a first
+// insert); a settle session has settleTeam NEED claims and settleQuantity
+// items, delivered into the inventory within the settle.
+const (
+	claimTeam      = 100
+	settleTeam     = 5
+	settleQuantity = 2
+	benchConc      = 64
+)
+
+// BenchmarkLootHTTP measures claims/s and settles/s with 64 callers at
+// once through lootd's HTTP API, against one instance and spread over
+// three (target=http-1, http-3, each a process of the test build on one
+// MariaDB), and through the same loot.Service called in process
+// (target=inproc: what a handler calls, without HTTP, JSON and the
+// process hop). x_inproc is each HTTP rate over the in-process rate of
+// the same run, so the cost of the service layer reads as a ratio (the
+// machine is shared and noisy: compare ratios within one run, never
+// absolute rates across runs). The sessions are opened, started and
+// claimed (settle) before the timer starts; a settle includes its two
+// deliveries, on both sides.
+//
+// Measured with
+//
+//	go test ./cmd/lootd -run '^$' -bench BenchmarkLootHTTP -benchtime 2000x -count 3
+//
+// on the 2-core test machine (MariaDB 10.11 with testserver's flags; the
+// benchmark, the database and the three instances share the two cores),
+// the median of 3, ops/s (x_inproc):
+//
+//	op=claim   inproc  (pending)
+//
+// Where the time goes:
+func BenchmarkLootHTTP(b *testing.B) {
+	c := startCluster(b, clusterOpts{nodes: 3, settleEvery: time.Hour, compensate: time.Hour, lockTTL: time.Minute})
+	be, err := mysqlBackend(b.Context(), c.dsn, benchConc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { be.close() })
+	srv, err := newServer(be, &authenticator{}, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var seq atomic.Int64 // session numbers, unique across runs
+	for _, op := range []string{"claim", "settle"} {
+		var inproc float64
+		for _, target := range []string{"inproc", "http-1", "http-3"} {
+			b.Run(fmt.Sprintf("op=%s/target=%s/conc=%d", op, target, benchConc), func(b *testing.B) {
+				prefix := fmt.Sprintf("B%d-", seq.Add(1))
+				var do func(i int) error
+				switch op {
+				case "claim":
+					benchSessions(b, srv, prefix, (b.N+claimTeam-1)/claimTeam, claimTeam, 0, time.Hour)
+					do = func(i int) error {
+						no, p := fmt.Sprintf("%s%d", prefix, i/claimTeam), int64(i%claimTeam+1)
+						if target == "inproc" {
+							_, err := srv.svc.Claim(context.Background(), loot.Caller{Player: loot.PlayerID(p)}, loot.ClaimRequest{Session: no, Intent: loot.Need})
+							return err
+						}
+						return c.expect(c.nodeFor(target, i).player+"/api/loot/intent", map[string]string{"sessionNo": no, "intentType": "NEED"},
+							"accepted", true, "X-Player-Id", strconv.FormatInt(p, 10))
+					}
+				case "settle":
+					benchSessions(b, srv, prefix, b.N, settleTeam, settleTeam, 2*time.Second)
+					do = func(i int) error {
+						no := fmt.Sprintf("%s%d", prefix, i)
+						if target == "inproc" {
+							st, err := srv.svc.Settle(context.Background(), no)
+							if err == nil && st.Delivered != settleQuantity {
+								err = fmt.Errorf("settle %s delivered %d", no, st.Delivered)
+							}
+							return err
+						}
+						return c.expect(c.nodeFor(target, i).internal+"/api/loot/settle", map[string]string{"sessionNo": no}, "outcome", "settled")
+					}
+				}
+				rate := runConc(b, benchConc, do)
+				b.ReportMetric(rate, op+"s/s")
+				if target == "inproc" {
+					inproc = rate
+				} else if inproc > 0 {
+					b.ReportMetric(rate/inproc, "x_inproc")
+				}
+			})
+		}
+	}
+}
+
+// nodeFor is the node that takes op i: the first for http-1, each in turn
+// for http-3.
+func (c *cluster) nodeFor(target string, i int) *node {
+	if target == "http-1" {
+		return c.nodes[0]
+	}
+	return c.nodes[i%len(c.nodes)]
+}
+
+// expect posts body to url and checks for a 200 whose field key is want.
+func (c *cluster) expect(url string, body any, key string, want any, header ...string) error {
+	st, _, out := send(c.t, c.client, "POST", url, body, header...)
+	if st != 200 || out[key] != want {
+		return fmt.Errorf("POST %s: %d %v", url, st, out)
+	}
+	return nil
+}
+
+// runConc runs do(0..b.N-1) on conc goroutines, timed, and returns ops/s.
+func runConc(b *testing.B, conc int, do func(i int) error) float64 {
+	b.ResetTimer()
+	b.StartTimer()
+	err := parallel(b.N, conc, do)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return float64(b.N) / b.Elapsed().Seconds()
+}
+
+// parallel runs do(0..n-1) on conc goroutines and returns the first
+// error (after which no new call starts).
+func parallel(n, conc int, do func(i int) error) error {
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		fail atomic.Value
+	)
+	for range conc {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || fail.Load() != nil {
+					return
+				}
+				if err := do(i); err != nil {
+					fail.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	err, _ := fail.Load().(error)
+	return err
+}
+
+// benchSessions opens and starts n sessions prefix0..prefix(n-1) of team
+// members, the first claims of them claiming NEED, with benchConc callers
+// in process; each session's deadline is its open's store time plus
+// window. With a window shorter than an hour it then waits for the last
+// deadline: the sessions are due.
+func benchSessions(b *testing.B, srv *server, prefix string, n, team, claims int, window time.Duration) {
+	b.Helper()
+	ctx := context.Background()
+	ms := make([]loot.PlayerID, team)
+	for i := range ms {
+		ms[i] = loot.PlayerID(i + 1)
+	}
+	var (
+		mu   sync.Mutex
+		last time.Time
+	)
+	err := parallel(n, benchConc, func(i int) error {
+		no := fmt.Sprintf("%s%d", prefix, i)
+		now, err := srv.be.now(ctx)
+		if err != nil {
+			return err
+		}
+		s, err := srv.svc.Open(ctx, loot.Spec{No: no, Dungeon: "BENCH", Loot: "L", Quantity: settleQuantity,
+			Deadline: now.Add(window), Rule: loot.RuleCount, Members: ms})
+		if err != nil {
+			return err
+		}
+		if _, err := srv.svc.StartClaiming(ctx, no); err != nil {
+			return err
+		}
+		for p := range claims {
+			if _, err := srv.svc.Claim(ctx, loot.Caller{Player: ms[p]}, loot.ClaimRequest{Session: no, Intent: loot.Need}); err != nil {
+				return fmt.Errorf("setup claim (raise the window if it closed): %w", err)
+			}
+		}
+		mu.Lock()
+		if s.Deadline.After(last) {
+			last = s.Deadline
+		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if window < time.Hour {
+		sleepUntil(last)
+	}
+}
