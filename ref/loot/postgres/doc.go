@@ -1,0 +1,39 @@
+// Package postgres is loot.Store (and loot.Reader) on PostgreSQL with pgx,
+// and a loot.Inventory in the same database: exactly once from the settle
+// CAS to the item, for any number of nodes on one database.
+//
+// Tables (the const Schema, which Open creates where missing): loot_session
+// (with fence and settle_until), loot_member (the team snapshot),
+// loot_claim (one row per session and player), loot_grant (keyed by the
+// source document's grant number), loot_snapshot (the audit record) and
+// loot_inventory (the Inventory's ledger, keyed by grant number).
+//
+// Each Store method is one statement or one batch, which PostgreSQL runs as
+// one implicit transaction: the conditional write (status, deadline, lease,
+// fence and membership in its WHERE, never read first) and, in the same
+// round trip, the read of the row that explains a refusal. The claim reads
+// the session row FOR SHARE, so it serializes with the settle CAS's UPDATE;
+// RecordGrants closes the session, inserts every grant (one multi-row
+// INSERT) and the snapshot in one statement; LeaseGrants is UPDATE ...
+// FROM (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING. Every time is the
+// database's now(), the transaction's start (queries.go says why not
+// clock_timestamp()); Options.TestClock replaces it, in tests only.
+//
+// The caller's duties, beyond loot's own (see package loot):
+//
+//  1. Run under READ COMMITTED (PostgreSQL's default): the statements rely
+//     on a blocked UPDATE re-checking the row it waited for.
+//  2. Give the application's role SELECT, INSERT and UPDATE on the six
+//     tables; create them from Schema as another role, or let Open create
+//     them once with CREATE on the schema.
+//  3. Deliver with the Store's Inventory (an Effect puts the item into your
+//     own tables in its transaction), or key your own inventory's ledger by
+//     loot.Grant.No under a unique constraint.
+//  4. Use a loot.Lock (ref/loot/redis) only as an optimisation: the CAS and
+//     the fence decide.
+//
+// Use:
+//
+//	st, err := postgres.Open(ctx, "postgres://app@db/game", postgres.Options{})
+//	svc, err := loot.New(loot.Config{Store: st, Inventory: st.Inventory(nil), Fairness: history, Lock: lock})
+package postgres

@@ -1,0 +1,210 @@
+package postgres
+
+import "strings"
+
+// queries holds every statement. Each reads the clock as now(), the
+// transaction's start time: one value for every statement of a call (a
+// batch is one implicit transaction), so a call judges its guard and
+// writes its times by one "now", as the Store contract asks. A statement
+// that waits for a row lock keeps the now it started with; that is safe
+// because the lock it waited for is what serializes it (a claim that
+// waited for the settle CAS finds SETTLING when it re-checks the row) and
+// a late now only postpones a deadline or a takeover, never advances it.
+// clock_timestamp() would give each evaluation its own instant, so a guard
+// and the time it writes could disagree within one call.
+//
+// Status writes are conditional UPDATEs whose WHERE is the transitions
+// table plus the guard of loot.Check*; when one matches no row, the read
+// queued after it in the same batch tells which guard refused (see
+// store.go's race loop for a row that changed between the two).
+type queries struct {
+	readSession string // $1 session: the row, its members and now()
+	now         string
+
+	open          string
+	startClaiming string
+	cancel        string
+	beginSettle   string
+	record        string
+
+	claim      string
+	claimState string
+	claims     string
+
+	readGrant     string
+	grants        string
+	markDelivered string
+	leaseGrants   string
+	overdue       string
+	snapshot      string
+
+	deliver     string
+	deliverLock string
+	holding     string
+	applied     string
+}
+
+// sessionCols are the columns scanSession reads, from loot_session s.
+const sessionCols = `s.session_no, s.dungeon_code, s.loot_code, s.quantity, s.rule_version, s.deadline_at,
+	s.status, s.fence, s.opened_at, s.settle_until, s.allocated,
+	ARRAY(SELECT m.player_id FROM loot_member m WHERE m.session_no = s.session_no ORDER BY m.player_id)`
+
+// grantCols are the columns scanGrant reads.
+const grantCols = `grant_no, session_no, player_id, loot_code, quantity, rank, status, attempts, lease_until`
+
+var sqlQueries = queries{
+	readSession: `SELECT ` + sessionCols + `, now() FROM loot_session s WHERE s.session_no = $1`,
+	now:         `SELECT now()`,
+
+	// Open: the session and its members in one statement (the member rows
+	// only if this statement inserted the session). $6 > now() is
+	// CheckOpen; a session that exists is left as it is.
+	open: `WITH s AS (
+			INSERT INTO loot_session (session_no, dungeon_code, loot_code, quantity, rule_version, deadline_at,
+				status, fence, opened_at, allocated)
+			SELECT $1::text, $2::text, $3::text, $4::integer, $5::text, $6::timestamptz, 'OPEN', 0, now(), 0
+			WHERE $6::timestamptz > now()
+			ON CONFLICT (session_no) DO NOTHING
+			RETURNING session_no
+		), m AS (
+			INSERT INTO loot_member (session_no, player_id)
+			SELECT s.session_no, p FROM s, unnest($7::bigint[]) AS p
+		)
+		SELECT count(*) FROM s`,
+	startClaiming: `UPDATE loot_session SET status = 'CLAIMING'
+		WHERE session_no = $1 AND status = 'OPEN'`,
+	cancel: `UPDATE loot_session SET status = 'CANCELED'
+		WHERE session_no = $1 AND status IN ('OPEN', 'CLAIMING', 'SETTLING')`,
+	// The settle CAS: the source document's lockForSettle plus the takeover
+	// of a settler whose lease ended, each bumping the fence.
+	beginSettle: `UPDATE loot_session SET status = 'SETTLING', fence = fence + 1, settle_until = now() + $2::interval
+		WHERE session_no = $1 AND ((status = 'CLAIMING' AND deadline_at <= now())
+			OR (status = 'SETTLING' AND settle_until <= now()))`,
+	// RecordGrants: close under the fence, insert every grant (one
+	// multi-row INSERT from arrays) and the snapshot, in one statement; the
+	// inserts take their rows from s, so they happen only if the close did.
+	record: `WITH s AS (
+			UPDATE loot_session SET status = 'CLOSED', allocated = $3
+			WHERE session_no = $1 AND status = 'SETTLING' AND fence = $2
+			RETURNING session_no
+		), g AS (
+			INSERT INTO loot_grant (grant_no, session_no, player_id, loot_code, quantity, rank, status, attempts, lease_until)
+			SELECT u.grant_no, s.session_no, u.player_id, u.loot_code, u.quantity, u.rank, 'PENDING', 0, now() + $4::interval
+			FROM s, unnest($5::text[], $6::bigint[], $7::text[], $8::integer[], $9::integer[])
+				AS u(grant_no, player_id, loot_code, quantity, rank)
+		), a AS (
+			INSERT INTO loot_snapshot (session_no, fence, dungeon_code, loot_code, quantity, deadline_at, rule_version,
+				members, claims, claims_hash, winners, recorded_at)
+			SELECT s.session_no, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, now() FROM s
+		)
+		SELECT count(*) FROM s`,
+
+	// Claim: membership (the join), status and deadline judged in the
+	// statement that writes, with the session row under FOR SHARE, which
+	// conflicts with the CAS's row lock: a claim either commits before the
+	// CAS reads the claims or re-checks the row after it and finds
+	// SETTLING. An identical repeat matches the conflict but not its WHERE,
+	// so it returns no row and changes nothing; a changed intent takes the
+	// new now. xmax = 0 on a returned row means it was inserted, not
+	// updated (PostgreSQL's marker of a row version no transaction has
+	// locked or replaced).
+	claim: `INSERT INTO loot_claim (session_no, player_id, intent, claimed_at)
+		SELECT s.session_no, m.player_id, $3, now()
+		FROM loot_session s JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = $2
+		WHERE s.session_no = $1 AND s.status = 'CLAIMING' AND s.deadline_at > now()
+		FOR SHARE OF s
+		ON CONFLICT (session_no, player_id) DO UPDATE
+			SET intent = EXCLUDED.intent, claimed_at = EXCLUDED.claimed_at
+			WHERE loot_claim.intent <> EXCLUDED.intent
+		RETURNING claimed_at, xmax = 0`,
+	claimState: `SELECT s.status, s.deadline_at, s.fence,
+			EXISTS (SELECT 1 FROM loot_member m WHERE m.session_no = s.session_no AND m.player_id = $2),
+			c.intent, c.claimed_at, now()
+		FROM loot_session s LEFT JOIN loot_claim c ON c.session_no = s.session_no AND c.player_id = $2
+		WHERE s.session_no = $1`,
+	claims: `SELECT c.player_id, c.intent, c.claimed_at
+		FROM loot_session s LEFT JOIN loot_claim c ON c.session_no = s.session_no
+		WHERE s.session_no = $1 ORDER BY c.player_id`,
+
+	readGrant: `SELECT ` + grantCols + ` FROM loot_grant WHERE grant_no = $1`,
+	grants: `SELECT g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.rank, g.status, g.attempts, g.lease_until
+		FROM loot_session s LEFT JOIN loot_grant g ON g.session_no = s.session_no
+		WHERE s.session_no = $1 ORDER BY g.rank`,
+	markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = $1 AND status = 'PENDING'`,
+	// LeaseGrants: the due grants, oldest lease first, each locked or
+	// skipped (SKIP LOCKED: a grant another compensator is leasing right
+	// now is not waited for), leased for the attempt's backoff step ($2
+	// holds Backoff.Lease(1..n), the last one repeating). It returns the
+	// old lease so the caller can keep the order.
+	leaseGrants: `UPDATE loot_grant g SET attempts = g.attempts + 1,
+			lease_until = now() + ($2::interval[])[least(g.attempts + 1, cardinality($2::interval[]))]
+		FROM (
+			SELECT grant_no, lease_until FROM loot_grant
+			WHERE status = 'PENDING' AND lease_until <= now()
+			ORDER BY lease_until, grant_no LIMIT $1
+			FOR UPDATE SKIP LOCKED
+		) d
+		WHERE g.grant_no = d.grant_no
+		RETURNING g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.rank, g.status, g.attempts, g.lease_until, d.lease_until`,
+	overdue: `SELECT session_no FROM (
+			(SELECT session_no, deadline_at AS due FROM loot_session
+				WHERE status = 'CLAIMING' AND deadline_at <= now() ORDER BY deadline_at LIMIT $1)
+			UNION ALL
+			(SELECT session_no, settle_until FROM loot_session
+				WHERE status = 'SETTLING' AND settle_until <= now() ORDER BY settle_until LIMIT $1)
+		) o ORDER BY due, session_no LIMIT $1`,
+	snapshot: `SELECT s.status, a.fence, a.dungeon_code, a.loot_code, a.quantity, a.deadline_at, a.rule_version,
+			a.members, a.claims, a.claims_hash, a.winners
+		FROM loot_session s LEFT JOIN loot_snapshot a ON a.session_no = s.session_no
+		WHERE s.session_no = $1`,
+
+	// deliver is Inventory.Deliver without an Effect: lock the grant row
+	// (every deliverer of one grant queues here, so the ledger key and the
+	// grant are always locked in that order), insert the ledger row keyed
+	// by grant_no unless it exists, and mark the grant SUCCESS, in one
+	// statement. It returns 0 for an unknown grant.
+	deliver: `WITH g AS (
+			SELECT grant_no, player_id, loot_code, quantity FROM loot_grant WHERE grant_no = $1 FOR UPDATE
+		), i AS (
+			INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, applied_at)
+			SELECT grant_no, player_id, loot_code, quantity, now() FROM g
+			ON CONFLICT (grant_no) DO NOTHING
+		), u AS (
+			UPDATE loot_grant t SET status = 'SUCCESS' FROM g WHERE t.grant_no = g.grant_no AND t.status = 'PENDING'
+		)
+		SELECT count(*) FROM g`,
+	// deliverLock is the first statement of a delivery with an Effect: the
+	// same lock and ledger insert, returning the grant and whether this
+	// transaction inserted the ledger row (and so must apply the Effect).
+	deliverLock: `WITH g AS (
+			SELECT ` + grantCols + ` FROM loot_grant WHERE grant_no = $1 FOR UPDATE
+		), i AS (
+			INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, applied_at)
+			SELECT grant_no, player_id, loot_code, quantity, now() FROM g
+			ON CONFLICT (grant_no) DO NOTHING
+			RETURNING grant_no
+		)
+		SELECT g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.rank, g.status, g.attempts, g.lease_until,
+			EXISTS (SELECT 1 FROM i)
+		FROM g`,
+	holding: `SELECT coalesce(sum(quantity), 0) FROM loot_inventory WHERE player_id = $1 AND loot_code = $2`,
+	applied: `SELECT count(*) FROM loot_inventory WHERE grant_no = $1`,
+}
+
+// withClock returns q with every now() replaced by expr: the test clock.
+func (q queries) withClock(expr string) queries {
+	for _, f := range q.fields() {
+		*f = strings.ReplaceAll(*f, "now()", expr)
+	}
+	return q
+}
+
+// fields lists every statement (queries_test.go checks that none is
+// missing, so the test clock reaches them all).
+func (q *queries) fields() []*string {
+	return []*string{
+		&q.readSession, &q.now, &q.open, &q.startClaiming, &q.cancel, &q.beginSettle, &q.record,
+		&q.claim, &q.claimState, &q.claims, &q.readGrant, &q.grants, &q.markDelivered,
+		&q.leaseGrants, &q.overdue, &q.snapshot, &q.deliver, &q.deliverLock, &q.holding, &q.applied,
+	}
+}
