@@ -13,7 +13,10 @@ import (
 	"github.com/onceproof/onceproof/ref/loot/postgres"
 )
 
+// TestMain diverts the process tests' children first (proc_test.go), then
+// runs the tests with the package's throwaway servers.
 func TestMain(m *testing.M) {
+	childMain()
 	testserver.Main(m)
 }
 
