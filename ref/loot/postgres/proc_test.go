@@ -34,16 +34,16 @@ import (
 const envChild = "LOOT_PG_CHILD"
 
 type childConfig struct {
-	Role     string   // "settle", "recover" or "node"
-	PG       string   // database URL
-	Redis    string   // Redis URL
-	Prefix   string   // lock key prefix
-	Clock    bool     // open the store with the test clock
-	Sessions []string // what to settle (settle, node) or wait for (recover, node)
-	Workers  int      // settle: goroutines taking Sessions in order
-	Stop     string   // the point to stop at ("after-cas", ...), "" none
-	StopAt   string   // ... of this session only ("" any)
-	Pause    bool     // at Stop: go on after SIGCONT (the parent SIGSTOPs it there), not never (for SIGKILL)
+	Role     string        // "settle", "recover" or "node"
+	PG       string        // database URL
+	Redis    string        // Redis URL
+	Prefix   string        // lock key prefix
+	Clock    bool          // open the store with the test clock
+	Sessions []string      // what to settle (settle, node) or wait for (recover, node)
+	Workers  int           // settle: goroutines taking Sessions in order
+	Stop     string        // the point to stop at ("after-cas", ...), "" none
+	StopAt   string        // ... of this session only ("" any)
+	Pause    bool          // at Stop: go on after SIGCONT (the parent SIGSTOPs it there), not never (for SIGKILL)
 	Lease    time.Duration // loot.Config.SettleLease (and the lock ttl)
 	Backoff  loot.Backoff
 	Rounds   int           // recover: Recover calls (0: until Sessions are done or For passes)
