@@ -34,7 +34,7 @@ import (
 const envChild = "LOOT_PG_CHILD"
 
 type childConfig struct {
-	Role     string        // "settle", "recover" or "node"
+	Role     string        // "settle", "recover", "node", "skew-settle" or "skew-claim"
 	PG       string        // database URL
 	Redis    string        // Redis URL
 	Prefix   string        // lock key prefix
@@ -50,7 +50,7 @@ type childConfig struct {
 	For      time.Duration // recover, node: give up after this long
 	Flaky    float64       // node: probability that a Deliver fails (half before, half after applying)
 	Seed     uint64
-	Skew     time.Duration // the node's clock: time.Now() + Skew (see the skew test)
+	Skew     time.Duration // the node's clock: time.Now() + Skew (skew_test.go)
 }
 
 func (c childConfig) withDefaults() childConfig {
@@ -160,6 +160,14 @@ func runChild(cfg childConfig) error {
 		recoverUntil(ctx, svc, st, cfg)
 	case "node":
 		if err := runNode(ctx, svc, st, cfg); err != nil {
+			return err
+		}
+	case "skew-settle":
+		if err := skewSettle(ctx, svc, st, cfg); err != nil {
+			return err
+		}
+	case "skew-claim":
+		if err := skewClaim(ctx, svc, st, cfg); err != nil {
 			return err
 		}
 	default:
