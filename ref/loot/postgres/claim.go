@@ -11,8 +11,8 @@ import (
 )
 
 // Claim implements loot.Store: one INSERT ... SELECT ... FOR SHARE ... ON
-// CONFLICT DO UPDATE (see queries.claim) and, in the same batch, the read
-// that explains a refusal or an identical repeat.
+// CONFLICT DO UPDATE (see queries.claim); when it returns no row, a second
+// statement tells a refusal from an identical repeat.
 func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.Intent) (loot.Claim, bool, error) {
 	if !in.Valid() {
 		return loot.Claim{}, false, fmt.Errorf("loot/postgres: intent %q: %w", in, loot.ErrBadArgument)
@@ -23,44 +23,31 @@ func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.I
 	}
 	op := fmt.Sprintf("claim %s by %d", no, p)
 	r, err := retry(ctx, op, func() (claimed, error) {
-		var (
-			wrote, found, member bool
-			r                    claimed
-			st                   = loot.Session{Spec: loot.Spec{No: no}}
-			status               string
-			fence                int64
-			prior                *string
-			priorAt              *time.Time
-			now                  time.Time
-		)
-		err := s.send(ctx, func(b *pgx.Batch) {
-			b.Queue(s.q.claim, no, int64(p), string(in))
-			b.Queue(s.q.claimState, no, int64(p))
-		}, func(br pgx.BatchResults) error {
-			err := br.QueryRow().Scan(&r.c.At, &r.created)
-			switch {
-			case err == nil:
-				wrote = true
-			case !errors.Is(err, pgx.ErrNoRows):
-				return err
-			}
-			err = br.QueryRow().Scan(&status, &st.Deadline, &fence, &member, &prior, &priorAt, &now)
-			switch {
-			case err == nil:
-				found = true
-			case !errors.Is(err, pgx.ErrNoRows):
-				return err
-			}
-			return nil
-		})
+		var r claimed
+		err := s.pool.QueryRow(ctx, s.q.claim, no, int64(p), string(in)).Scan(&r.c.At, &r.created)
 		switch {
-		case err != nil:
-			return claimed{}, wrap(op, err)
-		case wrote:
+		case err == nil:
 			r.c = loot.Claim{Session: no, Player: p, Intent: in, At: utc(r.c.At)}
 			return r, nil
-		case !found:
-			return claimed{}, fmt.Errorf("loot/postgres: session %q: %w", no, loot.ErrNotFound)
+		case !errors.Is(err, pgx.ErrNoRows):
+			return claimed{}, wrap(op, err)
+		}
+		// No row: refused, or an identical repeat. Tell which.
+		var (
+			st      = loot.Session{Spec: loot.Spec{No: no}}
+			status  string
+			fence   int64
+			member  bool
+			prior   *string
+			priorAt *time.Time
+			now     time.Time
+		)
+		err = s.pool.QueryRow(ctx, s.q.claimState, no, int64(p)).Scan(&status, &st.Deadline, &fence, &member, &prior, &priorAt, &now)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return claimed{}, notFound(no)
+		case err != nil:
+			return claimed{}, wrap(op, err)
 		}
 		st.Status, st.Fence, st.Deadline = loot.Status(status), loot.Fence(fence), utc(st.Deadline)
 		if member {

@@ -8,11 +8,13 @@
 // source document's grant number), loot_snapshot (the audit record) and
 // loot_inventory (the Inventory's ledger, keyed by grant number).
 //
-// Each Store method is one statement or one batch, which PostgreSQL runs as
-// one implicit transaction: the conditional write (status, deadline, lease,
-// fence and membership in its WHERE, never read first) and, in the same
-// round trip, the read of the row that explains a refusal. The claim reads
-// the session row FOR SHARE, so it serializes with the settle CAS's UPDATE;
+// Each Store method is one statement (BeginSettle: one batch, the CAS and
+// the read of the frozen claims, one implicit transaction): the
+// conditional write, with status, deadline, lease, fence and membership in
+// its WHERE (never read first), returning the row it wrote. Only when it
+// matches nothing does a second statement read the row, to say which guard
+// refused. The claim reads the session row FOR SHARE, so it serializes
+// with the settle CAS's UPDATE;
 // RecordGrants closes the session, inserts every grant (one multi-row
 // INSERT) and the snapshot in one statement; LeaseGrants is UPDATE ...
 // FROM (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING. Every time is the

@@ -13,39 +13,25 @@ import (
 )
 
 // MarkDelivered implements loot.Store: a conditional UPDATE PENDING ->
-// SUCCESS and the read of the grant, in one batch.
+// SUCCESS returning the grant; when it matches nothing, a read of the grant
+// tells an earlier SUCCESS from no grant.
 func (s *Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, error) {
 	op := "mark delivered " + grantNo
 	return retry(ctx, op, func() (loot.Grant, error) {
-		var (
-			g       loot.Grant
-			applied bool
-			found   bool
-		)
-		err := s.send(ctx, func(b *pgx.Batch) {
-			b.Queue(s.q.markDelivered, grantNo)
-			b.Queue(s.q.readGrant, grantNo)
-		}, func(br pgx.BatchResults) error {
-			tag, err := br.Exec()
-			if err != nil {
-				return err
-			}
-			applied = tag.RowsAffected() == 1
-			g, err = scanGrant(br.QueryRow())
-			switch {
-			case err == nil:
-				found = true
-			case !errors.Is(err, pgx.ErrNoRows):
-				return err
-			}
-			return nil
-		})
+		g, err := scanGrant(s.pool.QueryRow(ctx, s.q.markDelivered, grantNo))
 		switch {
+		case err == nil:
+			return g, nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return loot.Grant{}, wrap(op, err)
+		}
+		g, err = scanGrant(s.pool.QueryRow(ctx, s.q.readGrant, grantNo))
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return loot.Grant{}, fmt.Errorf("loot/postgres: grant %q: %w", grantNo, loot.ErrNotFound)
 		case err != nil:
 			return loot.Grant{}, wrap(op, err)
-		case !found:
-			return loot.Grant{}, fmt.Errorf("loot/postgres: grant %q: %w", grantNo, loot.ErrNotFound)
-		case applied || g.Status == loot.GrantSuccess:
+		case g.Status == loot.GrantSuccess:
 			return g, nil
 		}
 		return loot.Grant{}, errRaced // recorded between the UPDATE and the read

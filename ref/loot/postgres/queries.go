@@ -3,23 +3,24 @@ package postgres
 import "strings"
 
 // queries holds every statement. Each reads the clock as now(), the
-// transaction's start time: one value for every statement of a call (a
-// batch is one implicit transaction), so a call judges its guard and
-// writes its times by one "now", as the Store contract asks. A statement
-// that waits for a row lock keeps the now it started with; that is safe
-// because the lock it waited for is what serializes it (a claim that
-// waited for the settle CAS finds SETTLING when it re-checks the row) and
-// a late now only postpones a deadline or a takeover, never advances it.
-// clock_timestamp() would give each evaluation its own instant, so a guard
-// and the time it writes could disagree within one call.
+// transaction's start time: one value for every statement of a call, so a
+// call judges its guard and writes its times by one "now", as the Store
+// contract asks. A statement that waits for a row lock keeps the now it
+// started with; that is safe because the lock it waited for is what
+// serializes it (a claim that waited for the settle CAS finds SETTLING
+// when it re-checks the row) and a late now only postpones a deadline or a
+// takeover, never advances it. clock_timestamp() would give each
+// evaluation its own instant, so a guard and the time it writes could
+// disagree within one call.
 //
 // Status writes are conditional UPDATEs whose WHERE is the transitions
-// table plus the guard of loot.Check*; when one matches no row, the read
-// queued after it in the same batch tells which guard refused (see
-// store.go's race loop for a row that changed between the two).
+// table plus the guard of loot.Check*, RETURNING the row they wrote. When
+// one matches no row, the store reads the row (readSession, claimState,
+// readGrant) in a second statement to tell which guard refused; see
+// store.go's retry for a row that moved in between.
 type queries struct {
-	readSession string // $1 session: the row, its members and now()
-	now         string
+	readSession string // $1 session: the row and its members
+	now         string // the clock, read with readSession to judge a refusal
 
 	open          string
 	startClaiming string
@@ -44,49 +45,60 @@ type queries struct {
 	applied     string
 }
 
-// sessionCols are the columns scanSession reads, from loot_session s.
-const sessionCols = `s.session_no, s.dungeon_code, s.loot_code, s.quantity, s.rule_version, s.deadline_at,
-	s.status, s.fence, s.opened_at, s.settle_until, s.allocated,
+// sessionRow are the session's own columns, of a row named s.
+const sessionRow = `s.session_no, s.dungeon_code, s.loot_code, s.quantity, s.rule_version, s.deadline_at,
+	s.status, s.fence, s.opened_at, s.settle_until, s.allocated`
+
+// sessionCols are the columns scanSession reads: the row and its members.
+const sessionCols = sessionRow + `,
 	ARRAY(SELECT m.player_id FROM loot_member m WHERE m.session_no = s.session_no ORDER BY m.player_id)`
 
 // grantCols are the columns scanGrant reads.
 const grantCols = `grant_no, session_no, player_id, loot_code, quantity, rank, status, attempts, lease_until`
 
 var sqlQueries = queries{
-	readSession: `SELECT ` + sessionCols + `, now() FROM loot_session s WHERE s.session_no = $1`,
+	readSession: `SELECT ` + sessionCols + ` FROM loot_session s WHERE s.session_no = $1`,
 	now:         `SELECT now()`,
 
 	// Open: the session and its members in one statement (the member rows
 	// only if this statement inserted the session). $6 > now() is
 	// CheckOpen; a session that exists is left as it is.
+	// Open: the session and its members in one statement (the member rows
+	// only if this statement inserted the session: their rows are not
+	// visible to it, so it returns the members it was given, sorted by
+	// Normalize). $6 > now() is CheckOpen; a session that exists is left as
+	// it is.
 	open: `WITH s AS (
 			INSERT INTO loot_session (session_no, dungeon_code, loot_code, quantity, rule_version, deadline_at,
 				status, fence, opened_at, allocated)
 			SELECT $1::text, $2::text, $3::text, $4::integer, $5::text, $6::timestamptz, 'OPEN', 0, now(), 0
 			WHERE $6::timestamptz > now()
 			ON CONFLICT (session_no) DO NOTHING
-			RETURNING session_no
+			RETURNING *
 		), m AS (
 			INSERT INTO loot_member (session_no, player_id)
 			SELECT s.session_no, p FROM s, unnest($7::bigint[]) AS p
 		)
-		SELECT count(*) FROM s`,
-	startClaiming: `UPDATE loot_session SET status = 'CLAIMING'
-		WHERE session_no = $1 AND status = 'OPEN'`,
-	cancel: `UPDATE loot_session SET status = 'CANCELED'
-		WHERE session_no = $1 AND status IN ('OPEN', 'CLAIMING', 'SETTLING')`,
+		SELECT ` + sessionRow + `, $7::bigint[] FROM s`,
+	startClaiming: `UPDATE loot_session s SET status = 'CLAIMING'
+		WHERE s.session_no = $1 AND s.status = 'OPEN'
+		RETURNING ` + sessionCols,
+	cancel: `UPDATE loot_session s SET status = 'CANCELED'
+		WHERE s.session_no = $1 AND s.status IN ('OPEN', 'CLAIMING', 'SETTLING')
+		RETURNING ` + sessionCols,
 	// The settle CAS: the source document's lockForSettle plus the takeover
 	// of a settler whose lease ended, each bumping the fence.
-	beginSettle: `UPDATE loot_session SET status = 'SETTLING', fence = fence + 1, settle_until = now() + $2::interval
-		WHERE session_no = $1 AND ((status = 'CLAIMING' AND deadline_at <= now())
-			OR (status = 'SETTLING' AND settle_until <= now()))`,
+	beginSettle: `UPDATE loot_session s SET status = 'SETTLING', fence = s.fence + 1, settle_until = now() + $2::interval
+		WHERE s.session_no = $1 AND ((s.status = 'CLAIMING' AND s.deadline_at <= now())
+			OR (s.status = 'SETTLING' AND s.settle_until <= now()))
+		RETURNING ` + sessionCols,
 	// RecordGrants: close under the fence, insert every grant (one
 	// multi-row INSERT from arrays) and the snapshot, in one statement; the
 	// inserts take their rows from s, so they happen only if the close did.
 	record: `WITH s AS (
 			UPDATE loot_session SET status = 'CLOSED', allocated = $3
 			WHERE session_no = $1 AND status = 'SETTLING' AND fence = $2
-			RETURNING session_no
+			RETURNING *
 		), g AS (
 			INSERT INTO loot_grant (grant_no, session_no, player_id, loot_code, quantity, rank, status, attempts, lease_until)
 			SELECT u.grant_no, s.session_no, u.player_id, u.loot_code, u.quantity, u.rank, 'PENDING', 0, now() + $4::interval
@@ -97,7 +109,7 @@ var sqlQueries = queries{
 				members, claims, claims_hash, winners, recorded_at)
 			SELECT s.session_no, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, now() FROM s
 		)
-		SELECT count(*) FROM s`,
+		SELECT ` + sessionCols + ` FROM s`,
 
 	// Claim: membership (the join), status and deadline judged in the
 	// statement that writes, with the session row under FOR SHARE, which
@@ -130,7 +142,8 @@ var sqlQueries = queries{
 	grants: `SELECT g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.rank, g.status, g.attempts, g.lease_until
 		FROM loot_session s LEFT JOIN loot_grant g ON g.session_no = s.session_no
 		WHERE s.session_no = $1 ORDER BY g.rank`,
-	markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = $1 AND status = 'PENDING'`,
+	markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = $1 AND status = 'PENDING'
+		RETURNING ` + grantCols,
 	// LeaseGrants: the due grants, oldest lease first, each locked or
 	// skipped (SKIP LOCKED: a grant another compensator is leasing right
 	// now is not waited for), leased for the attempt's backoff step ($2

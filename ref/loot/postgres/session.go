@@ -10,13 +10,13 @@ import (
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
-// The session-row writes: each is one batch (one round trip, one implicit
-// transaction) of the conditional write and the read of the row after it.
-// When the write matched, the read is the result; when it did not, the
-// read is the state the guard (loot.Check*) explains the refusal by, with
-// the call's now.
+// The session-row writes: each is one conditional statement that returns
+// the row it wrote. When it matches no row, readSession reads the row and
+// the clock in a second statement, and the guard (loot.Check*) explains the
+// refusal by them.
 
-// send queues statements on one batch, sends it and reads the results.
+// send queues statements on one batch (one round trip, one implicit
+// transaction), sends it and reads the results.
 func (s *Store) send(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
 	b := &pgx.Batch{}
 	queue(b)
@@ -28,43 +28,43 @@ func (s *Store) send(ctx context.Context, queue func(*pgx.Batch), read func(pgx.
 	return err
 }
 
-// after is the session as read after a write in the same batch.
-type after struct {
-	applied bool // the write matched its row
-	found   bool // the session exists
-	sess    loot.Session
-	now     time.Time
-}
-
-// readAfter reads the session row queued after a write.
-func readAfter(br pgx.BatchResults, a *after) error {
-	var err error
-	a.sess, err = scanSession(br.QueryRow(), &a.now)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil
-	case err != nil:
-		return err
-	}
-	a.found = true
-	return nil
-}
-
-// update runs a conditional UPDATE of session no and reads the row after it.
-func (s *Store) update(ctx context.Context, write string, no string, args ...any) (after, error) {
-	var a after
-	err := s.send(ctx, func(b *pgx.Batch) {
-		b.Queue(write, append([]any{no}, args...)...)
+// readSession reads session no as it is now, with the database's now, for
+// a guard to explain a write that matched nothing; found is false for no
+// such session.
+func (s *Store) readSession(ctx context.Context, no string) (sess loot.Session, now time.Time, found bool, err error) {
+	err = s.send(ctx, func(b *pgx.Batch) {
 		b.Queue(s.q.readSession, no)
+		b.Queue(s.q.now)
 	}, func(br pgx.BatchResults) error {
-		tag, err := br.Exec()
-		if err != nil {
+		sess, err = scanSession(br.QueryRow())
+		switch {
+		case err == nil:
+			found = true
+		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		a.applied = tag.RowsAffected() == 1
-		return readAfter(br, &a)
+		return br.QueryRow().Scan(&now)
 	})
-	return a, err
+	return sess, utc(now), found, err
+}
+
+// written returns the session a conditional write returned, or, when it
+// matched no row (wrote false), the session as it is and the database's
+// now.
+func (s *Store) written(ctx context.Context, no string, row pgx.Row) (sess loot.Session, wrote, found bool, now time.Time, err error) {
+	sess, err = scanSession(row)
+	switch {
+	case err == nil:
+		return sess, true, true, time.Time{}, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return loot.Session{}, false, false, time.Time{}, err
+	}
+	sess, now, found, err = s.readSession(ctx, no)
+	return sess, false, found, now, err
+}
+
+func notFound(no string) error {
+	return fmt.Errorf("loot/postgres: session %q: %w", no, loot.ErrNotFound)
 }
 
 // Open implements loot.Store.
@@ -77,30 +77,17 @@ func (s *Store) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, e
 		s       loot.Session
 		created bool
 	}
-	r, err := retry(ctx, "open "+spec.No, func() (opened, error) {
-		var a after
-		err := s.send(ctx, func(b *pgx.Batch) {
-			b.Queue(s.q.open, spec.No, spec.Dungeon, spec.Loot, spec.Quantity, string(spec.Rule), spec.Deadline, playerIDs(spec.Members))
-			b.Queue(s.q.readSession, spec.No)
-			b.Queue(s.q.now)
-		}, func(br pgx.BatchResults) error {
-			var n int
-			if err := br.QueryRow().Scan(&n); err != nil {
-				return err
-			}
-			a.applied = n == 1
-			if err := readAfter(br, &a); err != nil {
-				return err
-			}
-			return br.QueryRow().Scan(&a.now) // for CheckOpen when there is no row
-		})
+	op := "open " + spec.No
+	r, err := retry(ctx, op, func() (opened, error) {
+		row := s.pool.QueryRow(ctx, s.q.open, spec.No, spec.Dungeon, spec.Loot, spec.Quantity, string(spec.Rule), spec.Deadline, playerIDs(spec.Members))
+		sess, wrote, found, now, err := s.written(ctx, spec.No, row)
 		switch {
 		case err != nil:
-			return opened{}, wrap("open "+spec.No, badArgOnConstraint(err))
-		case a.found:
-			return opened{a.sess, a.applied}, nil
+			return opened{}, wrap(op, badArgOnConstraint(err))
+		case wrote || found:
+			return opened{sess, wrote}, nil
 		}
-		if err := loot.CheckOpen(spec, utc(a.now)); err != nil {
+		if err := loot.CheckOpen(spec, now); err != nil {
 			return opened{}, err
 		}
 		return opened{}, errRaced // inserted and gone? a concurrent Open rolled back
@@ -121,28 +108,28 @@ func (s *Store) Cancel(ctx context.Context, no string) (loot.Session, error) {
 // transition runs a status write whose guard depends on the row alone.
 func (s *Store) transition(ctx context.Context, op, write, no string, check func(loot.Session) (bool, error)) (loot.Session, error) {
 	return retry(ctx, op, func() (loot.Session, error) {
-		a, err := s.update(ctx, write, no)
+		sess, wrote, found, _, err := s.written(ctx, no, s.pool.QueryRow(ctx, write, no))
 		switch {
 		case err != nil:
 			return loot.Session{}, wrap(op, err)
-		case a.applied:
-			return a.sess, nil
-		case !a.found:
-			return loot.Session{}, fmt.Errorf("loot/postgres: session %q: %w", no, loot.ErrNotFound)
+		case wrote:
+			return sess, nil
+		case !found:
+			return loot.Session{}, notFound(no)
 		}
-		apply, err := check(a.sess)
+		apply, err := check(sess)
 		if apply {
 			return loot.Session{}, errRaced
 		}
-		return a.sess, err
+		return sess, err
 	})
 }
 
-// BeginSettle implements loot.Store. The frozen claims are read by a third
-// statement of the batch, after the UPDATE holds the row: a statement's
-// snapshot is taken when it starts, so reading them in the UPDATE's own
-// statement could miss a claim that committed while the UPDATE waited for
-// its FOR SHARE lock.
+// BeginSettle implements loot.Store: one batch of the CAS and the read of
+// the frozen claims. The claims are read by a statement of their own,
+// after the UPDATE holds the row: a statement's snapshot is taken when it
+// starts, so reading them in the UPDATE's own statement could miss a claim
+// that committed while the UPDATE waited for its FOR SHARE lock.
 func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
 	if lease <= 0 {
 		return loot.Frozen{}, fmt.Errorf("loot/postgres: settle lease %v: %w", lease, loot.ErrBadArgument)
@@ -150,34 +137,41 @@ func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration)
 	op := "begin settle " + no
 	return retry(ctx, op, func() (loot.Frozen, error) {
 		var (
-			a  after
-			cs []loot.Claim
+			fz    loot.Frozen
+			wrote bool
 		)
 		err := s.send(ctx, func(b *pgx.Batch) {
 			b.Queue(s.q.beginSettle, no, lease)
-			b.Queue(s.q.readSession, no)
 			b.Queue(s.q.claims, no)
 		}, func(br pgx.BatchResults) error {
-			tag, err := br.Exec()
-			if err != nil {
+			var err error
+			fz.Session, err = scanSession(br.QueryRow())
+			switch {
+			case err == nil:
+				wrote = true
+			case !errors.Is(err, pgx.ErrNoRows):
 				return err
 			}
-			a.applied = tag.RowsAffected() == 1
-			if err := readAfter(br, &a); err != nil {
-				return err
+			fz.Claims, err = readClaims(br, no)
+			if errors.Is(err, loot.ErrNotFound) {
+				err = nil // the session's absence is told below
 			}
-			cs, err = readClaims(br, no)
 			return err
 		})
 		switch {
 		case err != nil:
 			return loot.Frozen{}, wrap(op, err)
-		case a.applied:
-			return loot.Frozen{Session: a.sess, Claims: cs}, nil
-		case !a.found:
-			return loot.Frozen{}, fmt.Errorf("loot/postgres: session %q: %w", no, loot.ErrNotFound)
+		case wrote:
+			return fz, nil
 		}
-		if err := loot.CheckSettle(a.sess, a.now); err != nil {
+		sess, now, found, err := s.readSession(ctx, no)
+		switch {
+		case err != nil:
+			return loot.Frozen{}, wrap(op, err)
+		case !found:
+			return loot.Frozen{}, notFound(no)
+		}
+		if err := loot.CheckSettle(sess, now); err != nil {
 			return loot.Frozen{}, err
 		}
 		return loot.Frozen{}, errRaced
@@ -207,36 +201,25 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 	}
 	snap := d.Snapshot
 	args := []any{
-		d.Fence, n, d.Lease, nos, players, loots, quantities, ranks,
+		d.Session, d.Fence, n, d.Lease, nos, players, loots, quantities, ranks,
 		int64(snap.Fence), snap.Dungeon, snap.Loot, snap.Quantity, snap.Deadline, string(snap.Rule),
 		playerIDs(snap.Members), claims, snap.ClaimsHash, playerIDs(snap.Winners),
 	}
 	return retry(ctx, op, func() (loot.Session, error) {
-		var a after
-		err := s.send(ctx, func(b *pgx.Batch) {
-			b.Queue(s.q.record, append([]any{d.Session}, args...)...)
-			b.Queue(s.q.readSession, d.Session)
-		}, func(br pgx.BatchResults) error {
-			var n int
-			if err := br.QueryRow().Scan(&n); err != nil {
-				return err
-			}
-			a.applied = n == 1
-			return readAfter(br, &a)
-		})
+		sess, wrote, found, _, err := s.written(ctx, d.Session, s.pool.QueryRow(ctx, s.q.record, args...))
 		switch {
 		case err != nil:
 			return loot.Session{}, wrap(op, badArgOnConstraint(err))
-		case a.applied:
-			return a.sess, nil
-		case !a.found:
-			return loot.Session{}, fmt.Errorf("loot/postgres: session %q: %w", d.Session, loot.ErrNotFound)
+		case wrote:
+			return sess, nil
+		case !found:
+			return loot.Session{}, notFound(d.Session)
 		}
-		apply, err := loot.CheckRecord(a.sess, d.Fence)
+		apply, err := loot.CheckRecord(sess, d.Fence)
 		if apply {
 			return loot.Session{}, errRaced
 		}
-		return a.sess, err
+		return sess, err
 	})
 }
 

@@ -124,7 +124,7 @@ func (s *Store) Session(ctx context.Context, no string) (loot.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return loot.Session{}, wrap("session "+no, err)
 	}
-	sess, err := scanSession(s.pool.QueryRow(ctx, s.q.readSession, no), new(time.Time))
+	sess, err := scanSession(s.pool.QueryRow(ctx, s.q.readSession, no))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return loot.Session{}, fmt.Errorf("loot/postgres: session %q: %w", no, loot.ErrNotFound)

@@ -1,0 +1,130 @@
+package redis_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
+	"github.com/onceproof/onceproof/ref/loot/redis"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// BenchmarkLootLock measures one lock cycle, Acquire of a fresh key then
+// Release by its holder (SET NX PX, then the compare-and-delete script
+// deleting it), with C callers at once, each with a connection of its own
+// (PoolSize C), and in the same run redis-benchmark on the same server
+// sending the same two commands from C connections:
+//
+//   - SET rb:a:__rand_int__ tok NX PX 10000, on fresh random keys;
+//   - EVALSHA of the release script on random keys, which are absent, so
+//     it runs GET and returns (no DEL): our Release deletes the key it
+//     holds, strictly more work, so the ratio below is conservative.
+//
+// redis-benchmark runs one command per run; a cycle is one of each, so
+// its equivalent rate is 1 / (1/SET-rate + 1/EVALSHA-rate). Metrics:
+// cycles/s; redis-benchmark-cycles/s; x-redis-benchmark, their ratio (the
+// target: >= 0.8 at equal concurrency).
+//
+// The server runs without AOF: with appendfsync always both sides would
+// mostly measure the disk, and the lock does not ask for persistence.
+//
+//	go test -run '^$' -bench BenchmarkLootLock -benchtime=100000x -count=3 ./ref/loot/redis
+func BenchmarkLootLock(b *testing.B) {
+	srv := testserver.StartRedis(b, "--appendonly", "no")
+	ctx := context.Background()
+	sha, err := redis.ReleaseScript.Load(ctx, goredis.NewClient(&goredis.Options{Addr: srv.Addr})).Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, conc := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
+			l := open(b, srv.URL(), redis.Options{Prefix: testserver.RedisPrefix(b), PoolSize: conc})
+			run := strconv.FormatInt(time.Now().UnixNano(), 36) // fresh keys in every round
+			cycles := parallel(b, conc, func(i int64) error {
+				key := run + ":" + strconv.FormatInt(i, 36)
+				if ok, err := l.Acquire(ctx, key, "tok", 10*time.Second); err != nil || !ok {
+					return fmt.Errorf("Acquire of a fresh key = %v, %v", ok, err)
+				}
+				if ok, err := l.Release(ctx, key, "tok"); err != nil || !ok {
+					return fmt.Errorf("Release by the holder = %v, %v", ok, err)
+				}
+				return nil
+			})
+			b.ReportMetric(cycles, "cycles/s")
+			b.StopTimer()
+			n := max(b.N, 1000) // a b.N=1 probe run needs no precise comparison
+			c := strconv.Itoa(conc)
+			set, err := redisBenchmark(srv, n, "-c", c, "SET", "rb:a:__rand_int__", "tok", "NX", "PX", "10000")
+			if err != nil {
+				b.Logf("redis-benchmark not run: %v", err)
+				return
+			}
+			rel, err := redisBenchmark(srv, n, "-c", c, "EVALSHA", sha, "1", "rb:r:__rand_int__", "tok")
+			if err != nil {
+				b.Logf("redis-benchmark not run: %v", err)
+				return
+			}
+			equiv := 1 / (1/set + 1/rel)
+			b.ReportMetric(equiv, "redis-benchmark-cycles/s")
+			b.ReportMetric(cycles/equiv, "x-redis-benchmark")
+		})
+	}
+}
+
+// parallel runs f(1..b.N) from conc goroutines and returns calls per
+// second.
+func parallel(b *testing.B, conc int, f func(i int64) error) float64 {
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	b.ResetTimer()
+	start := time.Now()
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				if err := f(i); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(b.N) / time.Since(start).Seconds()
+}
+
+// redisBenchmark runs redis-benchmark (redis-tools) against srv for n
+// requests with args (connections, then the command) and returns its
+// requests per second. -r: __rand_int__ ranges over 10^12 values, so keys
+// are fresh.
+func redisBenchmark(srv *testserver.RedisServer, n int, args ...string) (float64, error) {
+	bin, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		return 0, err
+	}
+	base := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(srv.Port), "-n", strconv.Itoa(n), "-r", "1000000000000", "--csv"}
+	out, err := exec.Command(bin, append(base, args...)...).Output()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v", bin, err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil || len(recs) < 2 || len(recs[1]) < 2 {
+		return 0, fmt.Errorf("redis-benchmark --csv output %q: %v", out, err)
+	}
+	return strconv.ParseFloat(recs[1][1], 64)
+}
