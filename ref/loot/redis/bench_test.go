@@ -31,7 +31,9 @@ import (
 // redis-benchmark runs one command per run; a cycle is one of each, so
 // its equivalent rate is 1 / (1/SET-rate + 1/EVALSHA-rate). Metrics:
 // cycles/s; redis-benchmark-cycles/s; x-redis-benchmark, their ratio (the
-// target: >= 0.8 at equal concurrency).
+// target: >= 0.8 at equal concurrency); x-redis-benchmark-pipelined, the
+// ratio to redis-benchmark sending the same commands C deep on one
+// connection (-c 1 -P C), as Options.Batch sends them.
 //
 // The server runs without AOF: with appendfsync always both sides would
 // mostly measure the disk, and the lock does not ask for persistence.
@@ -44,9 +46,20 @@ func BenchmarkLootLock(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, conc := range []int{1, 16, 64} {
-		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
-			l := open(b, srv.URL(), redis.Options{Prefix: testserver.RedisPrefix(b), PoolSize: conc})
+	for _, batch := range []bool{false, true} {
+		for _, conc := range []int{1, 16, 64} {
+			b.Run(fmt.Sprintf("batch=%v/conc=%d", batch, conc), func(b *testing.B) {
+				benchLockCycle(b, srv, sha, batch, conc)
+			})
+		}
+	}
+}
+
+func benchLockCycle(b *testing.B, srv *testserver.RedisServer, sha string, batch bool, conc int) {
+	ctx := context.Background()
+	{
+		{
+			l := open(b, srv.URL(), redis.Options{Prefix: testserver.RedisPrefix(b), PoolSize: conc, Batch: batch})
 			run := strconv.FormatInt(time.Now().UnixNano(), 36) // fresh keys in every round
 			cycles := parallel(b, conc, func(i int64) error {
 				key := run + ":" + strconv.FormatInt(i, 36)
@@ -75,7 +88,15 @@ func BenchmarkLootLock(b *testing.B) {
 			equiv := 1 / (1/set + 1/rel)
 			b.ReportMetric(equiv, "redis-benchmark-cycles/s")
 			b.ReportMetric(cycles/equiv, "x-redis-benchmark")
-		})
+			// The same commands pipelined C deep on one connection, the way
+			// Batch sends them: what of the ratio the client's batching
+			// explains.
+			pset, err1 := redisBenchmark(srv, n, "-c", "1", "-P", c, "SET", "rb:p:__rand_int__", "tok", "NX", "PX", "10000")
+			prel, err2 := redisBenchmark(srv, n, "-c", "1", "-P", c, "EVALSHA", sha, "1", "rb:q:__rand_int__", "tok")
+			if err1 == nil && err2 == nil {
+				b.ReportMetric(cycles/(1/(1/pset+1/prel)), "x-redis-benchmark-pipelined")
+			}
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -24,18 +25,23 @@ func open(t testing.TB, url string, opts redis.Options) *redis.Lock {
 }
 
 // TestLockConformance runs loottest.RunLock on a real Redis, one key prefix
-// per subtest. Redis judges a key's ttl by its own clock, which nothing
-// but time moves, so Advance sleeps: the suite keeps its ttls at 100ms
-// and never probes the exact boundary for that reason.
+// per subtest, with calls one command each and batched. Redis judges a
+// key's ttl by its own clock, which nothing but time moves, so Advance
+// sleeps: the suite keeps its ttls at 100ms and never probes the exact
+// boundary for that reason.
 func TestLockConformance(t *testing.T) {
-	loottest.RunLock(t, func(t *testing.T) loottest.LockHarness {
-		srv := testserver.Redis(t)
-		prefix := testserver.RedisPrefix(t)
-		return loottest.LockHarness{
-			Open:    func(t *testing.T) loot.Lock { return open(t, srv.URL(), redis.Options{Prefix: prefix}) },
-			Advance: func(_ *testing.T, d time.Duration) { time.Sleep(d) },
-		}
-	})
+	for _, batch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batch=%v", batch), func(t *testing.T) {
+			loottest.RunLock(t, func(t *testing.T) loottest.LockHarness {
+				srv := testserver.Redis(t)
+				opts := redis.Options{Prefix: testserver.RedisPrefix(t), Batch: batch}
+				return loottest.LockHarness{
+					Open:    func(t *testing.T) loot.Lock { return open(t, srv.URL(), opts) },
+					Advance: func(_ *testing.T, d time.Duration) { time.Sleep(d) },
+				}
+			})
+		})
+	}
 }
 
 // TestLockNeedsNoPersistence: Open accepts a server without AOF (the lock
@@ -101,8 +107,10 @@ func TestOpenRejectsBadURLAndOptions(t *testing.T) {
 	if _, err := redis.Open(t.Context(), "http://nope", redis.Options{}); err == nil {
 		t.Error("Open(http://nope) = nil error")
 	}
-	if _, err := redis.Open(t.Context(), srv.URL(), redis.Options{PoolSize: -1}); !errors.Is(err, loot.ErrBadArgument) {
-		t.Errorf("Open(PoolSize -1) = %v, want ErrBadArgument", err)
+	for _, opts := range []redis.Options{{PoolSize: -1}, {Batch: true, MaxBatch: -1}, {Batch: true, BatchWorkers: -1}} {
+		if _, err := redis.Open(t.Context(), srv.URL(), opts); !errors.Is(err, loot.ErrBadArgument) {
+			t.Errorf("Open(%+v) = %v, want ErrBadArgument", opts, err)
+		}
 	}
 	l := open(t, srv.URL(), redis.Options{})
 	for _, ttl := range []time.Duration{0, -time.Second} {
