@@ -25,7 +25,8 @@ import (
 )
 
 // The loot benchmarks compare the reference (impl=ref: loot.Service on this
-// Store with the ref/loot/redis Lock) with the source document's design
+// Store with the ref/loot/redis Lock; impl=ref-batched: both with
+// Options.Batch) with the source document's design
 // (impl=doc: docdesign_test.go, its statements one round trip each) on the
 // same PostgreSQL and Redis, C callers at once, each implementation with a
 // pool of C connections and a Redis client of C. Every run works on fresh
@@ -61,7 +62,7 @@ func BenchmarkLootClaim(b *testing.B) {
 			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) {
 				prefix := e.prefix()
 				sessions := (b.N + benchTeam - 1) / benchTeam
-				svc, doc := e.ref(conc, nil), e.doc(conc)
+				svc, doc := e.ref(conc, false, nil), e.doc(conc)
 				op := func(i int64) error {
 					no, player := prefix+strconv.FormatInt((i-1)/benchTeam+1, 10), (i-1)%benchTeam+1
 					if impl == "doc" {
@@ -118,7 +119,7 @@ func BenchmarkLootSettleDeliver(b *testing.B) { benchSettle(b, true) }
 
 func benchSettle(b *testing.B, deliver bool) {
 	e := newBenchEnv(b)
-	for _, impl := range []string{"ref", "doc"} {
+	for _, impl := range []string{"ref", "ref-batched", "doc"} {
 		for _, conc := range benchConcs {
 			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) {
 				prefix := e.prefix()
@@ -156,7 +157,7 @@ func (e *benchEnv) settleOp(impl string, conc int, prefix string, quantity int, 
 	if deliver {
 		inv = nil // the Store's own
 	}
-	svc := e.ref(conc, inv)
+	svc := e.ref(conc, impl == "ref-batched", inv)
 	return func(i int64) error {
 		no := prefix + strconv.FormatInt(i, 10)
 		st, err := svc.Settle(ctx, no)
@@ -263,20 +264,21 @@ func (e *benchEnv) poolConfig(conc int) func(*pgxpool.Config) {
 }
 
 // ref returns the reference service for conc callers: a Store with a pool
-// of conc, the Lock, and inv (nil: the Store's own Inventory).
-func (e *benchEnv) ref(conc int, inv loot.Inventory) *loot.Service {
+// of conc, the Lock, both batched or not, and inv (nil: the Store's own
+// Inventory).
+func (e *benchEnv) ref(conc int, batch bool, inv loot.Inventory) *loot.Service {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	key := fmt.Sprintf("%d/%T", conc, inv)
+	key := fmt.Sprintf("%d/%v/%T", conc, batch, inv)
 	if svc, ok := e.refs[key]; ok {
 		return svc
 	}
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, e.refURL, postgres.Options{Config: e.poolConfig(conc)})
+	st, err := postgres.Open(ctx, e.refURL, postgres.Options{Config: e.poolConfig(conc), Batch: batch})
 	if err != nil {
 		panic(err)
 	}
-	lock, err := redis.Open(ctx, e.redis, redis.Options{PoolSize: conc})
+	lock, err := redis.Open(ctx, e.redis, redis.Options{PoolSize: conc, Batch: batch})
 	if err != nil {
 		panic(err)
 	}

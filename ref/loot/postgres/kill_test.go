@@ -76,9 +76,11 @@ func TestKillNineAtEveryStep(t *testing.T) {
 // TestKillNineAtRandomMoments: a settler of 12 sessions on 3 goroutines is
 // SIGKILLed after a seeded number of steps and a seeded delay, so the
 // kill lands anywhere (inside a transaction, between a delivery and its
-// mark, between two workers' writes); Recover from a fresh process then
-// completes every session exactly once. The seed fixes the choices; where
-// the kill lands still depends on scheduling.
+// mark, between two workers' writes, inside a batch of several settlers'
+// writes: odd seeds run the store and the lock with Options.Batch);
+// Recover from a fresh process then completes every session exactly
+// once. The seed fixes the choices; where the kill lands still depends on
+// scheduling.
 func TestKillNineAtRandomMoments(t *testing.T) {
 	const sessions, quantity = 12, 2
 	for _, seed := range []uint64{1, 2, 3} {
@@ -100,7 +102,7 @@ func TestKillNineAtRandomMoments(t *testing.T) {
 			}
 			w.advance(time.Minute)
 			cfg := w.cfg("settle", nos...)
-			cfg.Workers = 3
+			cfg.Workers, cfg.Batch = 3, seed%2 == 1
 			c := startChild(t, cfg)
 			if c.countLines("at ", steps) {
 				time.Sleep(delay)

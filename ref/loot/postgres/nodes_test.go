@@ -11,7 +11,8 @@ import (
 // each its own process with its own pool and Redis client, settle and
 // compensate the same nine sessions at once as their deadlines pass
 // (database clock, real time), through an inventory that times out on a
-// third of the deliveries (half of them after the item landed). One
+// third of the deliveries (half of them after the item landed); the
+// third process runs the store and the lock with Options.Batch. One
 // process is SIGKILLed holding a session it won the CAS for. The two left
 // take that session over and finish: every session CLOSED, each winner's
 // item applied exactly once, nothing SETTLING.
@@ -28,7 +29,7 @@ func TestThreeServiceProcessesSettleAndCompensate(t *testing.T) {
 	var nodes []*child
 	for i := range 3 {
 		cfg := w.cfg("node", nos...)
-		cfg.Flaky, cfg.Seed = 0.3, uint64(i+1)
+		cfg.Flaky, cfg.Seed, cfg.Batch = 0.3, uint64(i+1), i == 2
 		if i == 0 {
 			cfg.Stop = "before-record" // the first session it wins the CAS of
 		}

@@ -39,6 +39,7 @@ type childConfig struct {
 	Redis    string        // Redis URL
 	Prefix   string        // lock key prefix
 	Clock    bool          // open the store with the test clock
+	Batch    bool          // open the store and the lock with Options.Batch
 	Sessions []string      // what to settle (settle, node) or wait for (recover, node)
 	Workers  int           // settle: goroutines taking Sessions in order
 	Stop     string        // the point to stop at ("after-cas", ...), "" none
@@ -127,7 +128,7 @@ func (c childConfig) at(point, session string) {
 
 func runChild(cfg childConfig) error {
 	ctx := context.Background()
-	opts := postgres.Options{}
+	opts := postgres.Options{Batch: cfg.Batch}
 	if cfg.Clock {
 		opts.TestClock = testClock
 	}
@@ -136,7 +137,7 @@ func runChild(cfg childConfig) error {
 		return err
 	}
 	defer st.Close()
-	lock, err := redis.Open(ctx, cfg.Redis, redis.Options{Prefix: cfg.Prefix})
+	lock, err := redis.Open(ctx, cfg.Redis, redis.Options{Prefix: cfg.Prefix, Batch: cfg.Batch})
 	if err != nil {
 		return err
 	}

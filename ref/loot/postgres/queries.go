@@ -43,6 +43,11 @@ type queries struct {
 	deliverLock string
 	holding     string
 	applied     string
+
+	batchBeginSettle  string
+	batchClaims       string
+	batchReadSessions string
+	batchRecord       string
 }
 
 // sessionRow are the session's own columns, of a row named s.
@@ -202,6 +207,9 @@ var sqlQueries = queries{
 		FROM g`,
 	holding: `SELECT coalesce(sum(quantity), 0) FROM loot_inventory WHERE player_id = $1 AND loot_code = $2`,
 	applied: `SELECT count(*) FROM loot_inventory WHERE grant_no = $1`,
+
+	batchBeginSettle: batchBeginSettle, batchClaims: batchClaims,
+	batchReadSessions: batchReadSessions, batchRecord: batchRecord,
 }
 
 // withClock returns q with every now() replaced by expr: the test clock.
@@ -219,5 +227,6 @@ func (q *queries) fields() []*string {
 		&q.readSession, &q.now, &q.open, &q.startClaiming, &q.cancel, &q.beginSettle, &q.record,
 		&q.claim, &q.claimState, &q.claims, &q.readGrant, &q.grants, &q.markDelivered,
 		&q.leaseGrants, &q.overdue, &q.snapshot, &q.deliver, &q.deliverLock, &q.holding, &q.applied,
+		&q.batchBeginSettle, &q.batchClaims, &q.batchReadSessions, &q.batchRecord,
 	}
 }

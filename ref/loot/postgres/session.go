@@ -126,60 +126,70 @@ func (s *Store) transition(ctx context.Context, op, write, no string, check func
 }
 
 // BeginSettle implements loot.Store: one batch of the CAS and the read of
-// the frozen claims. The claims are read by a statement of their own,
-// after the UPDATE holds the row: a statement's snapshot is taken when it
-// starts, so reading them in the UPDATE's own statement could miss a claim
-// that committed while the UPDATE waited for its FOR SHARE lock.
+// the frozen claims (with Options.Batch, one such batch for many callers:
+// batch.go). The claims are read by a statement of their own, after the
+// UPDATE holds the row: a statement's snapshot is taken when it starts, so
+// reading them in the UPDATE's own statement could miss a claim that
+// committed while the UPDATE waited for its FOR SHARE lock.
 func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
 	if lease <= 0 {
 		return loot.Frozen{}, fmt.Errorf("loot/postgres: settle lease %v: %w", lease, loot.ErrBadArgument)
 	}
 	op := "begin settle " + no
 	return retry(ctx, op, func() (loot.Frozen, error) {
-		var (
-			fz    loot.Frozen
-			wrote bool
-		)
-		err := s.send(ctx, func(b *pgx.Batch) {
-			b.Queue(s.q.beginSettle, no, lease)
-			b.Queue(s.q.claims, no)
-		}, func(br pgx.BatchResults) error {
-			var err error
-			fz.Session, err = scanSession(br.QueryRow())
-			switch {
-			case err == nil:
-				wrote = true
-			case !errors.Is(err, pgx.ErrNoRows):
-				return err
-			}
-			fz.Claims, err = readClaims(br, no)
-			if errors.Is(err, loot.ErrNotFound) {
-				err = nil // the session's absence is told below
-			}
-			return err
-		})
-		switch {
-		case err != nil:
-			return loot.Frozen{}, wrap(op, err)
-		case wrote:
-			return fz, nil
+		if s.settles != nil {
+			return batchDo(ctx, s.settles, settleReq{no, lease})
 		}
-		sess, now, found, err := s.readSession(ctx, no)
-		switch {
-		case err != nil:
-			return loot.Frozen{}, wrap(op, err)
-		case !found:
-			return loot.Frozen{}, notFound(no)
-		}
-		if err := loot.CheckSettle(sess, now); err != nil {
-			return loot.Frozen{}, err
-		}
-		return loot.Frozen{}, errRaced
+		return s.beginOne(ctx, op, no, lease)
 	})
 }
 
+// beginOne is one attempt of BeginSettle on its own.
+func (s *Store) beginOne(ctx context.Context, op, no string, lease time.Duration) (loot.Frozen, error) {
+	var (
+		fz    loot.Frozen
+		wrote bool
+	)
+	err := s.send(ctx, func(b *pgx.Batch) {
+		b.Queue(s.q.beginSettle, no, lease)
+		b.Queue(s.q.claims, no)
+	}, func(br pgx.BatchResults) error {
+		var err error
+		fz.Session, err = scanSession(br.QueryRow())
+		switch {
+		case err == nil:
+			wrote = true
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		fz.Claims, err = readClaims(br, no)
+		if errors.Is(err, loot.ErrNotFound) {
+			err = nil // the session's absence is told below
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return loot.Frozen{}, wrap(op, err)
+	case wrote:
+		return fz, nil
+	}
+	sess, now, found, err := s.readSession(ctx, no)
+	switch {
+	case err != nil:
+		return loot.Frozen{}, wrap(op, err)
+	case !found:
+		return loot.Frozen{}, notFound(no)
+	}
+	if err := loot.CheckSettle(sess, now); err != nil {
+		return loot.Frozen{}, err
+	}
+	return loot.Frozen{}, errRaced
+}
+
 // RecordGrants implements loot.Store: the close, the grants (one multi-row
-// INSERT) and the snapshot are one statement.
+// INSERT) and the snapshot are one statement (with Options.Batch, one
+// statement for many callers' decisions: batch.go).
 func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session, error) {
 	op := fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence)
 	if err := checkDecision(d); err != nil {
@@ -189,6 +199,19 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 	if err != nil {
 		return loot.Session{}, wrap(op, err)
 	}
+	req := recordReq{d: d, claims: claims}
+	return retry(ctx, op, func() (loot.Session, error) {
+		if s.records != nil {
+			return batchDo(ctx, s.records, req)
+		}
+		return s.recordOne(ctx, req)
+	})
+}
+
+// recordOne is one attempt of RecordGrants on its own.
+func (s *Store) recordOne(ctx context.Context, r recordReq) (loot.Session, error) {
+	d, snap := r.d, r.d.Snapshot
+	op := fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence)
 	n := len(d.Grants)
 	var (
 		nos, loots        = make([]string, n), make([]string, n)
@@ -199,28 +222,23 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 		nos[i], loots[i], players[i] = g.No, g.Loot, int64(g.Player)
 		quantities[i], ranks[i] = int32(g.Quantity), int32(g.Rank)
 	}
-	snap := d.Snapshot
-	args := []any{
-		d.Session, d.Fence, n, d.Lease, nos, players, loots, quantities, ranks,
+	row := s.pool.QueryRow(ctx, s.q.record, d.Session, d.Fence, n, d.Lease, nos, players, loots, quantities, ranks,
 		int64(snap.Fence), snap.Dungeon, snap.Loot, snap.Quantity, snap.Deadline, string(snap.Rule),
-		playerIDs(snap.Members), claims, snap.ClaimsHash, playerIDs(snap.Winners),
+		playerIDs(snap.Members), r.claims, snap.ClaimsHash, playerIDs(snap.Winners))
+	sess, wrote, found, _, err := s.written(ctx, d.Session, row)
+	switch {
+	case err != nil:
+		return loot.Session{}, wrap(op, badArgOnConstraint(err))
+	case wrote:
+		return sess, nil
+	case !found:
+		return loot.Session{}, notFound(d.Session)
 	}
-	return retry(ctx, op, func() (loot.Session, error) {
-		sess, wrote, found, _, err := s.written(ctx, d.Session, s.pool.QueryRow(ctx, s.q.record, args...))
-		switch {
-		case err != nil:
-			return loot.Session{}, wrap(op, badArgOnConstraint(err))
-		case wrote:
-			return sess, nil
-		case !found:
-			return loot.Session{}, notFound(d.Session)
-		}
-		apply, err := loot.CheckRecord(sess, d.Fence)
-		if apply {
-			return loot.Session{}, errRaced
-		}
-		return sess, err
-	})
+	apply, err := loot.CheckRecord(sess, d.Fence)
+	if apply {
+		return loot.Session{}, errRaced
+	}
+	return sess, err
 }
 
 // checkDecision refuses what the schema cannot see: a grant or snapshot of

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/onceproof/onceproof/internal/coalesce"
 	"github.com/onceproof/onceproof/internal/pgschema"
 	"github.com/onceproof/onceproof/ref/loot"
 )
@@ -37,7 +38,15 @@ type Options struct {
 	// production, means the database's own clock. Open checks that the
 	// table holds exactly one row.
 	TestClock string
-	_         struct{}
+	// Batch coalesces concurrent BeginSettle and RecordGrants calls on this
+	// Store into one statement per batch (batch.go): the settle path's two
+	// writes then cost the database one statement for many sessions
+	// instead of one each. Turn it on where many sessions settle at once
+	// through one Store; leave it off where settles come one at a time (a
+	// batch of one adds a hand-off to a worker goroutine). bench_test.go
+	// measures both.
+	Batch bool
+	_     struct{}
 }
 
 var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -46,8 +55,11 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // concurrent use; one Store (one pool) per process, any number of
 // processes on one database.
 type Store struct {
-	pool *pgxpool.Pool
-	q    queries
+	pool    *pgxpool.Pool
+	q       queries
+	settles *coalesce.Batcher[settleReq, loot.Frozen]  // nil unless Options.Batch
+	records *coalesce.Batcher[recordReq, loot.Session] // nil unless Options.Batch
+	cancel  context.CancelFunc                         // ends the batches' context
 }
 
 var _ loot.Store = (*Store)(nil)
@@ -100,15 +112,25 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("%w: TestClock table %s holds %d rows (%v), want exactly one", ErrBadOptions, opts.TestClock, n, err)
 		}
 	}
-	return &Store{pool: pool, q: q}, nil
+	s := &Store{pool: pool, q: q}
+	if opts.Batch {
+		s.startBatchers()
+	}
+	return s, nil
 }
 
 // Pool returns the store's connection pool (for the caller's own queries on
 // the same database).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Close closes the pool; later calls fail. It returns nil.
+// Close stops the batchers and closes the pool; later calls fail. It
+// returns nil.
 func (s *Store) Close() error {
+	if s.cancel != nil {
+		s.cancel() // a batch stuck on a dead server must not block Close
+		s.settles.Close()
+		s.records.Close()
+	}
 	s.pool.Close()
 	return nil
 }

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -67,15 +68,24 @@ func countEffect(ctx context.Context, tx pgx.Tx, g loot.Grant) error {
 // TestStoreConformance runs loottest on a fresh database per subtest, with
 // the store's clock replaced by a one-row table the harness moves, and the
 // Store's own Inventory with an Effect that counts its applications in a
-// table without a unique key (Applied reads it).
+// table without a unique key (Applied reads it); with every call its own
+// statement, and with Options.Batch.
 func TestStoreConformance(t *testing.T) {
+	for _, batch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batch=%v", batch), func(t *testing.T) { runConformance(t, batch) })
+	}
+}
+
+func runConformance(t *testing.T, batch bool) {
 	loottest.Run(t, func(t *testing.T) loottest.Harness {
 		url, pool := clockedDB(t, clockBase)
 		if _, err := pool.Exec(t.Context(), effectsTable); err != nil {
 			t.Fatal(err)
 		}
 		return loottest.Harness{
-			Open: func(t *testing.T) loot.Store { return openStore(t, url, postgres.Options{TestClock: testClock}) },
+			Open: func(t *testing.T) loot.Store {
+				return openStore(t, url, postgres.Options{TestClock: testClock, Batch: batch})
+			},
 			Now: func(t *testing.T) time.Time {
 				var now time.Time
 				if err := pool.QueryRow(t.Context(), `SELECT now FROM `+testClock).Scan(&now); err != nil {
