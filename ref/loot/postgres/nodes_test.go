@@ -37,12 +37,14 @@ func TestThreeServiceProcessesSettleAndCompensate(t *testing.T) {
 	}
 	victim := strings.Fields(nodes[0].waitLine("stopped "))[2]
 	nodes[0].kill()
-	var retries int
+	lines := nodes[0].printed()
 	for _, n := range nodes[1:] {
-		for _, l := range n.finish() {
-			if strings.Contains(l, "outcome unknown") {
-				retries++
-			}
+		lines = append(lines, n.finish()...)
+	}
+	var retries int
+	for _, l := range lines {
+		if strings.Contains(l, "outcome unknown") {
+			retries++
 		}
 	}
 	if retries == 0 {

@@ -58,7 +58,7 @@ func TestApplicationRoleNeedsOnlySelectInsertUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	if _, err := svc.Open(ctx, loot.Spec{No: "S-1", Dungeon: "D", Loot: "RING-7", Quantity: 2, Deadline: time.Now().Add(200 * time.Millisecond),
+	if _, err := svc.Open(ctx, loot.Spec{No: "S-1", Dungeon: "D", Loot: "RING-7", Quantity: 2, Deadline: time.Now().Add(time.Hour),
 		Rule: loot.RuleSeeded, Members: []loot.PlayerID{1, 2, 3}}); err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +69,11 @@ func TestApplicationRoleNeedsOnlySelectInsertUpdate(t *testing.T) {
 		if _, err := svc.Claim(ctx, loot.Caller{Player: p}, loot.ClaimRequest{Session: "S-1", Intent: loot.Need}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The deadline comes in once the claims are in (a stall of the shared
+	// machine cannot close claiming early): as if opened with it.
+	if _, err := st.Pool().Exec(ctx, `UPDATE loot_session SET deadline_at = now() + interval '100 milliseconds' WHERE session_no = 'S-1'`); err != nil {
+		t.Fatal(err)
 	}
 	st1 := settleWhenDue(t, svc, "S-1")
 	if st1.Delivered != 2 {

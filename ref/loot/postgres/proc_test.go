@@ -518,6 +518,14 @@ func (c *child) signal(sig syscall.Signal) {
 	c.t.Fatalf("child not stopped %v after SIGSTOP", childBound)
 }
 
+// printed returns the lines the child printed so far (all of them, once it
+// was killed or finished).
+func (c *child) printed() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.seen...)
+}
+
 func (c *child) output() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

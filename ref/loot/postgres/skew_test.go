@@ -32,7 +32,11 @@ const skew = 3 * time.Minute
 func TestSkewedNodeClocksChangeNothing(t *testing.T) {
 	w := newWorld(t, false)
 	members := team(3)
-	spec := loot.Spec{No: "S-1", Dungeon: "ABYSS-3", Loot: "L-S-1", Quantity: 1, Deadline: w.now().Add(time.Second),
+	// A deadline a minute away while the nodes start (however slowly the
+	// shared machine starts them), brought in to a second away once both
+	// are at work: the nodes read it at their start, and by their clocks it
+	// is long past (ahead) or minutes away (behind) either way.
+	spec := loot.Spec{No: "S-1", Dungeon: "ABYSS-3", Loot: "L-S-1", Quantity: 1, Deadline: w.now().Add(time.Minute),
 		Rule: loot.RuleSeeded, Members: members}
 	if _, _, err := w.st.Open(t.Context(), spec); err != nil {
 		t.Fatal(err)
@@ -43,6 +47,9 @@ func TestSkewedNodeClocksChangeNothing(t *testing.T) {
 	ahead, behind := w.cfg("skew-settle", "S-1"), w.cfg("skew-claim", "S-1")
 	ahead.Skew, behind.Skew = skew, -skew
 	ca, cb := startChild(t, ahead), startChild(t, behind)
+	ca.waitLine("open ")
+	cb.waitLine("open ")
+	w.dueIn("S-1", time.Second)
 	settler, claimer := ca.finish(), cb.finish()
 
 	got := report(t, settler)

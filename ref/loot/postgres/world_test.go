@@ -90,13 +90,20 @@ func team(n int) []loot.PlayerID {
 }
 
 // claiming opens session no (loot code "L-"+no, for hookFairness) with
-// quantity items for members, deadline window from now, and has every
-// member claim NEED in order (1ms apart on the test clock, so the first
-// quantity members win).
+// quantity items for members and has every member claim NEED in order (1ms
+// apart on the test clock, so the first quantity members win); the
+// deadline is window from then.
 func (w *world) claiming(no string, quantity int, members []loot.PlayerID, window time.Duration) {
 	w.t.Helper()
 	ctx := w.t.Context()
-	spec := loot.Spec{No: no, Dungeon: "ABYSS-3", Loot: "L-" + no, Quantity: quantity, Deadline: w.now().Add(window),
+	open := window
+	if !w.clock {
+		// On the real clock a stall of the shared test machine could
+		// outlast a short window before the claims land: claim under a
+		// distant deadline, then bring it in (dueIn).
+		open = max(window, time.Hour)
+	}
+	spec := loot.Spec{No: no, Dungeon: "ABYSS-3", Loot: "L-" + no, Quantity: quantity, Deadline: w.now().Add(open),
 		Rule: loot.RuleSeeded, Members: members}
 	if _, _, err := w.st.Open(ctx, spec); err != nil {
 		w.t.Fatal(err)
@@ -111,6 +118,21 @@ func (w *world) claiming(no string, quantity int, members []loot.PlayerID, windo
 		if w.clock {
 			w.advance(time.Millisecond)
 		}
+	}
+	if open != window {
+		w.dueIn(no, window)
+	}
+}
+
+// dueIn moves CLAIMING session no's deadline to d after the database's now:
+// a fixture for tests on the real clock, as if the session had been opened
+// with that deadline.
+func (w *world) dueIn(no string, d time.Duration) {
+	w.t.Helper()
+	tag, err := w.pool.Exec(w.t.Context(), `UPDATE loot_session SET deadline_at = now() + $2::interval
+		WHERE session_no = $1 AND status = 'CLAIMING'`, no, d)
+	if err != nil || tag.RowsAffected() != 1 {
+		w.t.Fatalf("moving the deadline of %s: %v, %d rows", no, err, tag.RowsAffected())
 	}
 }
 
