@@ -28,11 +28,11 @@ import (
 // by its own statement after it.
 
 // The batched statements (copied into queries, so the test clock reaches
-// them). Their guards on status are written as CASE so that no plan can
-// reach the rows through the status indexes: a generic plan does not know
-// how many sessions the array holds, and with the statuses indexable it
-// measured choosing to scan every due session (a backlog of thousands,
-// for a batch of two) over probing the primary key once per session.
+// them). Their guards on status are CASE, as in queries.go: a generic plan
+// does not know how many sessions the array holds, and with the statuses
+// indexable it measured choosing to scan every due session (a backlog of
+// thousands, for a batch of two) over probing the primary key once per
+// session.
 const (
 	batchBeginSettle = `WITH i AS (SELECT * FROM unnest($1::text[], $2::interval[]) AS u(no, lease))
 		UPDATE loot_session s SET status = 'SETTLING', fence = s.fence + 1, settle_until = now() + i.lease

@@ -12,20 +12,13 @@ import (
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
-// MarkDelivered implements loot.Store: a conditional UPDATE PENDING ->
-// SUCCESS returning the grant; when it matches nothing, a read of the grant
-// tells an earlier SUCCESS from no grant.
+// MarkDelivered implements loot.Store: one statement, the conditional
+// UPDATE PENDING -> SUCCESS and, when it matched nothing, the grant as it
+// is.
 func (s *Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, error) {
 	op := "mark delivered " + grantNo
 	return retry(ctx, op, func() (loot.Grant, error) {
 		g, err := scanGrant(s.pool.QueryRow(ctx, s.q.markDelivered, grantNo))
-		switch {
-		case err == nil:
-			return g, nil
-		case !errors.Is(err, pgx.ErrNoRows):
-			return loot.Grant{}, wrap(op, err)
-		}
-		g, err = scanGrant(s.pool.QueryRow(ctx, s.q.readGrant, grantNo))
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return loot.Grant{}, fmt.Errorf("loot/postgres: grant %q: %w", grantNo, loot.ErrNotFound)
@@ -34,7 +27,7 @@ func (s *Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, 
 		case g.Status == loot.GrantSuccess:
 			return g, nil
 		}
-		return loot.Grant{}, errRaced // recorded between the UPDATE and the read
+		return loot.Grant{}, errRaced // changed after the statement's snapshot, or recorded since
 	})
 }
 

@@ -14,10 +14,16 @@ import "strings"
 // disagree within one call.
 //
 // Status writes are conditional UPDATEs whose WHERE is the transitions
-// table plus the guard of loot.Check*, RETURNING the row they wrote. When
-// one matches no row, the store reads the row (readSession, claimState,
-// readGrant) in a second statement to tell which guard refused; see
-// store.go's retry for a row that moved in between.
+// table plus the guard of loot.Check*, RETURNING the row they wrote. A
+// status test beside a key is written as CASE (or <>) so that it cannot
+// match a partial index's predicate: the row is found by its key whatever
+// the statistics say. With "status = 'PENDING'" beside the grant's key,
+// the generic plan of deliver measured scanning every PENDING grant to
+// update one, the backlog an inventory outage leaves exactly when
+// compensation must be fast. When
+// one matches no row, the store reads the row (readSession, claimState)
+// in a second statement to tell which guard refused; see store.go's retry
+// for a row that moved in between.
 type queries struct {
 	readSession string // $1 session: the row and its members
 	now         string // the clock, read with readSession to judge a refusal
@@ -32,7 +38,6 @@ type queries struct {
 	claimState string
 	claims     string
 
-	readGrant     string
 	grants        string
 	markDelivered string
 	leaseGrants   string
@@ -42,7 +47,6 @@ type queries struct {
 	deliver     string
 	deliverLock string
 	holding     string
-	applied     string
 
 	batchBeginSettle  string
 	batchClaims       string
@@ -94,15 +98,15 @@ var sqlQueries = queries{
 	// The settle CAS: the source document's lockForSettle plus the takeover
 	// of a settler whose lease ended, each bumping the fence.
 	beginSettle: `UPDATE loot_session s SET status = 'SETTLING', fence = s.fence + 1, settle_until = now() + $2::interval
-		WHERE s.session_no = $1 AND ((s.status = 'CLAIMING' AND s.deadline_at <= now())
-			OR (s.status = 'SETTLING' AND s.settle_until <= now()))
+		WHERE s.session_no = $1
+			AND CASE s.status WHEN 'CLAIMING' THEN s.deadline_at <= now() WHEN 'SETTLING' THEN s.settle_until <= now() ELSE false END
 		RETURNING ` + sessionCols,
 	// RecordGrants: close under the fence, insert every grant (one
 	// multi-row INSERT from arrays) and the snapshot, in one statement; the
 	// inserts take their rows from s, so they happen only if the close did.
 	record: `WITH s AS (
 			UPDATE loot_session SET status = 'CLOSED', allocated = $3
-			WHERE session_no = $1 AND status = 'SETTLING' AND fence = $2
+			WHERE session_no = $1 AND CASE status WHEN 'SETTLING' THEN fence = $2 ELSE false END
 			RETURNING *
 		), g AS (
 			INSERT INTO loot_grant (grant_no, session_no, player_id, loot_code, quantity, rank, status, attempts, lease_until)
@@ -128,7 +132,7 @@ var sqlQueries = queries{
 	claim: `INSERT INTO loot_claim (session_no, player_id, intent, claimed_at)
 		SELECT s.session_no, m.player_id, $3, now()
 		FROM loot_session s JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = $2
-		WHERE s.session_no = $1 AND s.status = 'CLAIMING' AND s.deadline_at > now()
+		WHERE s.session_no = $1 AND CASE s.status WHEN 'CLAIMING' THEN s.deadline_at > now() ELSE false END
 		FOR SHARE OF s
 		ON CONFLICT (session_no, player_id) DO UPDATE
 			SET intent = EXCLUDED.intent, claimed_at = EXCLUDED.claimed_at
@@ -143,12 +147,20 @@ var sqlQueries = queries{
 		FROM loot_session s LEFT JOIN loot_claim c ON c.session_no = s.session_no
 		WHERE s.session_no = $1 ORDER BY c.player_id`,
 
-	readGrant: `SELECT ` + grantCols + ` FROM loot_grant WHERE grant_no = $1`,
 	grants: `SELECT g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.rank, g.status, g.attempts, g.lease_until
 		FROM loot_session s LEFT JOIN loot_grant g ON g.session_no = s.session_no
 		WHERE s.session_no = $1 ORDER BY g.rank`,
-	markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = $1 AND status = 'PENDING'
-		RETURNING ` + grantCols,
+	// MarkDelivered after the Store's own Inventory finds the grant SUCCESS
+	// already: the usual case, so the grant as it is comes back from the
+	// same statement (a concurrent change after this statement's snapshot
+	// shows as PENDING, and the caller asks again).
+	markDelivered: `WITH u AS (
+			UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = $1 AND status <> 'SUCCESS'
+			RETURNING ` + grantCols + `
+		)
+		SELECT * FROM u
+		UNION ALL
+		SELECT ` + grantCols + ` FROM loot_grant WHERE grant_no = $1 AND NOT EXISTS (SELECT 1 FROM u)`,
 	// LeaseGrants: the due grants, oldest lease first, each locked or
 	// skipped (SKIP LOCKED: a grant another compensator is leasing right
 	// now is not waited for), leased for the attempt's backoff step ($2
@@ -188,7 +200,8 @@ var sqlQueries = queries{
 			SELECT grant_no, player_id, loot_code, quantity, now() FROM g
 			ON CONFLICT (grant_no) DO NOTHING
 		), u AS (
-			UPDATE loot_grant t SET status = 'SUCCESS' FROM g WHERE t.grant_no = g.grant_no AND t.status = 'PENDING'
+			UPDATE loot_grant t SET status = 'SUCCESS' FROM g
+			WHERE t.grant_no = $1 AND t.grant_no = g.grant_no AND t.status <> 'SUCCESS'
 		)
 		SELECT count(*) FROM g`,
 	// deliverLock is the first statement of a delivery with an Effect: the
@@ -206,7 +219,6 @@ var sqlQueries = queries{
 			EXISTS (SELECT 1 FROM i)
 		FROM g`,
 	holding: `SELECT coalesce(sum(quantity), 0) FROM loot_inventory WHERE player_id = $1 AND loot_code = $2`,
-	applied: `SELECT count(*) FROM loot_inventory WHERE grant_no = $1`,
 
 	batchBeginSettle: batchBeginSettle, batchClaims: batchClaims,
 	batchReadSessions: batchReadSessions, batchRecord: batchRecord,
@@ -225,8 +237,8 @@ func (q queries) withClock(expr string) queries {
 func (q *queries) fields() []*string {
 	return []*string{
 		&q.readSession, &q.now, &q.open, &q.startClaiming, &q.cancel, &q.beginSettle, &q.record,
-		&q.claim, &q.claimState, &q.claims, &q.readGrant, &q.grants, &q.markDelivered,
-		&q.leaseGrants, &q.overdue, &q.snapshot, &q.deliver, &q.deliverLock, &q.holding, &q.applied,
+		&q.claim, &q.claimState, &q.claims, &q.grants, &q.markDelivered,
+		&q.leaseGrants, &q.overdue, &q.snapshot, &q.deliver, &q.deliverLock, &q.holding,
 		&q.batchBeginSettle, &q.batchClaims, &q.batchReadSessions, &q.batchRecord,
 	}
 }
