@@ -3,7 +3,7 @@ package postgres
 import (
 	"strings"
 
-	"github.com/onceproof/onceproof/internal/pgschema"
+	"github.com/onceproof/onceproof/internal/pgstore"
 )
 
 // Schema is what Open creates, in one transaction under an advisory lock,
@@ -52,15 +52,15 @@ CREATE TABLE IF NOT EXISTS {G} (
 // the only write after the claim.
 
 // schemaSteps splits Schema into its statements for table.
-func schemaSteps(table string) []pgschema.Step {
-	return pgschema.Steps(strings.NewReplacer("{T}", table, "{G}", table+"_grants").Replace(Schema))
+func schemaSteps(table string) []pgstore.Step {
+	return pgstore.Steps(strings.NewReplacer("{T}", table, "{G}", table+"_grants").Replace(Schema))
 }
 
 // queries holds every statement, with the table names substituted once at
 // Open (identifiers cannot be bind parameters). The table name is validated
 // by tableName, so substitution cannot inject SQL.
 type queries struct {
-	schema []pgschema.Step
+	schema []pgstore.Step
 
 	// begin1 claims one key in one round trip, in the state $4: Granted
 	// for Begin, Delivered (with an empty payload) for BeginDelivered. When the key exists, the

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/onceproof/onceproof/internal/coalesce"
-	"github.com/onceproof/onceproof/internal/pgschema"
+	"github.com/onceproof/onceproof/internal/pgstore"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -102,22 +102,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: BatchWorkers %d and MaxBatch %d must be positive",
 			ErrBadOptions, opts.BatchWorkers, opts.MaxBatch)
 	}
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
-	}
-	// Every statement here looks rows up by primary key (or the pending
-	// index), so the generic plan is the right plan for every parameter
-	// value; without this PostgreSQL re-plans each execution of a prepared
-	// statement whose custom plan it does not trust, which measured as half
-	// of a claim's server time (58us vs 120us per Begin at concurrency 1).
-	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
-		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	}
-	if opts.Config != nil {
-		opts.Config(cfg)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	// Generic plans (see pgstore.NewPool): every statement here looks rows
+	// up by primary key or the pending index.
+	pool, err := pgstore.NewPool(ctx, url, opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
@@ -142,12 +129,12 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// createSchema creates what is missing of Schema (internal/pgschema: each
+// createSchema creates what is missing of Schema (internal/pgstore: each
 // object is looked up first, so a role given only SELECT, INSERT and UPDATE
 // on tables made for it can still Open). Errors name the step, not its SQL.
 func (s *Store) createSchema(ctx context.Context) error {
 	// The lock id is arbitrary but fixed: every onceproof process agrees on it.
-	if err := pgschema.Create(ctx, s.pool, 7262113, s.q.schema, s.checkSchema); err != nil {
+	if err := pgstore.Create(ctx, s.pool, 7262113, s.q.schema, s.checkSchema); err != nil {
 		return fmt.Errorf("postgres: open: %w", err)
 	}
 	return nil

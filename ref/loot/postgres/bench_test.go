@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/onceproof/onceproof/internal/testkit/benchkit"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/memory"
@@ -423,43 +424,19 @@ func (e *benchEnv) docSessions(b testing.TB, prefix string, n, team, quantity in
 // run runs op(1..b.N) from conc goroutines, then reports unit (ops per
 // second) and the round trips one op cost.
 func (e *benchEnv) run(b *testing.B, impl string, conc int, unit string, op func(i int64) error) {
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
 	pool := e.setup
 	if impl == "doc" {
 		pool = e.docSetup
 	}
 	e.count.reset()
 	cpu0 := e.cpu(b, pool)
-	b.ResetTimer()
-	start := time.Now()
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1)
-				if i > int64(b.N) {
-					return
-				}
-				if err := op(i); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
+	rate := benchkit.Parallel(b, conc, op)
 	cpu := e.cpu(b, pool).sub(cpu0)
 	n := float64(b.N)
+	b.ReportMetric(rate, unit)
 	b.ReportMetric(float64(cpu.pg.Microseconds())/n, "pg-cpu-us/op")
 	b.ReportMetric(float64(cpu.redis.Microseconds())/n, "redis-cpu-us/op")
 	b.ReportMetric(float64(cpu.self.Microseconds())/n, "go-cpu-us/op")
-	b.ReportMetric(n/elapsed.Seconds(), unit)
 	b.ReportMetric(float64(e.count.rtts.Load())/n, "sql-rtt/op")
 	b.ReportMetric(float64(e.count.stmts.Load())/n, "sql-stmts/op")
 	b.ReportMetric(float64(e.count.redis.Load())/n, "redis-rtt/op")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/onceproof/onceproof/internal/testkit/pgrole"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/memory"
@@ -17,32 +18,13 @@ import (
 // tables are Schema's tables, which the application role is granted.
 const tables = "loot_session, loot_member, loot_claim, loot_grant, loot_snapshot, loot_inventory"
 
-// appRole creates on url's database a login role without CREATE on the
-// schema, runs stmts as the admin ({role} stands for the role), and returns
-// url as that role.
-func appRole(t *testing.T, url string, stmts ...string) string {
-	t.Helper()
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	role := "app_" + strings.TrimPrefix(conn.Config().Database, "t")
-	for _, stmt := range append([]string{"CREATE ROLE {role} LOGIN", "REVOKE CREATE ON SCHEMA public FROM PUBLIC"}, stmts...) {
-		if _, err := conn.Exec(t.Context(), strings.ReplaceAll(stmt, "{role}", role)); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	return strings.Replace(url, "postgres://postgres@", "postgres://"+role+"@", 1)
-}
-
 // TestApplicationRoleNeedsOnlySelectInsertUpdate: a DBA runs Schema and
 // grants SELECT, INSERT and UPDATE; the application role opens the store
 // and takes a session from Open to delivered grants and Recover, and the
 // role really has no DELETE, DROP or CREATE (the source document's 8.5).
 func TestApplicationRoleNeedsOnlySelectInsertUpdate(t *testing.T) {
 	admin := testserver.Postgres(t)
-	url := appRole(t, admin, postgres.Schema, "GRANT SELECT, INSERT, UPDATE ON "+tables+" TO {role}")
+	url := pgrole.App(t, admin, postgres.Schema, "GRANT SELECT, INSERT, UPDATE ON "+tables+" TO {role}")
 	st, err := postgres.Open(t.Context(), url, postgres.Options{})
 	if err != nil {
 		t.Fatalf("Open as a role with SELECT, INSERT, UPDATE on tables made from Schema = %v", err)
@@ -109,7 +91,7 @@ func settleWhenDue(t *testing.T, svc *loot.Service, no string) loot.Settlement {
 // TestOpenWithoutCreatePrivilegeNamesTheStep: a role that may not create
 // the tables gets one line naming the step and the server's reason.
 func TestOpenWithoutCreatePrivilegeNamesTheStep(t *testing.T) {
-	url := appRole(t, testserver.Postgres(t))
+	url := pgrole.App(t, testserver.Postgres(t))
 	_, err := postgres.Open(t.Context(), url, postgres.Options{})
 	if err == nil {
 		t.Fatal("Open as a role without CREATE succeeded")

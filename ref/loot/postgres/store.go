@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/onceproof/onceproof/internal/coalesce"
-	"github.com/onceproof/onceproof/internal/pgschema"
+	"github.com/onceproof/onceproof/internal/pgstore"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -82,26 +82,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		}
 		q = q.withClock("(SELECT now FROM " + opts.TestClock + ")")
 	}
-	cfg, err := pgxpool.ParseConfig(url)
+	// Generic plans (see pgstore.NewPool): every statement finds its rows by
+	// key, and plans_test.go checks that none can be tempted off it.
+	pool, err := pgstore.NewPool(ctx, url, opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("loot/postgres: open: %w", err)
 	}
-	// Every statement finds its rows by a primary key, a unique key or an
-	// index on status, so the generic plan is the right plan for every
-	// parameter value; left to choose, PostgreSQL re-plans each execution
-	// of a prepared statement whose custom plan it does not trust, which
-	// measured as a quarter of a settle's server CPU (bench_test.go).
-	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
-		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	}
-	if opts.Config != nil {
-		opts.Config(cfg)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("loot/postgres: open: %w", err)
-	}
-	if err := pgschema.Create(ctx, pool, schemaLock, pgschema.Steps(Schema), checkColumns); err != nil {
+	if err := pgstore.Create(ctx, pool, schemaLock, pgstore.Steps(Schema), checkColumns); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("loot/postgres: open: %w", err)
 	}

@@ -1,17 +1,13 @@
 package redis_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"fmt"
-	"os/exec"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/internal/testkit/benchkit"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot/redis"
 	goredis "github.com/redis/go-redis/v9"
@@ -74,7 +70,7 @@ func benchLockCycle(b *testing.B, srv *testserver.RedisServer, sha string, batch
 		{
 			l := open(b, srv.URL(), redis.Options{Prefix: testserver.RedisPrefix(b), PoolSize: conc, Batch: batch})
 			run := strconv.FormatInt(time.Now().UnixNano(), 36) // fresh keys in every round
-			cycles := parallel(b, conc, func(i int64) error {
+			cycles := benchkit.Parallel(b, conc, func(i int64) error {
 				key := run + ":" + strconv.FormatInt(i, 36)
 				if ok, err := l.Acquire(ctx, key, "tok", 10*time.Second); err != nil || !ok {
 					return fmt.Errorf("Acquire of a fresh key = %v, %v", ok, err)
@@ -85,15 +81,14 @@ func benchLockCycle(b *testing.B, srv *testserver.RedisServer, sha string, batch
 				return nil
 			})
 			b.ReportMetric(cycles, "cycles/s")
-			b.StopTimer()
 			n := max(b.N, 1000) // a b.N=1 probe run needs no precise comparison
 			c := strconv.Itoa(conc)
-			set, err := redisBenchmark(srv, n, "-c", c, "SET", "rb:a:__rand_int__", "tok", "NX", "PX", "10000")
+			set, err := benchkit.RedisBenchmark(srv.Port, n, "-c", c, "SET", "rb:a:__rand_int__", "tok", "NX", "PX", "10000")
 			if err != nil {
 				b.Logf("redis-benchmark not run: %v", err)
 				return
 			}
-			rel, err := redisBenchmark(srv, n, "-c", c, "EVALSHA", sha, "1", "rb:r:__rand_int__", "tok")
+			rel, err := benchkit.RedisBenchmark(srv.Port, n, "-c", c, "EVALSHA", sha, "1", "rb:r:__rand_int__", "tok")
 			if err != nil {
 				b.Logf("redis-benchmark not run: %v", err)
 				return
@@ -104,61 +99,11 @@ func benchLockCycle(b *testing.B, srv *testserver.RedisServer, sha string, batch
 			// The same commands pipelined C deep on one connection, the way
 			// Batch sends them: what of the ratio the client's batching
 			// explains.
-			pset, err1 := redisBenchmark(srv, n, "-c", "1", "-P", c, "SET", "rb:p:__rand_int__", "tok", "NX", "PX", "10000")
-			prel, err2 := redisBenchmark(srv, n, "-c", "1", "-P", c, "EVALSHA", sha, "1", "rb:q:__rand_int__", "tok")
+			pset, err1 := benchkit.RedisBenchmark(srv.Port, n, "-c", "1", "-P", c, "SET", "rb:p:__rand_int__", "tok", "NX", "PX", "10000")
+			prel, err2 := benchkit.RedisBenchmark(srv.Port, n, "-c", "1", "-P", c, "EVALSHA", sha, "1", "rb:q:__rand_int__", "tok")
 			if err1 == nil && err2 == nil {
 				b.ReportMetric(cycles/(1/(1/pset+1/prel)), "x-redis-benchmark-pipelined")
 			}
 		}
 	}
-}
-
-// parallel runs f(1..b.N) from conc goroutines and returns calls per
-// second.
-func parallel(b *testing.B, conc int, f func(i int64) error) float64 {
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	b.ResetTimer()
-	start := time.Now()
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1)
-				if i > int64(b.N) {
-					return
-				}
-				if err := f(i); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return float64(b.N) / time.Since(start).Seconds()
-}
-
-// redisBenchmark runs redis-benchmark (redis-tools) against srv for n
-// requests with args (connections, then the command) and returns its
-// requests per second. -r: __rand_int__ ranges over 10^12 values, so keys
-// are fresh.
-func redisBenchmark(srv *testserver.RedisServer, n int, args ...string) (float64, error) {
-	bin, err := exec.LookPath("redis-benchmark")
-	if err != nil {
-		return 0, err
-	}
-	base := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(srv.Port), "-n", strconv.Itoa(n), "-r", "1000000000000", "--csv"}
-	out, err := exec.Command(bin, append(base, args...)...).Output()
-	if err != nil {
-		return 0, fmt.Errorf("%s: %v", bin, err)
-	}
-	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
-	if err != nil || len(recs) < 2 || len(recs[1]) < 2 {
-		return 0, fmt.Errorf("redis-benchmark --csv output %q: %v", out, err)
-	}
-	return strconv.ParseFloat(recs[1][1], 64)
 }

@@ -1,10 +1,7 @@
-// Package pgschema creates what is missing of a PostgreSQL schema written
-// as CREATE TABLE / CREATE INDEX ... IF NOT EXISTS statements, so that a
-// least-privilege role can open a store whose tables a DBA created: CREATE
-// ... IF NOT EXISTS needs CREATE on the schema even when the object exists,
-// so each object is looked up first and only a missing one is created.
-// ref/postgres and ref/loot/postgres share it.
-package pgschema
+// Package pgstore is what the PostgreSQL stores (ref/postgres,
+// ref/loot/postgres) do alike when they open: the pool (pool.go) and the
+// schema, of which they create only what is missing (this file).
+package pgstore
 
 import (
 	"context"
@@ -15,6 +12,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// A schema is written as CREATE TABLE / CREATE INDEX ... IF NOT EXISTS
+// statements, and a least-privilege role must still be able to open a
+// store whose tables a DBA created: CREATE ... IF NOT EXISTS needs CREATE
+// on the schema even when the object exists, so each object is looked up
+// first and only a missing one is created.
 
 // Step is one statement of a schema and what it does, for errors: a failed
 // step is reported by its description, not by its SQL.
@@ -38,7 +41,7 @@ func Steps(schema string) []Step {
 		}
 		m := createStmt.FindStringSubmatch(stmt)
 		if m == nil {
-			panic("pgschema: statement without CREATE TABLE|INDEX IF NOT EXISTS: " + stmt)
+			panic("pgstore: statement without CREATE TABLE|INDEX IF NOT EXISTS: " + stmt)
 		}
 		steps = append(steps, Step{What: "creating " + strings.ToLower(m[1]) + " " + m[2], Object: m[2], SQL: strings.TrimSuffix(stmt, ";")})
 	}
