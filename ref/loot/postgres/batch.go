@@ -127,7 +127,7 @@ func (s *Store) runSettles(ctx context.Context, reqs []settleReq, rs []coalesce.
 		if err != nil {
 			return err
 		}
-		ss, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (loot.Session, error) { return scanSession(row) })
+		ss, err := collectSessions(rows)
 		if err != nil {
 			return err
 		}
@@ -207,7 +207,7 @@ func explain[R any](s *Store, ctx context.Context, idx []int, no func(int) strin
 		if err != nil {
 			return err
 		}
-		ss, err := pgx.CollectRows(r, func(row pgx.CollectableRow) (loot.Session, error) { return scanSession(row) })
+		ss, err := collectSessions(r)
 		if err != nil {
 			return err
 		}
@@ -302,7 +302,7 @@ func (s *Store) recordMany(ctx context.Context, reqs []recordReq, in []int) (map
 	if err != nil {
 		return nil, err
 	}
-	ss, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (loot.Session, error) { return scanSession(row) })
+	ss, err := collectSessions(rows)
 	if err != nil {
 		return nil, err
 	}
@@ -339,4 +339,9 @@ func batchDo[Q, R any](ctx context.Context, b *coalesce.Batcher[Q, R], q Q) (R, 
 		err = errBatchClosed
 	}
 	return v, err
+}
+
+// collectSessions reads every row of a statement returning sessionCols.
+func collectSessions(rows pgx.Rows) ([]loot.Session, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (loot.Session, error) { return scanSession(row) })
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/internal/coalesce"
+	"github.com/onceproof/onceproof/internal/redisstore"
 	"github.com/onceproof/onceproof/ref/loot"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -63,10 +64,6 @@ return 0
 // Open connects to the server at url (redis://[user:password@]host:port/db)
 // and checks that it answers. ctx bounds the check.
 func Open(ctx context.Context, url string, opts Options) (*Lock, error) {
-	ro, err := goredis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("loot/redis: open: %w", err)
-	}
 	if opts.BatchWorkers == 0 {
 		opts.BatchWorkers = 2
 	}
@@ -77,18 +74,9 @@ func Open(ctx context.Context, url string, opts Options) (*Lock, error) {
 		return nil, fmt.Errorf("loot/redis: open: PoolSize %d, BatchWorkers %d, MaxBatch %d: %w",
 			opts.PoolSize, opts.BatchWorkers, opts.MaxBatch, loot.ErrBadArgument)
 	}
-	ro.MaxRetries = -1 // see the package doc
-	ro.ContextTimeoutEnabled = true
-	if opts.PoolSize > 0 {
-		ro.PoolSize = opts.PoolSize
-	}
-	if opts.Config != nil {
-		opts.Config(ro)
-	}
-	rdb := goredis.NewClient(ro)
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("loot/redis: open %s: %w", ro.Addr, err)
+	rdb, err := redisstore.NewClient(ctx, url, opts.PoolSize, opts.Config) // no retries: see the package doc
+	if err != nil {
+		return nil, fmt.Errorf("loot/redis: open: %w", err)
 	}
 	l := &Lock{rdb: rdb, prefix: opts.Prefix}
 	if opts.Batch {
