@@ -8,20 +8,19 @@
 // source document's grant number), loot_snapshot (the audit record) and
 // loot_inventory (the Inventory's ledger, keyed by grant number).
 //
-// Each Store method is one statement (BeginSettle: one batch, the CAS and
-// the read of the frozen claims, one implicit transaction): the
-// conditional write, with status, deadline, lease, fence and membership in
-// its WHERE (never read first), returning the row it wrote. Only when it
-// matches nothing does a second statement read the row, to say which guard
-// refused. The claim reads the session row FOR SHARE, so it serializes
-// with the settle CAS's UPDATE;
-// RecordGrants closes the session, inserts every grant (one multi-row
-// INSERT) and the snapshot in one statement; LeaseGrants is UPDATE ...
-// FROM (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING. Every time is the
-// database's now(), the transaction's start (queries.go says why not
-// clock_timestamp()); Options.TestClock replaces it, in tests only.
+// Each Store method is one statement (BeginSettle: one batch of the CAS and
+// the frozen claims' read, one implicit transaction): a conditional write
+// with status, deadline, lease, fence and membership in its WHERE, never
+// read first, returning the row it wrote; only a write that matched nothing
+// is followed by a read of the row, to say which guard refused. The claim
+// reads the session row FOR SHARE, so it serializes with the CAS's UPDATE;
+// RecordGrants closes the session and inserts every grant (one multi-row
+// INSERT) and the snapshot in one statement; LeaseGrants is UPDATE ... FROM
+// (SELECT ... FOR UPDATE SKIP LOCKED). Every time is the database's now(),
+// the transaction's start (queries.go says why); Options.TestClock replaces
+// it, in tests only. Options.Batch coalesces concurrent settles (batch.go).
 //
-// The caller's duties, beyond loot's own (see package loot):
+// The caller's duties, beyond package loot's:
 //
 //  1. Run under READ COMMITTED (PostgreSQL's default): the statements rely
 //     on a blocked UPDATE re-checking the row it waited for.

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -147,11 +148,4 @@ func checkColumns(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-func tableNames() []string {
-	names := make([]string, 0, len(columns))
-	for t := range columns {
-		names = append(names, t)
-	}
-	slices.Sort(names)
-	return names
-}
+func tableNames() []string { return slices.Sorted(maps.Keys(columns)) }

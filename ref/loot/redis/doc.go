@@ -15,7 +15,8 @@
 //     client can delete the next holder's lock.
 //
 // Each call touches one key, so standalone Redis, a replica set and Redis
-// Cluster all work.
+// Cluster all work. Options.Batch sends concurrent calls as one script
+// (batch.go): many keys in one call, so a standalone server only.
 //
 // Persistence: none is required. The lock is an optimisation: it spares
 // the database the CAS attempts of settlers that would lose anyway, and
