@@ -30,8 +30,9 @@ func open(t testing.TB, url string, opts redis.Options) *redis.Lock {
 // key's ttl by its own clock, which nothing but time moves, so Advance
 // sleeps. The suite's ttls are 100ms, so a probe meant to find a key still
 // live has 50ms before it expires, and a shared 2-core machine under the
-// race detector does stall longer (this test failed so, once in a few
-// runs beside other packages): the harness runs the suite's schedule on a
+// race detector can stall longer (this test failed once, run beside
+// another package; which check was not captured, and those probes are the
+// only ones with so little slack): the harness runs the suite's schedule on a
 // clock dilation times slower, every ttl and every Advance multiplied
 // alike, which changes no outcome the suite checks and leaves 150ms.
 func TestLockConformance(t *testing.T) {
