@@ -51,7 +51,7 @@ func TestKillNineAtEveryStep(t *testing.T) {
 			cfg.Stop = point
 			c := startChild(t, cfg)
 			c.waitLine("stopped " + point)
-			c.kill()
+			c.kill(w.pool)
 			st, fence, grants, delivered := afterKill(point)
 			s := w.state("S-1")
 			if s.status != st || s.fence != fence || len(s.grants) != grants || s.delivered() != delivered || len(s.effects) != delivered {
@@ -106,7 +106,7 @@ func TestKillNineAtRandomMoments(t *testing.T) {
 			c := startChild(t, cfg)
 			if c.countLines("at ", steps) {
 				time.Sleep(delay)
-				c.kill()
+				c.kill(w.pool)
 				closed := 0
 				for _, no := range nos {
 					if w.state(no).status == loot.StatusClosed {

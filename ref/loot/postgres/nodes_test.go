@@ -36,7 +36,7 @@ func TestThreeServiceProcessesSettleAndCompensate(t *testing.T) {
 		nodes = append(nodes, startChild(t, cfg))
 	}
 	victim := strings.Fields(nodes[0].waitLine("stopped "))[2]
-	nodes[0].kill()
+	nodes[0].kill(w.pool)
 	lines := nodes[0].printed()
 	for _, n := range nodes[1:] {
 		lines = append(lines, n.finish()...)

@@ -13,10 +13,12 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/memory"
 	"github.com/onceproof/onceproof/ref/loot/postgres"
@@ -52,6 +54,7 @@ type childConfig struct {
 	Flaky    float64       // node: probability that a Deliver fails (half before, half after applying)
 	Seed     uint64
 	Skew     time.Duration // the node's clock: time.Now() + Skew (skew_test.go)
+	App      string        // the application_name of its connections (set by startChild)
 }
 
 func (c childConfig) withDefaults() childConfig {
@@ -128,7 +131,9 @@ func (c childConfig) at(point, session string) {
 
 func runChild(cfg childConfig) error {
 	ctx := context.Background()
-	opts := postgres.Options{Batch: cfg.Batch}
+	opts := postgres.Options{Batch: cfg.Batch, Config: func(c *pgxpool.Config) {
+		c.ConnConfig.RuntimeParams["application_name"] = cfg.App
+	}}
 	if cfg.Clock {
 		opts.TestClock = testClock
 	}
@@ -376,10 +381,14 @@ func (f *flakyInventory) Deliver(ctx context.Context, g loot.Grant) error {
 	return errFlaky
 }
 
+// childSeq numbers the children, for their application_name.
+var childSeq atomic.Int64
+
 // child is a running child process, seen from the parent.
 type child struct {
 	t      *testing.T
 	cmd    *exec.Cmd
+	app    string
 	lines  chan string
 	mu     sync.Mutex
 	seen   []string
@@ -391,6 +400,7 @@ type child struct {
 // still running.
 func startChild(t *testing.T, cfg childConfig) *child {
 	t.Helper()
+	cfg.App = fmt.Sprintf("loot-child-%d", childSeq.Add(1))
 	env, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +410,7 @@ func startChild(t *testing.T, cfg childConfig) *child {
 	// to catch late reports; a child's races are reported before it prints
 	// "done", so spare every child that second.
 	cmd.Env = append(os.Environ(), envChild+"="+string(env), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	c := &child{t: t, cmd: cmd, lines: make(chan string, 1024), exited: make(chan error, 1)}
+	c := &child{t: t, cmd: cmd, app: cfg.App, lines: make(chan string, 1024), exited: make(chan error, 1)}
 	cmd.Stderr = &lockedWriter{mu: &c.mu, w: &c.stderr}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -480,9 +490,28 @@ func (c *child) finish() []string {
 	return append([]string(nil), c.seen...)
 }
 
-// kill SIGKILLs the child and waits until it is gone.
-func (c *child) kill() {
+// kill SIGKILLs the child and waits until it is gone, and so are its
+// database sessions (pool: any pool on the database): a statement the child
+// sent before it died still runs, and may commit, until its backend reads
+// the closed socket. A check or a recovery that started before would race
+// a dead process's last write (one did: a CAS the server ran after the
+// parent had moved the test clock, so its lease outlived the recovery).
+func (c *child) kill(pool *pgxpool.Pool) {
 	c.t.Helper()
+	defer func() {
+		for end := time.Now().Add(childBound); ; time.Sleep(5 * time.Millisecond) {
+			var n int
+			if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, c.app).Scan(&n); err != nil {
+				c.t.Fatal(err)
+			}
+			if n == 0 {
+				return
+			}
+			if time.Now().After(end) {
+				c.t.Fatalf("%d database sessions of the killed child still open after %v", n, childBound)
+			}
+		}
+	}()
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		c.t.Fatalf("SIGKILL: %v", err)
 	}
