@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/redis"
 )
 
 // backend is what -db (or -dev) and -redis give the Service and the server.
@@ -40,7 +41,7 @@ func openBackend(ctx context.Context, c config) (*backend, error) {
 	case c.dev:
 		b = memoryBackend()
 	case strings.HasPrefix(c.db, "postgres://"), strings.HasPrefix(c.db, "postgresql://"):
-		return nil, fmt.Errorf("%w: -db %s: this build has no PostgreSQL loot store (ref/loot/postgres is not merged yet); use mysql:// or -dev", errUsage, redactURL(c.db))
+		b, err = postgresBackend(ctx, c.db, c.dbConns)
 	default:
 		dsn, derr := mysqlDSN(c.db)
 		if derr != nil {
@@ -52,8 +53,13 @@ func openBackend(ctx context.Context, c config) (*backend, error) {
 		return nil, err
 	}
 	if c.redis != "" {
-		b.close()
-		return nil, fmt.Errorf("%w: -redis %s: this build has no Redis lock (ref/loot/redis is not merged yet); run without it (the store's CAS decides)", errUsage, redactURL(c.redis))
+		lock, err := redis.Open(ctx, c.redis, redis.Options{Prefix: c.redisPrefix})
+		if err != nil {
+			b.close()
+			return nil, fmt.Errorf("-redis %s: %w", redactURL(c.redis), err)
+		}
+		closeStore := b.close
+		b.lock, b.close = lock, func() error { return errors.Join(lock.Close(), closeStore()) }
 	}
 	return b, nil
 }

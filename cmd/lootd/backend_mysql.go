@@ -51,14 +51,12 @@ func mysqlBackend(ctx context.Context, dsn string, conns int) (*backend, error) 
 type sqlWins struct{ db *sql.DB }
 
 func (w sqlWins) Fairness(ctx context.Context, lootCode string, players []loot.PlayerID) (map[loot.PlayerID]loot.Fairness, error) {
-	out := make(map[loot.PlayerID]loot.Fairness, len(players))
+	if len(players) == 0 {
+		return map[loot.PlayerID]loot.Fairness{}, nil
+	}
 	args := []any{lootCode}
 	for _, p := range players {
-		out[p] = loot.Fairness{}
 		args = append(args, int64(p))
-	}
-	if len(players) == 0 {
-		return out, nil
 	}
 	// idx_player_loot (player_id, loot_code) serves it.
 	q := "SELECT player_id, COUNT(*) FROM loot_inventory WHERE loot_code = ? AND player_id IN (" +
@@ -68,11 +66,22 @@ func (w sqlWins) Fairness(ctx context.Context, lootCode string, players []loot.P
 		return nil, fmt.Errorf("wins: %w", err)
 	}
 	defer rows.Close()
+	return winsFrom(players, rows)
+}
+
+// winsFrom reads (player_id, wins) rows into the answer of a
+// FairnessProvider: every one of players, 0 wins where no row says more.
+func winsFrom(players []loot.PlayerID, rows interface {
+	Next() bool
+	Scan(...any) error
+	Err() error
+}) (map[loot.PlayerID]loot.Fairness, error) {
+	out := make(map[loot.PlayerID]loot.Fairness, len(players))
+	for _, p := range players {
+		out[p] = loot.Fairness{}
+	}
 	for rows.Next() {
-		var (
-			p    int64
-			wins int64
-		)
+		var p, wins int64
 		if err := rows.Scan(&p, &wins); err != nil {
 			return nil, fmt.Errorf("wins: %w", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,7 +50,7 @@ const (
 //
 // Where the time goes:
 func BenchmarkLootHTTP(b *testing.B) {
-	c := startCluster(b, clusterOpts{nodes: 3, settleEvery: time.Hour, compensate: time.Hour, lockTTL: time.Minute})
+	c := startCluster(b, clusterOpts{store: "mariadb", nodes: 3, settleEvery: time.Hour, compensate: time.Hour, lockTTL: time.Minute})
 	be, err := mysqlBackend(b.Context(), c.dsn, benchConc)
 	if err != nil {
 		b.Fatal(err)
@@ -92,8 +93,14 @@ func BenchmarkLootHTTP(b *testing.B) {
 						return c.expect(c.nodeFor(target, i).internal+"/api/loot/settle", map[string]string{"sessionNo": no}, "outcome", "settled")
 					}
 				}
+				procCPU, nodeCPU := selfCPU(b), c.nodesCPU()
 				rate := runConc(b, benchConc, do)
 				b.ReportMetric(rate, op+"s/s")
+				perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
+				b.ReportMetric(perOp(selfCPU(b)-procCPU), "bench-cpu-us/op")
+				if target != "inproc" {
+					b.ReportMetric(perOp(c.nodesCPU()-nodeCPU), "lootd-cpu-us/op")
+				}
 				if target == "inproc" {
 					inproc = rate
 				} else if inproc > 0 {
@@ -102,6 +109,29 @@ func BenchmarkLootHTTP(b *testing.B) {
 			})
 		}
 	}
+}
+
+// selfCPU is the CPU time this process has used (user and system).
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// nodesCPU is the CPU time the nodes have used, as their /metrics report
+// it (process_cpu_seconds_total: clock ticks, 10ms).
+func (c *cluster) nodesCPU() time.Duration {
+	var sum float64
+	for _, n := range c.nodes {
+		v, ok := c.metric(n, "process_cpu_seconds_total")
+		if !ok {
+			c.t.Fatalf("%s reports no process_cpu_seconds_total", n.name)
+		}
+		sum += v
+	}
+	return time.Duration(sum * float64(time.Second))
 }
 
 // nodeFor is the node that takes op i: the first for http-1, each in turn

@@ -15,6 +15,7 @@ import (
 type config struct {
 	listen, internal string
 	db, redis        string
+	redisPrefix      string
 	dev              bool
 	dbConns          int
 	lockTTL          time.Duration
@@ -39,8 +40,9 @@ func envName(name string) string {
 func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "player-facing `address` (POST /api/loot/intent only)")
 	fs.StringVar(&c.internal, "internal", "127.0.0.1:8081", "operations `address`: open, start, settle, cancel, queries, /metrics, /healthz; never expose it to players")
-	fs.StringVar(&c.db, "db", "", "the store: mysql://user:pass@host:3306/db, a go-sql-driver DSN user:pass@tcp(host:3306)/db, or postgres://...")
+	fs.StringVar(&c.db, "db", "", "the store: postgres://user:pass@host:5432/db, mysql://user:pass@host:3306/db, or a go-sql-driver DSN user:pass@tcp(host:3306)/db")
 	fs.StringVar(&c.redis, "redis", "", "the settle lock: redis://host:6379/0 (optional: the store's CAS decides without it)")
+	fs.StringVar(&c.redisPrefix, "redis-prefix", "", "`prefix` of the lock's keys (tenants sharing one Redis); the keys are the document's loot:settle:lock:<session>")
 	fs.BoolVar(&c.dev, "dev", false, "in-memory store, lock and inventory: no servers, nothing survives the process")
 	fs.IntVar(&c.dbConns, "db-conns", 64, "most connections to the database")
 	fs.DurationVar(&c.lockTTL, "lock-ttl", loot.DefaultSettleLease, "settle lease: the lock's ttl and how long a settler is presumed alive before another instance takes its session over")

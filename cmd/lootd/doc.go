@@ -7,8 +7,8 @@
 //
 //	-listen ADDR            players: POST /api/loot/intent only
 //	-internal ADDR          operations; never reachable by players
-//	-db URL | -dev          mysql://u:p@host:3306/db (or user:pass@tcp(host)/db); -dev: in memory
-//	-redis URL              settle lock (optional: the store's CAS decides)
+//	-db URL | -dev          postgres://..., mysql://u:p@host:3306/db or u:p@tcp(host)/db; -dev: memory
+//	-redis URL              settle lock (optional: the store's CAS decides); -redis-prefix P
 //	-lock-ttl D             settle lease: lock ttl, takeover of a dead settler
 //	-settle-every D         settle sessions past their deadline
 //	-compensate-every D     Recover: deliver PENDING grants whose lease ended

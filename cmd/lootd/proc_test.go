@@ -19,6 +19,7 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 )
@@ -227,51 +228,96 @@ func (n *node) kill9(t testing.TB) {
 	<-n.exited
 }
 
-// cluster is lootd nodes on one MariaDB database.
+// cluster is lootd nodes on one database.
 type cluster struct {
 	t       testing.TB
-	dsn     string // the database, as the driver's DSN
-	nodes   []*node
+	store   string  // "mariadb" (no lock: the CAS alone) or "postgres" (with the Redis lock)
+	dsn     string  // the database, as -db takes it
 	db      *sql.DB // the test's own connection, for the source document's SQL checks
-	release string  // the hold points' release file
+	nodes   []*node
+	release string // the hold points' release file
 	client  *http.Client
 }
 
+// e2eStores are the stores every e2e test runs on: MariaDB with no lock,
+// so the CAS alone decides, and PostgreSQL with the Redis lock.
+var e2eStores = []string{"mariadb", "postgres"}
+
 type clusterOpts struct {
+	store                   string
 	nodes                   int
 	settleEvery, compensate time.Duration
 	lockTTL                 time.Duration
 	hold                    string // LOOTD_TEST_HOLD
 }
 
-// startCluster starts o.nodes nodes on a new MariaDB database, every one
-// trusting X-Player-Id. The first is given the database as a mysql://
-// URL, the others as the driver's DSN: both forms reach one database.
+// startCluster starts o.nodes nodes on a new database of o.store, every
+// one trusting X-Player-Id. On MariaDB the first is given the database as
+// a mysql:// URL, the others as the driver's DSN: both forms reach one
+// database.
 func startCluster(t testing.TB, o clusterOpts) *cluster {
 	t.Helper()
-	dsn := testserver.MariaDB(t)
-	db, err := sql.Open("mysql", dsn+"?parseTime=true")
+	c := &cluster{t: t, store: o.store, release: filepath.Join(t.TempDir(), "release"),
+		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	var (
+		err     error
+		targets []string
+		common  = []string{"-player-header", "X-Player-Id", "-settle-every", o.settleEvery.String(),
+			"-compensate-every", o.compensate.String(), "-lock-ttl", o.lockTTL.String()}
+	)
+	switch o.store {
+	case "mariadb":
+		c.dsn = testserver.MariaDB(t)
+		c.db, err = sql.Open("mysql", c.dsn+"?parseTime=true")
+		targets = []string{"mysql://" + strings.Replace(strings.Replace(c.dsn, "@tcp(", "@", 1), ")/", "/", 1), c.dsn}
+	case "postgres":
+		c.dsn = testserver.Postgres(t)
+		c.db, err = sql.Open("pgx", c.dsn)
+		targets = []string{c.dsn}
+		common = append(common, "-redis", testserver.Redis(t).URL()+"/0", "-redis-prefix", testserver.RedisPrefix(t))
+	default:
+		t.Fatalf("unknown store %q", o.store)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	c := &cluster{t: t, dsn: dsn, db: db, release: filepath.Join(t.TempDir(), "release"),
-		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-	url := "mysql://" + strings.Replace(strings.Replace(dsn, "@tcp(", "@", 1), ")/", "/", 1)
+	t.Cleanup(func() { c.db.Close() })
 	env := []string{"LOOTD_TEST_RELEASE=" + c.release}
 	if o.hold != "" {
 		env = append(env, "LOOTD_TEST_HOLD="+o.hold)
 	}
 	for i := range o.nodes {
-		target := dsn
-		if i == 0 {
-			target = url
-		}
-		args := []string{"-db", target, "-player-header", "X-Player-Id",
-			"-settle-every", o.settleEvery.String(), "-compensate-every", o.compensate.String(), "-lock-ttl", o.lockTTL.String()}
+		args := append([]string{"-db", targets[min(i, len(targets)-1)]}, common...)
 		c.nodes = append(c.nodes, startNode(t, "node"+strconv.Itoa(i), args, env))
 	}
 	return c
+}
+
+// forEachStore runs f as a subtest per store of e2eStores.
+func forEachStore(t *testing.T, f func(t *testing.T, store string)) {
+	for _, st := range e2eStores {
+		t.Run("store="+st, func(t *testing.T) { f(t, st) })
+	}
+}
+
+// sql adapts a query written for MySQL to c's store: PostgreSQL's $n
+// placeholders, and its names where the two schemas differ.
+func (c *cluster) sql(q string) string {
+	if c.store != "postgres" {
+		return q
+	}
+	q = strings.NewReplacer("loot_intent", "loot_claim", "allocated_quantity", "allocated").Replace(q)
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // do sends a request to base+path and decodes the answer.
@@ -371,7 +417,7 @@ func (c *cluster) metric(n *node, series string) (float64, bool) {
 func (c *cluster) count(query string, args ...any) int {
 	c.t.Helper()
 	var n int
-	if err := c.db.QueryRowContext(c.t.Context(), query, args...).Scan(&n); err != nil {
+	if err := c.db.QueryRowContext(c.t.Context(), c.sql(query), args...).Scan(&n); err != nil {
 		c.t.Fatalf("%s: %v", query, err)
 	}
 	return n
