@@ -106,21 +106,12 @@ func send(t testing.TB, c *http.Client, method, url string, body any, header ...
 	return resp.StatusCode, resp.Header, out
 }
 
-type openSpec struct {
-	SessionNo          string  `json:"sessionNo"`
-	DungeonCode        string  `json:"dungeonCode"`
-	LootCode           string  `json:"lootCode"`
-	Quantity           int     `json:"quantity"`
-	Members            []int64 `json:"members"`
-	ClaimWindowSeconds int     `json:"claimWindowSeconds"`
-}
-
-func spec(no string, quantity int, members ...int64) openSpec {
-	return openSpec{SessionNo: no, DungeonCode: "ABYSS-3", LootCode: "SWORD_001", Quantity: quantity, Members: members, ClaimWindowSeconds: 60}
+func spec(no string, quantity int, members ...int64) openRequest {
+	return openRequest{SessionNo: no, DungeonCode: "ABYSS-3", LootCode: "SWORD_001", Quantity: quantity, Members: members, ClaimWindowSeconds: 60}
 }
 
 // claiming opens and starts a session.
-func (h *harness) claiming(s openSpec) {
+func (h *harness) claiming(s openRequest) {
 	h.t.Helper()
 	if st, out := h.do("POST", h.internal.URL+"/api/loot/sessions", s); st != 200 {
 		h.t.Fatalf("open %s: %d %v", s.SessionNo, st, out)
@@ -257,8 +248,8 @@ func TestOpenIsIdempotentAndRefusesBadSpecs(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"window 0", func() openSpec { s := spec("S2", 1, 1); s.ClaimWindowSeconds = 0; return s }(), 400, "bad_argument"},
-		{"window over a day", func() openSpec { s := spec("S2", 1, 1); s.ClaimWindowSeconds = 86401; return s }(), 400, "bad_argument"},
+		{"window 0", func() openRequest { s := spec("S2", 1, 1); s.ClaimWindowSeconds = 0; return s }(), 400, "bad_argument"},
+		{"window over a day", func() openRequest { s := spec("S2", 1, 1); s.ClaimWindowSeconds = 86401; return s }(), 400, "bad_argument"},
 		{"quantity 0", spec("S2", 0, 1), 400, "bad_argument"},
 		{"no members", spec("S2", 1), 400, "bad_argument"},
 		{"member 0", spec("S2", 1, 1, 0), 400, "bad_argument"},

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/internal/testkit/benchkit"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -93,13 +94,17 @@ func BenchmarkLootHTTP(b *testing.B) {
 						return c.expect(c.nodeFor(target, i).internal+"/api/loot/settle", map[string]string{"sessionNo": no}, "outcome", "settled")
 					}
 				}
-				procCPU, nodeCPU := selfCPU(b), c.nodesCPU()
-				rate := runConc(b, benchConc, do)
-				b.ReportMetric(rate, op+"s/s")
+				// The scrapes stay outside the bench process's measurement.
+				nodeCPU := c.nodesCPU()
+				procCPU := selfCPU(b)
+				rate := benchkit.Parallel(b, benchConc, func(i int64) error { return do(int(i - 1)) })
+				procCPU = selfCPU(b) - procCPU
+				nodeCPU = c.nodesCPU() - nodeCPU
 				perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
-				b.ReportMetric(perOp(selfCPU(b)-procCPU), "bench-cpu-us/op")
+				b.ReportMetric(rate, op+"s/s")
+				b.ReportMetric(perOp(procCPU), "bench-cpu-us/op")
 				if target != "inproc" {
-					b.ReportMetric(perOp(c.nodesCPU()-nodeCPU), "lootd-cpu-us/op")
+					b.ReportMetric(perOp(nodeCPU), "lootd-cpu-us/op")
 				}
 				if target == "inproc" {
 					inproc = rate
@@ -150,18 +155,6 @@ func (c *cluster) expect(url string, body any, key string, want any, header ...s
 		return fmt.Errorf("POST %s: %d %v", url, st, out)
 	}
 	return nil
-}
-
-// runConc runs do(0..b.N-1) on conc goroutines, timed, and returns ops/s.
-func runConc(b *testing.B, conc int, do func(i int) error) float64 {
-	b.ResetTimer()
-	b.StartTimer()
-	err := parallel(b.N, conc, do)
-	b.StopTimer()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return float64(b.N) / b.Elapsed().Seconds()
 }
 
 // parallel runs do(0..n-1) on conc goroutines and returns the first

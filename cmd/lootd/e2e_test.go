@@ -19,7 +19,7 @@ var members = []int64{1001, 1002, 1003, 1004}
 
 // e2eSpec is a session of the e2e tests: quantity items for members, a
 // window of window seconds.
-func e2eSpec(no string, quantity, window int) openSpec {
+func e2eSpec(no string, quantity, window int) openRequest {
 	s := spec(no, quantity, members...)
 	s.ClaimWindowSeconds = window
 	return s

@@ -34,12 +34,14 @@ type metrics struct {
 const pendingTimeout = 3 * time.Second
 
 func newMetrics(pending func(context.Context) (int, error), log *slog.Logger) *metrics {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
-		settles: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lootd_settles_total",
-			Help: "Settle attempts by trigger (api: POST /api/loot/settle; deadline: the settle loop) and outcome (settled: this call recorded the result; else the error code it got).",
-		}, []string{"trigger", "outcome"}),
+		settles: counter("lootd_settles_total",
+			"Settle attempts by trigger (api: POST /api/loot/settle; deadline: the settle loop) and outcome (settled: this call recorded the result; else the error code it got).",
+			"trigger", "outcome"),
 		settleSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "lootd_settle_duration_seconds",
 			Help: "Duration of settles that recorded the result (outcome settled), lock to last delivery.",
@@ -47,22 +49,15 @@ func newMetrics(pending func(context.Context) (int, error), log *slog.Logger) *m
 			// a settle should ever approach).
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 		}, []string{"trigger"}),
-		claims: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lootd_claims_total",
-			Help: "Claims (POST /api/loot/intent) by result: accepted, or the error code of the refusal.",
-		}, []string{"result"}),
-		locks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lootd_lock_acquires_total",
-			Help: "Settle lock acquisitions by result: acquired, contended (held by another settler), error.",
-		}, []string{"result"}),
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lootd_deliveries_total",
-			Help: "Inventory deliveries by path (settle: the settler's own; compensation: a retry of a PENDING grant under its lease) and result (ok, error).",
-		}, []string{"path", "result"}),
-		recovers: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lootd_recover_runs_total",
-			Help: "Recover passes (compensation) by result: ok, error (something is left for the next pass).",
-		}, []string{"result"}),
+		claims: counter("lootd_claims_total",
+			"Claims (POST /api/loot/intent) by result: accepted, or the error code of the refusal.", "result"),
+		locks: counter("lootd_lock_acquires_total",
+			"Settle lock acquisitions by result: acquired, contended (held by another settler), error.", "result"),
+		deliveries: counter("lootd_deliveries_total",
+			"Inventory deliveries by path (settle: the settler's own; compensation: a retry of a PENDING grant under its lease) and result (ok, error).",
+			"path", "result"),
+		recovers: counter("lootd_recover_runs_total",
+			"Compensation passes (Recover) by result: ok, error (something is left for the next pass).", "result"),
 	}
 	m.reg.MustRegister(m.settles, m.settleSeconds, m.claims, m.locks, m.deliveries, m.recovers,
 		pendingCollector{count: pending, log: log},

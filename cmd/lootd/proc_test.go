@@ -2,10 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -82,17 +82,29 @@ type node struct {
 type logLines struct {
 	mu      sync.Mutex
 	lines   []string
+	partial []byte
 	changed chan struct{}
 }
 
 func newLogLines() *logLines { return &logLines{changed: make(chan struct{})} }
 
-func (l *logLines) add(line string) {
+// Write takes a process's output: each complete line is kept (a partial
+// one waits for its end).
+func (l *logLines) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	l.lines = append(l.lines, line)
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
+		}
+		l.lines = append(l.lines, string(l.partial[:i]))
+		l.partial = l.partial[i+1:]
+	}
 	close(l.changed)
 	l.changed = make(chan struct{})
-	l.mu.Unlock()
+	return len(p), nil
 }
 
 // find returns the first JSON line at or after index from whose fields
@@ -154,34 +166,16 @@ func startNode(t testing.TB, name string, args, env []string) *node {
 	t.Helper()
 	cmd := exec.Command(lootdBinary(t), append([]string{"-listen", "127.0.0.1:0", "-internal", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	// Pdeathsig: a test binary that dies takes its nodes with it. It fires
-	// when the forking thread exits, so the thread stays locked below.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := cmd.StderrPipe()
+	n := &node{name: name, cmd: cmd, logs: newLogLines(), exited: make(chan struct{})}
+	cmd.Stderr = n.logs // Wait returns once every line is in
+	done, err := testserver.StartChild(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &node{name: name, cmd: cmd, logs: newLogLines(), exited: make(chan struct{})}
-	started := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			n.logs.add(sc.Text())
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		n.waitErr = cmd.Wait()
+		n.waitErr = <-done
 		close(n.exited)
 	}()
-	if err := <-started; err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
 		n.stop(t)
 		if t.Failed() {
@@ -329,7 +323,7 @@ func (c *cluster) do(method, url string, body any, header ...string) (int, map[s
 
 // open opens and starts a session on the first live node; it returns the
 // deadline.
-func (c *cluster) open(n *node, s openSpec) time.Time {
+func (c *cluster) open(n *node, s openRequest) time.Time {
 	c.t.Helper()
 	st, out := c.do("POST", n.internal+"/api/loot/sessions", s)
 	if st != 200 {

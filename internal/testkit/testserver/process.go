@@ -160,6 +160,22 @@ func startLocked(cmd *exec.Cmd) (*process, error) {
 	return p, nil
 }
 
+// StartChild starts cmd, a process a test runs (a server, the binary under
+// test), so that it dies with the test binary: with the parent-death
+// signal SIGKILL, from a locked thread (see startLocked). The channel
+// receives cmd.Wait's result when the process exits.
+func StartChild(cmd *exec.Cmd) (<-chan error, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	p, err := startLocked(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return p.done, nil
+}
+
 // exited reports whether the process has exited (without blocking).
 func (p *process) exited() bool {
 	if p.exit {
