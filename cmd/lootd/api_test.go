@@ -215,6 +215,13 @@ func TestPlayerListenerServesOnlyTheClaim(t *testing.T) {
 		st, out := h.do(r.method, h.player.URL+r.path, r.body, "X-Player-Id", "1001")
 		wantError(t, r.method+" "+r.path+" on the player listener", st, out, 404, "no_route")
 	}
+	st, hdr, out := send(t, http.DefaultClient, "GET", h.player.URL+"/api/loot/intent", nil, "X-Player-Id", "1001")
+	wantError(t, "GET of the claim", st, out, 405, "method_not_allowed")
+	if hdr.Get("Allow") != "POST" {
+		t.Errorf("Allow %q, want POST", hdr.Get("Allow"))
+	}
+	st, _, out = send(t, http.DefaultClient, "DELETE", h.internal.URL+"/api/loot/sessions/S1", nil)
+	wantError(t, "DELETE of a session", st, out, 405, "method_not_allowed")
 	if s, _ := h.be.store.Session(t.Context(), "S1"); s.Status != loot.StatusClaiming {
 		t.Fatalf("session is %s after the player's attempts, want CLAIMING", s.Status)
 	}

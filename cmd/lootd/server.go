@@ -58,7 +58,7 @@ func (noOverdue) Overdue(context.Context, int) ([]string, error) { return nil, n
 // playerHandler is the player-facing listener's: the claim, nothing else.
 func (s *server) playerHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /api/loot/intent", s.intent)
+	handle(mux, "POST", "/api/loot/intent", s.intent)
 	mux.HandleFunc("/", notFound)
 	return mux
 }
@@ -66,16 +66,26 @@ func (s *server) playerHandler() http.Handler {
 // internalHandler is the operations listener's.
 func (s *server) internalHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /api/loot/sessions", s.open)
-	mux.HandleFunc("POST /api/loot/sessions/{sessionNo}/start", s.start)
-	mux.HandleFunc("GET /api/loot/sessions/{sessionNo}", s.session)
-	mux.HandleFunc("GET /api/loot/sessions/{sessionNo}/audit", s.audit)
-	mux.HandleFunc("POST /api/loot/settle", s.settleHandler)
-	mux.HandleFunc("POST /api/loot/cancel", s.cancel)
-	mux.Handle("GET /metrics", s.m.handler())
-	mux.HandleFunc("GET /healthz", s.healthz)
+	handle(mux, "POST", "/api/loot/sessions", s.open)
+	handle(mux, "POST", "/api/loot/sessions/{sessionNo}/start", s.start)
+	handle(mux, "GET", "/api/loot/sessions/{sessionNo}", s.session)
+	handle(mux, "GET", "/api/loot/sessions/{sessionNo}/audit", s.audit)
+	handle(mux, "POST", "/api/loot/settle", s.settleHandler)
+	handle(mux, "POST", "/api/loot/cancel", s.cancel)
+	handle(mux, "GET", "/metrics", s.m.handler().ServeHTTP)
+	handle(mux, "GET", "/healthz", s.healthz)
 	mux.HandleFunc("/", notFound)
 	return mux
+}
+
+// handle routes method and path to h, and any other method on path to a
+// JSON 405 (ServeMux's own is plain text).
+func handle(mux *http.ServeMux, method, path string, h http.HandlerFunc) {
+	mux.HandleFunc(method+" "+path, h)
+	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", method)
+		writeError(w, &apiError{status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " " + r.URL.Path + ": use " + method})
+	})
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
