@@ -442,7 +442,7 @@ func TestConfigTakesFlagsThenEnvironmentAndRefusesUnsafeSetups(t *testing.T) {
 	for _, args := range [][]string{
 		{"-player-header", "X-Player-Id"},                                  // no store
 		{"-dev", "-db", "mysql://u@h/db", "-player-header", "X-Player-Id"}, // two stores
-		{"-dev"}, // no authentication
+		{"-db", "mysql://u@h/db"},                                          // no way to authenticate players
 		{"-dev", "-player-header", "X-Player-Id", "-listen", "127.0.0.1:1", "-internal", "127.0.0.1:1"}, // operations on the player listener
 		{"-dev", "-player-header", "X-Player-Id", "-lock-ttl", "0s"},                                    // no lease
 		{"-dev", "-player-header", "X-Player-Id", "-log-level", "loud"},                                 // unknown level

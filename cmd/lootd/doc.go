@@ -1,7 +1,7 @@
 // Command lootd is the source document's loot allocation service (004,
 // section 5.5) over ref/loot, as HTTP/JSON; run any number of instances on
-// one store. `go run ./cmd/lootd -dev -player-header X-Player-Id` needs no
-// servers.
+// one store. `go run ./cmd/lootd -dev` needs no servers (it makes a token
+// key and logs how to mint a token; add -player-header X-Player-Id for curl).
 //
 // Flags (each also LOOTD_<NAME>, e.g. LOOTD_LOCK_TTL; the flag wins):
 //
@@ -17,7 +17,6 @@
 //	-db-conns N, -drain D, -log-level L
 //
 // `lootd token -player ID [-ttl D]` prints a token signed with the key.
-//
 // Internal endpoints: POST /api/loot/sessions (open: sessionNo,
 // dungeonCode, lootCode, quantity, members, claimWindowSeconds; the
 // deadline is the store's clock at the open plus the window), POST

@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -283,4 +286,39 @@ func waitHold(t *testing.T, nodes []*node, point, no string) *node {
 	}
 	t.Fatalf("no instance held %s at %s within 15s", no, point)
 	return nil
+}
+
+// TestE2EDevAloneAuthenticatesWithTokens runs `lootd -dev` with no other
+// flag: it makes a token key for the run and logs how to mint a token;
+// a token from `lootd token` claims, the header alone does not, and the
+// key goes with the process.
+func TestE2EDevAloneAuthenticatesWithTokens(t *testing.T) {
+	n := startNode(t, "dev", []string{"-dev"}, nil)
+	mint, _ := n.waitLog(t, 5*time.Second, map[string]string{"msg": devKeyMsg})["mint"].(string)
+	_, rest, _ := strings.Cut(mint, "-token-key-file ")
+	keyFile, _, _ := strings.Cut(rest, " ")
+	tok, err := exec.Command(lootdBinary(t), "token", "-token-key-file", keyFile, "-player", "1001").Output()
+	if err != nil {
+		t.Fatalf("lootd token (from %q): %v", mint, err)
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	if st, _, out := send(t, c, "POST", n.internal+"/api/loot/sessions", spec("DEV-1", 1, 1001, 1002)); st != 200 {
+		t.Fatalf("open: %d %v", st, out)
+	}
+	if st, _, out := send(t, c, "POST", n.internal+"/api/loot/sessions/DEV-1/start", nil); st != 200 {
+		t.Fatalf("start: %d %v", st, out)
+	}
+	body := `{"sessionNo":"DEV-1","intentType":"NEED"}`
+	st, _, out := send(t, c, "POST", n.player+"/api/loot/intent", body, "X-Player-Id", "1001")
+	wantError(t, "the header, untrusted", st, out, 401, "unauthenticated")
+	st, _, out = send(t, c, "POST", n.player+"/api/loot/intent", body, "Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	if st != 200 || out["playerId"] != 1001.0 {
+		t.Fatalf("claim with the minted token: %d %v", st, out)
+	}
+	if err := n.stop(t); err != nil {
+		t.Errorf("exit after SIGTERM: %v, want 0", err)
+	}
+	if _, err := os.Stat(keyFile); !os.IsNotExist(err) {
+		t.Errorf("the run's key %s outlived it: %v", keyFile, err)
+	}
 }

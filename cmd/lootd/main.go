@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -63,6 +65,15 @@ func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error
 	sig, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stopSignals()
 
+	if c.dev && c.playerHeader == "" && c.tokenKeyFile == "" {
+		path, err := devTokenKey()
+		if err != nil {
+			return err
+		}
+		defer os.Remove(path)
+		c.tokenKeyFile = path
+		logger.Warn(devKeyMsg, "mint", "go run ./cmd/lootd token -token-key-file "+path+" -player 1001")
+	}
 	auth, err := newAuthenticator(c.playerHeader, c.tokenKeyFile, time.Now)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
@@ -137,6 +148,27 @@ func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error
 		return failed
 	}
 	return nil
+}
+
+const devKeyMsg = "-dev: players authenticate with tokens under a key made for this run (or restart with -player-header X-Player-Id)"
+
+// devTokenKey writes a fresh random token key to a temporary file, for a
+// -dev run given no way to authenticate players.
+func devTokenKey() (string, error) {
+	var key [minKeyLen]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp("", "lootd-dev-key-")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteString(hex.EncodeToString(key[:]) + "\n")
+	if err := errors.Join(err, f.Close()); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 func newHTTPServer(h http.Handler, errLog *log.Logger, lease time.Duration) *http.Server {
