@@ -37,7 +37,7 @@ func TestE2EDocumentScripts(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store string) {
 		c := startCluster(t, clusterOpts{store: store, nodes: 3, settleEvery: time.Hour, compensate: time.Hour, lockTTL: 10 * time.Second})
 		const no = "S202401"
-		deadline := c.open(c.nodes[0], e2eSpec(no, 2, 2))
+		deadline := c.open(c.nodes[0], e2eSpec(no, 2, 3))
 
 		var wg sync.WaitGroup
 		statuses := make([]int, 20)
@@ -109,13 +109,13 @@ func TestE2EDocumentScripts(t *testing.T) {
 // any instance may win the settle, and the one that logs the hold dies.
 func TestE2EKillNineMidSettle(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store string) {
-		const lease = 2 * time.Second
+		const lease = 3 * time.Second // the margin the checks made within it have on a loaded machine
 		c := startCluster(t, clusterOpts{store: store, nodes: 3, settleEvery: 100 * time.Millisecond, compensate: 200 * time.Millisecond,
 			lockTTL: lease, hold: "begin:KILLB-,record:KILLR-"})
 		live := c.nodes
 
 		for _, phase := range []struct{ no, point string }{{"KILLB-1", "begin"}, {"KILLR-1", "record"}} {
-			deadline := c.open(live[0], e2eSpec(phase.no, 2, 1))
+			deadline := c.open(live[0], e2eSpec(phase.no, 2, 2))
 			for i, p := range members {
 				intent := map[int64]string{1001: "NEED", 1002: "NEED", 1003: "GREED", 1004: "PASS"}[p]
 				if st, out := c.claim(live[i%len(live)], p, phase.no, intent); st != 200 {
@@ -174,9 +174,9 @@ func TestE2EKillNineMidSettle(t *testing.T) {
 func TestE2ESIGSTOPPastTheLease(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store string) {
 		c := startCluster(t, clusterOpts{store: store, nodes: 3, settleEvery: 100 * time.Millisecond, compensate: 200 * time.Millisecond,
-			lockTTL: 2 * time.Second, hold: "begin:STOP-"})
+			lockTTL: 3 * time.Second, hold: "begin:STOP-"})
 		const no = "STOP-1"
-		deadline := c.open(c.nodes[0], e2eSpec(no, 2, 1))
+		deadline := c.open(c.nodes[0], e2eSpec(no, 2, 2))
 		for _, p := range members[:3] {
 			if st, out := c.claim(c.nodes[0], p, no, "NEED"); st != 200 {
 				t.Fatalf("claim of %d: %d %v", p, st, out)
@@ -230,7 +230,7 @@ func TestE2ESIGTERMDrainsAnInFlightSettle(t *testing.T) {
 		c := startCluster(t, clusterOpts{store: store, nodes: 1, settleEvery: time.Hour, compensate: time.Hour, lockTTL: 10 * time.Second, hold: "begin:TERM-"})
 		n := c.nodes[0]
 		const no = "TERM-1"
-		deadline := c.open(n, e2eSpec(no, 1, 1))
+		deadline := c.open(n, e2eSpec(no, 1, 2))
 		if st, out := c.claim(n, 1002, no, "NEED"); st != 200 {
 			t.Fatalf("claim: %d %v", st, out)
 		}

@@ -287,10 +287,15 @@ func startCluster(t testing.TB, o clusterOpts) *cluster {
 	return c
 }
 
-// forEachStore runs f as a subtest per store of e2eStores.
+// forEachStore runs f as a subtest per store of e2eStores, in parallel:
+// each has its own database (and Redis prefix), and they mostly wait for
+// deadlines and leases.
 func forEachStore(t *testing.T, f func(t *testing.T, store string)) {
 	for _, st := range e2eStores {
-		t.Run("store="+st, func(t *testing.T) { f(t, st) })
+		t.Run("store="+st, func(t *testing.T) {
+			t.Parallel()
+			f(t, st)
+		})
 	}
 }
 
