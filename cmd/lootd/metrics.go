@@ -59,6 +59,16 @@ func newMetrics(pending func(context.Context) (int, error), log *slog.Logger) *m
 		recovers: counter("lootd_recover_runs_total",
 			"Compensation passes (Recover) by result: ok, error (something is left for the next pass).", "result"),
 	}
+	// The series a dashboard divides by exist from the start, at 0.
+	for _, trigger := range []string{"api", "deadline"} {
+		m.settles.WithLabelValues(trigger, "settled")
+		m.settleSeconds.WithLabelValues(trigger)
+	}
+	m.claims.WithLabelValues("accepted")
+	for _, path := range []string{"settle", "compensation"} {
+		m.deliveries.WithLabelValues(path, "ok")
+		m.deliveries.WithLabelValues(path, "error")
+	}
 	m.reg.MustRegister(m.settles, m.settleSeconds, m.claims, m.locks, m.deliveries, m.recovers,
 		pendingCollector{count: pending, log: log},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
