@@ -30,7 +30,7 @@ func listCmd(args []string, designs impls.Registry, stdout io.Writer) (int, erro
 	}
 	fmt.Fprintln(w, "\nfault families (matrix -families x,y; join with + to combine, e.g. late+crash):")
 	for _, f := range faults.Families {
-		fmt.Fprintf(w, "  %s\t%s\n", f, f.Doc())
+		fmt.Fprintf(w, "  %s\t%s\n", f, faults.FamilyDoc(f))
 	}
 	fmt.Fprintln(w, "\nproperties (judged on every run):")
 	for _, p := range faults.Properties {

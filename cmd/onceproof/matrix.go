@@ -234,7 +234,7 @@ func selectFamilies(list string) ([]faults.Family, error) {
 	var out []faults.Family
 	for _, name := range strings.Split(list, ",") {
 		f := faults.Family(strings.TrimSpace(name))
-		if err := f.Check(); err != nil {
+		if err := faults.CheckFamily(f); err != nil {
 			return nil, badf("matrix: -families: %v", err)
 		}
 		out = append(out, f)

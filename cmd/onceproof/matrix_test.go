@@ -184,7 +184,7 @@ func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
 	const n = 40
 	for _, d := range registry() {
 		t.Run("design="+d.Name(), func(t *testing.T) {
-			declared := faults.DeclarationOf(d).Expected(faults.Concurrent)
+			declared := faults.DeclarationOf(d).Expected(faults.Concurrent, faults.Properties)
 			shown := map[faults.Property]bool{}
 			for k := range n {
 				seed := props.DefaultMatrixSeed + uint64(k)
