@@ -1,6 +1,9 @@
 // Package testkit only groups the test kits the module's tests share:
-// testserver (throwaway PostgreSQL, MariaDB and Redis servers) and nodetest (settler
-// nodes in child processes). Nothing outside a _test.go file or another
-// test kit imports them; the runtime helpers (internal/coalesce,
-// internal/refenv) live beside this directory and import no test kit.
+// testserver (throwaway PostgreSQL, MariaDB and Redis servers), nodetest
+// (settler nodes in child processes), pgrole (the least-privilege
+// application role) and benchkit (the benchmarks' parallel loop and
+// redis-benchmark). Nothing outside a _test.go file or another test kit
+// imports them; the runtime helpers (internal/coalesce, internal/pgstore,
+// internal/redisstore, internal/refenv) live beside this directory and
+// import no test kit.
 package testkit

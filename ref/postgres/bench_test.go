@@ -5,12 +5,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/onceproof/onceproof/internal/testkit/benchkit"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref"
 	"github.com/onceproof/onceproof/ref/postgres"
@@ -101,34 +100,13 @@ func BenchmarkSettle(b *testing.B) {
 				st := ref.NewSettler(ref.NewWindow(time.Minute, 64), openBench(b, url, batched, conc))
 				nonce := uint64(time.Now().UnixNano()) // fresh keys on every run against one database
 				now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-				var (
-					next atomic.Int64
-					wg   sync.WaitGroup
-					bad  atomic.Int64
-				)
-				b.ResetTimer()
-				for range conc {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for {
-							i := next.Add(1)
-							if i > int64(b.N) {
-								return
-							}
-							if _, fresh := st.Settle(ref.FingerprintOf(0x5e77, nonce, uint64(i)), now); !fresh {
-								bad.Add(1)
-								return
-							}
-						}
-					}()
-				}
-				wg.Wait()
-				b.StopTimer()
-				if n := bad.Load(); n > 0 {
-					b.Fatalf("%d Settles of fresh fingerprints returned fresh=false (store errors?)", n)
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "settles/s")
+				rate := benchkit.Parallel(b, conc, func(i int64) error {
+					if _, fresh := st.Settle(ref.FingerprintOf(0x5e77, nonce, uint64(i)), now); !fresh {
+						return fmt.Errorf("Settle of a fresh fingerprint returned fresh=false (store errors?)")
+					}
+					return nil
+				})
+				b.ReportMetric(rate, "settles/s")
 			})
 		}
 	}

@@ -1,8 +1,9 @@
 package postgres
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/onceproof/onceproof/internal/pgstore"
 )
 
 // Schema is what Open creates, in one transaction under an advisory lock,
@@ -50,39 +51,16 @@ CREATE TABLE IF NOT EXISTS {G} (
 // Apply with Store.Sink (a ref.CommittingSink) makes the sink's one UPDATE
 // the only write after the claim.
 
-// schemaStep is one statement of Schema and what it does, for errors: a
-// failed step is reported by its description, not by its SQL.
-type schemaStep struct {
-	what   string // "creating table x"
-	object string // x, to look up before creating
-	sql    string
-}
-
-var createStmt = regexp.MustCompile(`^CREATE (TABLE|INDEX) IF NOT EXISTS (\w+)`)
-
 // schemaSteps splits Schema into its statements for table.
-func schemaSteps(table string) []schemaStep {
-	r := strings.NewReplacer("{T}", table, "{G}", table+"_grants")
-	var steps []schemaStep
-	for _, stmt := range strings.SplitAfter(r.Replace(Schema), ";") {
-		stmt = strings.TrimSpace(stmt)
-		if stmt == "" {
-			continue
-		}
-		m := createStmt.FindStringSubmatch(stmt)
-		if m == nil {
-			panic("postgres: Schema statement without CREATE ... IF NOT EXISTS: " + stmt)
-		}
-		steps = append(steps, schemaStep{what: "creating " + strings.ToLower(m[1]) + " " + m[2], object: m[2], sql: strings.TrimSuffix(stmt, ";")})
-	}
-	return steps
+func schemaSteps(table string) []pgstore.Step {
+	return pgstore.Steps(strings.NewReplacer("{T}", table, "{G}", table+"_grants").Replace(Schema))
 }
 
 // queries holds every statement, with the table names substituted once at
 // Open (identifiers cannot be bind parameters). The table name is validated
 // by tableName, so substitution cannot inject SQL.
 type queries struct {
-	schema []schemaStep
+	schema []pgstore.Step
 
 	// begin1 claims one key in one round trip, in the state $4: Granted
 	// for Begin, Delivered (with an empty payload) for BeginDelivered. When the key exists, the

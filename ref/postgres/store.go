@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/onceproof/onceproof/internal/coalesce"
+	"github.com/onceproof/onceproof/internal/pgstore"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -101,22 +102,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: BatchWorkers %d and MaxBatch %d must be positive",
 			ErrBadOptions, opts.BatchWorkers, opts.MaxBatch)
 	}
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
-	}
-	// Every statement here looks rows up by primary key (or the pending
-	// index), so the generic plan is the right plan for every parameter
-	// value; without this PostgreSQL re-plans each execution of a prepared
-	// statement whose custom plan it does not trust, which measured as half
-	// of a claim's server time (58us vs 120us per Begin at concurrency 1).
-	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
-		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	}
-	if opts.Config != nil {
-		opts.Config(cfg)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	// Generic plans (see pgstore.NewPool): every statement here looks rows
+	// up by primary key or the pending index.
+	pool, err := pgstore.NewPool(ctx, url, opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
@@ -141,47 +129,20 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// createSchema creates what is missing of Schema under an advisory lock:
-// concurrent CREATE TABLE IF NOT EXISTS from several nodes starting at once
-// can otherwise fail on the catalog's own unique index. It looks each
-// object up first because CREATE ... IF NOT EXISTS needs CREATE on the
-// schema even when the object exists, and a role given only SELECT,
-// INSERT and UPDATE on tables made for it must still be able to Open.
-// Errors name the step, not its SQL.
+// createSchema creates what is missing of Schema (internal/pgstore: each
+// object is looked up first, so a role given only SELECT, INSERT and UPDATE
+// on tables made for it can still Open). Errors name the step, not its SQL.
 func (s *Store) createSchema(ctx context.Context) error {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("postgres: open: starting the schema transaction: %w", err)
-	}
-	defer tx.Rollback(context.Background())
 	// The lock id is arbitrary but fixed: every onceproof process agrees on it.
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(7262113)"); err != nil {
-		return fmt.Errorf("postgres: open: taking the schema lock: %w", err)
-	}
-	for i, step := range s.q.schema {
-		var exists bool
-		if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", step.object).Scan(&exists); err != nil {
-			return fmt.Errorf("postgres: open: looking up %s: %w", step.object, err)
-		}
-		if !exists {
-			if _, err := tx.Exec(ctx, step.sql); err != nil {
-				return fmt.Errorf("postgres: open: %s: %w", step.what, err)
-			}
-		}
-		if i == 0 { // the claims table: check it before indexing its columns
-			if err := s.checkSchema(ctx, tx); err != nil {
-				return err
-			}
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: open: committing the schema: %w", err)
+	if err := pgstore.Create(ctx, s.pool, 7262113, s.q.schema, s.checkSchema); err != nil {
+		return fmt.Errorf("postgres: open: %w", err)
 	}
 	return nil
 }
 
 // checkSchema refuses a pre-existing table whose columns differ from ours
-// (CREATE TABLE IF NOT EXISTS would silently accept it).
+// (CREATE TABLE IF NOT EXISTS would silently accept it); a missing table is
+// created afterwards.
 func (s *Store) checkSchema(ctx context.Context, tx pgx.Tx) error {
 	want := map[string]string{"key": "bytea", "state": "smallint", "payload": "bytea", "lease": "timestamp with time zone"}
 	rows, err := tx.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
@@ -199,6 +160,9 @@ func (s *Store) checkSchema(ctx context.Context, tx pgx.Tx) error {
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("postgres: open: checking the columns of %s: %w", s.table, err)
+	}
+	if len(got) == 0 {
+		return nil
 	}
 	for n, t := range want {
 		if got[n] != t {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/onceproof/onceproof/internal/testkit/pgrole"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref"
 	"github.com/onceproof/onceproof/ref/postgres"
@@ -82,34 +82,11 @@ func TestOpenRejectsForeignTable(t *testing.T) {
 	}
 }
 
-// appRole creates, on url's database, a login role without CREATE on the
-// schema public (the least-privilege application role), grants it grants
-// (SQL privilege clauses "ON ..."), and returns url as that role.
-func appRole(t *testing.T, url string, grants ...string) string {
-	t.Helper()
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	role := "app_" + strings.TrimPrefix(conn.Config().Database, "t")
-	stmts := append([]string{
-		"CREATE ROLE " + role + " LOGIN",
-		"REVOKE CREATE ON SCHEMA public FROM PUBLIC", // already so since PostgreSQL 15
-	}, grants...)
-	for _, stmt := range stmts {
-		if _, err := conn.Exec(t.Context(), strings.ReplaceAll(stmt, "{role}", role)); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	return strings.Replace(url, "postgres://postgres@", "postgres://"+role+"@", 1)
-}
-
 // TestOpenWithoutCreatePrivilegeNamesTheStep: a role that may not create
 // the table gets one line saying which step failed and the server's
 // reason, not the statement.
 func TestOpenWithoutCreatePrivilegeNamesTheStep(t *testing.T) {
-	url := appRole(t, testserver.Postgres(t))
+	url := pgrole.App(t, testserver.Postgres(t))
 	_, err := postgres.Open(t.Context(), url, postgres.Options{Table: "claims"})
 	if err == nil {
 		t.Fatalf("Open as a role without CREATE succeeded; reproduce: go test ./ref/postgres -run %s", t.Name())
@@ -127,7 +104,7 @@ func TestOpenWithoutCreatePrivilegeNamesTheStep(t *testing.T) {
 func TestOpenNeedsOnlyDMLOnTablesMadeFromSchema(t *testing.T) {
 	admin := testserver.Postgres(t)
 	ddl := strings.NewReplacer("{T}", "claims", "{G}", "claims_grants").Replace(postgres.Schema)
-	url := appRole(t, admin, ddl, "GRANT SELECT, INSERT, UPDATE ON claims, claims_grants TO {role}")
+	url := pgrole.App(t, admin, ddl, "GRANT SELECT, INSERT, UPDATE ON claims, claims_grants TO {role}")
 	s, err := postgres.Open(t.Context(), url, postgres.Options{Table: "claims"})
 	if err != nil {
 		t.Fatalf("Open as a role with SELECT, INSERT, UPDATE on tables made from Schema = %v; reproduce: go test ./ref/postgres -run %s", err, t.Name())

@@ -1,18 +1,14 @@
 package redis_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
-	"os/exec"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/internal/testkit/benchkit"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref"
 	"github.com/onceproof/onceproof/ref/redis"
@@ -133,7 +129,6 @@ func BenchmarkSettle(b *testing.B) {
 					}
 					return nil
 				})
-				b.StopTimer()
 				n := max(b.N, 1000) // a b.N=1 probe run needs no precise comparison
 				ctx := context.Background()
 				shaD, err := redis.LoadClaimDeliveredScript(ctx, srv.URL())
@@ -155,7 +150,7 @@ func BenchmarkSettle(b *testing.B) {
 					{"x-redis-benchmark-setnx", []string{"-c", cc, "SET", "rb:s:__rand_int__", "1", "NX"}},
 					{"x-redis-benchmark-pipelined", []string{"-c", "1", "-P", cc, "EVALSHA", shaD, "1", "rb:p:__rand_int__"}},
 				} {
-					rps, err := redisBenchmark(srv, n, cmp.args...)
+					rps, err := benchkit.RedisBenchmark(srv.Port, n, cmp.args...)
 					if err != nil {
 						b.Logf("redis-benchmark for %s not run: %v", cmp.metric, err)
 						return
@@ -193,50 +188,7 @@ func openBench(b *testing.B, srv *testserver.RedisServer, batched bool) *redis.S
 // parallel runs f(1..b.N) from conc goroutines and reports (and returns)
 // calls per second.
 func parallel(b *testing.B, conc int, f func(i int64) error) float64 {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	start := time.Now()
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1)
-				if i > int64(b.N) {
-					return
-				}
-				if err := f(i); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	rate := float64(b.N) / time.Since(start).Seconds()
+	rate := benchkit.Parallel(b, conc, f)
 	b.ReportMetric(rate, "ops/s")
 	return rate
-}
-
-// redisBenchmark runs redis-benchmark against srv for n requests with
-// args (connections, pipelining, then the command) and returns its requests
-// per second.
-func redisBenchmark(srv *testserver.RedisServer, n int, args ...string) (float64, error) {
-	bin, err := exec.LookPath("redis-benchmark")
-	if err != nil {
-		return 0, err
-	}
-	// -r: __rand_int__ ranges over 10^12 values, so claims are fresh as in
-	// the Settle loop (a repeated key would be the cheaper duplicate path).
-	base := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(srv.Port), "-n", strconv.Itoa(n), "-r", "1000000000000", "--csv"}
-	out, err := exec.Command(bin, append(base, args...)...).Output()
-	if err != nil {
-		return 0, fmt.Errorf("%s: %v", bin, err)
-	}
-	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
-	if err != nil || len(recs) < 2 || len(recs[1]) < 2 {
-		return 0, fmt.Errorf("redis-benchmark --csv output %q: %v", out, err)
-	}
-	return strconv.ParseFloat(recs[1][1], 64)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/internal/coalesce"
+	"github.com/onceproof/onceproof/internal/redisstore"
 	"github.com/onceproof/onceproof/ref"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -105,10 +106,6 @@ var (
 // ErrNotDurable that names the setting or the refused command. ctx bounds
 // the checks.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
-	ro, err := goredis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("redis: open: %w", err)
-	}
 	if opts.Prefix == "" {
 		opts.Prefix = "onceproof:"
 	}
@@ -121,23 +118,14 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.BatchWorkers < 1 || opts.MaxBatch < 1 || opts.PoolSize < 0 {
 		return nil, fmt.Errorf("%w: BatchWorkers %d, MaxBatch %d, PoolSize %d", ErrBadOptions, opts.BatchWorkers, opts.MaxBatch, opts.PoolSize)
 	}
-	// No transparent retries: see the package doc.
-	ro.MaxRetries = -1
-	// Let callers' deadlines bound the socket reads and writes too.
-	ro.ContextTimeoutEnabled = true
-	if opts.PoolSize > 0 {
-		ro.PoolSize = opts.PoolSize
-	}
-	if opts.Config != nil {
-		opts.Config(ro)
-	}
-	rdb := goredis.NewClient(ro)
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("redis: open %s: %w", ro.Addr, err)
+	// No transparent retries (see the package doc), and callers' deadlines
+	// bound the socket reads and writes too.
+	rdb, err := redisstore.NewClient(ctx, url, opts.PoolSize, opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("redis: open: %w", err)
 	}
 	if !opts.AllowWeakDurability {
-		if err := checkDurable(ctx, rdb, ro.Addr); err != nil {
+		if err := checkDurable(ctx, rdb, rdb.Options().Addr); err != nil {
 			rdb.Close()
 			return nil, err
 		}

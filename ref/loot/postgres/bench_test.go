@@ -1,0 +1,538 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/onceproof/onceproof/internal/testkit/benchkit"
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
+	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/memory"
+	"github.com/onceproof/onceproof/ref/loot/postgres"
+	"github.com/onceproof/onceproof/ref/loot/redis"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// The loot benchmarks compare the reference (impl=ref: loot.Service on this
+// Store with the ref/loot/redis Lock; impl=ref-batched: both with
+// Options.Batch) with the source document's design
+// (impl=doc: docdesign_test.go, its statements one round trip each) on the
+// same PostgreSQL and Redis, C callers at once, each implementation with a
+// pool of C connections and a Redis client of C. Every run works on fresh
+// sessions made beforehand by bulk SQL (not timed). Beside ops/s they
+// report what one op cost in round trips, counted by a pgx tracer and a
+// go-redis hook: sql-rtt/op (a batch is one), sql-stmts/op and
+// redis-rtt/op; and in CPU, which the shared 2-core machine's noise
+// disturbs less than ops/s: pg-cpu-us/op (the database's backends, from
+// /proc), redis-cpu-us/op (INFO cpu) and go-cpu-us/op (this process,
+// getrusage: the service and the benchmark's own loop).
+//
+// The numbers below were measured on the 2-core test machine while other
+// sessions shared it (load average 6-14), PostgreSQL 15 and Redis 7 from
+// internal/testkit/testserver (fsync off, no AOF). Ratios are taken
+// between implementations of one run, never across runs.
+
+var benchConcs = []int{1, 16, 64}
+
+// The settled sessions: a team of 5, all claiming NEED, 3 items (a
+// dungeon boss's drop; BenchmarkLootSettleClaimants varies both).
+const (
+	benchTeam     = 5
+	benchQuantity = 3
+)
+
+// BenchmarkLootClaim measures claims/s: each op is one member's first NEED
+// claim in a CLAIMING session. impl=ref is Service.Claim: one batch (the
+// guarded upsert and the read that explains a refusal). impl=doc is
+// submitIntent: SELECT status and deadline, check them by the node's
+// clock, then INSERT ... ON CONFLICT (two round trips, and a claim checked
+// before it is written).
+//
+// Measured (one run, -benchtime=20000x, load average ~8): ref 10.9k, 16.5k
+// and 15.9k claims/s at conc 1, 16 and 64; doc 9.0k, 14.9k and 11.8k:
+// 1.2x, 1.1x, 1.35x. ref is 1 round trip and 51-64 us of database CPU a
+// claim, doc 2 round trips and 54-59 us: the reference's one statement does
+// the document's two statements' work, and the round trip it saves is
+// client and server CPU the others get.
+//
+//	go test -run '^$' -bench BenchmarkLootClaim -benchtime=20000x -count=1 ./ref/loot/postgres
+func BenchmarkLootClaim(b *testing.B) {
+	e := newBenchEnv(b)
+	for _, impl := range []string{"ref", "doc"} {
+		for _, conc := range benchConcs {
+			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) {
+				prefix := e.prefix()
+				sessions := (b.N + benchTeam - 1) / benchTeam
+				svc, doc := e.ref(conc, false, nil), e.doc(conc)
+				op := func(i int64) error {
+					no, player := prefix+strconv.FormatInt((i-1)/benchTeam+1, 10), (i-1)%benchTeam+1
+					if impl == "doc" {
+						ok, err := doc.claim(context.Background(), no, player, int(player%3))
+						if err == nil && !ok {
+							err = errors.New("claim refused")
+						}
+						return err
+					}
+					_, err := svc.Claim(context.Background(), loot.Caller{Player: loot.PlayerID(player)},
+						loot.ClaimRequest{Session: no, Intent: loot.Need})
+					return err
+				}
+				if impl == "doc" {
+					e.docSessions(b, prefix, sessions, benchTeam, benchQuantity, time.Hour, false)
+				} else {
+					e.refSessions(b, prefix, sessions, benchTeam, benchQuantity, time.Hour, false)
+				}
+				e.run(b, impl, conc, "claims/s", op)
+			})
+		}
+	}
+}
+
+// errDeferred is the Inventory of BenchmarkLootSettle: delivery is left to
+// compensation, as the document's settle leaves its grants PENDING.
+var errDeferred = errors.New("delivery deferred to compensation")
+
+type deferInventory struct{}
+
+func (deferInventory) Deliver(context.Context, loot.Grant) error { return errDeferred }
+
+// BenchmarkLootSettle measures settles/s over what the document's
+// LootSettleService.settle does: from a session past its deadline to
+// CLOSED with its grants PENDING (delivery is compensation's, in both).
+// impl=doc: SET NX PX, lockForSettle, selectRanked, one INSERT per grant,
+// markClosed, then GET and DEL: 4 + quantity SQL round trips, 3 Redis.
+// impl=ref: Service.Settle with an Inventory that defers every delivery:
+// the Lock, BeginSettle (one batch: the CAS, the row, the frozen claims),
+// the fairness (in memory here), RecordGrants (one statement: close, every
+// grant, the snapshot), the Release script: 2 SQL round trips, 2 Redis.
+// impl=ref-batched coalesces concurrent calls: ~20-40 settles share each
+// CAS statement, each record statement and each Redis script call.
+//
+// The issue's target: ref >= 5x doc at conc 64. NOT met. Three runs of
+// the conc=64 sub-benchmarks (load average ~9), ref-batched against doc in
+// each: 4146 vs 2626, 6291 vs 2503, 6877 vs 2460 settles/s, 1.6x, 2.5x,
+// 2.8x: short of 5x by 1.8 to 3.2 times. In CPU per settle (database +
+// this process + Redis): 186, 229, 148 us against 503, 528, 573 us, 2.3x
+// to 3.9x less. Unbatched, ref made 2091, 2171, 2120 settles/s (0.80x,
+// 0.87x, 0.86x of doc): at conc 1 (one run: 1076 vs 3042 settles/s, 0.35x)
+// and unbatched the reference costs more than the document's design. Why:
+// per settle of 3 grants it writes more (a snapshot row with every frozen
+// claim and the fairness read, the fence and lease, the members and claims
+// read back for it) in fewer but heavier statements: 392 us of database
+// CPU at conc 1 for its 3 statements against 180 us for the document's 6
+// (each of those costs a few tens of us; a CTE that closes, inserts 3
+// grants and a snapshot costs ~200). Batching removes the per-statement
+// and per-round-trip costs, not the per-row ones (about 6 heap rows and 11
+// index entries a settle), which are what is left; and here the database,
+// Redis, the service and the benchmark share two cores. What would move it
+// further: a batched Inventory.Deliver / MarkDelivered (below), dropping
+// the snapshot's copy of the claims for a reference to the claim rows
+// (they are frozen), or a machine whose database has cores of its own.
+//
+//	go test -run '^$' -bench 'BenchmarkLootSettle$//conc=64' -benchtime=5000x -count=1 ./ref/loot/postgres  (three times)
+//	go test -run '^$' -bench 'BenchmarkLootSettle$' -benchtime=5000x -count=1 ./ref/loot/postgres
+func BenchmarkLootSettle(b *testing.B) { benchSettle(b, false) }
+
+// BenchmarkLootSettleDeliver measures settles/s through every item
+// delivered. impl=doc adds, per grant, its 4.5: the backpack insert keyed
+// by the grant number and the grant marked SUCCESS (2 round trips each).
+// impl=ref is Service.Settle with the Store's Inventory: per grant,
+// Deliver (one statement: ledger row and SUCCESS) and MarkDelivered (one
+// statement, a no-op here: the Inventory marked the grant).
+//
+// Measured, two runs of the conc=64 sub-benchmarks (load average ~9):
+// ref-batched 1372 and 1290 settles/s, ref 1009 and 1185, doc 1459 and
+// 1317: 0.94x and 0.98x batched, 0.69x and 0.90x not. Service.Settle
+// delivers grant by grant (loot.Inventory takes one grant), so batching
+// helps the record, not the delivery: of ref-batched's 6.2 SQL round trips
+// per settle, 6 are the 3 grants' Deliver and MarkDelivered.
+//
+//	go test -run '^$' -bench 'BenchmarkLootSettleDeliver//conc=64' -benchtime=3000x -count=1 ./ref/loot/postgres  (twice)
+func BenchmarkLootSettleDeliver(b *testing.B) { benchSettle(b, true) }
+
+func benchSettle(b *testing.B, deliver bool) {
+	e := newBenchEnv(b)
+	for _, impl := range []string{"ref", "ref-batched", "doc"} {
+		for _, conc := range benchConcs {
+			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) {
+				prefix := e.prefix()
+				if impl == "doc" {
+					e.docSessions(b, prefix, b.N, benchTeam, benchQuantity, -time.Second, true)
+				} else {
+					e.refSessions(b, prefix, b.N, benchTeam, benchQuantity, -time.Second, true)
+				}
+				e.run(b, impl, conc, "settles/s", e.settleOp(impl, conc, prefix, benchQuantity, deliver))
+			})
+		}
+	}
+}
+
+// settleOp returns the op that settles session prefix+i with impl.
+func (e *benchEnv) settleOp(impl string, conc int, prefix string, quantity int, deliver bool) func(int64) error {
+	ctx := context.Background()
+	if impl == "doc" {
+		d := e.doc(conc)
+		return func(i int64) error {
+			no := prefix + strconv.FormatInt(i, 10)
+			gs, err := d.settle(ctx, no, "L", quantity)
+			if err == nil && len(gs) != quantity {
+				err = fmt.Errorf("settle of %s inserted %d grants, want %d", no, len(gs), quantity)
+			}
+			for _, g := range gs {
+				if err == nil && deliver {
+					err = d.deliver(ctx, g, "L")
+				}
+			}
+			return err
+		}
+	}
+	var inv loot.Inventory = deferInventory{}
+	if deliver {
+		inv = nil // the Store's own
+	}
+	svc := e.ref(conc, impl == "ref-batched", inv)
+	return func(i int64) error {
+		no := prefix + strconv.FormatInt(i, 10)
+		st, err := svc.Settle(ctx, no)
+		if !deliver && errors.Is(err, errDeferred) {
+			err = nil
+		}
+		if err == nil && (st.Session.Status != loot.StatusClosed || len(st.Grants) != quantity) {
+			err = fmt.Errorf("settle of %s: %s with %d grants, want CLOSED with %d", no, st.Session.Status, len(st.Grants), quantity)
+		}
+		return err
+	}
+}
+
+// BenchmarkLootSettleClaimants measures one settle (as BenchmarkLootSettle:
+// to CLOSED, grants PENDING) as the claimant count grows, everyone winning
+// an item (quantity = claimants: the most grants a settle writes), one
+// caller. impl=doc writes one INSERT per grant, so its round trips grow
+// with the team; impl=ref writes every grant in RecordGrants' one
+// statement, so they do not (sql-rtt/op stays 2).
+//
+// Measured (one run, -benchtime=1000x, load average ~14): sql-rtt/op ref
+// 2, 2, 2, 2 and doc 4, 7, 19, 67 at 1, 4, 16, 64 claimants (redis-rtt/op
+// 2 against 3); settles/s ref 1458, 1398, 749, 510 and doc 1754, 1107,
+// 982, 247: the document's design is ahead with one claimant, behind with
+// 64 (2.1x), and the round trips it adds per grant are on loopback here; on
+// a network each costs a millisecond or so more.
+//
+//	go test -run '^$' -bench BenchmarkLootSettleClaimants -benchtime=1000x -count=1 ./ref/loot/postgres
+func BenchmarkLootSettleClaimants(b *testing.B) {
+	e := newBenchEnv(b)
+	for _, impl := range []string{"ref", "doc"} {
+		for _, n := range []int{1, 4, 16, 64} {
+			b.Run(fmt.Sprintf("impl=%s/claimants=%d", impl, n), func(b *testing.B) {
+				prefix := e.prefix()
+				if impl == "doc" {
+					e.docSessions(b, prefix, b.N, n, n, -time.Second, true)
+				} else {
+					e.refSessions(b, prefix, b.N, n, n, -time.Second, true)
+				}
+				e.run(b, impl, 1, "settles/s", e.settleOp(impl, 1, prefix, n, false))
+			})
+		}
+	}
+}
+
+// benchEnv holds one database per implementation, one Redis, and a
+// service (pool, client) per implementation and concurrency.
+type benchEnv struct {
+	refURL, docURL string
+	redis          string
+	count          *counter
+	mu             sync.Mutex
+	seq            int
+	refs           map[string]*loot.Service
+	docs           map[int]docDesign
+	setup          *pgxpool.Pool   // on refURL
+	docSetup       *pgxpool.Pool   // on docURL
+	info           *goredis.Client // reads the server's CPU
+}
+
+func newBenchEnv(b testing.TB) *benchEnv {
+	b.Helper()
+	e := &benchEnv{
+		refURL: testserver.Postgres(b), docURL: testserver.Postgres(b),
+		// No AOF: the lock asks for no persistence (see ref/loot/redis).
+		redis: testserver.StartRedis(b, "--appendonly", "no").URL(),
+		count: &counter{}, refs: map[string]*loot.Service{}, docs: map[int]docDesign{},
+	}
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, e.refURL, postgres.Options{}) // creates Schema
+	if err != nil {
+		b.Fatal(err)
+	}
+	st.Close()
+	for _, p := range []struct {
+		url string
+		dst **pgxpool.Pool
+	}{{e.refURL, &e.setup}, {e.docURL, &e.docSetup}} {
+		pool, err := pgxpool.New(ctx, p.url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(pool.Close)
+		*p.dst = pool
+	}
+	if _, err := e.docSetup.Exec(ctx, docSchema); err != nil {
+		b.Fatal(err)
+	}
+	ro, err := goredis.ParseURL(e.redis)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.info = goredis.NewClient(ro)
+	b.Cleanup(func() { e.info.Close() })
+	return e
+}
+
+// prefix returns a fresh session number prefix.
+func (e *benchEnv) prefix() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seq++
+	return fmt.Sprintf("B%d-%d-", time.Now().UnixNano()%1e9, e.seq)
+}
+
+func (e *benchEnv) poolConfig(conc int) func(*pgxpool.Config) {
+	return func(c *pgxpool.Config) {
+		c.MaxConns = int32(conc)
+		c.ConnConfig.Tracer = e.count
+	}
+}
+
+// ref returns the reference service for conc callers: a Store with a pool
+// of conc, the Lock, both batched or not, and inv (nil: the Store's own
+// Inventory).
+func (e *benchEnv) ref(conc int, batch bool, inv loot.Inventory) *loot.Service {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	key := fmt.Sprintf("%d/%v/%T", conc, batch, inv)
+	if svc, ok := e.refs[key]; ok {
+		return svc
+	}
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, e.refURL, postgres.Options{Config: e.poolConfig(conc), Batch: batch})
+	if err != nil {
+		panic(err)
+	}
+	lock, err := redis.Open(ctx, e.redis, redis.Options{PoolSize: conc, Batch: batch})
+	if err != nil {
+		panic(err)
+	}
+	lock.Client().AddHook(e.count)
+	if inv == nil {
+		inv = st.Inventory(nil)
+	}
+	svc, err := loot.New(loot.Config{Store: st, Inventory: inv, Fairness: memory.NewHistory(), Lock: lock})
+	if err != nil {
+		panic(err)
+	}
+	e.refs[key] = svc
+	return svc
+}
+
+// doc returns the document's design for conc callers.
+func (e *benchEnv) doc(conc int) docDesign {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if d, ok := e.docs[conc]; ok {
+		return d
+	}
+	cfg, err := pgxpool.ParseConfig(e.docURL)
+	if err != nil {
+		panic(err)
+	}
+	e.poolConfig(conc)(cfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		panic(err)
+	}
+	ro, err := goredis.ParseURL(e.redis)
+	if err != nil {
+		panic(err)
+	}
+	ro.PoolSize = conc
+	rdb := goredis.NewClient(ro)
+	rdb.AddHook(e.count)
+	d := docDesign{pool: pool, rdb: rdb}
+	e.docs[conc] = d
+	return d
+}
+
+// refSessions makes n CLAIMING sessions prefix1..prefixN of the reference
+// schema, members 1..team, quantity items, deadline due from now; claimed:
+// every member has claimed NEED (1ms apart: member 1 first).
+func (e *benchEnv) refSessions(b testing.TB, prefix string, n, team, quantity int, due time.Duration, claimed bool) {
+	b.Helper()
+	ctx := context.Background()
+	stmts := []string{
+		`INSERT INTO loot_session (session_no, dungeon_code, loot_code, quantity, rule_version, deadline_at, status, fence, opened_at, allocated)
+		SELECT $1 || g, 'ABYSS-3', 'L', $3::int, 'v2-seeded', now() + $4::interval, 'CLAIMING', 0, now() - interval '1 hour', 0
+		FROM generate_series(1, $2::int) g WHERE $5::int > 0`,
+		`INSERT INTO loot_member (session_no, player_id) SELECT $1 || g, p FROM generate_series(1, $2::int) g, generate_series(1, $5::int) p
+		WHERE $3::int > 0 AND $4::interval IS NOT NULL`,
+	}
+	if claimed {
+		stmts = append(stmts, `INSERT INTO loot_claim (session_no, player_id, intent, claimed_at)
+			SELECT $1 || g, p, 'NEED', now() - interval '1 hour' + p * interval '1 millisecond'
+			FROM generate_series(1, $2::int) g, generate_series(1, $5::int) p WHERE $3::int > 0 AND $4::interval IS NOT NULL`)
+	}
+	for _, s := range stmts { // every statement takes the same five parameters
+		if _, err := e.setup.Exec(ctx, s, prefix, n, quantity, due, team); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// docSessions makes the same sessions in the document's schema (fair_score
+// player % 3, so selectRanked sorts on it).
+func (e *benchEnv) docSessions(b testing.TB, prefix string, n, team, quantity int, due time.Duration, claimed bool) {
+	b.Helper()
+	ctx := context.Background()
+	stmts := []string{
+		`INSERT INTO loot_session (session_no, dungeon_code, loot_code, total_quantity, mode, status, deadline_at)
+		SELECT $1 || g, 'ABYSS-3', 'L', $3::int, 'NEED_GREED', 'CLAIMING', (now() AT TIME ZONE 'UTC') + $4::interval
+		FROM generate_series(1, $2::int) g WHERE $5::int > 0`,
+	}
+	if claimed {
+		stmts = append(stmts, `INSERT INTO loot_intent (session_no, player_id, intent_type, priority, fair_score, created_at)
+			SELECT $1 || g, p, 'NEED', 10, p % 3, (now() AT TIME ZONE 'UTC') - interval '1 hour'
+			FROM generate_series(1, $2::int) g, generate_series(1, $5::int) p WHERE $3::int > 0 AND $4::interval IS NOT NULL`)
+	}
+	for _, s := range stmts { // every statement takes the same five parameters
+		if _, err := e.docSetup.Exec(ctx, s, prefix, n, quantity, due, team); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// run runs op(1..b.N) from conc goroutines, then reports unit (ops per
+// second) and the round trips one op cost.
+func (e *benchEnv) run(b *testing.B, impl string, conc int, unit string, op func(i int64) error) {
+	pool := e.setup
+	if impl == "doc" {
+		pool = e.docSetup
+	}
+	e.count.reset()
+	cpu0 := e.cpu(b, pool)
+	rate := benchkit.Parallel(b, conc, op)
+	cpu := e.cpu(b, pool).sub(cpu0)
+	n := float64(b.N)
+	b.ReportMetric(rate, unit)
+	b.ReportMetric(float64(cpu.pg.Microseconds())/n, "pg-cpu-us/op")
+	b.ReportMetric(float64(cpu.redis.Microseconds())/n, "redis-cpu-us/op")
+	b.ReportMetric(float64(cpu.self.Microseconds())/n, "go-cpu-us/op")
+	b.ReportMetric(float64(e.count.rtts.Load())/n, "sql-rtt/op")
+	b.ReportMetric(float64(e.count.stmts.Load())/n, "sql-stmts/op")
+	b.ReportMetric(float64(e.count.redis.Load())/n, "redis-rtt/op")
+}
+
+// counter counts SQL round trips and statements (a pgx tracer: a batch is
+// one round trip of several statements) and Redis round trips (a go-redis
+// hook: a command, or a pipeline).
+type counter struct{ rtts, stmts, redis atomic.Int64 }
+
+func (c *counter) reset() { c.rtts.Store(0); c.stmts.Store(0); c.redis.Store(0) }
+
+func (c *counter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.rtts.Add(1)
+	c.stmts.Add(1)
+	return ctx
+}
+
+func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *counter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	c.rtts.Add(1)
+	c.stmts.Add(int64(d.Batch.Len()))
+	return ctx
+}
+
+func (c *counter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *counter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+func (c *counter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (c *counter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		c.redis.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *counter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		c.redis.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// cpuTimes is CPU consumed so far: by the database's backends, the Redis
+// server and this process.
+type cpuTimes struct{ pg, redis, self time.Duration }
+
+func (c cpuTimes) sub(o cpuTimes) cpuTimes {
+	return cpuTimes{c.pg - o.pg, c.redis - o.redis, c.self - o.self}
+}
+
+// cpu reads cpuTimes: the backends of pool's database from /proc (user +
+// system, in clock ticks of 10ms: runs of a second or more of CPU make it
+// precise to 1%), Redis's used_cpu_user and used_cpu_sys, and getrusage.
+func (e *benchEnv) cpu(b *testing.B, pool *pgxpool.Pool) cpuTimes {
+	b.Helper()
+	var c cpuTimes
+	ctx := context.Background()
+	pids, err := pool.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ps, err := pgx.CollectRows(pids, pgx.RowTo[int32])
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, pid := range ps {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // a backend that just exited
+		}
+		// utime and stime are fields 14 and 15; the command name before
+		// them is in parentheses and may hold spaces.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		for _, v := range f[11:13] {
+			ticks, _ := strconv.ParseInt(v, 10, 64)
+			c.pg += time.Duration(ticks) * 10 * time.Millisecond
+		}
+	}
+	info, err := e.info.Info(ctx, "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		k, v, _ := strings.Cut(line, ":")
+		if k == "used_cpu_user" || k == "used_cpu_sys" {
+			secs, _ := strconv.ParseFloat(v, 64)
+			c.redis += time.Duration(secs * float64(time.Second))
+		}
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	c.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return c
+}

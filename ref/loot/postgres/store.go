@@ -1,0 +1,237 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/onceproof/onceproof/internal/coalesce"
+	"github.com/onceproof/onceproof/internal/pgstore"
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+// Errors of Open (wrapped; test with errors.Is). The Store's methods
+// return loot's sentinels as the loot.Store contract says; any other error
+// means the outcome is unknown.
+var (
+	// ErrBadOptions: an invalid Options.TestClock.
+	ErrBadOptions = errors.New("loot/postgres: invalid options")
+	// ErrSchema: a table of Schema exists with other columns.
+	ErrSchema = errors.New("loot/postgres: table has an incompatible schema")
+)
+
+// Options configures Open. The zero value is the production configuration.
+type Options struct {
+	// Config, if set, adjusts the pool configuration parsed from the URL
+	// (pool size, dialer, TLS, ...) before the pool is created.
+	Config func(*pgxpool.Config)
+	// TestClock is for tests only: the name of a table holding one row
+	// with a timestamptz column "now", which every statement then reads
+	// instead of the database's now(). A test moves it with UPDATE, and it
+	// stands still in between, so deadlines and leases can be probed to
+	// the microsecond (loottest.Harness.Advance). Empty, as it must be in
+	// production, means the database's own clock. Open checks that the
+	// table holds exactly one row.
+	TestClock string
+	// Batch coalesces concurrent BeginSettle and RecordGrants calls on this
+	// Store into one statement per batch (batch.go): the settle path's two
+	// writes then cost the database one statement for many sessions
+	// instead of one each. Turn it on where many sessions settle at once
+	// through one Store; leave it off where settles come one at a time (a
+	// batch of one adds a hand-off to a worker goroutine). bench_test.go
+	// measures both.
+	Batch bool
+	_     struct{}
+}
+
+var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// Store is a loot.Store (and loot.Reader) on PostgreSQL. Safe for
+// concurrent use; one Store (one pool) per process, any number of
+// processes on one database.
+type Store struct {
+	pool    *pgxpool.Pool
+	q       queries
+	settles *coalesce.Batcher[settleReq, loot.Frozen]  // nil unless Options.Batch
+	records *coalesce.Batcher[recordReq, loot.Session] // nil unless Options.Batch
+	cancel  context.CancelFunc                         // ends the batches' context
+}
+
+var _ loot.Store = (*Store)(nil)
+
+// schemaLock is the advisory lock id under which Open creates the schema:
+// arbitrary but fixed, so every process agrees on it.
+const schemaLock = 0x100750
+
+// Open connects to the database at url (a postgres:// URL or a libpq
+// key=value string), creates what is missing of Schema and returns the
+// store. ctx bounds the connecting and the schema setup only. A failed
+// schema step is reported by what it was doing ("creating table
+// loot_session: ERROR: permission denied for schema public (SQLSTATE
+// 42501)").
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	q := sqlQueries
+	if opts.TestClock != "" {
+		if !identifier.MatchString(opts.TestClock) {
+			return nil, fmt.Errorf("%w: TestClock %q must match %s", ErrBadOptions, opts.TestClock, identifier)
+		}
+		q = q.withClock("(SELECT now FROM " + opts.TestClock + ")")
+	}
+	// Generic plans (see pgstore.NewPool): every statement finds its rows by
+	// key, and plans_test.go checks that none can be tempted off it.
+	pool, err := pgstore.NewPool(ctx, url, opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("loot/postgres: open: %w", err)
+	}
+	if err := pgstore.Create(ctx, pool, schemaLock, pgstore.Steps(Schema), checkColumns); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("loot/postgres: open: %w", err)
+	}
+	if opts.TestClock != "" {
+		var n int
+		if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+opts.TestClock).Scan(&n); err != nil || n != 1 {
+			pool.Close()
+			return nil, fmt.Errorf("%w: TestClock table %s holds %d rows (%v), want exactly one", ErrBadOptions, opts.TestClock, n, err)
+		}
+	}
+	s := &Store{pool: pool, q: q}
+	if opts.Batch {
+		s.startBatchers()
+	}
+	return s, nil
+}
+
+// Pool returns the store's connection pool (for the caller's own queries on
+// the same database).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close stops the batchers and closes the pool; later calls fail. It
+// returns nil.
+func (s *Store) Close() error {
+	if s.cancel != nil {
+		s.cancel() // a batch stuck on a dead server must not block Close
+		s.settles.Close()
+		s.records.Close()
+	}
+	s.pool.Close()
+	return nil
+}
+
+// raceTries bounds the attempts of a call whose write matched no row while
+// the read after it says it should have: the row changed between the two
+// statements of the batch (for example StartClaiming landed between a
+// Claim's INSERT and its read). Rows only move forward through the
+// transitions table, at most four steps, so a fifth attempt cannot race.
+const raceTries = 5
+
+// errRaced marks an attempt that must be repeated (see raceTries).
+var errRaced = errors.New("loot/postgres: the row changed between the write and its read")
+
+// retry runs attempt until it does not report errRaced, at most raceTries
+// times; each attempt is a transaction of its own that wrote nothing when
+// it reports errRaced.
+func retry[T any](ctx context.Context, op string, attempt func() (T, error)) (T, error) {
+	var (
+		v   T
+		err error
+	)
+	for range raceTries {
+		if err = ctx.Err(); err != nil {
+			return v, fmt.Errorf("loot/postgres: %s: %w", op, err)
+		}
+		v, err = attempt()
+		if !errors.Is(err, errRaced) {
+			return v, err
+		}
+	}
+	return v, fmt.Errorf("loot/postgres: %s: %w", op, err)
+}
+
+// wrap names the operation on an error that is not one of loot's
+// sentinels (those are returned as the guards made them).
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("loot/postgres: %s: %w", op, err)
+}
+
+// badArgOnConstraint turns a constraint violation (unique, foreign key,
+// check) into loot.ErrBadArgument: the decision or spec broke the schema,
+// nothing was written, and repeating it as is cannot help.
+func badArgOnConstraint(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "23505", "23503", "23514":
+			return fmt.Errorf("%w: %s (%s)", loot.ErrBadArgument, pe.Message, pe.ConstraintName)
+		}
+	}
+	return err
+}
+
+// scanSession reads sessionCols from row.
+func scanSession(row pgx.Row) (loot.Session, error) {
+	var (
+		s       loot.Session
+		rule    string
+		status  string
+		fence   int64
+		until   *time.Time
+		members []int64
+	)
+	if err := row.Scan(&s.No, &s.Dungeon, &s.Loot, &s.Quantity, &rule, &s.Deadline, &status, &fence, &s.OpenedAt, &until, &s.Allocated, &members); err != nil {
+		return loot.Session{}, err
+	}
+	s.Rule, s.Status, s.Fence = loot.RuleVersion(rule), loot.Status(status), loot.Fence(fence)
+	s.Deadline, s.OpenedAt = utc(s.Deadline), utc(s.OpenedAt)
+	if until != nil {
+		s.SettleUntil = utc(*until)
+	}
+	s.Members = fromIDs(members)
+	return s, nil
+}
+
+// scanGrant reads grantCols (then extra) from row.
+func scanGrant(row pgx.Row, extra ...any) (loot.Grant, error) {
+	var (
+		g      loot.Grant
+		player int64
+		status string
+	)
+	dst := append([]any{&g.No, &g.Session, &player, &g.Loot, &g.Quantity, &g.Rank, &status, &g.Attempts, &g.LeaseUntil}, extra...)
+	if err := row.Scan(dst...); err != nil {
+		return loot.Grant{}, err
+	}
+	g.Player, g.Status, g.LeaseUntil = loot.PlayerID(player), loot.GrantStatus(status), utc(g.LeaseUntil)
+	return g, nil
+}
+
+// utc is t as loot keeps times (pgx returns timestamptz in time.Local).
+func utc(t time.Time) time.Time { return loot.StoreTime(t) }
+
+func playerIDs(ps []loot.PlayerID) []int64 {
+	out := make([]int64, len(ps))
+	for i, p := range ps {
+		out[i] = int64(p)
+	}
+	return out
+}
+
+// fromIDs converts an array read back; an empty one is nil, as loot.Decide
+// leaves a snapshot without winners.
+func fromIDs(ids []int64) []loot.PlayerID {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]loot.PlayerID, len(ids))
+	for i, id := range ids {
+		out[i] = loot.PlayerID(id)
+	}
+	return out
+}

@@ -1,0 +1,145 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/onceproof/onceproof/internal/coalesce"
+	"github.com/onceproof/onceproof/internal/redisstore"
+	"github.com/onceproof/onceproof/ref/loot"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Options configures Open. The zero value is valid.
+type Options struct {
+	// Prefix starts every key (tenants or tests sharing one Redis). Empty
+	// keeps the caller's keys as they are.
+	Prefix string
+	// PoolSize is the client's connection pool size (default: go-redis's,
+	// 10 per CPU). Without Batch every call holds a connection for its
+	// round trip; with Batch each batch worker uses one.
+	PoolSize int
+	// Batch sends the concurrent Acquire and Release calls on this Lock as
+	// one script call per batch (batchScript): one round trip, one command
+	// for the server to parse and one entry into Lua for many. Turn it on
+	// where many goroutines settle at once; a batch of one costs a hand-off
+	// to a worker goroutine more than an unbatched call. A batch touches
+	// many keys in one script, which Redis Cluster refuses unless they
+	// share a slot: with Batch, use a standalone server (or one shard).
+	Batch bool
+	// BatchWorkers is how many batches may be in flight at once (default
+	// 2, with Batch only): one at the server while the next fills, as
+	// ref/redis measured for its own batches.
+	BatchWorkers int
+	// MaxBatch bounds one batch (default 256: above the 64 concurrent
+	// callers the benchmarks run, small enough that one script holds the
+	// single-threaded server well under a millisecond).
+	MaxBatch int
+	// Config, if set, adjusts the client options parsed from the URL
+	// (dialer, TLS, timeouts) before the client is created.
+	Config func(*goredis.Options)
+	_      struct{}
+}
+
+// Lock is a loot.Lock on Redis. Safe for concurrent use.
+type Lock struct {
+	rdb    *goredis.Client
+	prefix string
+	batch  *coalesce.Batcher[op, bool] // nil unless Options.Batch
+}
+
+var _ loot.Lock = (*Lock)(nil)
+
+// releaseScript is the compare-and-delete: KEYS[1] the lock key, ARGV[1]
+// the token. Returns 1 when it deleted the key.
+var releaseScript = goredis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+	return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
+// Open connects to the server at url (redis://[user:password@]host:port/db)
+// and checks that it answers. ctx bounds the check.
+func Open(ctx context.Context, url string, opts Options) (*Lock, error) {
+	if opts.BatchWorkers == 0 {
+		opts.BatchWorkers = 2
+	}
+	if opts.MaxBatch == 0 {
+		opts.MaxBatch = 256
+	}
+	if opts.PoolSize < 0 || opts.BatchWorkers < 1 || opts.MaxBatch < 1 {
+		return nil, fmt.Errorf("loot/redis: open: PoolSize %d, BatchWorkers %d, MaxBatch %d: %w",
+			opts.PoolSize, opts.BatchWorkers, opts.MaxBatch, loot.ErrBadArgument)
+	}
+	rdb, err := redisstore.NewClient(ctx, url, opts.PoolSize, opts.Config) // no retries: see the package doc
+	if err != nil {
+		return nil, fmt.Errorf("loot/redis: open: %w", err)
+	}
+	l := &Lock{rdb: rdb, prefix: opts.Prefix}
+	if opts.Batch {
+		l.batch = coalesce.New(l.runBatch, coalesce.Options{Workers: opts.BatchWorkers, MaxBatch: opts.MaxBatch})
+	}
+	return l, nil
+}
+
+// Acquire implements loot.Lock: SET key token NX PX ttl.
+func (l *Lock) Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	if ttl <= 0 || token == "" {
+		return false, fmt.Errorf("loot/redis: lock %q: ttl %v, token %q: %w", key, ttl, token, loot.ErrBadArgument)
+	}
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("loot/redis: lock %q: %w", key, err)
+	}
+	ms := int64((ttl + time.Millisecond - 1) / time.Millisecond) // held at least ttl
+	if l.batch != nil {
+		ok, err := l.batch.Do(ctx, op{acquire: true, key: l.prefix + key, token: token, ms: ms})
+		if err != nil {
+			return false, fmt.Errorf("loot/redis: lock %q: %w", key, err)
+		}
+		return ok, nil
+	}
+	err := l.rdb.Do(ctx, "SET", l.prefix+key, token, "NX", "PX", ms).Err()
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, goredis.Nil):
+		return false, nil // held by someone, live by Redis's clock
+	}
+	return false, fmt.Errorf("loot/redis: lock %q: %w", key, err)
+}
+
+// Release implements loot.Lock: the compare-and-delete script.
+func (l *Lock) Release(ctx context.Context, key, token string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("loot/redis: unlock %q: %w", key, err)
+	}
+	if l.batch != nil {
+		ok, err := l.batch.Do(ctx, op{key: l.prefix + key, token: token})
+		if err != nil {
+			return false, fmt.Errorf("loot/redis: unlock %q: %w", key, err)
+		}
+		return ok, nil
+	}
+	n, err := releaseScript.Run(ctx, l.rdb, []string{l.prefix + key}, token).Int64()
+	if err != nil {
+		return false, fmt.Errorf("loot/redis: unlock %q: %w", key, err)
+	}
+	return n == 1, nil
+}
+
+// Client returns the lock's client.
+func (l *Lock) Client() *goredis.Client { return l.rdb }
+
+// Close stops the batcher and closes the client. Idempotent.
+func (l *Lock) Close() error {
+	if l.batch != nil {
+		l.batch.Close()
+	}
+	if err := l.rdb.Close(); err != nil && !errors.Is(err, goredis.ErrClosed) {
+		return fmt.Errorf("loot/redis: close: %w", err)
+	}
+	return nil
+}
