@@ -95,16 +95,21 @@ func (k FaultKind) String() string {
 // Fault is injected at one effect (Env call) of one attempt, or of one
 // Recover call. Attempt n >= 0 is the n-th call of Node.Deliver in the
 // run, and Attempt -(r+1) the r-th call of Recover (both 0-based, numbered
-// the same way on every run; Recovery and RecoveryOf convert). Effect k is
-// the k-th env call within it (0-based). A crash whose Effect is at or past
-// the number of effects a Deliver made fires after it returned: the answer
-// is lost; past a Recover's effects it does not fire.
+// the same way on every run; Recovery and RecoveryOf convert); with
+// OnDelivery, Attempt is instead the index of a planned delivery (in
+// Frame.Deliveries), and the fault fires in the attempt that carries it,
+// however many retries came before. Effect k is the k-th env call within
+// it (0-based). A crash whose Effect is at or past the number of effects a
+// Deliver made fires after it returned: the answer is lost; past a
+// Recover's effects it does not fire.
 type Fault struct {
 	Attempt int
 	Effect  int
 	Kind    FaultKind
 	// For is how long a Pause stalls the node (> 0); zero for other kinds.
 	For time.Duration
+	// OnDelivery: Attempt names a planned delivery.
+	OnDelivery bool
 }
 
 // Recovery is the Fault.Attempt of the r-th Recover call of a run.
@@ -113,13 +118,26 @@ func Recovery(r int) int { return -(r + 1) }
 // RecoveryOf is the Recover call a Fault.Attempt < 0 names.
 func RecoveryOf(attempt int) int { return -attempt - 1 }
 
-// Point is the fault's place in the text form: "attempt=3 effect=1" or
-// "recover=0 effect=2".
+// Point is the fault's place in the text form: "attempt=3 effect=1",
+// "recover=0 effect=2" or "delivery=5 effect=1".
 func (f Fault) Point() string {
+	if f.OnDelivery {
+		return fmt.Sprintf("delivery=%d effect=%d", f.Attempt, f.Effect)
+	}
 	if f.Attempt < 0 {
 		return fmt.Sprintf("recover=%d effect=%d", RecoveryOf(f.Attempt), f.Effect)
 	}
 	return fmt.Sprintf("attempt=%d effect=%d", f.Attempt, f.Effect)
+}
+
+// Before reports whether fault a comes before fault b in Frame.Faults'
+// order: recover=n ones first (the last Recover first), then attempt=n
+// increasing, then delivery=n increasing; effects increasing within one.
+func (a Fault) Before(b Fault) bool {
+	if a.OnDelivery != b.OnDelivery {
+		return b.OnDelivery
+	}
+	return a.Attempt < b.Attempt || (a.Attempt == b.Attempt && a.Effect < b.Effect)
 }
 
 // HasPause reports whether f injects a Pause anywhere.

@@ -34,7 +34,15 @@ type Port[X any] struct {
 	// group, hands the baton back to the scheduler and waits for it: every
 	// env call is a scheduling point.
 	park func()
+	// after, if set (Observe), runs after every Effect ran.
+	after func()
 }
+
+// Observe makes f run after every Effect of the port ran (before a crash
+// after it or its timeout is reported): a world that audits the design's
+// durable state after each store call records what it sees there, at the
+// call's time, whatever happens to the node next.
+func (p *Port[X]) Observe(f func()) { p.after = f }
 
 // call is the state of one attempt or Recover on a port.
 type call struct {
@@ -171,6 +179,9 @@ func (p *Port[X]) Effect(op string, fn func() error) error {
 		ev.Err = err.Error()
 	}
 	p.r.record(ev)
+	if p.after != nil {
+		p.after()
+	}
 	if has {
 		switch k {
 		case CrashAfter:

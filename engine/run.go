@@ -42,6 +42,15 @@ type Closer interface {
 	Close()
 }
 
+// Drainer is a System whose world drains in several passes: n > 1 runs
+// every node's Recover (and the sender's resends) n times, DrainAfter
+// apart, as a periodic job would (a loot world's compensation job: a pass
+// cut short by a crash after it took a lease leaves that lease to the next
+// one). Without it a run drains once.
+type Drainer interface {
+	Drains() int
+}
+
 // Observer is a System that looks at a node after each of its attempts
 // (settlements sample a node's memory there).
 type Observer[X any] interface {
@@ -238,6 +247,9 @@ type runner[X any] struct {
 	pauses  bool
 	resumes []*paused
 	gen     []int
+	// deliveryFaults counts the faults that target a planned delivery
+	// (Fault.OnDelivery): the last ones of f.Faults.
+	deliveryFaults int
 
 	// free: opt.Free (concurrent groups run unscheduled). choices counts
 	// the scheduler's choices so far (k in Frame.Switches); arity, when
@@ -290,6 +302,11 @@ func newRunner[X any](sys System[X], f Frame, m Messages, opt RunOptions) *runne
 	}
 	if r.maxEvents <= 0 {
 		r.maxEvents = DefaultMaxEvents
+	}
+	for _, x := range f.Faults {
+		if x.OnDelivery {
+			r.deliveryFaults++
+		}
 	}
 	// A first delivery to a three-effect design makes 5 events (arrive,
 	// claim, credit, commit, ack), a duplicate 3; 5 per delivery plus a few
@@ -372,29 +389,39 @@ func (r *runner[X]) run() {
 	if r.stopped {
 		return
 	}
-	// Drain: recovery far past every lease, then the sender's last resends.
-	drainAt := r.lastAt + DrainAfter
-	for id := range r.nodes {
-		if rec, ok := r.nodes[id].(Recoverer); ok {
-			r.recover(id, rec, drainAt)
-		}
+	drains := 1
+	if d, ok := r.sys.(Drainer); ok {
+		drains = max(1, d.Drains())
 	}
-	// Every unacked message is resent at one time, so the retry queue
-	// stays sorted by At (each later retry is RetryAfter after its attempt).
-	resendAt := drainAt + r.f.RetryAfter
-	for id := range r.msgs {
-		st := &r.msgs[id]
-		if st.seen && !st.acked && !r.f.GiveUp {
-			st.limit = st.sends + r.f.MaxAttempts
-			if !st.pending {
-				st.pending = true
-				r.retries = append(r.retries, item{at: resendAt, msg: id, node: r.nextNode(id), delivery: -1})
+	var drainAt time.Duration
+	for range drains {
+		// Drain: recovery far past every lease, then the sender's last
+		// resends.
+		drainAt = r.lastAt + DrainAfter
+		for id := range r.nodes {
+			if rec, ok := r.nodes[id].(Recoverer); ok {
+				r.recover(id, rec, drainAt)
 			}
 		}
-	}
-	r.loop(&pi)
-	if r.stopped {
-		return
+		// Every unacked message is resent at one time, so the retry queue
+		// stays sorted by At (each later retry is RetryAfter after its
+		// attempt).
+		resendAt := drainAt + r.f.RetryAfter
+		for id := range r.msgs {
+			st := &r.msgs[id]
+			if st.seen && !st.acked && !r.f.GiveUp {
+				st.limit = st.sends + r.f.MaxAttempts
+				if !st.pending {
+					st.pending = true
+					r.retries = append(r.retries, item{at: resendAt, msg: id, node: r.nextNode(id), delivery: -1})
+				}
+			}
+		}
+		r.loop(&pi)
+		if r.stopped {
+			return
+		}
+		r.lastAt = max(r.lastAt, drainAt)
 	}
 	// The sender gives up on what is still unacked: the world's properties
 	// judge whether it took effect all the same (by a retry whose answer
@@ -539,7 +566,7 @@ func (r *runner[X]) attempt(it item, yield func() bool) (bool, time.Duration) {
 	r.recordLocked(Event[X]{At: it.at, Kind: EvArrive, Node: n, Attempt: a, Msg: id, First: first, Delivery: it.delivery})
 	r.mu.Unlock()
 
-	c := p.begin(a, id, it.at, r.faultsOf(a))
+	c := p.begin(a, id, it.at, r.attemptFaults(a, it.delivery))
 	c.yield = yield
 	nd := r.nodes[n]
 	ack, err, panicked, pv := deliver(nd, Epoch.Add(it.at), id)
@@ -565,7 +592,7 @@ func (r *runner[X]) attempt(it item, yield func() bool) (bool, time.Duration) {
 		// the panic itself: the node is dead all the same).
 		r.rebuild(n, at)
 	default:
-		if f, ok := r.lostAck(a, effects); ok {
+		if f, ok := r.lostAck(c.faults, effects); ok {
 			r.record(Event[X]{At: at, Kind: EvCrash, Node: n, Attempt: a, Msg: id, Op: OpAck, Fault: f.Kind})
 			r.rebuild(n, at)
 			break
@@ -595,24 +622,44 @@ func deliver(nd Node, now time.Time, msg int) (ack Ack, err error, panicked bool
 	return ack, err, false, nil
 }
 
-// faultsOf returns the faults of attempt a (f.Faults is sorted).
+// faultsOf returns the faults of attempt (or Recover call) a, without the
+// delivery-targeted ones (f.Faults is sorted: those come last).
 func (r *runner[X]) faultsOf(a int) []Fault {
 	fs := r.f.Faults
 	if len(fs) == 0 {
 		return nil
 	}
-	i := sort.Search(len(fs), func(i int) bool { return fs[i].Attempt >= a })
+	i := sort.Search(len(fs), func(i int) bool { return fs[i].OnDelivery || fs[i].Attempt >= a })
 	j := i
-	for j < len(fs) && fs[j].Attempt == a {
+	for j < len(fs) && !fs[j].OnDelivery && fs[j].Attempt == a {
 		j++
 	}
 	return fs[i:j]
 }
 
-// lostAck returns the crash fault of attempt a that fires after Deliver
-// returned: the first crash whose effect index is past the effects made.
-func (r *runner[X]) lostAck(a, effects int) (Fault, bool) {
-	for _, f := range r.faultsOf(a) {
+// attemptFaults returns the faults of attempt a, which carries planned
+// delivery d (-1 for a retry): those numbered a, and those targeting d
+// (OnDelivery), in effect order.
+func (r *runner[X]) attemptFaults(a, d int) []Fault {
+	fs := r.faultsOf(a)
+	if d < 0 || r.deliveryFaults == 0 {
+		return fs
+	}
+	out := slices.Clone(fs)
+	for _, f := range r.f.Faults[len(r.f.Faults)-r.deliveryFaults:] {
+		if f.Attempt == d {
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Fault) int { return a.Effect - b.Effect })
+	return out
+}
+
+// lostAck returns the crash fault among an attempt's faults that fires
+// after Deliver returned: the first crash whose effect index is past the
+// effects made.
+func (r *runner[X]) lostAck(faults []Fault, effects int) (Fault, bool) {
+	for _, f := range faults {
 		if f.Effect >= effects && (f.Kind == CrashBefore || f.Kind == CrashAfter) {
 			return f, true
 		}

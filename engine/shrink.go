@@ -215,7 +215,29 @@ func (k *shrinker[S]) dropDeliveries(s S, i, j int) (S, bool) {
 	c := k.w.Clone(s)
 	f := k.w.Frame(&c)
 	f.Deliveries = append(f.Deliveries[:i:i], f.Deliveries[j:]...)
+	f.Faults = followDeliveries(f.Faults, i, j)
 	return c, len(f.Deliveries) > 0
+}
+
+// followDeliveries keeps the faults that target a planned delivery on it
+// when deliveries [i, j) are dropped: theirs go, later ones move down.
+// Faults numbered by attempt are returned as they are (the same slice
+// when none targets a delivery).
+func followDeliveries(fs []Fault, i, j int) []Fault {
+	if !slices.ContainsFunc(fs, func(f Fault) bool { return f.OnDelivery }) {
+		return fs
+	}
+	var out []Fault
+	for _, f := range fs {
+		switch {
+		case !f.OnDelivery || f.Attempt < i:
+			out = append(out, f)
+		case f.Attempt >= j:
+			f.Attempt -= j - i
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // dropDeliveriesShiftFaults drops deliveries [i, j) and moves faults at later
@@ -229,9 +251,9 @@ func (k *shrinker[S]) dropDeliveriesShiftFaults(s S, i, j int) (S, bool) {
 		return c, false
 	}
 	var fs []Fault
-	for _, f := range k.w.Frame(&s).Faults {
+	for _, f := range followDeliveries(k.w.Frame(&s).Faults, i, j) {
 		switch {
-		case f.Attempt < i:
+		case f.OnDelivery || f.Attempt < i:
 			fs = append(fs, f)
 		case f.Attempt >= j:
 			f.Attempt -= j - i

@@ -383,7 +383,7 @@ func (p *frameParser) deliver(args []string) error {
 	return nil
 }
 
-var faultShape = map[string]string{"attempt": "<int>", "recover": "<int>", "effect": "<int>", "for": "<duration>"}
+var faultShape = map[string]string{"attempt": "<int>", "recover": "<int>", "delivery": "<int>", "effect": "<int>", "for": "<duration>"}
 
 func (p *frameParser) fault(args []string) error {
 	kv, bare, err := Fields(p.line, args, []string{"effect"}, faultShape)
@@ -392,8 +392,9 @@ func (p *frameParser) fault(args []string) error {
 	}
 	_, isAttempt := kv["attempt"]
 	_, isRecover := kv["recover"]
-	if isAttempt == isRecover {
-		return p.errf(`want exactly one of "attempt=<int>" (the n-th Deliver) and "recover=<int>" (the n-th Recover)`)
+	_, isDelivery := kv["delivery"]
+	if n := map[bool]int{true: 1}[isAttempt] + map[bool]int{true: 1}[isRecover] + map[bool]int{true: 1}[isDelivery]; n != 1 {
+		return p.errf(`want exactly one of "attempt=<int>" (the n-th Deliver), "recover=<int>" (the n-th Recover) and "delivery=<int>" (the attempt carrying the n-th planned delivery)`)
 	}
 	if len(p.f.Faults) == MaxFaults {
 		return p.errf("more than %d faults (MaxFaults)", MaxFaults)
@@ -426,11 +427,17 @@ func (p *frameParser) fault(args []string) error {
 	} else if has {
 		return p.errf("for=%s on a %s fault (only a pause lasts)", v, f.Kind)
 	}
-	if isAttempt {
+	switch {
+	case isAttempt:
 		if f.Attempt, err = strconv.Atoi(kv["attempt"]); err != nil || f.Attempt < 0 || f.Attempt > MaxAttemptIndex {
 			return Bad(p.line, "attempt", fmt.Sprintf("<int 0..%d (MaxAttemptIndex)>", MaxAttemptIndex), kv["attempt"])
 		}
-	} else {
+	case isDelivery:
+		f.OnDelivery = true
+		if f.Attempt, err = strconv.Atoi(kv["delivery"]); err != nil || f.Attempt < 0 || f.Attempt > MaxAttemptIndex {
+			return Bad(p.line, "delivery", fmt.Sprintf("<int 0..%d (MaxAttemptIndex)>", MaxAttemptIndex), kv["delivery"])
+		}
+	default:
 		r, err := strconv.Atoi(kv["recover"])
 		if err != nil || r < 0 || r > MaxAttemptIndex {
 			return Bad(p.line, "recover", fmt.Sprintf("<int 0..%d (MaxAttemptIndex)>", MaxAttemptIndex), kv["recover"])
@@ -441,9 +448,8 @@ func (p *frameParser) fault(args []string) error {
 		return Bad(p.line, "effect", fmt.Sprintf("<int 0..%d (MaxEffectIndex)>", MaxEffectIndex), kv["effect"])
 	}
 	if n := len(p.f.Faults); n > 0 {
-		prev := p.f.Faults[n-1]
-		if f.Attempt < prev.Attempt || (f.Attempt == prev.Attempt && f.Effect <= prev.Effect) {
-			return p.errf("fault %s must come after %s (faults are in order: recover=n from the last to the first, then attempt=n increasing, effects increasing; one per point)",
+		if prev := p.f.Faults[n-1]; !prev.Before(f) {
+			return p.errf("fault %s must come after %s (faults are in order: recover=n from the last to the first, then attempt=n increasing, then delivery=n increasing, effects increasing; one per point)",
 				f.Point(), prev.Point())
 		}
 	}

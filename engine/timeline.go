@@ -48,7 +48,7 @@ func kindName[S, X any](w Render[S, X], k EventKind) string {
 func eventText[D Design, S, X any](w World[D, S, X], h History[S, X], e Event[X]) string {
 	errs := ""
 	if e.Err != "" {
-		errs = " (error: " + e.Err + ")"
+		errs = " (error: " + oneLine(e.Err) + ")"
 	}
 	letter := w.Messages(h.Schedule).Letter
 	switch e.Kind {
@@ -90,6 +90,15 @@ func eventText[D Design, S, X any](w World[D, S, X], h History[S, X], e Event[X]
 		return w.EventText(h, e)
 	}
 	return e.Kind.String()
+}
+
+// oneLine keeps an error on its timeline line (a design's error may hold
+// a multi-line diff).
+func oneLine(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // anomaliesByEvent files each anomaly under the last event it names.

@@ -65,6 +65,9 @@ func ValidateFrame(f Frame, m Messages) error {
 		if x.Attempt < Recovery(MaxAttemptIndex) || x.Effect < 0 || x.Attempt > MaxAttemptIndex || x.Effect > MaxEffectIndex {
 			return fmt.Errorf("fault %d is at %s, want attempt or recover 0..%d (MaxAttemptIndex) and effect 0..%d (MaxEffectIndex)", i, x.Point(), MaxAttemptIndex, MaxEffectIndex)
 		}
+		if x.OnDelivery && (x.Attempt < 0 || x.Attempt >= len(f.Deliveries)) {
+			return fmt.Errorf("fault %d is at %s, want a planned delivery 0..%d", i, x.Point(), len(f.Deliveries)-1)
+		}
 		if x.Kind > Pause {
 			return fmt.Errorf("fault %d has unknown kind %d", i, x.Kind)
 		}
@@ -77,8 +80,7 @@ func ValidateFrame(f Frame, m Messages) error {
 			return fmt.Errorf("fault %d is a %s with a duration (only a pause has one)", i, x.Kind)
 		}
 		if i > 0 {
-			prev := f.Faults[i-1]
-			if x.Attempt < prev.Attempt || (x.Attempt == prev.Attempt && x.Effect <= prev.Effect) {
+			if prev := f.Faults[i-1]; !prev.Before(x) {
 				return fmt.Errorf("fault %d (%s) is not after fault %d (%s)", i, x.Point(), i-1, prev.Point())
 			}
 		}

@@ -2,7 +2,6 @@ package props
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
@@ -283,51 +282,7 @@ func CheckHonestAck(h faults.History) Verdict {
 // ended the run: EvStall). A panic anomaly carries the panic value and the
 // design's frame; a stall names the attempts that never finished.
 func CheckResponsive(h faults.History) Verdict {
-	var as []Anomaly
-	open := map[int]faults.Event{} // attempt -> its arrival, until it ends
-	var order []int
-	for _, e := range h.Events {
-		switch e.Kind {
-		case faults.EvArrive:
-			open[e.Attempt] = e
-			order = append(order, e.Attempt)
-		case faults.EvAck, faults.EvCrash:
-			delete(open, e.Attempt)
-		case faults.EvPanic:
-			delete(open, e.Attempt)
-			a := anomaly(h, faults.Responsive, e.Msg, []faults.Event{e})
-			if e.Op == faults.OpRecover {
-				a.Explain = fmt.Sprintf("Recover on node %d panicked: %s", e.Node, e.Err)
-			} else {
-				a.Explain = fmt.Sprintf("attempt %d of %s on node %d panicked: %s", e.Attempt, describe(h, e.Msg), e.Node, e.Err)
-			}
-			as = append(as, a)
-		case faults.EvStall:
-			evs := []faults.Event{}
-			var names []string
-			for _, at := range order {
-				if arr, ok := open[at]; ok {
-					evs = append(evs, arr)
-					names = append(names, fmt.Sprintf("attempt %d of s%d on node %d", at, arr.Msg, arr.Node))
-				}
-			}
-			evs = append(evs, e)
-			a := anomaly(h, faults.Responsive, -1, evs)
-			what := "no attempt was in progress (Recover?)"
-			if len(names) > 0 {
-				what = strings.Join(names, ", ") + " never returned"
-			}
-			a.Explain = fmt.Sprintf("the run stalled: %s; %s", what, e.Err)
-			as = append(as, a)
-		}
-	}
-	if len(as) > 0 {
-		return Verdict{Property: faults.Responsive, Outcome: Fails, Anomalies: as}
-	}
-	if h.Exhausted {
-		return Verdict{Property: faults.Responsive, Outcome: Unknown, Reason: "the budget ran out before the schedule drained and the prefix shows no panic"}
-	}
-	return Verdict{Property: faults.Responsive, Outcome: Holds}
+	return engine.CheckResponsive(h.Events, h.Exhausted, faults.Responsive, "s", func(id int) string { return describe(h, id) })
 }
 
 func anomaly(h faults.History, p faults.Property, id int, evs []faults.Event) Anomaly {
