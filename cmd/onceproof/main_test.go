@@ -12,6 +12,7 @@ import (
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/faults/faultstest"
 	"github.com/onceproof/onceproof/impls"
+	lootimpls "github.com/onceproof/onceproof/impls/loot"
 	"github.com/onceproof/onceproof/props"
 )
 
@@ -33,7 +34,7 @@ var testDesigns = impls.Registry{keyed, memo, memoDeclared}
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
-	code = run(args, testDesigns, &o, &e)
+	code = run(args, registries{settle: testDesigns, loot: lootimpls.All()}, &o, &e)
 	return code, o.String(), e.String()
 }
 
