@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +109,18 @@ func TestValidateFrameKeepsPausesInAttempts(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ValidateFrame(%+v) = %v, want an error with %q", c.f, err, c.want)
 		}
+	}
+}
+
+func TestKeepDeliveriesKeepsFaultsOnTheirDeliveries(t *testing.T) {
+	f := frame(1, []Fault{
+		{Attempt: 0, Effect: 1, Kind: CrashAfter},
+		{Attempt: 1, Effect: 0, Kind: FailBefore, OnDelivery: true},
+		{Attempt: 3, Effect: 2, Kind: TimeoutAfter, OnDelivery: true},
+	}, Delivery{Msg: 0}, Delivery{Msg: 1}, Delivery{Msg: 2}, Delivery{Msg: 3})
+	got := KeepDeliveries(f, func(d int) bool { return d != 1 && d != 2 })
+	want := []Fault{{Attempt: 0, Effect: 1, Kind: CrashAfter}, {Attempt: 1, Effect: 2, Kind: TimeoutAfter, OnDelivery: true}}
+	if len(got.Deliveries) != 2 || got.Deliveries[1].Msg != 3 || !slices.Equal(got.Faults, want) {
+		t.Fatalf("KeepDeliveries dropping 1 and 2: deliveries %v, faults %v; want messages 0 and 3, faults %v", got.Deliveries, got.Faults, want)
 	}
 }

@@ -224,27 +224,50 @@ func (k *shrinker[S]) dropDeliveries(s S, i, j int) (S, bool) {
 // Faults numbered by attempt are returned as they are (the same slice
 // when none targets a delivery).
 func followDeliveries(fs []Fault, i, j int) []Fault {
+	return followKept(fs, func(d int) bool { return d < i || d >= j })
+}
+
+// followKept is followDeliveries for any set of kept deliveries.
+func followKept(fs []Fault, kept func(d int) bool) []Fault {
 	if !slices.ContainsFunc(fs, func(f Fault) bool { return f.OnDelivery }) {
 		return fs
 	}
 	var out []Fault
+	shift, upTo := 0, 0 // dropped deliveries below upTo
 	for _, f := range fs {
-		switch {
-		case !f.OnDelivery || f.Attempt < i:
+		if !f.OnDelivery {
 			out = append(out, f)
-		case f.Attempt >= j:
-			f.Attempt -= j - i
+			continue
+		}
+		for ; upTo < f.Attempt; upTo++ {
+			if !kept(upTo) {
+				shift++
+			}
+		}
+		if kept(f.Attempt) {
+			f.Attempt -= shift
 			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// dropDeliveriesShiftFaults drops deliveries [i, j) and moves faults at later
-// attempts down by as many: a fault is numbered by attempt, so without the
-// shift dropping a delivery moves every later fault onto another attempt.
-// (Retries make attempt numbers differ from delivery indices; this is a
-// heuristic candidate next to the plain drop, adopted only if it still fails.)
+// KeepDeliveries returns f with the planned deliveries kept says (by
+// index) and the faults that target them moved along (those on a dropped
+// delivery go): a world's shrinking pass that drops messages with their
+// deliveries keeps its faults on theirs.
+func KeepDeliveries(f Frame, kept func(d int) bool) Frame {
+	var ds []Delivery
+	for i, d := range f.Deliveries {
+		if kept(i) {
+			ds = append(ds, d)
+		}
+	}
+	f.Faults = followKept(f.Faults, kept)
+	f.Deliveries = ds
+	return f
+}
+
 func (k *shrinker[S]) dropDeliveriesShiftFaults(s S, i, j int) (S, bool) {
 	c, ok := k.dropDeliveries(s, i, j)
 	if !ok || len(k.w.Frame(&s).Faults) == 0 {

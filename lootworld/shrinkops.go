@@ -60,7 +60,7 @@ func dropRequests(s Schedule, i, j int) (Schedule, bool) {
 }
 
 // keepRequests keeps the requests keep says, renumbered, and the
-// deliveries of those.
+// deliveries of those (with the faults on them).
 func keepRequests(s Schedule, keep []bool) Schedule {
 	index := make([]int, len(keep))
 	var rs []Request
@@ -72,14 +72,11 @@ func keepRequests(s Schedule, keep []bool) Schedule {
 			rs = append(rs, r)
 		}
 	}
-	var ds []engine.Delivery
-	for _, d := range s.Deliveries {
-		if n := index[d.Msg]; n >= 0 {
-			d.Msg = n
-			ds = append(ds, d)
-		}
+	s.Frame = engine.KeepDeliveries(s.Frame, func(d int) bool { return keep[s.Deliveries[d].Msg] })
+	for i := range s.Deliveries {
+		s.Deliveries[i].Msg = index[s.Deliveries[i].Msg]
 	}
-	s.Requests, s.Deliveries = rs, ds
+	s.Requests = rs
 	return s
 }
 
