@@ -164,31 +164,19 @@ func (p *Port[X]) inject(op string, k FaultKind, base error) error {
 // EvEffect with fn's error. fn must be what one store call is in
 // production: one atomic round trip; the runner never interleaves inside it.
 func (p *Port[X]) Effect(op string, fn func() error) error {
-	k, has := p.point(op)
-	if has {
-		switch k {
-		case CrashBefore:
-			p.crash(op, k)
-		case FailBefore:
-			return p.inject(op, k, ErrInjected)
+	var err error
+	if injected := p.faulted(op, func() {
+		err = fn()
+		ev := p.Event(EvEffect, op)
+		if err != nil {
+			ev.Err = err.Error()
 		}
-	}
-	err := fn()
-	ev := p.Event(EvEffect, op)
-	if err != nil {
-		ev.Err = err.Error()
-	}
-	p.r.record(ev)
-	if p.after != nil {
-		p.after()
-	}
-	if has {
-		switch k {
-		case CrashAfter:
-			p.crash(op, k)
-		case TimeoutAfter:
-			return p.inject(op, k, ErrTimeout)
+		p.r.record(ev)
+		if p.after != nil {
+			p.after()
 		}
+	}); injected != nil {
+		return injected
 	}
 	return err
 }
@@ -199,6 +187,20 @@ func (p *Port[X]) Effect(op string, fn func() error) error {
 // fills the event of kind the history records (its Msg, Detail, Err); it
 // does not run on an injected failure. Apply returns only injected errors.
 func (p *Port[X]) Apply(op string, kind EventKind, fn func(ev *Event[X])) error {
+	return p.faulted(op, func() {
+		r := p.r
+		r.mu.Lock()
+		ev := p.Event(kind, op)
+		fn(&ev)
+		r.recordLocked(ev)
+		r.mu.Unlock()
+	})
+}
+
+// faulted runs the effect op at the next fault point: a crash before or
+// after it, a failure instead of it (ErrInjected), or a timeout reported
+// after it ran (ErrTimeout); it returns the injected error, if any.
+func (p *Port[X]) faulted(op string, run func()) error {
 	k, has := p.point(op)
 	if has {
 		switch k {
@@ -208,12 +210,7 @@ func (p *Port[X]) Apply(op string, kind EventKind, fn func(ev *Event[X])) error 
 			return p.inject(op, k, ErrInjected)
 		}
 	}
-	r := p.r
-	r.mu.Lock()
-	ev := p.Event(kind, op)
-	fn(&ev)
-	r.recordLocked(ev)
-	r.mu.Unlock()
+	run()
 	if has {
 		switch k {
 		case CrashAfter:

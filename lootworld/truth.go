@@ -11,7 +11,9 @@ import (
 type PlayerID int64
 
 // Intent is a player's claim: NEED (priority 10), GREED (1) or PASS (never
-// wins), as source 004 ranks them.
+// wins), as source 004 ranks them. The world spells the rule out itself,
+// apart from ref/loot's: the oracle judging every design must not share
+// the reference's code.
 type Intent string
 
 // The intents.

@@ -7,22 +7,13 @@ package compensationnewkey
 import (
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/impls/loot/internal/shortcut"
-	"github.com/onceproof/onceproof/impls/loot/internal/svcnode"
 	"github.com/onceproof/onceproof/lootworld"
-	"github.com/onceproof/onceproof/ref/loot"
 )
 
 // Design is the row.
 var Design = shortcut.Row{
-	Row: "compensation-new-key",
-	Wire: func(c *loot.Config, w shortcut.Wiring) {
-		c.Inventory = svcnode.Inventory{Env: w.Env, Key: func(g loot.Grant) string {
-			if w.Compensating.Load() {
-				return w.NewKey()
-			}
-			return g.No
-		}}
-	},
+	Row:  "compensation-new-key",
+	Wire: shortcut.Rekeyed(func(w shortcut.Wiring) bool { return w.Compensating.Load() }),
 	Decl: engine.Declaration{
 		Doc: "The reference whose compensation (Recover) delivers a PENDING grant under a fresh key, while the settler delivers under the recorded grant number: a compensation job that re-keys its retries, which source 004 forbids (\"补偿任务同样要用幂等键去重，不能因为补偿就重发一次\").",
 		Fails: []engine.Expect{{

@@ -6,17 +6,13 @@ package uuidgrantkey
 import (
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/impls/loot/internal/shortcut"
-	"github.com/onceproof/onceproof/impls/loot/internal/svcnode"
 	"github.com/onceproof/onceproof/lootworld"
-	"github.com/onceproof/onceproof/ref/loot"
 )
 
 // Design is the row.
 var Design = shortcut.Row{
-	Row: "uuid-grant-key",
-	Wire: func(c *loot.Config, w shortcut.Wiring) {
-		c.Inventory = svcnode.Inventory{Env: w.Env, Key: func(loot.Grant) string { return w.NewKey() }}
-	},
+	Row:  "uuid-grant-key",
+	Wire: shortcut.Rekeyed(func(shortcut.Wiring) bool { return true }),
 	Decl: engine.Declaration{
 		Doc: "The reference delivering every grant under a fresh key (a UUID per call) instead of its recorded grant number: the key source 004 warns against (\"千万不要用 UUID 做幂等键\"). Grants are still recorded once, by their grant number, and the settler delivers its own grants once; the inventory can no longer recognise a second delivery of the same grant.",
 		Fails: []engine.Expect{{

@@ -63,6 +63,19 @@ type cluster struct {
 
 func (c *cluster) newKey() string { return "uuid-" + itoa(c.seq.Add(1)) }
 
+// Rekeyed is a Wire that delivers a grant under a fresh key whenever
+// fresh says so, and under its recorded grant number otherwise.
+func Rekeyed(fresh func(w Wiring) bool) func(*loot.Config, Wiring) {
+	return func(c *loot.Config, w Wiring) {
+		c.Inventory = svcnode.Inventory{Env: w.Env, Key: func(g loot.Grant) string {
+			if fresh(w) {
+				return w.NewKey()
+			}
+			return g.No
+		}}
+	}
+}
+
 func itoa(n uint64) string {
 	var b [20]byte
 	i := len(b)
