@@ -30,7 +30,9 @@ func RunMatrix(opt MatrixOptions) Matrix { return engine.RunMatrix(World, opt) }
 
 // TestDesign judges loot design d under every loot family, as the matrix
 // does, with the options (and the saved failures, replays and report) of
-// engine.TestDesign: the kit settlement designs get from props.TestDesign.
+// engine.TestDesign: the kit settlement designs get from props.TestDesign,
+// and the same options (engine.Families, engine.Schedules, ...; props'
+// are the same functions).
 func TestDesign(t *testing.T, d lootworld.Design, opts ...engine.Option) {
 	t.Helper()
 	engine.TestDesign(t, World, d, opts...)
@@ -101,7 +103,7 @@ func (world) Coverage(h engine.History[lootworld.Schedule, lootworld.Detail]) en
 var propertyDocs = map[engine.Property]string{
 	lootworld.NoOverGrant:  "a session delivers at most its quantity, nothing once canceled, nothing to a player without a winning claim in the frozen set",
 	lootworld.NoDupGrant:   "no player gets a session's item twice",
-	lootworld.NoLostGrant:  "after the drain every session is CLOSED or CANCELED and every winner holds its item",
+	lootworld.NoLostGrant:  "after the drain every session that took claims is CLOSED or CANCELED and every winner holds its item",
 	lootworld.FrozenClaims: "a claim answered accepted before the freeze is in the set the result came from; none is answered so after it",
 	lootworld.RuleOrder:    "the winners are the rule's top N of the frozen claims (priority, fewest wins, earliest claim, lowest id)",
 	lootworld.Replayable:   "the recorded evidence replays to the recorded winners, which are the grants, from the claims that froze",
