@@ -1,4 +1,6 @@
-// Package appclockdeadline is the loot row "app-clock-deadline": the reference that judges deadlines by the node's clock, not the database's. Its declaration derives its verdicts.
+// Package appclockdeadline is the loot row "app-clock-deadline": the
+// reference that judges deadlines by the node's clock, not the database's.
+// Its declaration derives its verdicts.
 package appclockdeadline
 
 import (

@@ -1,4 +1,6 @@
-// Package checkthenclaim is the loot row "check-then-claim": the reference whose claim is judged by a read, then written by an unconditional upsert. Its declaration derives its verdicts.
+// Package checkthenclaim is the loot row "check-then-claim": the reference
+// whose claim is judged by a read, then written by an unconditional upsert.
+// Its declaration derives its verdicts.
 package checkthenclaim
 
 import (

@@ -1,4 +1,6 @@
-// Package closedbeforegrants is the loot row "closed-before-grants": the reference that closes the session in one statement and inserts its grants in a second. Its declaration derives its verdicts.
+// Package closedbeforegrants is the loot row "closed-before-grants": the
+// reference that closes the session in one statement and inserts its grants
+// in a second. Its declaration derives its verdicts.
 package closedbeforegrants
 
 import (

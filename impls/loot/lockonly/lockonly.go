@@ -1,4 +1,6 @@
-// Package lockonly is the loot row "lock-only": the reference with no conditional write at all in its settle: the lock is the only guard. Its declaration derives its verdicts.
+// Package lockonly is the loot row "lock-only": the reference with no
+// conditional write at all in its settle: the lock is the only guard. Its
+// declaration derives its verdicts.
 package lockonly
 
 import (

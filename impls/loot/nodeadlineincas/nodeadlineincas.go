@@ -1,4 +1,6 @@
-// Package nodeadlineincas is the loot row "no-deadline-in-cas": the reference whose settle CAS does not judge the deadline. Its declaration derives its verdicts.
+// Package nodeadlineincas is the loot row "no-deadline-in-cas": the
+// reference whose settle CAS does not judge the deadline. Its declaration
+// derives its verdicts.
 package nodeadlineincas
 
 import (

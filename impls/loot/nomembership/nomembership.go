@@ -1,4 +1,6 @@
-// Package nomembership is the loot row "no-membership": the reference whose claim is not judged against the team snapshot. Its declaration derives its verdicts.
+// Package nomembership is the loot row "no-membership": the reference whose
+// claim is not judged against the team snapshot. Its declaration derives its
+// verdicts.
 package nomembership
 
 import (

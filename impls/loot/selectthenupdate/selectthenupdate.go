@@ -1,4 +1,6 @@
-// Package selectthenupdate is the loot row "select-then-update": the reference whose settle CAS is a read the application judges, then an unconditional write. Its declaration derives its verdicts.
+// Package selectthenupdate is the loot row "select-then-update": the
+// reference whose settle CAS is a read the application judges, then an
+// unconditional write. Its declaration derives its verdicts.
 package selectthenupdate
 
 import (
