@@ -1,6 +1,7 @@
 package lootworld
 
 import (
+	"slices"
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
@@ -67,8 +68,8 @@ func CoverageOf(h History) engine.Coverage {
 	s := h.Schedule
 	arrivals := make([]int, len(s.Requests))
 	nodeOf := make([]int, len(s.Requests))
-	open := map[int]bool{}        // attempts in flight
-	var pausedUntil time.Duration // the latest end of a pause so far
+	open := map[int]bool{} // attempts in flight
+	stalls := pauses(h.Events)
 	type holder struct {
 		token string
 		set   bool
@@ -106,7 +107,7 @@ func CoverageOf(h History) engine.Coverage {
 			case CancelSession:
 				c[ReachedCancel]++
 			case Compensate:
-				if e.At < pausedUntil {
+				if slices.ContainsFunc(stalls, func(p [2]time.Duration) bool { return p[0] <= e.At && e.At < p[1] }) {
 					c[ReachedCompInPause]++
 				}
 			case ClaimItem:
@@ -146,7 +147,6 @@ func CoverageOf(h History) engine.Coverage {
 			}
 		case engine.EvPause:
 			c[ReachedPause]++
-			pausedUntil = max(pausedUntil, e.At+pauseOf(s, e.Attempt, e))
 		case engine.EvGiveUp:
 			c[ReachedGiveUp]++
 		case EvItem:
@@ -174,12 +174,22 @@ func CoverageOf(h History) engine.Coverage {
 	return c
 }
 
-// pauseOf is how long the pause of event e (of attempt a) lasts.
-func pauseOf(s Schedule, a int, _ Event) time.Duration {
-	for _, f := range s.Faults {
-		if f.Attempt == a && f.Kind == engine.Pause {
-			return f.For
+// pauses are the stalls of a history: from each EvPause to the next event
+// of its attempt, when it resumed (or the end, if it never did).
+func pauses(events []Event) [][2]time.Duration {
+	var out [][2]time.Duration
+	for i, e := range events {
+		if e.Kind != engine.EvPause {
+			continue
 		}
+		end := events[len(events)-1].At
+		for _, f := range events[i+1:] {
+			if f.Attempt == e.Attempt {
+				end = f.At
+				break
+			}
+		}
+		out = append(out, [2]time.Duration{e.At, end})
 	}
-	return 0
+	return out
 }
