@@ -6,8 +6,9 @@ GO ?= go
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /:/' | awk -F: '{ printf "%-15s%s\n", $$1, $$2 }'
 
-proofs: ## run the design matrix; rewrite results/matrix.md and results/counterexamples/
-	$(GO) run ./cmd/onceproof matrix
+proofs: ## run both subjects' design matrices; rewrite results/ (settlements) and results/loot/ (loot allocation)
+	$(GO) build -o .onceproof.tmp ./cmd/onceproof
+	./.onceproof.tmp matrix && ./.onceproof.tmp matrix -subject loot; s=$$?; rm -f .onceproof.tmp; exit $$s
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...

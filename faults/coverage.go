@@ -1,15 +1,14 @@
 package faults
 
 import (
-	"fmt"
-	"slices"
-	"strings"
 	"time"
+
+	"github.com/onceproof/onceproof/engine"
 )
 
 // Coverage counts what runs reached, by name (Reached lists the names): how
 // deep a "holds" looked. Counts of several runs add up.
-type Coverage map[string]int
+type Coverage = engine.Coverage
 
 // The names of what a run can reach.
 const (
@@ -65,7 +64,7 @@ func CoverageOf(h History) Coverage {
 	for _, e := range h.Events {
 		switch e.Kind {
 		case EvArrive:
-			id := e.Settlement
+			id := e.Msg
 			st := s.Settlements[id]
 			if len(open) > 0 {
 				c[ReachedOverlap]++
@@ -105,7 +104,7 @@ func CoverageOf(h History) Coverage {
 		case EvEffect, EvCredit:
 			if e.Attempt >= 0 {
 				open[e.Attempt]++
-			} else if e.Kind == EvCredit && e.Applied {
+			} else if e.Kind == EvCredit && e.Detail.Applied {
 				c[ReachedRecoverCredit]++
 			}
 		case EvFault:
@@ -139,7 +138,7 @@ func CoverageOf(h History) Coverage {
 			c[ReachedStateSample]++
 		}
 	}
-	c.add(scheduleCoverage(s))
+	c.Merge(scheduleCoverage(s))
 	return c
 }
 
@@ -171,43 +170,19 @@ func scheduleCoverage(s Schedule) Coverage {
 	return c
 }
 
-// add adds o's counts to c.
-func (c Coverage) add(o Coverage) {
-	for k, v := range o {
-		c[k] += v
-	}
-}
-
-// Merge adds o's counts to c (c must not be nil).
-func (c Coverage) Merge(o Coverage) { c.add(o) }
-
 // Steady returns c with the counts that vary between runs of one schedule
 // for a design whose runs do (faults.Declaration.Varies: a cache that drops
 // what it likes) folded together: which layer answered a duplicate goes,
 // how many duplicates were answered stays.
-func (c Coverage) Steady() Coverage {
+func Steady(c Coverage) Coverage {
 	out := Coverage{}
-	out.add(c)
+	out.Merge(c)
 	if n := out[ReachedWindowDup] + out[ReachedStoreDup]; n > 0 {
 		out[ReachedDup] = n
 	}
 	delete(out, ReachedWindowDup)
 	delete(out, ReachedStoreDup)
 	return out
-}
-
-// String lists the non-zero counts in Reached order: "crash 12, give-up 3".
-func (c Coverage) String() string {
-	var parts []string
-	for _, k := range Reached {
-		if n := c[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, n))
-		}
-	}
-	if len(parts) == 0 {
-		return "nothing"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // exercises is what each family exists to make happen: a run of the
@@ -232,17 +207,6 @@ var exercises = map[Family][]string{
 	LongHistory:    {ReachedFarCopy},
 }
 
-// Unexercised lists what family f exists to make happen and c never
-// reached (each part of a joined family): empty when the runs tested what
-// the family's column claims.
-func (f Family) Unexercised(c Coverage) []string {
-	var out []string
-	for _, p := range f.Parts() {
-		for _, k := range exercises[p] {
-			if c[k] == 0 && !slices.Contains(out, k) {
-				out = append(out, k)
-			}
-		}
-	}
-	return out
-}
+// Exercises is what plain family f exists to make happen (names of
+// Reached).
+func Exercises(f Family) []string { return exercises[f] }

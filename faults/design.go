@@ -1,8 +1,9 @@
 package faults
 
 import (
-	"errors"
 	"time"
+
+	"github.com/onceproof/onceproof/engine"
 )
 
 // Design is a way to settle: the thing the harness judges. Its Cluster is
@@ -79,11 +80,11 @@ type Env interface {
 
 // ErrInjected marks an error the runner injected before a durable operation
 // or credit ran: nothing happened.
-var ErrInjected = errors.New("faults: injected failure")
+var ErrInjected = engine.ErrInjected
 
 // ErrTimeout marks an error the runner injected after a durable operation or
 // credit ran: it happened, the caller was told it timed out.
-var ErrTimeout = errors.New("faults: timeout after success")
+var ErrTimeout = engine.ErrTimeout
 
 // Recoverer is a Node that recovers after a crash. The runner calls Recover
 // on a node it built to replace a crashed one, before its first delivery, and

@@ -29,7 +29,7 @@ type fataler interface {
 // take minutes under the race detector.
 func eachSchedule(t *testing.T, f faults.Family, check func(t fataler, s faults.Schedule, seed uint64)) {
 	t.Helper()
-	if f.Runs(100) < 100 {
+	if faults.Runs(f, 100) < 100 {
 		for seed := uint64(1); seed <= 3; seed++ {
 			check(t, faults.Generate(f, seed), seed)
 		}

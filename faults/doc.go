@@ -1,9 +1,9 @@
-// Package faults is the world model of the onceproof harness: settlements
-// and their deliveries, fault points and schedules as data (Schedule, with
-// its text form: Format, Parse), generators per fault family (Gen,
-// Generate), the world rules a schedule keeps (CheckWorld), and the
-// deterministic runner that plays a schedule against a Design and records a
-// History (Run). A design touches the world only through its Env; Design
-// states its duties, Run what the runner guarantees, History how to read
-// what it recorded. Package faultstest holds minimal designs for tests.
+// Package faults is the settlement world of the onceproof harness:
+// settlements and their deliveries, schedules as data (Schedule: an
+// engine.Frame beside the settlements, with its text form: Format,
+// Parse), generators per fault family (Gen, Generate), the world rules a
+// schedule keeps (CheckWorld, Renumber), and Run, which plays a schedule
+// against a Design on the engine's runner and records a History. A design
+// touches the world only through its Env; Design states its duties.
+// Package faultstest holds minimal designs for tests.
 package faults

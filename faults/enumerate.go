@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/onceproof/onceproof/engine"
 )
 
 // SmallScope is the family of every schedule within DefaultScope
@@ -70,7 +72,7 @@ func Enumerate(sc Scope) iter.Seq[Schedule] {
 					for _, gaps := range product(len(enumGaps), d-1) {
 						for nodes := 1; nodes <= sc.Nodes; nodes++ {
 							for _, on := range product(nodes, d-1) {
-								base := Schedule{Family: SmallScope, Nodes: nodes, Settlements: sts, RetryAfter: genRetryAfter, MaxAttempts: genMaxAttempts}
+								base := Schedule{Frame: engine.Frame{Family: SmallScope, Nodes: nodes, RetryAfter: genRetryAfter, MaxAttempts: genMaxAttempts}, Settlements: sts}
 								at := time.Duration(0)
 								for i, id := range seq {
 									if i > 0 {
@@ -80,7 +82,7 @@ func Enumerate(sc Scope) iter.Seq[Schedule] {
 									if i > 0 {
 										node = on[i-1]
 									}
-									base.Deliveries = append(base.Deliveries, Delivery{At: at, Settlement: id, Node: node})
+									base.Deliveries = append(base.Deliveries, Delivery{At: at, Msg: id, Node: node})
 								}
 								if !yield(base) {
 									return
@@ -169,7 +171,7 @@ func enumSettlements(n int) [][]Settlement {
 		for i, s := range ss {
 			out = append(out, Settlement{ID: i, Player: s.player, Room: s.room, Match: s.match, Kind: s.kind, Net: s.net, Final: s.kind == KindFinal})
 		}
-		return Renumber(Schedule{Family: SmallScope, Settlements: out}).Settlements
+		return Renumber(Schedule{Frame: engine.Frame{Family: SmallScope}, Settlements: out}).Settlements
 	}
 	kinds := []Kind{KindInstant, KindFinal}
 	var out [][]Settlement

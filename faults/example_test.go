@@ -27,7 +27,7 @@ fault attempt=0 effect=1 crash-after
 	}
 	h := faults.Run(keyed{}, s, faults.RunOptions{})
 	for _, e := range h.Events {
-		fmt.Printf("%-9s %-7s attempt=%d settlement=%d%s\n", e.At, e.Kind, e.Attempt, e.Settlement, detail(e))
+		fmt.Printf("%-9s %-7s attempt=%d settlement=%d%s\n", e.At, faults.KindName(e.Kind), e.Attempt, e.Msg, detail(e))
 	}
 	fmt.Println("credits of s0:", h.Credits(0), "exhausted:", h.Exhausted)
 	// Output:
@@ -48,11 +48,11 @@ fault attempt=0 effect=1 crash-after
 func detail(e faults.Event) string {
 	switch e.Kind {
 	case faults.EvCredit:
-		return fmt.Sprintf(" applied=%t", e.Applied)
+		return fmt.Sprintf(" applied=%t", e.Detail.Applied)
 	case faults.EvCrash, faults.EvFault:
 		return " op=" + e.Op + " " + e.Fault.String()
 	case faults.EvAck:
-		return " " + e.Ack.String()
+		return " " + faults.AckName(e.Ack)
 	case faults.EvEffect, faults.EvRecover:
 		return " op=" + e.Op
 	}

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/onceproof/onceproof/engine"
 )
 
 // Family is a fault family: a generator preset and a matrix column.
-type Family string
+type Family = engine.Family
 
 // The fault families, in matrix column order.
 const (
@@ -43,9 +45,10 @@ const (
 	LongHistory Family = "long-history"
 )
 
-// Doc is the family's one-line meaning (for `onceproof list` and reports);
-// the preset's comments in gen.go say how the generator makes it happen.
-func (f Family) Doc() string {
+// FamilyDoc is the family's one-line meaning (for `onceproof list` and
+// reports); the preset's comments in gen.go say how the generator makes it
+// happen.
+func FamilyDoc(f Family) string {
 	if d, ok := familyDocs[f]; ok {
 		return d
 	}
@@ -53,7 +56,7 @@ func (f Family) Doc() string {
 	if len(parts) > 1 {
 		docs := make([]string, len(parts))
 		for i, p := range parts {
-			docs[i] = p.Doc()
+			docs[i] = FamilyDoc(p)
 		}
 		return strings.Join(docs, "; and ")
 	}
@@ -85,7 +88,7 @@ var familyDocs = map[Family]string{
 // each about 40 times a plain family's (2,000 settlements against 50), so
 // that its column costs about what the others cost (its 10 runs at n=200
 // still settle 20,000 settlements).
-func (f Family) Runs(n int) int {
+func Runs(f Family, n int) int {
 	if slices.Contains(f.Parts(), LongHistory) {
 		return max(1, n/20)
 	}
@@ -101,7 +104,7 @@ var Families = []Family{
 
 // Property names a property props checks. The names live here so designs in
 // impls/ (which may not import props) can declare their expected verdicts.
-type Property string
+type Property = engine.Property
 
 const (
 	NoDup        Property = "NoDup"
@@ -120,27 +123,11 @@ var Properties = []Property{NoDup, NoLoss, NoCrossRoom, NoBlocking, BoundedState
 // Join combines families into one generator preset whose schedules have
 // every listed family's features at once, e.g. Join(Late, Crash) is
 // "late+crash". Gen and Parse accept joined names.
-func Join(fs ...Family) Family {
-	parts := make([]string, len(fs))
-	for i, f := range fs {
-		parts[i] = string(f)
-	}
-	return Family(strings.Join(parts, "+"))
-}
+func Join(fs ...Family) Family { return engine.Join(fs...) }
 
-// Parts splits a joined family into the families it combines ([f] for a
-// plain family).
-func (f Family) Parts() []Family {
-	var out []Family
-	for p := range strings.SplitSeq(string(f), "+") {
-		out = append(out, Family(p))
-	}
-	return out
-}
-
-// Check reports whether f is a family of Families or a Join of them that
-// can be generated; the error lists the valid names.
-func (f Family) Check() error {
+// CheckFamily reports whether f is a family of Families or a Join of them
+// that can be generated; the error lists the valid names.
+func CheckFamily(f Family) error {
 	if slices.Contains(Families, f) {
 		return nil // the common case, without splitting
 	}

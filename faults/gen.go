@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/onceproof/onceproof/engine"
 )
 
 // Generated schedules live on a grid of ticks. A player's match k starts at
@@ -113,7 +115,7 @@ func presetOf(f Family) preset {
 	// per-player state of two adjacent matches, so such state must evict;
 	// 3x5x2 = 30 first arrivals keeps a schedule near 50 deliveries with
 	// the extras below).
-	if err := f.Check(); err != nil {
+	if err := CheckFamily(f); err != nil {
 		panic("faults: " + err.Error())
 	}
 	p := preset{maxPlayers: 3, minMatches: 1, maxMatches: 5}
@@ -290,7 +292,7 @@ func indexes(all []pending, keep func(pending) bool) []int {
 // genSchedule draws one schedule. If trace is not nil it receives the
 // settlements with their generation-time facts (in ID order), for tests.
 func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
-	s := Schedule{Family: f, Nodes: 1, RetryAfter: genRetryAfter, MaxAttempts: genMaxAttempts, Concurrent: p.concurrent}
+	s := Schedule{Frame: engine.Frame{Family: f, Nodes: 1, RetryAfter: genRetryAfter, MaxAttempts: genMaxAttempts, Concurrent: p.concurrent}}
 	if p.multiNode || p.concurrent {
 		s.Nodes = rapid.IntRange(2, 3).Draw(t, "nodes")
 	}
@@ -483,7 +485,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			copies = rapid.IntRange(2, s.Nodes).Draw(t, "copies")
 		}
 		for c := range copies {
-			dels = append(dels, Delivery{At: a.arrive, Settlement: i, Node: (a.node + c) % s.Nodes})
+			dels = append(dels, Delivery{At: a.arrive, Msg: i, Node: (a.node + c) % s.Nodes})
 		}
 	}
 	pick := func(label string) *pending { return &all[rapid.IntRange(0, n-1).Draw(t, label)] }
@@ -498,7 +500,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			if at < a.arrive {
 				at = a.next + MatchEvery + tick
 			}
-			dels = append(dels, Delivery{At: at, Settlement: a.st.ID, Node: a.node})
+			dels = append(dels, Delivery{At: at, Msg: a.st.ID, Node: a.node})
 		}
 	}
 	if p.multiNode {
@@ -506,7 +508,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			a := pick("copy-of")
 			gap := time.Duration(rapid.IntRange(0, 2).Draw(t, "copy-gap")) * tick
 			other := (a.node + rapid.IntRange(1, s.Nodes-1).Draw(t, "copy-node")) % s.Nodes
-			dels = append(dels, Delivery{At: a.arrive + gap, Settlement: a.st.ID, Node: other})
+			dels = append(dels, Delivery{At: a.arrive + gap, Msg: a.st.ID, Node: other})
 		}
 	}
 	if p.deepReplay {
@@ -515,7 +517,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			count := rapid.IntRange(1, 6).Draw(t, "replay-count")
 			shift := time.Duration(rapid.IntRange(3, 6).Draw(t, "replay-matches")) * MatchEvery
 			for i := lo; i < n && i < lo+count; i++ {
-				dels = append(dels, Delivery{At: all[i].arrive + shift, Settlement: i, Node: all[i].node})
+				dels = append(dels, Delivery{At: all[i].arrive + shift, Msg: i, Node: all[i].node})
 			}
 		}
 	}
@@ -526,7 +528,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 		for range rapid.IntRange(5, 20).Draw(t, "far-replays") {
 			a := pick("far-replay-of")
 			shift := time.Duration(rapid.IntRange(3, 1000).Draw(t, "far-replay-matches")) * MatchEvery
-			dels = append(dels, Delivery{At: a.arrive + shift, Settlement: a.st.ID, Node: a.node})
+			dels = append(dels, Delivery{At: a.arrive + shift, Msg: a.st.ID, Node: a.node})
 		}
 	}
 	if p.expiry {
@@ -534,7 +536,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 		for range rapid.IntRange(1, 4).Draw(t, "expiry-copies") {
 			a := pick("expiry-of")
 			e := eps[rapid.IntRange(0, len(eps)-1).Draw(t, "expiry-eps")]
-			dels = append(dels, Delivery{At: a.arrive + WindowTTL + e, Settlement: a.st.ID, Node: a.node})
+			dels = append(dels, Delivery{At: a.arrive + WindowTTL + e, Msg: a.st.ID, Node: a.node})
 		}
 	}
 	// Stable: equal times keep generation order (first arrivals first).

@@ -21,11 +21,11 @@ func arrivals(s Schedule) (ats [][]time.Duration, nodes []map[int]bool) {
 	ats = make([][]time.Duration, len(s.Settlements))
 	nodes = make([]map[int]bool, len(s.Settlements))
 	for _, d := range s.Deliveries {
-		ats[d.Settlement] = append(ats[d.Settlement], d.At)
-		if nodes[d.Settlement] == nil {
-			nodes[d.Settlement] = map[int]bool{}
+		ats[d.Msg] = append(ats[d.Msg], d.At)
+		if nodes[d.Msg] == nil {
+			nodes[d.Msg] = map[int]bool{}
 		}
-		nodes[d.Settlement][d.Node] = true
+		nodes[d.Msg][d.Node] = true
 	}
 	return ats, nodes
 }
@@ -53,8 +53,8 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 				return fmt.Errorf("not clean: nodes %d, %d faults, %d deliveries of %d settlements", s.Nodes, len(s.Faults), len(s.Deliveries), len(s.Settlements))
 			}
 			for i, d := range s.Deliveries {
-				if d.Settlement != i {
-					return fmt.Errorf("delivery %d is s%d: not in order", i, d.Settlement)
+				if d.Msg != i {
+					return fmt.Errorf("delivery %d is s%d: not in order", i, d.Msg)
 				}
 			}
 			return nil
@@ -192,8 +192,8 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			first := map[int]time.Duration{}
 			far := false
 			for _, d := range s.Deliveries {
-				if at, ok := first[d.Settlement]; !ok {
-					first[d.Settlement] = d.At
+				if at, ok := first[d.Msg]; !ok {
+					first[d.Msg] = d.At
 				} else if d.At-at >= 3*MatchEvery {
 					far = true
 				}
@@ -322,7 +322,7 @@ func windowEvents(s Schedule) map[string]bool {
 		}
 	}
 	for _, d := range s.Deliveries {
-		st := s.Settlements[d.Settlement]
+		st := s.Settlements[d.Msg]
 		g, w := sigOf(st), fifo[st.Player]
 		at := slices.IndexFunc(w, func(e entry) bool { return e.g == g })
 		if seen[st.ID] {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/onceproof/onceproof/engine"
 )
 
 // claimThenCredit is the race of seed-verbatim in miniature: a durable claim
@@ -94,12 +96,11 @@ func (n *miniNode) Deliver(now time.Time, s Settlement) (Ack, error) {
 // nodes: the smallest concurrent schedule.
 func race(nodes int, switches ...int) Schedule {
 	s := Schedule{
-		Family: Concurrent, Nodes: nodes, RetryAfter: 250 * time.Millisecond, MaxAttempts: 8, Concurrent: true,
+		Frame:       engine.Frame{Family: Concurrent, Nodes: nodes, RetryAfter: 250 * time.Millisecond, MaxAttempts: 8, Concurrent: true, Switches: switches},
 		Settlements: []Settlement{{ID: 0, Player: 1, Room: 2, Match: 1, Round: 1, Kind: KindFinal, Net: -10, Final: true, Seq: 1}},
-		Switches:    switches,
 	}
 	for n := range nodes {
-		s.Deliveries = append(s.Deliveries, Delivery{At: time.Second, Settlement: 0, Node: n})
+		s.Deliveries = append(s.Deliveries, Delivery{At: time.Second, Msg: 0, Node: n})
 	}
 	return s
 }
@@ -111,13 +112,13 @@ func dishonest(h History) (int, string) {
 	credited := map[int]int{}
 	for i, e := range h.Events {
 		switch {
-		case e.Kind == EvCredit && e.Applied:
-			credited[e.Settlement]++
-			if credited[e.Settlement] > 1 {
-				return i, fmt.Sprintf("event %d: s%d credited twice", i, e.Settlement)
+		case e.Kind == EvCredit && e.Detail.Applied:
+			credited[e.Msg]++
+			if credited[e.Msg] > 1 {
+				return i, fmt.Sprintf("event %d: s%d credited twice", i, e.Msg)
 			}
-		case e.Kind == EvAck && (e.Ack == AckCredited || e.Ack == AckDuplicate) && credited[e.Settlement] == 0:
-			return i, fmt.Sprintf("event %d: attempt %d acked %v for s%d with nothing credited", i, e.Attempt, e.Ack, e.Settlement)
+		case e.Kind == EvAck && (e.Ack == AckCredited || e.Ack == AckDuplicate) && credited[e.Msg] == 0:
+			return i, fmt.Sprintf("event %d: attempt %d acked %v for s%d with nothing credited", i, e.Attempt, e.Ack, e.Msg)
 		}
 	}
 	return -1, ""

@@ -25,7 +25,7 @@ func checkShape(h faults.History) error {
 	sends := map[int]int{}
 	planned := map[int]int{}
 	for _, d := range h.Schedule.Deliveries {
-		planned[d.Settlement]++
+		planned[d.Msg]++
 	}
 	var prev time.Duration
 	for i, e := range h.Events {
@@ -46,9 +46,9 @@ func checkShape(h faults.History) error {
 			}
 			nextAttempt++
 			open[e.Node] = e.Attempt
-			sends[e.Settlement]++
-			if limit := 2*h.Schedule.MaxAttempts + planned[e.Settlement]; sends[e.Settlement] > limit {
-				return fmt.Errorf("s%d sent %d times, over twice MaxAttempts plus its %d planned arrivals", e.Settlement, sends[e.Settlement], planned[e.Settlement])
+			sends[e.Msg]++
+			if limit := 2*h.Schedule.MaxAttempts + planned[e.Msg]; sends[e.Msg] > limit {
+				return fmt.Errorf("s%d sent %d times, over twice MaxAttempts plus its %d planned arrivals", e.Msg, sends[e.Msg], planned[e.Msg])
 			}
 		case faults.EvAck, faults.EvCrash, faults.EvPanic:
 			if e.Attempt >= 0 {
@@ -204,11 +204,11 @@ func TestRunSamplesBoundedLoad(t *testing.T) {
 		faults.Settlement{ID: 2, Player: 2, Room: 2, Match: 3, Kind: faults.KindInstant, Seq: 1})
 	s.Nodes = 2
 	s.Deliveries = []faults.Delivery{
-		{At: 0, Settlement: 0},
-		{At: time.Second, Settlement: 1},
-		{At: time.Second, Settlement: 1, Node: 1}, // another node: not counted on node 0
-		{At: 2 * time.Second, Settlement: 0},
-		{At: 5 * time.Second, Settlement: 2},
+		{At: 0, Msg: 0},
+		{At: time.Second, Msg: 1},
+		{At: time.Second, Msg: 1, Node: 1}, // another node: not counted on node 0
+		{At: 2 * time.Second, Msg: 0},
+		{At: 5 * time.Second, Msg: 2},
 	}
 	h := faults.Run(counter{}, s, faults.RunOptions{})
 	type sample struct {
@@ -218,7 +218,7 @@ func TestRunSamplesBoundedLoad(t *testing.T) {
 	var got []sample
 	for _, e := range h.Events {
 		if e.Kind == faults.EvState {
-			got = append(got, sample{e.Node, e.Size, e.Bound, e.Load})
+			got = append(got, sample{e.Node, e.Detail.Size, e.Detail.Bound, e.Detail.Load})
 		}
 	}
 	span := 2500 * time.Millisecond

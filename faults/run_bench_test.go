@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
@@ -86,7 +87,7 @@ func (n *benchNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, err
 // benchSchedule is a clean schedule of 50 deliveries: 25 matches of one
 // player (room changes every 3 matches), each an instant and a final.
 func benchSchedule() faults.Schedule {
-	s := faults.Schedule{Family: faults.Clean, Nodes: 1, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 16}
+	s := faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 16}}
 	for m := range 25 {
 		for k, kind := range []faults.Kind{faults.KindInstant, faults.KindFinal} {
 			id := len(s.Settlements)
@@ -95,7 +96,7 @@ func benchSchedule() faults.Schedule {
 				Kind: kind, Net: int64(10 * (m%3 - 1)), Final: kind == faults.KindFinal, Seq: uint64(id + 1),
 			})
 			at := time.Duration(m)*faults.MatchEvery + time.Duration(2+2*k)*faults.MatchEvery/8
-			s.Deliveries = append(s.Deliveries, faults.Delivery{At: at, Settlement: id})
+			s.Deliveries = append(s.Deliveries, faults.Delivery{At: at, Msg: id})
 		}
 	}
 	return s

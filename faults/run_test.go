@@ -10,16 +10,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
 // oneSettlement is a schedule of one settlement delivered once at 1s.
 func oneSettlement(faultList ...faults.Fault) faults.Schedule {
 	return faults.Schedule{
-		Family: faults.Clean, Nodes: 1, RetryAfter: 250 * time.Millisecond, MaxAttempts: 8,
+		Frame:       engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: 250 * time.Millisecond, MaxAttempts: 8, Deliveries: []faults.Delivery{{At: time.Second}}, Faults: faultList},
 		Settlements: []faults.Settlement{{ID: 0, Player: 1, Room: 2, Match: 1, Round: 1, Kind: faults.KindFinal, Net: -10, Final: true, Seq: 1}},
-		Deliveries:  []faults.Delivery{{At: time.Second}},
-		Faults:      faultList,
 	}
 }
 
@@ -30,7 +29,7 @@ func kinds(h faults.History) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(e.Kind.String())
+		b.WriteString(faults.KindName(e.Kind))
 		if e.Op != "" {
 			b.WriteString(":" + e.Op)
 		}
@@ -51,7 +50,7 @@ func exactlyOnce(t interface {
 	}
 	delivered := map[int]bool{}
 	for _, d := range h.Schedule.Deliveries {
-		delivered[d.Settlement] = true
+		delivered[d.Msg] = true
 	}
 	for id := range h.Schedule.Settlements {
 		want := 0
@@ -155,7 +154,7 @@ func TestRunTimeoutAfterAppliesTheEffect(t *testing.T) {
 	var applied []bool
 	for _, e := range h.Events {
 		if e.Kind == faults.EvCredit {
-			applied = append(applied, e.Applied)
+			applied = append(applied, e.Detail.Applied)
 		}
 	}
 	if diff := cmp.Diff([]bool{true, false}, applied); diff != "" {
@@ -263,7 +262,7 @@ func TestRunSenderGivesUpOnADesignThatNeverAcks(t *testing.T) {
 	if want := 2 * 8; arrivals != want {
 		t.Fatalf("%d arrivals, want %d", arrivals, want)
 	}
-	if last := h.Events[len(h.Events)-1]; last.Kind != faults.EvGiveUp || last.Settlement != 0 {
+	if last := h.Events[len(h.Events)-1]; last.Kind != faults.EvGiveUp || last.Msg != 0 {
 		t.Fatalf("last event %+v, want EvGiveUp for s0", last)
 	}
 	// With GiveUp, no resend at the drain.

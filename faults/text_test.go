@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
@@ -58,13 +59,11 @@ fault attempt=1 effect=3 crash-after
 		t.Fatal(err)
 	}
 	want := faults.Schedule{
-		Family: faults.Join(faults.Late, faults.Crash), Nodes: 2, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 4,
+		Frame: engine.Frame{Family: faults.Join(faults.Late, faults.Crash), Nodes: 2, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 4, Deliveries: []faults.Delivery{{At: faults.MatchEvery / 4, Msg: 0}, {At: 3 * faults.MatchEvery / 2, Msg: 1, Node: 1}}, Faults: []faults.Fault{{Attempt: 1, Effect: 3, Kind: faults.CrashAfter}}},
 		Settlements: []faults.Settlement{
 			{ID: 0, Player: 1, Room: 2, Match: 7, Round: 1, Kind: faults.KindInstant, Net: -30, Seq: 1},
 			{ID: 1, Player: 1, Room: 2, Match: 7, Round: 1, Kind: faults.KindFinal, Net: -30, Final: true, Seq: 2},
 		},
-		Deliveries: []faults.Delivery{{At: faults.MatchEvery / 4, Settlement: 0}, {At: 3 * faults.MatchEvery / 2, Settlement: 1, Node: 1}},
-		Faults:     []faults.Fault{{Attempt: 1, Effect: 3, Kind: faults.CrashAfter}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("Parse (-want +got):\n%s", diff)
@@ -85,7 +84,7 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 		{"node range", head + s0 + "# comment line\ndeliver at=1s s0 node=3\n", `line 7: node=3 is out of range`},
 		{"bad duration", head + s0 + "deliver at=soon s0 node=0\n", `line 6: want "at=<duration 0..10000h0m0s (MaxAt)>", got "at=soon"`},
 		{"fault order", head + s0 + "fault attempt=2 effect=0 fail\nfault attempt=1 effect=0 fail\n", `line 7: fault attempt=1 effect=0 must come after attempt=2 effect=0`},
-		{"fault kind", head + s0 + "fault attempt=2 effect=0 explode\n", `line 6: want a fault kind (crash-before, crash-after, fail or timeout), got "explode"`},
+		{"fault kind", head + s0 + "fault attempt=2 effect=0 explode\n", `line 6: want a fault kind (crash-before, crash-after, fail, timeout or pause), got "explode"`},
 		{"unknown directive", head + "sette s0\n", `line 5: want a directive`},
 		{"unknown family", "family lates\n", `line 1: unknown family "lates" (want one of clean,`},
 		{"header twice", head + "nodes 2\n", `line 5: nodes given twice (first on line 2)`},
@@ -106,7 +105,7 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 }
 
 func TestFormatParseRoundTripsSwitches(t *testing.T) {
-	s := faults.Schedule{Family: faults.Concurrent, Nodes: 2, RetryAfter: time.Second, MaxAttempts: 4, Concurrent: true, Switches: []int{1, 0, 2, 1}}
+	s := faults.Schedule{Frame: engine.Frame{Family: faults.Concurrent, Nodes: 2, RetryAfter: time.Second, MaxAttempts: 4, Concurrent: true, Switches: []int{1, 0, 2, 1}}}
 	text := faults.Format(s)
 	if !strings.Contains(text, "\nswitches 1 0 2 1\n") {
 		t.Fatalf("Format does not write the switches line:\n%s", text)
@@ -123,10 +122,10 @@ func TestFormatParseRoundTripsSwitches(t *testing.T) {
 	if text := faults.Format(s); strings.Contains(text, "switches") {
 		t.Fatalf("Format writes a switches line for nil switches:\n%s", text)
 	}
-	if err := faults.Validate(faults.Schedule{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Switches: []int{1}}); err == nil {
+	if err := faults.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Switches: []int{1}}}); err == nil {
 		t.Fatal("Validate accepts switches in a schedule that is not concurrent")
 	}
-	if err := faults.Validate(faults.Schedule{Family: faults.Concurrent, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Concurrent: true, Switches: []int{-1}}); err == nil {
+	if err := faults.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Concurrent, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Concurrent: true, Switches: []int{-1}}}); err == nil {
 		t.Fatal("Validate accepts a negative switch")
 	}
 }
@@ -175,7 +174,7 @@ func TestParseRejectsEveryDimensionPastItsLimit(t *testing.T) {
 // TestValidateEnforcesTheLimitsOnBuiltSchedules: Run refuses, by the same
 // rules, a schedule built in code rather than parsed.
 func TestValidateEnforcesTheLimitsOnBuiltSchedules(t *testing.T) {
-	base := faults.Schedule{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1}
+	base := faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1}}
 	for name, mut := range map[string]func(*faults.Schedule){
 		"nodes":       func(s *faults.Schedule) { s.Nodes = faults.MaxNodes + 1 },
 		"retry":       func(s *faults.Schedule) { s.RetryAfter = faults.MaxRetryAfter + 1 },

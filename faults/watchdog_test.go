@@ -35,7 +35,7 @@ func TestWatchdogEndsARunBlockedByALockACrashLeftHeld(t *testing.T) {
 func TestWatchdogEndsADeadlockedConcurrentGroup(t *testing.T) {
 	s := oneSettlement()
 	s.Family, s.Concurrent, s.Nodes = faults.Concurrent, true, 2
-	s.Deliveries = append(s.Deliveries, faults.Delivery{At: s.Deliveries[0].At, Settlement: 0, Node: 1})
+	s.Deliveries = append(s.Deliveries, faults.Delivery{At: s.Deliveries[0].At, Msg: 0, Node: 1})
 	s.Switches = []int{0, 1} // 0 starts, parks at its credit holding the lock; 1 runs and blocks on it
 	h := faults.Run(faultstest.LocksAcrossEnv{}, s, faults.RunOptions{Stall: 100 * time.Millisecond})
 	if !h.Stalled {

@@ -3,11 +3,14 @@ package faults
 import (
 	"fmt"
 	"time"
+
+	"github.com/onceproof/onceproof/engine"
 )
 
-// Epoch is virtual time zero. Nothing under test reads the wall clock: a
-// schedule's times are offsets from Epoch and designs receive now = Epoch+At.
-var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// Epoch is virtual time zero (engine.Epoch). Nothing under test reads the
+// wall clock: a schedule's times are offsets from Epoch and designs receive
+// now = Epoch+At.
+var Epoch = engine.Epoch
 
 // MatchEvery is the virtual time between the starts of a player's matches in
 // generated schedules. Designs derive their window ttl from it: a ttl of
@@ -67,25 +70,27 @@ type Settlement struct {
 	Seq    uint64 // sender-assigned per-player sequence number
 }
 
-// Ack is what a node answers the sender for one delivery.
-type Ack uint8
+// Ack is what a node answers the sender for one delivery (an engine.Ack,
+// named by AckName).
+type Ack = engine.Ack
 
 const (
 	// Nack: not settled (an error, a claim held by another, a refusal). The
 	// sender retries later. Returning an error from Deliver is a Nack.
-	Nack Ack = iota
+	Nack Ack = engine.Nack
 	// AckCredited: this delivery credited the settlement, durably.
-	AckCredited
+	AckCredited Ack = 1
 	// AckDuplicate: "already delivered": the node claims the credit is
 	// durable. HonestAck checks that claim.
-	AckDuplicate
+	AckDuplicate Ack = 2
 	// AckHeld: accepted and acked, but the credit is deferred (buffered until
 	// something else arrives). The sender stops retrying. NoBlocking fails a
 	// first delivery answered this way.
-	AckHeld
+	AckHeld Ack = 3
 )
 
-func (a Ack) String() string {
+// AckName names a settlement answer.
+func AckName(a Ack) string {
 	switch a {
 	case Nack:
 		return "nack"
@@ -98,6 +103,3 @@ func (a Ack) String() string {
 	}
 	return fmt.Sprintf("ack%d", uint8(a))
 }
-
-// Acked reports whether the sender stops retrying on a.
-func (a Ack) Acked() bool { return a != Nack }

@@ -86,7 +86,7 @@ func CheckWorld(s Schedule) error {
 	// The sender is at-least-once: what the business produced, it sends.
 	sent := make([]bool, len(s.Settlements))
 	for _, d := range s.Deliveries {
-		sent[d.Settlement] = true
+		sent[d.Msg] = true
 	}
 	for id, ok := range sent {
 		if !ok {

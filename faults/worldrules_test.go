@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
@@ -51,7 +52,7 @@ func worldFamilies() []faults.Family {
 // and join, is in the world model, and Renumber leaves it as it is.
 func TestGenSatisfiesTheWorldRules(t *testing.T) {
 	fams := worldFamilies()
-	short := slices.DeleteFunc(slices.Clone(fams), func(f faults.Family) bool { return f.Runs(100) < 100 })
+	short := slices.DeleteFunc(slices.Clone(fams), func(f faults.Family) bool { return faults.Runs(f, 100) < 100 })
 	rapid.Check(t, func(t *rapid.T) {
 		f := rapid.SampledFrom(short).Draw(t, "family")
 		s := faults.Gen(f).Draw(t, "schedule")
@@ -268,7 +269,7 @@ settle s3 player=1 room=1 match=5 round=2 kind=instant net=10 final=false seq=2`
 func TestRenumberRepairsDroppedSettlements(t *testing.T) {
 	// Long-history's thousand matches are the same world rules over more
 	// matches: the short families cover them in rapid's budget.
-	fams := slices.DeleteFunc(worldFamilies(), func(f faults.Family) bool { return f.Runs(100) < 100 })
+	fams := slices.DeleteFunc(worldFamilies(), func(f faults.Family) bool { return faults.Runs(f, 100) < 100 })
 	rapid.Check(t, func(t *rapid.T) {
 		f := rapid.SampledFrom(fams).Draw(t, "family")
 		s := faults.Gen(f).Draw(t, "schedule")
@@ -287,8 +288,8 @@ func TestRenumberRepairsDroppedSettlements(t *testing.T) {
 		// The dropped settlements' deliveries go with them, as in Shrink.
 		c.Deliveries, c.Faults = nil, nil
 		for _, d := range s.Deliveries {
-			if id, ok := newID[d.Settlement]; ok {
-				d.Settlement = id
+			if id, ok := newID[d.Msg]; ok {
+				d.Msg = id
 				c.Deliveries = append(c.Deliveries, d)
 			}
 		}
@@ -312,7 +313,7 @@ func TestRenumberRepairsDroppedSettlements(t *testing.T) {
 // already reject a second settlement of one (player, match, kind).
 func TestCheckWorldOnePerKind(t *testing.T) {
 	st := faults.Settlement{Player: 1, Room: 1, Match: 1, Round: 1, Kind: faults.KindInstant, Net: 10, Seq: 1}
-	s := faults.Schedule{Family: faults.Clean, Settlements: []faults.Settlement{st, st}}
+	s := faults.Schedule{Frame: engine.Frame{Family: faults.Clean}, Settlements: []faults.Settlement{st, st}}
 	s.Settlements[1].ID, s.Settlements[1].Seq = 1, 2
 	var we *faults.WorldError
 	if err := faults.CheckWorld(s); !errors.As(err, &we) || we.Rule != faults.RuleOnePerKind || we.Settlement != 1 {

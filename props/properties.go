@@ -2,8 +2,8 @@ package props
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
@@ -47,15 +47,7 @@ func Judge(h faults.History) Report {
 
 // safety turns the anomalies of a prefix-closed property into a verdict.
 func safety(p faults.Property, h faults.History, as []Anomaly) Verdict {
-	switch {
-	case len(as) > 0:
-		return Verdict{Property: p, Outcome: Fails, Anomalies: as}
-	case h.Stalled:
-		return Verdict{Property: p, Outcome: Unknown, Reason: "the design blocked (see Responsive) before the schedule drained and the prefix shows no violation"}
-	case h.Exhausted:
-		return Verdict{Property: p, Outcome: Unknown, Reason: "the budget ran out before the schedule drained and the prefix shows no violation"}
-	}
-	return Verdict{Property: p, Outcome: Holds}
+	return engine.Safety(p, h.Stalled, h.Exhausted, as)
 }
 
 // CheckNoDup: no settlement has more than one applied credit in the ledger
@@ -67,14 +59,14 @@ func CheckNoDup(h faults.History) Verdict {
 	var order []int
 	var as []Anomaly
 	for _, e := range h.Events {
-		if e.Kind != faults.EvCredit || !e.Applied || e.Settlement < 0 {
+		if e.Kind != faults.EvCredit || !e.Detail.Applied || e.Msg < 0 {
 			continue
 		}
-		prev := applied[e.Settlement]
+		prev := applied[e.Msg]
 		if len(prev) == 0 {
-			order = append(order, e.Settlement)
+			order = append(order, e.Msg)
 		}
-		applied[e.Settlement] = append(prev, e)
+		applied[e.Msg] = append(prev, e)
 	}
 	for _, id := range order {
 		evs := applied[id]
@@ -106,13 +98,13 @@ func CheckNoLoss(h faults.History) Verdict {
 	credited := map[int]bool{}
 	for _, e := range h.Events {
 		switch {
-		case e.Kind == faults.EvArrive && e.Settlement >= 0:
-			if len(arrivals[e.Settlement]) == 0 {
-				order = append(order, e.Settlement)
+		case e.Kind == faults.EvArrive && e.Msg >= 0:
+			if len(arrivals[e.Msg]) == 0 {
+				order = append(order, e.Msg)
 			}
-			arrivals[e.Settlement] = append(arrivals[e.Settlement], e)
-		case e.Kind == faults.EvCredit && e.Applied && e.Settlement >= 0:
-			credited[e.Settlement] = true
+			arrivals[e.Msg] = append(arrivals[e.Msg], e)
+		case e.Kind == faults.EvCredit && e.Detail.Applied && e.Msg >= 0:
+			credited[e.Msg] = true
 		}
 	}
 	var as []Anomaly
@@ -126,7 +118,7 @@ func CheckNoLoss(h faults.History) Verdict {
 		// The acks of these attempts say how the design let it go.
 		acks := map[int]faults.Event{}
 		for _, e := range h.Events {
-			if e.Kind == faults.EvAck && e.Settlement == id {
+			if e.Kind == faults.EvAck && e.Msg == id {
 				acks[e.Attempt] = e
 			}
 		}
@@ -136,12 +128,12 @@ func CheckNoLoss(h faults.History) Verdict {
 			if ack, ok := acks[ev.Attempt]; ok {
 				all = append(all, ack)
 				if ack.Ack.Acked() {
-					how = fmt.Sprintf("; attempt %d was acked %q", ack.Attempt, ack.Ack)
+					how = fmt.Sprintf("; attempt %d was acked %q", ack.Attempt, faults.AckName(ack.Ack))
 				}
 			}
 		}
 		for _, e := range h.Events {
-			if e.Kind == faults.EvGiveUp && e.Settlement == id {
+			if e.Kind == faults.EvGiveUp && e.Msg == id {
 				all = append(all, e)
 				how += "; " + e.Err
 			}
@@ -157,9 +149,9 @@ func CheckNoLoss(h faults.History) Verdict {
 	for _, e := range h.Events {
 		// (A sender that gives up by design, Schedule.GiveUp, leaves the
 		// ack to nobody: Recover's credit is all it can get.)
-		if e.Kind == faults.EvGiveUp && credited[e.Settlement] && !h.Schedule.GiveUp {
-			a := anomaly(h, faults.NoLoss, e.Settlement, append(arrivals[e.Settlement], e))
-			a.Explain = fmt.Sprintf("%s was credited but never acked: %s, and counts it as failed", describe(h, e.Settlement), e.Err)
+		if e.Kind == faults.EvGiveUp && credited[e.Msg] && !h.Schedule.GiveUp {
+			a := anomaly(h, faults.NoLoss, e.Msg, append(arrivals[e.Msg], e))
+			a.Explain = fmt.Sprintf("%s was credited but never acked: %s, and counts it as failed", describe(h, e.Msg), e.Err)
 			as = append(as, a)
 		}
 	}
@@ -174,15 +166,15 @@ func CheckNoLoss(h faults.History) Verdict {
 func CheckNoCrossRoom(h faults.History) Verdict {
 	var as []Anomaly
 	for _, e := range h.Events {
-		if e.Kind != faults.EvCredit || !e.Applied || e.Settlement < 0 || e.Settlement >= len(h.Schedule.Settlements) {
+		if e.Kind != faults.EvCredit || !e.Detail.Applied || e.Msg < 0 || e.Msg >= len(h.Schedule.Settlements) {
 			continue
 		}
-		want := h.Schedule.Settlements[e.Settlement].Room
-		if e.Room == want {
+		want := h.Schedule.Settlements[e.Msg].Room
+		if e.Detail.Room == want {
 			continue
 		}
-		a := anomaly(h, faults.NoCrossRoom, e.Settlement, []faults.Event{e})
-		a.Explain = fmt.Sprintf("%s was credited to room %d", describe(h, e.Settlement), e.Room)
+		a := anomaly(h, faults.NoCrossRoom, e.Msg, []faults.Event{e})
+		a.Explain = fmt.Sprintf("%s was credited to room %d", describe(h, e.Msg), e.Detail.Room)
 		as = append(as, a)
 	}
 	return safety(faults.NoCrossRoom, h, as)
@@ -204,8 +196,8 @@ func CheckNoBlocking(h faults.History) Verdict {
 			if !ok || e.Ack != faults.AckHeld {
 				continue
 			}
-			a := anomaly(h, faults.NoBlocking, e.Settlement, []faults.Event{arr, e})
-			a.Explain = fmt.Sprintf("the first arrival of %s was held back instead of credited", describe(h, e.Settlement))
+			a := anomaly(h, faults.NoBlocking, e.Msg, []faults.Event{arr, e})
+			a.Explain = fmt.Sprintf("the first arrival of %s was held back instead of credited", describe(h, e.Msg))
 			as = append(as, a)
 		}
 	}
@@ -223,11 +215,11 @@ func CheckBoundedState(h faults.History) Verdict {
 		if e.Kind == faults.EvState {
 			samples++
 		}
-		if e.Kind != faults.EvState || e.Size <= e.Bound {
+		if e.Kind != faults.EvState || e.Detail.Size <= e.Detail.Bound {
 			continue
 		}
 		a := anomaly(h, faults.BoundedState, -1, []faults.Event{e})
-		a.Explain = fmt.Sprintf("node %d keeps %d entries, over its declared bound of %d", e.Node, e.Size, e.Bound)
+		a.Explain = fmt.Sprintf("node %d keeps %d entries, over its declared bound of %d", e.Node, e.Detail.Size, e.Detail.Bound)
 		as = append(as, a)
 	}
 	if samples == 0 && len(as) == 0 && !h.Exhausted && !h.Stalled {
@@ -247,14 +239,14 @@ func CheckExactAmount(h faults.History) Verdict {
 	var as []Anomaly
 	for _, e := range h.Events {
 		switch {
-		case e.Kind != faults.EvCredit || !e.Applied:
-		case e.Settlement < 0:
+		case e.Kind != faults.EvCredit || !e.Detail.Applied:
+		case e.Msg < 0:
 			a := anomaly(h, faults.ExactAmount, -1, []faults.Event{e})
-			a.Explain = fmt.Sprintf("a credit of %d to room %d for a settlement that does not exist (%s)", e.Amount, e.Room, e.Err)
+			a.Explain = fmt.Sprintf("a credit of %d to room %d for a settlement that does not exist (%s)", e.Detail.Amount, e.Detail.Room, e.Err)
 			as = append(as, a)
-		case e.Amount != sts[e.Settlement].Net:
-			a := anomaly(h, faults.ExactAmount, e.Settlement, []faults.Event{e})
-			a.Explain = fmt.Sprintf("%s was credited %d, not its net %d", describe(h, e.Settlement), e.Amount, sts[e.Settlement].Net)
+		case e.Detail.Amount != sts[e.Msg].Net:
+			a := anomaly(h, faults.ExactAmount, e.Msg, []faults.Event{e})
+			a.Explain = fmt.Sprintf("%s was credited %d, not its net %d", describe(h, e.Msg), e.Detail.Amount, sts[e.Msg].Net)
 			as = append(as, a)
 		}
 	}
@@ -270,14 +262,14 @@ func CheckHonestAck(h faults.History) Verdict {
 	var as []Anomaly
 	for _, e := range h.Events {
 		switch {
-		case e.Kind == faults.EvCredit && e.Applied && e.Settlement >= 0:
-			credited[e.Settlement] = true
-		case e.Kind == faults.EvAck && (e.Ack == faults.AckCredited || e.Ack == faults.AckDuplicate) && e.Settlement >= 0:
-			if credited[e.Settlement] {
+		case e.Kind == faults.EvCredit && e.Detail.Applied && e.Msg >= 0:
+			credited[e.Msg] = true
+		case e.Kind == faults.EvAck && (e.Ack == faults.AckCredited || e.Ack == faults.AckDuplicate) && e.Msg >= 0:
+			if credited[e.Msg] {
 				continue
 			}
-			a := anomaly(h, faults.HonestAck, e.Settlement, []faults.Event{e})
-			a.Explain = fmt.Sprintf("attempt %d of %s was acked %q before any credit of it was in the ledger", e.Attempt, describe(h, e.Settlement), e.Ack)
+			a := anomaly(h, faults.HonestAck, e.Msg, []faults.Event{e})
+			a.Explain = fmt.Sprintf("attempt %d of %s was acked %q before any credit of it was in the ledger", e.Attempt, describe(h, e.Msg), faults.AckName(e.Ack))
 			as = append(as, a)
 		}
 	}
@@ -290,86 +282,14 @@ func CheckHonestAck(h faults.History) Verdict {
 // ended the run: EvStall). A panic anomaly carries the panic value and the
 // design's frame; a stall names the attempts that never finished.
 func CheckResponsive(h faults.History) Verdict {
-	var as []Anomaly
-	open := map[int]faults.Event{} // attempt -> its arrival, until it ends
-	var order []int
-	for _, e := range h.Events {
-		switch e.Kind {
-		case faults.EvArrive:
-			open[e.Attempt] = e
-			order = append(order, e.Attempt)
-		case faults.EvAck, faults.EvCrash:
-			delete(open, e.Attempt)
-		case faults.EvPanic:
-			delete(open, e.Attempt)
-			a := anomaly(h, faults.Responsive, e.Settlement, []faults.Event{e})
-			if e.Op == faults.OpRecover {
-				a.Explain = fmt.Sprintf("Recover on node %d panicked: %s", e.Node, e.Err)
-			} else {
-				a.Explain = fmt.Sprintf("attempt %d of %s on node %d panicked: %s", e.Attempt, describe(h, e.Settlement), e.Node, e.Err)
-			}
-			as = append(as, a)
-		case faults.EvStall:
-			evs := []faults.Event{}
-			var names []string
-			for _, at := range order {
-				if arr, ok := open[at]; ok {
-					evs = append(evs, arr)
-					names = append(names, fmt.Sprintf("attempt %d of s%d on node %d", at, arr.Settlement, arr.Node))
-				}
-			}
-			evs = append(evs, e)
-			a := anomaly(h, faults.Responsive, -1, evs)
-			what := "no attempt was in progress (Recover?)"
-			if len(names) > 0 {
-				what = strings.Join(names, ", ") + " never returned"
-			}
-			a.Explain = fmt.Sprintf("the run stalled: %s; %s", what, e.Err)
-			as = append(as, a)
-		}
-	}
-	if len(as) > 0 {
-		return Verdict{Property: faults.Responsive, Outcome: Fails, Anomalies: as}
-	}
-	if h.Exhausted {
-		return Verdict{Property: faults.Responsive, Outcome: Unknown, Reason: "the budget ran out before the schedule drained and the prefix shows no panic"}
-	}
-	return Verdict{Property: faults.Responsive, Outcome: Holds}
+	return engine.CheckResponsive(h.Events, h.Exhausted, faults.Responsive, "s", func(id int) string { return describe(h, id) })
 }
 
 func anomaly(h faults.History, p faults.Property, id int, evs []faults.Event) Anomaly {
-	a := Anomaly{Property: p, Settlement: id}
-	seenA, seenN := map[int]bool{}, map[int]bool{}
-	for _, e := range evs {
-		a.Events = append(a.Events, e.Seq)
-		if !seenA[e.Attempt] {
-			seenA[e.Attempt] = true
-			a.Attempts = append(a.Attempts, e.Attempt)
-		}
-		if !seenN[e.Node] {
-			seenN[e.Node] = true
-			a.Nodes = append(a.Nodes, e.Node)
-		}
-		a.At = e.At
-	}
-	// The planned deliveries behind the attempts involved (a retry the
-	// sender added has none).
-	for _, e := range h.Events {
-		if e.Kind == faults.EvArrive && e.Delivery >= 0 && seenA[e.Attempt] && e.Attempt >= 0 {
-			a.Deliveries = append(a.Deliveries, e.Delivery)
-		}
-	}
-	return a
+	return engine.NewAnomaly(h.Events, p, id, evs)
 }
 
-func sortEvents(evs []faults.Event) {
-	// insertion sort: a handful of events, keeps the dependency list short.
-	for i := 1; i < len(evs); i++ {
-		for j := i; j > 0 && evs[j].Seq < evs[j-1].Seq; j-- {
-			evs[j], evs[j-1] = evs[j-1], evs[j]
-		}
-	}
-}
+func sortEvents(evs []faults.Event) { engine.SortEvents(evs) }
 
 func grantList(evs []faults.Event) string {
 	s := ""
@@ -377,7 +297,7 @@ func grantList(evs []faults.Event) string {
 		if i > 0 {
 			s += ", "
 		}
-		g := e.Grant
+		g := e.Detail.Grant
 		if g == "" {
 			g = "unkeyed"
 		} else {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
@@ -15,7 +17,7 @@ func newHB(ss ...faults.Settlement) *hb {
 	for i := range ss {
 		ss[i].ID = i
 	}
-	return &hb{h: faults.History{Design: "hand", Schedule: faults.Schedule{Family: faults.Clean, Nodes: 2, Settlements: ss}}}
+	return &hb{h: faults.History{Design: "hand", Schedule: faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 2}, Settlements: ss}}}
 }
 
 func (b *hb) add(e faults.Event) *hb {
@@ -32,7 +34,7 @@ func (b *hb) arrive(att, node, s int, first bool) *hb {
 	if first {
 		d = s
 	}
-	return b.add(faults.Event{Kind: faults.EvArrive, Attempt: att, Node: node, Settlement: s, First: first, Delivery: d})
+	return b.add(faults.Event{Kind: faults.EvArrive, Attempt: att, Node: node, Msg: s, First: first, Delivery: d})
 }
 
 // credit records a credit of settlement s's net amount.
@@ -41,19 +43,19 @@ func (b *hb) credit(att, node, s int, room uint32, grant string, applied bool) *
 	if s >= 0 {
 		net = b.h.Schedule.Settlements[s].Net
 	}
-	return b.add(faults.Event{Kind: faults.EvCredit, Attempt: att, Node: node, Settlement: s, Room: room, Amount: net, Grant: grant, Applied: applied})
+	return b.add(faults.Event{Detail: faults.Detail{Room: room, Amount: net, Grant: grant, Applied: applied}, Kind: faults.EvCredit, Attempt: att, Node: node, Msg: s})
 }
 
 func (b *hb) ack(att, node, s int, a faults.Ack) *hb {
-	return b.add(faults.Event{Kind: faults.EvAck, Attempt: att, Node: node, Settlement: s, Ack: a})
+	return b.add(faults.Event{Kind: faults.EvAck, Attempt: att, Node: node, Msg: s, Ack: a})
 }
 
 func (b *hb) state(node, size, bound int) *hb {
-	return b.add(faults.Event{Kind: faults.EvState, Attempt: -1, Node: node, Settlement: -1, Size: size, Bound: bound})
+	return b.add(faults.Event{Detail: faults.Detail{Size: size, Bound: bound}, Kind: faults.EvState, Attempt: -1, Node: node, Msg: -1})
 }
 
 func (b *hb) exhausted() *hb {
-	b.add(faults.Event{Kind: faults.EvBudget, Attempt: -1, Settlement: -1})
+	b.add(faults.Event{Kind: faults.EvBudget, Attempt: -1, Msg: -1})
 	b.h.Exhausted = true
 	return b
 }
@@ -89,7 +91,7 @@ func TestNoDupFailsOnASecondAppliedCredit(t *testing.T) {
 	b := clean().arrive(3, 1, 1, false).credit(3, 1, 1, 8, "", true).ack(3, 1, 1, faults.AckCredited)
 	got := CheckNoDup(b.h)
 	want := Verdict{Property: faults.NoDup, Outcome: Fails, Anomalies: []Anomaly{{
-		Property: faults.NoDup, Settlement: 1, Events: []int{7, 11}, Attempts: []int{2, 3}, Deliveries: []int{1}, Nodes: []int{0, 1},
+		Property: faults.NoDup, Msg: 1, Events: []int{7, 11}, Attempts: []int{2, 3}, Deliveries: []int{1}, Nodes: []int{0, 1},
 		At:      1100 * time.Millisecond,
 		Explain: "s1 (player 1, room 8, round 1, match 2, final, net -3) was credited 2 times (attempt 2 on node 0 at 700ms, grant g1, attempt 3 on node 1 at 1.1s, unkeyed)",
 	}}}
@@ -115,7 +117,7 @@ func TestNoLossFailsWhenAnArrivedSettlementIsNeverCredited(t *testing.T) {
 		t.Fatalf("CheckNoLoss = %v, want one anomaly", v)
 	}
 	a := v.Anomalies[0]
-	if diff := cmp.Diff([]int{3, 4, 5, 6}, a.Events); a.Settlement != 1 || diff != "" {
+	if diff := cmp.Diff([]int{3, 4, 5, 6}, a.Events); a.Msg != 1 || diff != "" {
 		t.Errorf("anomaly %v: want settlement 1 and its arrivals and acks (-want +got):\n%s", a, diff)
 	}
 	if want := `s1 (player 1, room 8, round 1, match 2, final, net -3) arrived 2 time(s) but was never credited; attempt 2 was acked "duplicate"`; a.Explain != want {

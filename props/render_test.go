@@ -58,7 +58,7 @@ func TestMermaidMessagesCarryNoSyntax(t *testing.T) {
 	}
 	h := faults.Run(memo, s, faults.RunOptions{})
 	// A design's error text may read like this.
-	h.Events[0] = faults.Event{Kind: faults.EvEffect, Op: "claim", Err: "a; b # c <d>", Settlement: -1, Attempt: 0}
+	h.Events[0] = faults.Event{Kind: faults.EvEffect, Op: "claim", Err: "a; b # c <d>", Msg: -1, Attempt: 0}
 	if m := Mermaid(h, Judge(h)); !strings.Contains(m, "N0->>D: claim (error: a, b no. c (d))") {
 		t.Errorf("the error text is not in the diagram, made safe:\n%s", m)
 	}

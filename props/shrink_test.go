@@ -5,20 +5,22 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
 // wide is a schedule of 20 settlements over 3 nodes, each delivered twice,
 // with a fault on every fifth attempt.
 func wide() faults.Schedule {
-	s := faults.Schedule{Family: faults.Duplicate, Nodes: 3, RetryAfter: time.Second, MaxAttempts: 10}
+	s := faults.Schedule{Frame: engine.Frame{Family: faults.Duplicate, Nodes: 3, RetryAfter: time.Second, MaxAttempts: 10}}
 	for i := 0; i < 20; i++ {
 		s.Settlements = append(s.Settlements, faults.Settlement{
 			ID: i, Player: uint32(100 + i%4), Room: uint32(50 + i%3), Match: uint64(1000 + i), Round: uint32(i % 5), Net: int64(i), Seq: uint64(7 + i),
 		})
 	}
 	for i := 0; i < 40; i++ {
-		s.Deliveries = append(s.Deliveries, faults.Delivery{At: time.Duration(5+i) * 100 * time.Millisecond, Settlement: i % 20, Node: i % 3})
+		s.Deliveries = append(s.Deliveries, faults.Delivery{At: time.Duration(5+i) * 100 * time.Millisecond, Msg: i % 20, Node: i % 3})
 	}
 	for i := 0; i < 40; i += 5 {
 		s.Faults = append(s.Faults, faults.Fault{Attempt: i, Kind: faults.FailBefore})
@@ -32,16 +34,16 @@ func wide() faults.Schedule {
 func collides(s faults.Schedule) bool {
 	delivered := map[int]bool{}
 	for _, d := range s.Deliveries {
-		delivered[d.Settlement] = true
+		delivered[d.Msg] = true
 	}
 	for _, d := range s.Deliveries {
 		if d.Node != 2 {
 			continue
 		}
-		b := s.Settlements[d.Settlement]
+		b := s.Settlements[d.Msg]
 		for id := range delivered {
 			a := s.Settlements[id]
-			if id < d.Settlement && a.Player == b.Player && a.Room == b.Room {
+			if id < d.Msg && a.Player == b.Player && a.Room == b.Room {
 				return true
 			}
 		}
@@ -73,7 +75,7 @@ func TestShrinkFindsTheMinimalCollision(t *testing.T) {
 	if !collides(got) {
 		t.Error("the shrunk schedule no longer fails")
 	}
-	if !valid(got) {
+	if len(got.Deliveries) == 0 || faults.Validate(got) != nil {
 		t.Errorf("the shrunk schedule is not a valid schedule: %+v", got)
 	}
 }

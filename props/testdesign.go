@@ -1,247 +1,53 @@
 package props
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"strings"
 	"testing"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
-// Option configures TestDesign.
-type Option func(*config)
-
-type config struct {
-	families []faults.Family
-	props    []faults.Property
-	dir      string
-	strict   bool
-	tolerant bool
-	cell     MatrixOptions
-}
+// Option configures TestDesign (engine.Option: the same options judge a
+// loot allocator with lootprops.TestDesign).
+type Option = engine.Option
 
 // Families restricts TestDesign to the given fault families (default: all of
 // faults.Families; a Join of families is accepted too).
-func Families(fs ...faults.Family) Option {
-	return func(c *config) { c.families = slices.Clone(fs) }
-}
+func Families(fs ...faults.Family) Option { return engine.Families(fs...) }
 
 // Properties restricts TestDesign to the given properties (default: all of
 // faults.Properties).
-func Properties(ps ...faults.Property) Option {
-	return func(c *config) { c.props = slices.Clone(ps) }
-}
+func Properties(ps ...faults.Property) Option { return engine.Properties(ps...) }
 
 // Dir sets where failures are saved and replayed from (default
-// "testdata/onceproof", relative to the test's package directory, which is
-// the working directory of go test).
-func Dir(dir string) Option { return func(c *config) { c.dir = dir } }
+// "testdata/onceproof", relative to the test's package directory).
+func Dir(dir string) Option { return engine.Dir(dir) }
 
 // Schedules sets how many generated schedules each family runs, and the
 // first seed: schedule k is faults.Generate(family, seed+k), exactly what
 // `onceproof matrix -n n -seed seed` runs for a registered design (default
-// DefaultMatrixN from DefaultMatrixSeed). Another seed explores other
-// schedules; more schedules find rarer failures.
-func Schedules(n int, seed uint64) Option {
-	return func(c *config) { c.cell.N, c.cell.Seed = n, seed }
-}
+// DefaultMatrixN from DefaultMatrixSeed).
+func Schedules(n int, seed uint64) Option { return engine.Schedules(n, seed) }
 
-// StrictExpectations makes a declared failure (faults.Declarer) that the run
-// did not show fail the test: use it to guard that a broken design stays
-// caught. Off by default, because the search may miss a failure (see
-// TestDesign); a failure saved under Dir replays first and always shows.
-func StrictExpectations() Option { return func(c *config) { c.strict = true } }
+// StrictExpectations makes a declared failure that the run did not show
+// fail the test: use it to guard that a broken design stays caught.
+func StrictExpectations() Option { return engine.StrictExpectations() }
 
-// TolerateUnknown lets a property some run could not judge (the event
-// budget ran out) pass, logged instead of failed. The default fails it: an
-// unknown run is not a pass. Use it only with RunOptions that lower
-// MaxEvents on purpose, and say why where you do.
-func TolerateUnknown() Option { return func(c *config) { c.tolerant = true } }
+// TolerateUnknown lets a property some run could not judge pass, logged
+// instead of failed. Use it only with RunOptions that lower MaxEvents on
+// purpose, and say why where you do.
+func TolerateUnknown() Option { return engine.TolerateUnknown() }
 
 // RunOptions sets the runner's options for every run (default: the zero
 // faults.RunOptions). RunOptions(faults.RunOptions{Free: true}) runs the
 // concurrent family on free-running goroutines, for the race detector.
-func RunOptions(o faults.RunOptions) Option { return func(c *config) { c.cell.Run = o } }
+func RunOptions(o faults.RunOptions) Option { return engine.RunWith(o) }
 
 // TestDesign judges design d under every fault family, as the matrix does
-// (Check), with a subtest per family=<family>/prop=<property>: go test -run
-// 'TestMyDesign/family=late/prop=NoLoss' runs one. Failures saved under Dir
-// (<design>/<family>-<property>.sched, with a .md timeline beside it) replay
-// first. A failure d does not declare (faults.Declarer) fails its subtest
-// with the anomalies, the counterexample's timeline and one command that
-// reruns it; a declared one passes (StrictExpectations: and must show); a
-// run the kit could not judge fails (TolerateUnknown: is logged); a family
-// whose runs never reached what it exists for fails. Every failure is real
-// and replays; "holds" is no counterexample within the budget (Schedules),
-// and the concurrent family sees only the interleavings it enumerates
-// (RunOptions Free, under -race, runs goroutines freely).
+// (Check), with a subtest per family=<family>/prop=<property>; see
+// engine.TestDesign for what it saves, replays and reports. Every failure
+// is real and replays; "holds" is no counterexample within the budget.
 func TestDesign(t *testing.T, d faults.Design, opts ...Option) {
 	t.Helper()
-	c := config{families: faults.Families, props: faults.Properties, dir: filepath.Join("testdata", "onceproof")}
-	for _, o := range opts {
-		o(&c)
-	}
-	for _, f := range c.families {
-		if err := f.Check(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Every family's cell at once (in parallel), then a subtest each.
-	opt := c.cell
-	opt.Families = c.families
-	row := Check(d, opt)
-	for i, f := range c.families {
-		t.Run("family="+string(f), func(t *testing.T) {
-			t.Helper()
-			testFamily(t, d, row.Cells[i], c, row.Declaration.Expected(f))
-		})
-	}
-}
-
-// finding is a property's failure in one family.
-type finding struct {
-	cx    Counterexample
-	file  string // the saved .sched
-	saved bool   // it came from a saved file, not from the cell's search
-}
-
-func testFamily(t *testing.T, d faults.Design, cell Cell, c config, declared []faults.Property) {
-	t.Helper()
-	f := cell.Family
-	dir := filepath.Join(c.dir, fileSafe(d.Name()))
-	fileOf := func(p faults.Property) string { return filepath.Join(dir, fmt.Sprintf("%s-%s.sched", f, p)) }
-	found := map[faults.Property]*finding{}
-
-	// Saved failures replay first.
-	for _, p := range c.props {
-		file := fileOf(p)
-		text, err := os.ReadFile(file)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			t.Errorf("saved counterexample %s: %v", file, err)
-			continue
-		}
-		sf, err := ParseSchedFile(string(text))
-		if err != nil {
-			t.Errorf("saved counterexample %s: %v (fix or delete the file)", file, err)
-			continue
-		}
-		h := faults.Run(d, sf.Schedule, c.cell.Run)
-		r := Judge(h)
-		if r.Outcome(p) != Fails {
-			t.Logf("saved counterexample %s no longer fails %s (now %v); keeping it as a regression test", file, p, r.Outcome(p))
-			continue
-		}
-		found[p] = &finding{cx: Counterexample{Design: d.Name(), Family: f, Schedule: sf.Schedule, History: h, Report: r}, file: file, saved: true}
-	}
-
-	t.Logf("%d runs (seeds %d..%d) reached: %s", cell.Runs, cell.Seed, cell.Seed+uint64(max(cell.Runs, 1))-1, cell.Coverage)
-	if len(cell.Unexercised) > 0 {
-		t.Errorf("family %s not exercised: no %s in %d runs, so its properties say nothing of what it exists to test (%s)",
-			f, strings.Join(cell.Unexercised, ", "), cell.Runs, rerun(t))
-	}
-	for _, cx := range cell.Counterexamples {
-		for _, p := range cx.Report.Failed() {
-			if found[p] != nil || !slices.Contains(c.props, p) {
-				continue
-			}
-			fd := &finding{cx: cx, file: fileOf(p)}
-			if err := saveFinding(fd, rerun(t, "prop="+string(p))); err != nil {
-				t.Errorf("saving the counterexample: %v", err)
-			}
-			found[p] = fd
-		}
-	}
-
-	for _, p := range c.props {
-		t.Run("prop="+string(p), func(t *testing.T) {
-			t.Helper()
-			fd, isDeclared := found[p], slices.Contains(declared, p)
-			unknown := cell.UnknownOf(p)
-			switch {
-			case fd != nil && !isDeclared:
-				t.Errorf("%s fails under %s:\n%s", p, f, describeFinding(t, p, fd))
-			case fd != nil:
-				t.Logf("%s fails under %s, as %s declares:\n%s", p, f, d.Name(), describeFinding(t, p, fd))
-			case unknown > 0 && c.tolerant:
-				t.Logf("%s is unknown under %s: %d of %d runs could not be judged (%s); tolerated (TolerateUnknown)", p, f, unknown, cell.Runs, cell.UnknownWhy)
-			case unknown > 0:
-				t.Errorf("%s is unknown under %s: %d of %d runs could not be judged (%s), and an unknown run is not a pass (%s)",
-					p, f, unknown, cell.Runs, cell.UnknownWhy, rerun(t))
-			case isDeclared && c.strict:
-				t.Errorf("%s declares that %s fails under %s, but no failure showed in %d runs (%s)", d.Name(), p, f, cell.Runs, rerun(t))
-			case isDeclared:
-				t.Logf("%s declares that %s fails under %s; no failure showed in %d runs", d.Name(), p, f, cell.Runs)
-			case cell.NotJudgedBy[p] == cell.Runs:
-				t.Logf("%s not judged under %s: no run gave it anything to judge (for BoundedState: the design does not implement faults.Bounded)", p, f)
-			default:
-				t.Logf("%s held in %d runs (seeds %d..%d)", p, cell.Runs, cell.Seed, cell.Seed+uint64(cell.Runs)-1)
-			}
-		})
-	}
-}
-
-func describeFinding(t *testing.T, p faults.Property, fd *finding) string {
-	var b strings.Builder
-	v, _ := fd.cx.Report.Verdict(p)
-	for _, a := range v.Anomalies {
-		fmt.Fprintf(&b, "  %s\n", a)
-	}
-	s := fd.cx.Schedule
-	src := "found by the search, saved as " + fd.file + " (its timeline and diagram: " + mdOf(fd.file) + ")"
-	if fd.saved {
-		src = "replayed from " + fd.file
-	}
-	fmt.Fprintf(&b, "minimal schedule (%d settlements, %d deliveries, %d faults), %s\n", len(s.Settlements), len(s.Deliveries), len(s.Faults), src)
-	b.WriteString(Timeline(fd.cx.History, fd.cx.Report))
-	fmt.Fprintf(&b, "To reproduce (the saved file replays first): %s\n", rerun(t))
-	return b.String()
-}
-
-// mdOf is the .md beside a saved .sched.
-func mdOf(sched string) string { return strings.TrimSuffix(sched, ".sched") + ".md" }
-
-// saveFinding writes the finding's .sched and, beside it, its .md with the
-// command that replays it.
-func saveFinding(fd *finding, replay string) error {
-	if err := os.MkdirAll(filepath.Dir(fd.file), 0o755); err != nil {
-		return err
-	}
-	sf := SchedFile{Design: fd.cx.Design, Fails: fd.cx.Report.Failed(), Schedule: fd.cx.Schedule}
-	if err := os.WriteFile(fd.file, []byte(FormatSchedFile(sf)), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(mdOf(fd.file), []byte(fd.cx.Markdown(replay, "props.TestDesign")), 0o644)
-}
-
-// rerun is the one command that reruns test t (with its subtests sub, if
-// t is not yet there) from its package directory.
-func rerun(t *testing.T, sub ...string) string {
-	parts := append(strings.Split(t.Name(), "/"), sub...)
-	for i, p := range parts {
-		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		dir = "."
-	}
-	return fmt.Sprintf("cd %s && go test -run '%s' .", dir, strings.Join(parts, "/"))
-}
-
-// fileSafe keeps a design name usable as one path element.
-func fileSafe(name string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ':' || r == 0 {
-			return '_'
-		}
-		return r
-	}, name)
+	engine.TestDesign(t, World, d, opts...)
 }

@@ -1,154 +1,27 @@
 package props
 
-import (
-	"fmt"
-	"strings"
-	"time"
-
-	"github.com/onceproof/onceproof/faults"
-)
+import "github.com/onceproof/onceproof/engine"
 
 // Outcome is a property's verdict on one history, porcupine-style: a budget
-// that ran out is its own outcome, never a pass.
-type Outcome uint8
+// that ran out is its own outcome, never a pass (engine.Outcome).
+type Outcome = engine.Outcome
 
+// The outcomes (see engine.Outcome).
 const (
-	// Holds: the history satisfies the property.
-	Holds Outcome = iota
-	// Fails: the history violates the property; Verdict.Anomalies says where.
-	Fails
-	// Unknown: the run's budget ran out (History.Exhausted) before the
-	// history could show the property holds.
-	Unknown
-	// NotJudged: the design gives the property nothing to judge (no state
-	// reports for BoundedState: it does not implement faults.Bounded). It
-	// is not a pass, and not a failure: reports name it.
-	NotJudged
+	Holds     = engine.Holds
+	Fails     = engine.Fails
+	Unknown   = engine.Unknown
+	NotJudged = engine.NotJudged
 )
 
-func (o Outcome) String() string {
-	switch o {
-	case Holds:
-		return "holds"
-	case Fails:
-		return "fails"
-	case Unknown:
-		return "unknown"
-	case NotJudged:
-		return "not judged"
-	}
-	return fmt.Sprintf("Outcome(%d)", uint8(o))
-}
-
-// Anomaly is one violation of a property: the settlement, the events and
-// deliveries involved, the place in the schedule, and one line of
+// Anomaly is one violation of a property: the settlement (Msg), the events
+// and deliveries involved, the place in the schedule, and one line of
 // explanation a reviewer can read without the code.
-type Anomaly struct {
-	Property   faults.Property
-	Settlement int           // the settlement's ID, -1 if none
-	Events     []int         // Seq of the events involved, in history order
-	Attempts   []int         // the attempts (Node.Deliver calls) involved; -1 for recovery
-	Deliveries []int         // the planned deliveries (Schedule.Deliveries indices) behind those attempts
-	Nodes      []int         // the nodes involved
-	At         time.Duration // virtual time of the event that completes the violation
-	Explain    string
-}
-
-func (a Anomaly) String() string {
-	return fmt.Sprintf("%s at %v: %s (%s)", a.Property, a.At, a.Explain, a.where())
-}
-
-// where lists the events and the planned deliveries an anomaly involves.
-func (a Anomaly) where() string {
-	s := "events " + joinInts(a.Events)
-	if len(a.Deliveries) > 0 {
-		s += "; planned deliveries " + joinInts(a.Deliveries)
-	}
-	return s
-}
+type Anomaly = engine.Anomaly
 
 // Verdict is one property's judgement of one history.
-type Verdict struct {
-	Property  faults.Property
-	Outcome   Outcome
-	Anomalies []Anomaly // non-empty exactly when Outcome == Fails
-	Reason    string    // why the outcome is Unknown
-}
-
-func (v Verdict) String() string {
-	switch v.Outcome {
-	case Fails:
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s fails:", v.Property)
-		for _, a := range v.Anomalies {
-			b.WriteString("\n  ")
-			b.WriteString(a.String())
-		}
-		return b.String()
-	case Unknown, NotJudged:
-		return fmt.Sprintf("%s %s: %s", v.Property, v.Outcome, v.Reason)
-	}
-	return fmt.Sprintf("%s %s", v.Property, v.Outcome)
-}
+type Verdict = engine.Verdict
 
 // Report is every property's verdict on one history, in faults.Properties
 // order.
-type Report []Verdict
-
-// Failed lists the properties that fail, in report order.
-func (r Report) Failed() []faults.Property {
-	var out []faults.Property
-	for _, v := range r {
-		if v.Outcome == Fails {
-			out = append(out, v.Property)
-		}
-	}
-	return out
-}
-
-// Outcome is p's outcome in r (Unknown if r does not judge p).
-func (r Report) Outcome(p faults.Property) Outcome {
-	if v, ok := r.Verdict(p); ok {
-		return v.Outcome
-	}
-	return Unknown
-}
-
-// Verdict is p's verdict in r.
-func (r Report) Verdict(p faults.Property) (Verdict, bool) {
-	for _, v := range r {
-		if v.Property == p {
-			return v, true
-		}
-	}
-	return Verdict{}, false
-}
-
-// Unknown reports whether any property's outcome is Unknown.
-func (r Report) Unknown() bool {
-	for _, v := range r {
-		if v.Outcome == Unknown {
-			return true
-		}
-	}
-	return false
-}
-
-func (r Report) String() string {
-	var b strings.Builder
-	for i, v := range r {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(v.String())
-	}
-	return b.String()
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
-}
+type Report = engine.Report

@@ -7,14 +7,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/impls"
-	"github.com/onceproof/onceproof/props"
+	"github.com/onceproof/onceproof/engine"
 )
 
-// listCmd is `list`: every name the other commands accept, with one line
-// each, so nobody learns them from an error message.
-func listCmd(args []string, designs impls.Registry, stdout io.Writer) (int, error) {
+// listCmd is `list`: every name the other commands accept, per subject,
+// with one line each, so nobody learns them from an error message.
+func listCmd(args []string, designs registries, stdout io.Writer) (int, error) {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	pos, err := parse(fs, args, stdout)
 	if err != nil {
@@ -24,25 +22,33 @@ func listCmd(args []string, designs impls.Registry, stdout io.Writer) (int, erro
 		return 0, badf("list takes no arguments, got %q", pos)
 	}
 	w := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(w, "designs (matrix -designs a,b; replay -design d):")
-	for _, d := range designs {
+	list(w, settleSubject(designs.settle), "")
+	fmt.Fprintln(w)
+	list(w, lootSubject(designs.loot), " -subject loot")
+	return exitOK, w.Flush()
+}
+
+// list writes sub's designs, families and properties; flag is how a
+// matrix command names the subject.
+func list[D engine.Design, S, X any](w io.Writer, sub subject[D, S, X], flag string) {
+	fmt.Fprintf(w, "%s designs (matrix%s -designs a,b; replay -design d):\n", sub.name, flag)
+	for _, d := range sub.designs {
 		fmt.Fprintf(w, "  %s\t%s\n", d.Name(), summary(d))
 	}
-	fmt.Fprintln(w, "\nfault families (matrix -families x,y; join with + to combine, e.g. late+crash):")
-	for _, f := range faults.Families {
-		fmt.Fprintf(w, "  %s\t%s\n", f, f.Doc())
+	fmt.Fprintf(w, "\n%s fault families (matrix%s -families x,y; join with + to combine):\n", sub.name, flag)
+	for _, f := range sub.world.Families() {
+		fmt.Fprintf(w, "  %s\t%s\n", f, sub.world.FamilyDoc(f))
 	}
-	fmt.Fprintln(w, "\nproperties (judged on every run):")
-	for _, p := range faults.Properties {
-		fmt.Fprintf(w, "  %s\t%s\n", p, props.Describe(p))
+	fmt.Fprintf(w, "\n%s properties (judged on every run):\n", sub.name)
+	for _, p := range sub.world.Properties() {
+		fmt.Fprintf(w, "  %s\t%s\n", p, sub.world.Describe(p))
 	}
-	return exitOK, w.Flush()
 }
 
 // summary is the first sentence of a design's declared doc, or "" if it
 // has none.
-func summary(d faults.Design) string {
-	text := strings.Join(strings.Fields(faults.DeclarationOf(d).Doc), " ")
+func summary(d engine.Design) string {
+	text := strings.Join(strings.Fields(engine.DeclarationOf(d).Doc), " ")
 	if i := strings.Index(text, ". "); i >= 0 {
 		text = text[:i+1]
 	}

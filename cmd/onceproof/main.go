@@ -1,13 +1,16 @@
 // Command onceproof runs the design matrix and replays counterexamples.
 //
-//	onceproof matrix  [flags]             designs x fault families -> matrix.md + counterexamples/
+//	onceproof matrix  [-subject settle|loot] [flags]   designs x fault families -> matrix.md + counterexamples/
 //	onceproof replay  FILE [-design D]    re-run a schedule file and judge it
 //	onceproof explain FILE [-design D]    render a run as a timeline and a mermaid diagram
-//	onceproof list                        the designs, families and properties
+//	onceproof list                        the designs, families and properties of both subjects
 //	onceproof help [COMMAND]              usage, or a command's flags and defaults
 //
-// `make proofs` runs `onceproof matrix` with its defaults, which rewrites the
-// committed results/. Any other matrix run writes to a directory under the
+// Two subjects: settle (settlement designs, the default) and loot (loot
+// allocation designs); replay and explain read a file's subject from its
+// family header. `make proofs` runs `onceproof matrix` and `onceproof
+// matrix -subject loot` with their defaults, which rewrite the committed
+// results/ and results/loot/. Any other matrix run writes to a directory under the
 // temporary directory unless -out names one, and a run removes only files
 // that an earlier run listed in the directory's manifest (.onceproof-files):
 // it never deletes or overwrites a file it did not write.
@@ -25,9 +28,6 @@ import (
 	"io"
 	"os"
 	"strings"
-
-	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/impls"
 )
 
 func main() {
@@ -46,9 +46,10 @@ const usage = `onceproof: prove exactly-once designs under injected faults
 
 usage:
   onceproof matrix  [flags]            run designs x fault families; write matrix.md and counterexamples/
+                                       (-subject settle, the default, or loot)
   onceproof replay  FILE [-design D]   re-run a schedule file and judge it (exit 1: the failure reproduced)
   onceproof explain FILE [-design D]   render a schedule's run as a timeline and a mermaid diagram
-  onceproof list                       the designs, fault families and properties, one line each
+  onceproof list                       the designs, fault families and properties of both subjects, one line each
   onceproof help [COMMAND]             this text, or a command's flags with their defaults
 
 exit codes: 0 ok; 1 a property failed, a cell disagrees with its declaration, or a store is unusable;
@@ -72,7 +73,7 @@ func (e exitError) Error() string { return e.msg }
 
 // run is main without the process: args without the program name, the
 // registered designs, and where to write. It returns the exit code.
-func run(args []string, designs impls.Registry, stdout, stderr io.Writer) int {
+func run(args []string, designs registries, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, "onceproof: no command (onceproof help lists them)\n")
 		return exitBadUse
@@ -165,7 +166,7 @@ func printFlags(fs *flag.FlagSet, w io.Writer) {
 }
 
 // helpCmd is `help [COMMAND]`.
-func helpCmd(args []string, designs impls.Registry, stdout io.Writer) (int, error) {
+func helpCmd(args []string, designs registries, stdout io.Writer) (int, error) {
 	if len(args) == 0 {
 		fmt.Fprint(stdout, usage)
 		return exitOK, nil
@@ -192,13 +193,4 @@ func ignoreHelp(err error) error {
 		return nil
 	}
 	return err
-}
-
-func designNames(ds impls.Registry) string { return strings.Join(ds.Names(), ", ") }
-
-func findDesign(ds impls.Registry, name string) (faults.Design, error) {
-	if d, ok := ds.ByName(name); ok {
-		return d, nil
-	}
-	return nil, badf("unknown design %q (valid designs: %s; onceproof list says what each is)", name, designNames(ds))
 }

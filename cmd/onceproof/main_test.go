@@ -12,6 +12,7 @@ import (
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/faults/faultstest"
 	"github.com/onceproof/onceproof/impls"
+	lootimpls "github.com/onceproof/onceproof/impls/loot"
 	"github.com/onceproof/onceproof/props"
 )
 
@@ -33,7 +34,7 @@ var testDesigns = impls.Registry{keyed, memo, memoDeclared}
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
-	code = run(args, testDesigns, &o, &e)
+	code = run(args, registries{settle: testDesigns, loot: lootimpls.All()}, &o, &e)
 	return code, o.String(), e.String()
 }
 
@@ -309,5 +310,38 @@ func TestMatrixJSONOnStdout(t *testing.T) {
 	}
 	if !strings.Contains(errs, "wrote ") {
 		t.Errorf("the human lines did not go to stderr: %q", errs)
+	}
+}
+
+// The loot subject: list names its designs, families and properties; a
+// matrix of it writes its files and agrees with the declarations; replay
+// reads the subject from a loot schedule's family header and reproduces
+// its failure; -store is refused for it.
+func TestLootSubjectThroughTheCommand(t *testing.T) {
+	code, out, _ := runCLI("list")
+	for _, w := range []string{"loot designs", "loot-ref  ", "check-then-claim  ", "compensation-race  ", "FrozenClaims  "} {
+		if code != exitOK || !strings.Contains(out, w) {
+			t.Errorf("list lacks %q (exit %d)", w, code)
+		}
+	}
+	dir := t.TempDir()
+	code, out, errs := runCLI("matrix", "-subject", "loot", "-designs", "loot-ref,check-then-claim", "-families", "clean,late-claim", "-out", dir)
+	if code != exitOK {
+		t.Fatalf("matrix -subject loot: exit %d\n%s%s", code, out, errs)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "matrix.md"))
+	if err != nil || !strings.Contains(string(md), "# Design matrix: loot") {
+		t.Fatalf("matrix.md: %v\n%.300s", err, md)
+	}
+	sched := filepath.Join(dir, "counterexamples", "check-then-claim--late-claim.sched")
+	code, out, _ = runCLI("replay", sched)
+	if code != exitFailed || !strings.Contains(out, "reproduced: check-then-claim") || !strings.Contains(out, "FrozenClaims fails") {
+		t.Errorf("replay %s: exit %d:\n%s", sched, code, out)
+	}
+	if code, _, errs := runCLI("matrix", "-subject", "loot", "-store", "postgres://x"); code != exitBadUse || !strings.Contains(errs, "in memory only") {
+		t.Errorf("matrix -subject loot -store: exit %d, %q", code, errs)
+	}
+	if code, _, errs := runCLI("replay", sched, "-design", "ref"); code != exitBadUse || !strings.Contains(errs, `unknown loot design "ref"`) {
+		t.Errorf("replay of a loot schedule on a settlement design: exit %d, %q", code, errs)
 	}
 }

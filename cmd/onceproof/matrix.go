@@ -16,23 +16,25 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/impls"
+	"github.com/onceproof/onceproof/lootworld"
 	"github.com/onceproof/onceproof/props"
 )
 
 // matrixCmd is `matrix`.
-func matrixCmd(args []string, designs impls.Registry, stdout, stderr io.Writer) (int, error) {
+func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
-	dflag := fs.String("designs", "", "comma-separated designs (default: all; onceproof list names them)")
-	fflag := fs.String("families", "", "comma-separated fault families, each one or several joined with + (default: all)")
-	n := fs.Int("n", props.DefaultMatrixN, "generated schedules per cell (with -store: default "+fmt.Sprint(DefaultStoreN)+")")
+	subj := fs.String("subject", "settle", "what the designs allocate: settle (settlements: credits exactly once) or loot (loot allocation: "+lootworld.Subject+")")
+	dflag := fs.String("designs", "", "comma-separated designs (default: all of the subject's; onceproof list names them)")
+	fflag := fs.String("families", "", "comma-separated fault families, each one or several joined with + (default: all of the subject's)")
+	n := fs.Int("n", props.DefaultMatrixN, "generated schedules per cell (with -store: default "+fmt.Sprint(DefaultStoreN)+"; a loot cell runs a quarter of it)")
 	seed := fs.Uint64("seed", props.DefaultMatrixSeed, "first generator seed of every cell (>= 1)")
 	parallel := fs.Int("parallel", 0, "cells run at once (default: GOMAXPROCS)")
-	out := fs.String("out", "", "directory for matrix.md and counterexamples/ (default: results/ for the full default matrix run from the module root, as make proofs does; "+
+	out := fs.String("out", "", "directory for matrix.md and counterexamples/ (default: results/ (results/loot/ for -subject loot) for the full default matrix run from the module root, as make proofs does; "+
 		"otherwise "+filepath.Join(os.TempDir(), "onceproof", "matrix")+"); only files an earlier run listed in DIR/"+manifestName+" are ever overwritten or removed")
 	storeFlag := fs.String("store", "", "run the ref design on a real store, a fresh one per run: "+storeForms)
-	jsonOut := fs.String("json", "", "also write the matrix as JSON (every cell's verdicts, counterexamples and coverage: props.Matrix) to this file, or to stdout for -")
+	jsonOut := fs.String("json", "", "also write the matrix as JSON (every cell's verdicts, counterexamples and coverage: engine.Matrix) to this file, or to stdout for -")
 	verbose := fs.Bool("v", false, "with -store: print a store error's whole chain, not only its root cause")
 	weak := fs.Bool("allow-weak-durability", false, "with -store redis://: run on a server that does not persist every write before answering (appendonly yes, appendfsync always), which a crash of the server can make lose acknowledged claims")
 	pos, err := parse(fs, args, stdout)
@@ -52,56 +54,108 @@ func matrixCmd(args []string, designs impls.Registry, stdout, stderr io.Writer) 
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	mr := matrixRun{fs: fs, set: set, n: *n, seed: *seed, parallel: *parallel, families: *fflag, out: *out,
+		jsonOut: *jsonOut, verbose: *verbose, stdout: stdout, stderr: stderr}
 	// With -json -, the JSON owns stdout and every human line goes to
 	// stderr.
-	jsonW := stdout
+	mr.jsonW = stdout
 	if *jsonOut == "-" {
-		stdout = stderr
+		mr.stdout = stderr
 	}
-	opt := props.MatrixOptions{N: *n, Seed: *seed, Parallel: *parallel}
-	if opt.Families, err = selectFamilies(*fflag); err != nil {
-		return 0, err
-	}
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opt.Context = ctx
+	mr.ctx, mr.stop = ctx, stop
 
-	var sd *StoreDesign
-	var sp storeSpec
+	switch *subj {
+	case "loot":
+		if *storeFlag != "" {
+			return 0, badf("matrix: -store runs the settlement reference on a real store; the loot subject runs in memory only")
+		}
+		sub := lootSubject(regs.loot)
+		ds, err := selectDesigns(sub, *dflag)
+		if err != nil {
+			return 0, err
+		}
+		return runMatrix(sub, ds, mr)
+	case "settle":
+	default:
+		return 0, badf("matrix: -subject %q (want settle or loot)", *subj)
+	}
+	sub := settleSubject(regs.settle)
+	var designs []faults.Design
 	if *storeFlag != "" {
-		if sp, err = parseStore(*storeFlag); err != nil {
+		sp, err := parseStore(*storeFlag)
+		if err != nil {
 			return 0, err
 		}
 		// go-redis logs some failures itself; the command reports them.
 		goredis.SetLogger(silent{})
-		var done func() error
 		sp.weak = *weak
-		if sd, done, err = storeDesign(ctx, sp, *dflag, *verbose); err != nil {
+		sd, done, err := storeDesign(ctx, sp, *dflag, *verbose)
+		if err != nil {
 			return 0, err
 		}
 		defer done()
-		opt.Designs = []faults.Design{sd}
-		opt.Run.Stall = storeStall
+		designs = []faults.Design{sd}
+		mr.store, mr.sp = sd, sp
+		mr.stall = storeStall
 		if !set["n"] {
-			opt.N = DefaultStoreN
+			mr.n = DefaultStoreN
 		}
-	} else if opt.Designs, err = selectDesigns(designs, *dflag); err != nil {
+	} else if designs, err = selectDesigns(sub, *dflag); err != nil {
+		return 0, err
+	}
+	return runMatrix(sub, designs, mr)
+}
+
+// matrixRun is what a matrix command was asked, beside its subject.
+type matrixRun struct {
+	fs                    *flag.FlagSet
+	set                   map[string]bool
+	n                     int
+	seed                  uint64
+	parallel              int
+	families, out         string
+	jsonOut               string
+	verbose               bool
+	stall                 time.Duration
+	stdout, stderr, jsonW io.Writer
+	ctx                   context.Context
+	stop                  func()
+	// store and sp are -store's (settle only): the design on the user's
+	// store and where it is.
+	store *StoreDesign
+	sp    storeSpec
+}
+
+// runMatrix runs sub's matrix of designs as mr says and writes it.
+func runMatrix[D engine.Design, S, X any](sub subject[D, S, X], designs []D, mr matrixRun) (int, error) {
+	w, stdout, stderr, sd := sub.world, mr.stdout, mr.stderr, mr.store
+	opt := engine.MatrixOptions[D]{Designs: designs, N: mr.n, Seed: mr.seed, Parallel: mr.parallel, Context: mr.ctx}
+	opt.Run.Stall = mr.stall
+	var err error
+	if opt.Families, err = selectFamilies(w, mr.families); err != nil {
 		return 0, err
 	}
 	// The committed results are the full default matrix, and only `make
-	// proofs` (or this command with no flags, from the module root) writes
-	// them. Any other run is a check, and goes elsewhere unless told.
-	full := !set["designs"] && !set["families"] && !set["n"] && !set["seed"] && *storeFlag == ""
+	// proofs` (or this command with no other flag than -subject, from the
+	// module root) writes them. Any other run is a check, and goes
+	// elsewhere unless told.
+	set := mr.set
+	full := !set["designs"] && !set["families"] && !set["n"] && !set["seed"] && sd == nil
+	out := mr.out
 	if !set["out"] {
-		*out = filepath.Join(os.TempDir(), "onceproof", "matrix")
-		if sd != nil {
-			*out += "-" + sd.Name()
-		} else if full && atModuleRoot() {
-			*out = "results"
+		out = filepath.Join(os.TempDir(), "onceproof", "matrix")
+		switch {
+		case sd != nil:
+			out += "-" + sd.Name()
+		case full && atModuleRoot():
+			out = sub.results
+		case sub.name != "settle":
+			out += "-" + sub.name
 		}
 	}
-	if err := prepareOut(*out); err != nil {
+	if err := prepareOut(out); err != nil {
 		return 0, err
 	}
 
@@ -124,12 +178,12 @@ func matrixCmd(args []string, designs impls.Registry, stdout, stderr io.Writer) 
 		}
 		fmt.Fprintf(stderr, "matrix: %d/%d cells, %.1fs\n", done, total, now.Sub(start).Seconds())
 	}
-	m := props.RunMatrix(opt)
-	if ctx.Err() != nil {
-		stop() // a second interrupt ends the process at once
+	m := engine.RunMatrix(w, opt)
+	if mr.ctx.Err() != nil {
+		mr.stop() // a second interrupt ends the process at once
 		what := "nothing was written"
 		if sd != nil {
-			what = fmt.Sprintf("nothing was written, and the %d runs' stores on %s were removed", sd.Runs()-1, sp)
+			what = fmt.Sprintf("nothing was written, and the %d runs' stores on %s were removed", sd.Runs()-1, mr.sp)
 		}
 		return 0, exitError{exitInterrupted, "interrupted: " + what}
 	}
@@ -137,7 +191,7 @@ func matrixCmd(args []string, designs impls.Registry, stdout, stderr io.Writer) 
 		// A store that failed to open or clean up makes its runs' verdicts
 		// meaningless (every call failed): report that, not the matrix.
 		if err := sd.Err(); err != nil {
-			return 0, fmt.Errorf("matrix: the store failed, no results written: %s", storeError(err, sp, *verbose))
+			return 0, fmt.Errorf("matrix: the store failed, no results written: %s", storeError(err, mr.sp, mr.verbose))
 		}
 		if live := sd.Live(); live != 0 {
 			return 0, fmt.Errorf("matrix: %d runs' stores were never closed (a harness bug)", live)
@@ -145,27 +199,27 @@ func matrixCmd(args []string, designs impls.Registry, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "%s: %d runs, each on a fresh store, in %.1fs\n", sd.Name(), sd.Runs()-1, time.Since(start).Seconds())
 	}
 	by := committedBy
-	if *out != "results" || !full {
-		by = commandLine(fs, set, sp)
+	if out != sub.results || !full {
+		by = commandLine(mr.fs, set, mr.sp)
 	}
-	if err := writeResults(*out, files(m, filepath.ToSlash(*out), by)); err != nil {
+	if err := writeResults(out, files(sub, m, filepath.ToSlash(out), by)); err != nil {
 		return 0, err
 	}
-	if *jsonOut != "" {
+	if mr.jsonOut != "" {
 		b, err := json.Marshal(m)
 		if err != nil {
 			return 0, err
 		}
-		if *jsonOut == "-" {
-			if _, err := jsonW.Write(append(b, '\n')); err != nil {
+		if mr.jsonOut == "-" {
+			if _, err := mr.jsonW.Write(append(b, '\n')); err != nil {
 				return 0, err
 			}
-		} else if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
-			return 0, badf("matrix: -json %s: %v", *jsonOut, err)
+		} else if err := os.WriteFile(mr.jsonOut, b, 0o644); err != nil {
+			return 0, badf("matrix: -json %s: %v", mr.jsonOut, err)
 		}
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d designs x %d families, %d schedules per cell)\n",
-		filepath.Join(*out, "matrix.md"), len(m.Rows), len(m.Families), m.N)
+		filepath.Join(out, "matrix.md"), len(m.Rows), len(m.Families), m.N)
 	ms := m.Mismatches()
 	if len(ms) == 0 {
 		return exitOK, nil
@@ -210,13 +264,14 @@ func shellQuote(v string) string {
 	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
 
-func selectDesigns(all impls.Registry, list string) ([]faults.Design, error) {
+// selectDesigns parses -designs: names of sub's designs (default: all).
+func selectDesigns[D engine.Design, S, X any](sub subject[D, S, X], list string) ([]D, error) {
 	if list == "" {
-		return all, nil
+		return sub.designs, nil
 	}
-	var out []faults.Design
+	var out []D
 	for _, name := range strings.Split(list, ",") {
-		d, err := findDesign(all, strings.TrimSpace(name))
+		d, err := sub.find(strings.TrimSpace(name))
 		if err != nil {
 			return nil, err
 		}
@@ -225,16 +280,16 @@ func selectDesigns(all impls.Registry, list string) ([]faults.Design, error) {
 	return out, nil
 }
 
-// selectFamilies parses -families: each a family of faults.Families or
-// several joined with '+' (late+crash), as faults.Gen accepts.
-func selectFamilies(list string) ([]faults.Family, error) {
+// selectFamilies parses -families: each a family of w's or several joined
+// with '+' (late+crash).
+func selectFamilies[D engine.Design, S, X any](w engine.World[D, S, X], list string) ([]engine.Family, error) {
 	if list == "" {
-		return faults.Families, nil
+		return w.Families(), nil
 	}
-	var out []faults.Family
+	var out []engine.Family
 	for _, name := range strings.Split(list, ",") {
-		f := faults.Family(strings.TrimSpace(name))
-		if err := f.Check(); err != nil {
+		f := engine.Family(strings.TrimSpace(name))
+		if err := w.CheckFamily(f); err != nil {
 			return nil, badf("matrix: -families: %v", err)
 		}
 		out = append(out, f)

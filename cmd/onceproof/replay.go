@@ -8,21 +8,20 @@ import (
 	"os"
 	"strings"
 
-	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/impls"
-	"github.com/onceproof/onceproof/props"
+	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/lootworld"
 )
 
 // maxSchedFile bounds the schedule file replay reads. A schedule at every
-// limit of package faults (MaxSettlements + MaxDeliveries + MaxFaults lines,
+// limit of package engine (MaxMsgs + MaxDeliveries + MaxFaults lines,
 // about 98,000, the longest a settle line of about 170 bytes with every
 // field at its widest) is under 17 MB; 32 MiB leaves room for comments, and
 // a larger file is not a schedule.
 const maxSchedFile = 32 << 20
 
 // replayCmd is `replay FILE [-design D]` and, with explain, `explain FILE
-// [-design D]`.
-func replayCmd(args []string, designs impls.Registry, stdout io.Writer, explain bool) (int, error) {
+// [-design D]`. The file's family header says its subject.
+func replayCmd(args []string, designs registries, stdout io.Writer, explain bool) (int, error) {
 	name := "replay"
 	if explain {
 		name = "explain"
@@ -41,31 +40,44 @@ func replayCmd(args []string, designs impls.Registry, stdout io.Writer, explain 
 	if err != nil {
 		return 0, err
 	}
-	sf, err := props.ParseSchedFile(text)
+	if engine.SubjectOf(text) == lootworld.Subject {
+		return replay(lootSubject(designs.loot), file, text, *design, stdout, explain)
+	}
+	return replay(settleSubject(designs.settle), file, text, *design, stdout, explain)
+}
+
+// replay runs the schedule text of file on sub's design (dname, or the
+// one its header names) and prints what happened.
+func replay[D engine.Design, S, X any](sub subject[D, S, X], file, text, dname string, stdout io.Writer, explain bool) (int, error) {
+	w := sub.world
+	sf, err := engine.ParseSchedFile(w, text)
 	if err != nil {
 		return 0, badf("%s: %v", file, err)
 	}
-	dname := *design
 	if dname == "" {
 		dname = sf.Design
 	}
 	if dname == "" {
-		return 0, badf("%s names no design in a '# design:' header; give -design (valid designs: %s)", file, designNames(designs))
+		names := make([]string, len(sub.designs))
+		for i, d := range sub.designs {
+			names[i] = d.Name()
+		}
+		return 0, badf("%s names no design in a '# design:' header; give -design (valid %sdesigns: %s)", file, sub.qualifier(), strings.Join(names, ", "))
 	}
-	d, err := findDesign(designs, dname)
+	d, err := sub.find(dname)
 	if err != nil {
 		return 0, err
 	}
-	h := faults.Run(d, sf.Schedule, faults.RunOptions{})
-	r := props.Judge(h)
-	fmt.Fprint(stdout, props.Timeline(h, r))
+	h := w.Run(d, sf.Schedule, engine.RunOptions{})
+	r := w.Judge(h)
+	fmt.Fprint(stdout, engine.Timeline(w, h, r))
 	if explain {
-		fmt.Fprint(stdout, "\n```mermaid\n"+props.Mermaid(h, r)+"```\n")
+		fmt.Fprint(stdout, "\n```mermaid\n"+engine.Mermaid(w, h, r)+"```\n")
 		return exitOK, nil
 	}
 	var failed []string
 	for _, v := range r {
-		if v.Outcome == props.Fails || v.Outcome == props.Unknown {
+		if v.Outcome == engine.Fails || v.Outcome == engine.Unknown {
 			failed = append(failed, string(v.Property)+" "+v.Outcome.String())
 			fmt.Fprintln(stdout, v)
 		}

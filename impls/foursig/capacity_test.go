@@ -7,6 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/impls/foursig"
 	"github.com/onceproof/onceproof/props"
@@ -50,7 +51,7 @@ const tick = faults.MatchEvery / 8
 // the model (interleave or late), plus copies inside the two-match span.
 func capSchedule(k int, interleave bool) *rapid.Generator[faults.Schedule] {
 	return rapid.Custom(func(t *rapid.T) faults.Schedule {
-		s := faults.Schedule{Family: faults.Late, Nodes: 1, RetryAfter: 2 * tick, MaxAttempts: 16}
+		s := faults.Schedule{Frame: engine.Frame{Family: faults.Late, Nodes: 1, RetryAfter: 2 * tick, MaxAttempts: 16}}
 		if interleave {
 			s.Family = faults.Interleave
 		}
@@ -108,7 +109,7 @@ func capSchedule(k int, interleave bool) *rapid.Generator[faults.Schedule] {
 			}
 		}
 		for _, a := range arr {
-			s.Deliveries = append(s.Deliveries, faults.Delivery{At: a.at, Settlement: a.id})
+			s.Deliveries = append(s.Deliveries, faults.Delivery{At: a.at, Msg: a.id})
 		}
 		return s
 	})

@@ -54,9 +54,9 @@ func TestGeneratedReturnsMeetNoLiveSignature(t *testing.T) {
 			first := map[int]int{} // settlement -> index of its first arrival among all first arrivals
 			var order []int
 			for _, d := range s.Deliveries {
-				if _, ok := first[d.Settlement]; !ok {
-					first[d.Settlement] = len(order)
-					order = append(order, d.Settlement)
+				if _, ok := first[d.Msg]; !ok {
+					first[d.Msg] = len(order)
+					order = append(order, d.Msg)
 				}
 			}
 			type sig struct {

@@ -1,4 +1,4 @@
-package faults
+package engine
 
 import (
 	"iter"
@@ -21,29 +21,29 @@ import (
 // (holds a Cluster lock across an env call, or spins until a partner
 // delivery arrives) deadlocks here; the package doc forbids both, and
 // RunOptions.Free is the way to run them.
-func (r *runner) interleave(items []item, work [][]int, acked []bool) {
+func (r *runner[X]) interleave(items []item, work [][]int, acked []bool) {
 	if len(work) == 1 {
 		// Nothing to interleave: no goroutine, no choice.
 		for _, i := range work[0] {
-			acked[i] = r.attempt(items[i])
+			acked[i], _ = r.attempt(items[i], nil)
 		}
 		return
 	}
-	b := &baton{r: r, wake: make([]chan struct{}, len(work)), runnable: make([]int, len(work)), done: make(chan struct{})}
+	b := &baton{choose: r.choose, wake: make([]chan struct{}, len(work)), runnable: make([]int, len(work)), done: make(chan struct{})}
 	for w, mine := range work {
 		b.wake[w] = make(chan struct{})
 		b.runnable[w] = w
-		e := r.envs[items[mine[0]].node]
-		e.park = func() { b.pass(w, false) }
+		p := r.ports[items[mine[0]].node]
+		p.park = func() { b.pass(w, false) }
 		go func() {
 			<-b.wake[w]
 			for j, i := range mine {
 				if j > 0 {
 					b.pass(w, false)
 				}
-				acked[i] = r.attempt(items[i])
+				acked[i], _ = r.attempt(items[i], nil)
 			}
-			e.park = nil
+			p.park = nil
 			b.pass(w, true)
 		}()
 	}
@@ -54,7 +54,7 @@ func (r *runner) interleave(items []item, work [][]int, acked []bool) {
 // baton is the scheduler of one interleaved group. Its fields other than
 // wake and done are touched only by the goroutine holding the baton.
 type baton struct {
-	r        *runner
+	choose   func(n int) int // the run's next scheduling choice among n
 	wake     []chan struct{} // per goroutine: receive the baton
 	runnable []int           // goroutines not done, in order
 	done     chan struct{}   // closed when every goroutine is done
@@ -64,7 +64,7 @@ type baton struct {
 func (b *baton) next() int {
 	k := 0
 	if len(b.runnable) > 1 {
-		k = b.r.choose(len(b.runnable))
+		k = b.choose(len(b.runnable))
 	}
 	return b.runnable[k]
 }
@@ -92,37 +92,39 @@ func (b *baton) pass(w int, finished bool) {
 
 // choose makes the run's next scheduling choice among n > 1 runnable
 // goroutines: Switches[k] mod n, 0 past the end of Switches.
-func (r *runner) choose(n int) int {
+func (r *runner[X]) choose(n int) int {
 	k := r.choices
 	r.choices++
 	if r.arity != nil {
 		*r.arity = append(*r.arity, n)
 	}
-	if k < len(r.s.Switches) {
-		return r.s.Switches[k] % n
+	if k < len(r.f.Switches) {
+		return r.f.Switches[k] % n
 	}
 	return 0
 }
 
-// Interleavings runs d on every interleaving of s's same-instant groups
-// (s.Concurrent; its Switches are ignored), depth first over the
+// Interleavings runs s on every interleaving of its same-instant groups
+// (Frame.Concurrent; its Switches are ignored), depth first over the
 // scheduler's tree of choices, and yields each choice sequence as the
-// schedule's Switches with its history. Each leaf of the tree is one
-// distinct run; a schedule without a choice yields once. Stop early by
-// returning false.
-func Interleavings(d Design, s Schedule, opt RunOptions) iter.Seq2[Schedule, History] {
-	return func(yield func(Schedule, History) bool) {
+// schedule's Switches with the run's history. run is a world's Run of one
+// design, frame its access to a schedule's Frame. Each leaf of the tree is
+// one distinct run; a schedule without a choice yields once. Stop early
+// by returning false.
+func Interleavings[S, H any](s S, frame func(*S) *Frame, run func(S, RunOptions) H, opt RunOptions) iter.Seq2[S, H] {
+	return func(yield func(S, H) bool) {
 		var explore func(prefix []int) bool
 		explore = func(prefix []int) bool {
 			s := s
-			s.Switches = nil
+			f := frame(&s)
+			f.Switches = nil
 			if len(prefix) > 0 {
-				s.Switches = slices.Clip(prefix)
+				f.Switches = slices.Clip(prefix)
 			}
 			var arity []int
 			o := opt
 			o.Choices = &arity
-			if !yield(s, Run(d, s, o)) {
+			if !yield(s, run(s, o)) {
 				return false
 			}
 			for j := len(prefix); j < len(arity); j++ {

@@ -1,4 +1,4 @@
-package faults
+package engine
 
 import (
 	"sync"
@@ -14,9 +14,32 @@ import (
 // and it never changes the history of a run that finishes.
 var watchdog struct {
 	mu      sync.Mutex
-	runs    map[*runner]struct{}
+	runs    map[watched]struct{}
 	running bool
 }
+
+// watched is a run the watchdog looks at: runners of every world's event
+// type.
+type watched interface {
+	// moved reports whether the run progressed since the last look, and
+	// notes when it last did.
+	moved(now time.Time) bool
+	// stalledFor reports whether the run has made no progress for its
+	// RunOptions.Stall.
+	stalledFor(now time.Time) bool
+	// abandon gives up on the run.
+	abandon()
+}
+
+func (r *runner[X]) moved(now time.Time) bool {
+	if p := r.progress.Load(); p != r.seen || r.seenSince.IsZero() {
+		r.seen, r.seenSince = p, now
+		return true
+	}
+	return false
+}
+
+func (r *runner[X]) stalledFor(now time.Time) bool { return now.Sub(r.seenSince) >= r.stall }
 
 // watchdogTick is how often the watchdog looks: a run is given up between
 // its Stall and Stall + watchdogTick after its last progress. 20 ms is small
@@ -24,11 +47,11 @@ var watchdog struct {
 // looks a second over a few runs cost nothing.
 const watchdogTick = 20 * time.Millisecond
 
-func watch(r *runner) {
+func watch(r watched) {
 	watchdog.mu.Lock()
 	defer watchdog.mu.Unlock()
 	if watchdog.runs == nil {
-		watchdog.runs = map[*runner]struct{}{}
+		watchdog.runs = map[watched]struct{}{}
 	}
 	watchdog.runs[r] = struct{}{}
 	if !watchdog.running {
@@ -37,7 +60,7 @@ func watch(r *runner) {
 	}
 }
 
-func unwatch(r *runner) {
+func unwatch(r watched) {
 	watchdog.mu.Lock()
 	delete(watchdog.runs, r)
 	watchdog.mu.Unlock()
@@ -47,7 +70,7 @@ func unwatch(r *runner) {
 func watchLoop() {
 	t := time.NewTicker(watchdogTick)
 	defer t.Stop()
-	var stalled []*runner
+	var stalled []watched
 	for now := range t.C {
 		watchdog.mu.Lock()
 		if len(watchdog.runs) == 0 {
@@ -57,11 +80,10 @@ func watchLoop() {
 		}
 		stalled = stalled[:0]
 		for r := range watchdog.runs {
-			if p := r.progress.Load(); p != r.seen || r.seenSince.IsZero() {
-				r.seen, r.seenSince = p, now
+			if r.moved(now) {
 				continue
 			}
-			if now.Sub(r.seenSince) >= r.stall {
+			if r.stalledFor(now) {
 				stalled = append(stalled, r)
 				delete(watchdog.runs, r)
 			}

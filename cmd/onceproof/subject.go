@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/impls"
+	lootimpls "github.com/onceproof/onceproof/impls/loot"
+	"github.com/onceproof/onceproof/lootprops"
+	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/props"
+)
+
+// registries are the designs the command knows, per subject.
+type registries struct {
+	settle impls.Registry
+	loot   lootimpls.Registry
+}
+
+// subject is one world the command runs: its engine World, its designs in
+// row order, where its committed results live, and what its matrix.md
+// says besides the table.
+type subject[D engine.Design, S, X any] struct {
+	name    string
+	world   engine.World[D, S, X]
+	designs []D
+	// results is the committed results' directory, from the module root.
+	results string
+	// intro is matrix.md's paragraph on what the columns ran.
+	intro func(n int) string
+	// reached is the sentence on what the coverage counts.
+	reached string
+	// steady folds a design's coverage that varies run to run (nil: none).
+	steady func(engine.Coverage) engine.Coverage
+}
+
+// find is sub's design named name.
+func (sub subject[D, S, X]) find(name string) (D, error) {
+	for _, d := range sub.designs {
+		if d.Name() == name {
+			return d, nil
+		}
+	}
+	var zero D
+	names := make([]string, len(sub.designs))
+	for i, d := range sub.designs {
+		names[i] = d.Name()
+	}
+	return zero, badf("unknown %sdesign %q (valid %sdesigns: %s; onceproof list says what each is)", sub.qualifier(), name, sub.qualifier(), strings.Join(names, ", "))
+}
+
+// qualifier is "" for the default subject, "loot " for the other, in
+// messages about designs.
+func (sub subject[D, S, X]) qualifier() string {
+	if sub.name == "settle" {
+		return ""
+	}
+	return sub.name + " "
+}
+
+func settleSubject(ds impls.Registry) subject[faults.Design, faults.Schedule, faults.Detail] {
+	return subject[faults.Design, faults.Schedule, faults.Detail]{
+		name: "settle", world: props.World, designs: ds, results: "results", steady: faults.Steady,
+		intro: func(n int) string {
+			return fmt.Sprintf("Every design runs under every fault family, %d generated schedules per cell (the same schedules for every design; long-history, whose schedules are each 40 times larger, runs %d), and, in the small-scope column, every schedule within the scope %s, every interleaving of its concurrent ones included: a small-scope cell that holds holds exhaustively to that scope. ",
+				n, faults.Runs(faults.LongHistory, n), faults.DefaultScope) +
+				"A cell is `holds` (no counterexample within that budget: evidence, not a proof) or `fails:` with the properties violated, linking a minimal counterexample: its timeline, a sequence diagram, and the command that replays it. " +
+				"A cell marked *unexpected* disagrees with what the design declares (the matrix test fails on it). " +
+				"The concurrent column interleaves its goroutines (identical deliveries at once on several nodes) with faults' deterministic scheduler, each schedule's `switches` choosing who runs next, so this file regenerates byte for byte; free-running goroutines under the race detector are checked by `go test -race ./cmd/onceproof` (TestConcurrentFamilyOnRealGoroutines).\n\n"
+		},
+		reached: "How deep each cell looked is under each design (\"What the runs reached\"): crashes, failures and timeouts injected, crashes inside Recover, credits Recover made, retries that came after a lease, senders that gave up, duplicates answered from memory or by the store, planned copies (far: past the window), arrivals on another node, interleaved attempts, out-of-order arrivals, shared matches, third kinds, sequence restarts, quick room returns, state samples. A cell whose runs never reached what its family exists for is *not exercised*, which fails it.\n",
+	}
+}
+
+func lootSubject(ds lootimpls.Registry) subject[lootworld.Design, lootworld.Schedule, lootworld.Detail] {
+	return subject[lootworld.Design, lootworld.Schedule, lootworld.Detail]{
+		name: lootworld.Subject, world: lootprops.World, designs: ds, results: "results/loot",
+		intro: func(n int) string {
+			return fmt.Sprintf("Every loot allocation design (source 004) runs under every fault family, %d generated schedules per cell, the same for every design: a team, one or two sessions, requests (open, start, claims, the scheduler's settle, cancels, the compensation job's ticks) delivered at least once to two or three nodes, each node on its own clock, the database and the lock service on theirs. ", lootprops.World.Runs("", n)) +
+				"The world reads each design's database after every store call, as an auditor would, and judges the allocation from what it saw, the inventory ledger and the answers given. " +
+				"A cell is `holds` (no counterexample within that budget: evidence, not a proof) or `fails:` with the properties violated, linking a minimal counterexample: its timeline, a sequence diagram, and the command that replays it. " +
+				"A cell marked *unexpected* disagrees with what the design declares (the matrix test fails on it). " +
+				"Concurrent groups (concurrent-settle, ties, cancel-race, 20 identical claims at once in duplicate-claim) are interleaved by each schedule's `switches`, so this file regenerates byte for byte.\n\n"
+		},
+		reached: "How deep each cell looked is under each design (\"What the runs reached\"): crashes (inside Recover too), failures, timeouts and pauses injected, senders that gave up, items Recover delivered, repeated claims, arrivals on another node, interleaved attempts, settles before the deadline, claims within a second of it, calls on skewed nodes, locks taken after their holder's ttl ended, cancels, outsiders' claims, ties in one second, sessions of several items, compensation during a pause. A cell whose runs never reached what its family exists for is *not exercised*, which fails it.\n",
+	}
+}

@@ -1,0 +1,448 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// DefaultMatrixSeed is the first generator seed of every cell: cell i's
+// k-th schedule is the world's Generate(family, DefaultMatrixSeed+k), the same
+// for every design, so the rows compare designs on the same input.
+const DefaultMatrixSeed uint64 = 1
+
+// DefaultMatrixN is the schedules per cell by default (RunMatrix, RunCell,
+// TestDesign). The budget is a minute for the whole committed matrix on 2
+// cores: a run of a generated schedule costs about 100 us, so 200 per cell
+// is 20 ms per cell before shrinking, and a few hundred cells with their
+// shrinks (a few hundred runs per counterexample) stay within seconds.
+// Raising it finds rarer failures, and the designs' declarations must then
+// follow; the measured times are in results/ and the README. A world may
+// run fewer per cell (World.Runs).
+const DefaultMatrixN = 200
+
+// MatrixOptions configures RunMatrix for designs of type D.
+type MatrixOptions[D any] struct {
+	Designs      []D
+	Families     []Family // default: the world's Families
+	N            int      // schedules per cell; default DefaultMatrixN
+	Seed         uint64   // first generator seed; default DefaultMatrixSeed
+	Parallel     int      // cells run at once; default GOMAXPROCS
+	ShrinkBudget int      // per counterexample; default DefaultShrinkBudget
+	Run          RunOptions
+	// Progress, if set, is called after each cell, from one goroutine at a
+	// time, with the cells done and the total.
+	Progress func(done, total int)
+	// Context, if set, stops the matrix early once it is done: no new run
+	// starts (a run in flight finishes, so its cluster is closed as usual)
+	// and the cells are incomplete. The caller must not use the Matrix
+	// then; a command uses it to clean up on an interrupt.
+	Context context.Context
+	_       struct{}
+}
+
+// Matrix is every design's verdict under every family.
+type Matrix[S, X any] struct {
+	N        int
+	Seed     uint64
+	Families []Family
+	Rows     []Row[S, X]
+}
+
+// Row is one design's cells, in Families order.
+type Row[S, X any] struct {
+	Design      string
+	Declaration Declaration
+	Cells       []Cell[S, X]
+}
+
+// Cell is one design under one family: the union of the properties that
+// failed over N schedules, and a minimal counterexample for them.
+type Cell[S, X any] struct {
+	Design  string
+	Family  Family
+	Seed    uint64 // the first run's generator seed; run k used Seed+k
+	Runs    int
+	Unknown int // runs some property could not judge (budget ran out, design blocked)
+	// UnknownBy counts, per property, the runs it could not judge;
+	// UnknownWhy is the first such run's reason.
+	UnknownBy  map[Property]int `json:",omitempty"`
+	UnknownWhy string           `json:",omitempty"`
+	// NotJudgedBy counts, per property, the runs that gave it nothing to
+	// judge (a design without faults.Bounded, for BoundedState).
+	NotJudgedBy map[Property]int `json:",omitempty"`
+	// Coverage is what the cell's runs reached, summed; Unexercised what
+	// the family exists to make happen and no run reached (the cell then
+	// tested nothing of what its column claims, and fails).
+	Coverage    Coverage `json:",omitempty"`
+	Unexercised []string `json:",omitempty"`
+	// Scope, for an exhaustive family (World.Exhaustive), is the scope its
+	// runs covered; empty for a sampled cell.
+	Scope    string     `json:",omitempty"`
+	Failed   []Property // union over the runs, in report order
+	Expected []Property // what the design declares, in report order
+	// Counterexamples: the first is shrunk toward the first property of
+	// Failed; one more for each property of Failed the earlier ones do not
+	// show.
+	Counterexamples []Counterexample[S, X]
+}
+
+// Counterexample is a shrunk failing schedule and its run.
+type Counterexample[S, X any] struct {
+	Name     string // file stem: <design>--<family>[--<property>]
+	Design   string
+	Family   Family
+	Seed     uint64 // generator seed of the schedule it was shrunk from
+	Schedule S
+	History  History[S, X]
+	Report   Report
+}
+
+// UnknownOf is how many runs could not judge p.
+func (c Cell[S, X]) UnknownOf(p Property) int { return c.UnknownBy[p] }
+
+// Holds reports whether the cell showed no failure, no unknown run, and
+// exercised its family.
+func (c Cell[S, X]) Holds() bool {
+	return len(c.Failed) == 0 && c.Unknown == 0 && len(c.Unexercised) == 0
+}
+
+// Text is the cell as the matrix shows it.
+func (c Cell[S, X]) Text() string {
+	switch {
+	case len(c.Failed) > 0:
+		return "fails: " + JoinProps(c.Failed)
+	case c.Unknown > 0:
+		return fmt.Sprintf("unknown: %d of %d runs ran out of budget", c.Unknown, c.Runs)
+	case len(c.Unexercised) > 0:
+		return fmt.Sprintf("not exercised: no %s in %d runs", strings.Join(c.Unexercised, ", "), c.Runs)
+	case c.Scope != "":
+		return fmt.Sprintf("holds: all %d", c.Runs)
+	}
+	return "holds"
+}
+
+// Mismatch is a cell whose verdict differs from what its design declares.
+type Mismatch struct {
+	Design      string
+	Family      Family
+	Want        []Property
+	Got         []Property
+	Unknown     int
+	Unexercised []string
+	Runs        int
+}
+
+func (m Mismatch) String() string {
+	want := "hold"
+	if len(m.Want) > 0 {
+		want = "fail " + JoinProps(m.Want)
+	}
+	got := "holds"
+	if len(m.Got) > 0 {
+		got = "fails " + JoinProps(m.Got)
+	} else if m.Unknown > 0 {
+		got = fmt.Sprintf("is unknown (%d of %d runs ran out of budget)", m.Unknown, m.Runs)
+	}
+	if len(m.Unexercised) > 0 {
+		got += fmt.Sprintf(", and its runs never reached what the family exists for (no %s in %d runs)", strings.Join(m.Unexercised, ", "), m.Runs)
+	}
+	return fmt.Sprintf("%s under %s: declared to %s, %s", m.Design, m.Family, want, got)
+}
+
+// Mismatch reports whether the cell disagrees with its design's declaration:
+// an undeclared failure, a declared failure that did not show (the checker
+// lost its teeth, or the budget is too small to find it), or any run that
+// could not be judged (an unknown run is not a pass, whatever is declared).
+func (c Cell[S, X]) Mismatch() bool {
+	return c.Unknown > 0 || len(c.Unexercised) > 0 || !slices.Equal(c.Failed, c.Expected)
+}
+
+// Mismatches lists the cells that disagree with their design's declaration
+// (Cell.Mismatch).
+func (m Matrix[S, X]) Mismatches() []Mismatch {
+	var out []Mismatch
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			if c.Mismatch() {
+				out = append(out, Mismatch{Design: c.Design, Family: c.Family, Want: c.Expected, Got: c.Failed, Unknown: c.Unknown, Unexercised: c.Unexercised, Runs: c.Runs})
+			}
+		}
+	}
+	return out
+}
+
+// RunMatrix runs every design of world w under every family, N seeded
+// schedules per cell, and shrinks each cell's failures to minimal
+// counterexamples. It is deterministic: the same options give the same
+// Matrix, byte for byte once rendered, whatever Parallel is (concurrent
+// groups are interleaved by the schedules' Switches).
+func RunMatrix[D Design, S, X any](w World[D, S, X], opt MatrixOptions[D]) Matrix[S, X] {
+	opt = opt.withDefaults(w)
+	m := Matrix[S, X]{N: opt.N, Seed: opt.Seed, Families: slices.Clone(opt.Families)}
+	type job struct{ row, col int }
+	var jobs []job
+	for i, d := range opt.Designs {
+		row := Row[S, X]{Design: d.Name(), Declaration: DeclarationOf(d), Cells: make([]Cell[S, X], len(opt.Families))}
+		m.Rows = append(m.Rows, row)
+		for j := range opt.Families {
+			jobs = append(jobs, job{i, j})
+		}
+	}
+	ch := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for range opt.Parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				c := runCell(w, opt.Designs[j.row], opt.Families[j.col], opt)
+				mu.Lock()
+				m.Rows[j.row].Cells[j.col] = c
+				done++
+				if opt.Progress != nil {
+					opt.Progress(done, len(jobs))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		if opt.Context.Err() != nil {
+			break
+		}
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	return m
+}
+
+// Check judges design d under opt.Families (opt.Designs is ignored), as
+// RunMatrix does, its cells run in parallel: each cell's verdicts, minimal
+// counterexamples, coverage and whether it agrees with d's declaration.
+// TestDesign reports from it; `onceproof matrix -json` writes a Matrix of
+// such rows.
+func Check[D Design, S, X any](w World[D, S, X], d D, opt MatrixOptions[D]) Row[S, X] {
+	opt.Designs = []D{d}
+	return RunMatrix(w, opt).Rows[0]
+}
+
+// RunCell runs one design under one family as RunMatrix does.
+func RunCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOptions[D]) Cell[S, X] {
+	return runCell(w, d, f, opt.withDefaults(w))
+}
+
+// withDefaults fills in the defaults MatrixOptions documents.
+func (opt MatrixOptions[D]) withDefaults(w Columns) MatrixOptions[D] {
+	if opt.Families == nil {
+		opt.Families = w.Families()
+	}
+	if opt.N <= 0 {
+		opt.N = DefaultMatrixN
+	}
+	if opt.Seed == 0 {
+		opt.Seed = DefaultMatrixSeed
+	}
+	if opt.Parallel <= 0 {
+		opt.Parallel = runtime.GOMAXPROCS(0)
+	}
+	if opt.Context == nil {
+		opt.Context = context.Background()
+	}
+	return opt
+}
+
+func runCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOptions[D]) Cell[S, X] {
+	c := Cell[S, X]{Design: d.Name(), Family: f, Seed: opt.Seed}
+	c.Expected = DeclarationOf(d).Expected(f, w.Properties())
+	type failing struct {
+		seed   uint64
+		sched  S
+		hist   History[S, X]
+		failed []Property
+	}
+	var fails []failing
+	union := map[Property]bool{}
+	c.Coverage = Coverage{}
+	if _, scope, ok := w.Exhaustive(f); ok {
+		c.Scope = scope
+	}
+	for run := range cellRuns(w, d, f, opt) {
+		seed, s, h := run.seed, run.sched, run.hist
+		r := w.Judge(h)
+		c.Runs++
+		c.Coverage.Merge(w.Coverage(h))
+		if r.Unknown() {
+			c.Unknown++
+			for _, v := range r {
+				if v.Outcome == Unknown {
+					if c.UnknownBy == nil {
+						c.UnknownBy = map[Property]int{}
+						c.UnknownWhy = fmt.Sprintf("seed %d: %s", seed, v.Reason)
+					}
+					c.UnknownBy[v.Property]++
+				}
+			}
+		}
+		for _, v := range r {
+			if v.Outcome == NotJudged {
+				if c.NotJudgedBy == nil {
+					c.NotJudgedBy = map[Property]int{}
+				}
+				c.NotJudgedBy[v.Property]++
+			}
+		}
+		if fl := r.Failed(); len(fl) > 0 {
+			fails = append(fails, failing{seed, s, h, fl})
+			for _, p := range fl {
+				union[p] = true
+			}
+		}
+		if h.Stalled {
+			// Every further run could cost the watchdog's whole stall:
+			// one blocked run is the cell's verdict (Responsive fails).
+			break
+		}
+	}
+	for _, p := range w.Properties() {
+		if union[p] {
+			c.Failed = append(c.Failed, p)
+		}
+	}
+	if c.Runs > 0 && opt.Context.Err() == nil {
+		c.Unexercised = Unexercised(f, w.Exercises, c.Coverage)
+	}
+	if len(fails) == 0 {
+		return c
+	}
+	// shows: r fails every target property and nothing the cell's
+	// generated schedules never failed. The second half keeps the shrinker
+	// inside the family's world: dropping a settlement can, say, open a
+	// gap in a player's sequence numbers that no sender would make, and a
+	// counterexample must not rest on that.
+	shows := func(r Report, target []Property) bool {
+		for _, p := range target {
+			if r.Outcome(p) != Fails {
+				return false
+			}
+		}
+		for _, p := range r.Failed() {
+			if !union[p] {
+				return false
+			}
+		}
+		return true
+	}
+	shrinkTo := func(fl failing, target []Property, name string) {
+		s := fl.sched
+		if !fl.hist.Stalled { // a blocked candidate costs a whole stall: keep it as found
+			s = Shrink(w, fl.sched, func(s S) bool {
+				return opt.Context.Err() == nil && shows(w.Judge(w.Run(d, s, opt.Run)), target)
+			}, opt.ShrinkBudget)
+		}
+		h := w.Run(d, s, opt.Run)
+		r := w.Judge(h)
+		if !shows(r, target) {
+			// Only a design that is not deterministic on one schedule
+			// (it reads the clock, randomness, or map order) gets here:
+			// keep the run that failed, unshrunk.
+			s, h, r = fl.sched, fl.hist, w.Judge(fl.hist)
+		}
+		c.Counterexamples = append(c.Counterexamples, Counterexample[S, X]{
+			Name: name, Design: d.Name(), Family: f, Seed: fl.seed, Schedule: s, History: h, Report: r,
+		})
+	}
+	// One counterexample per property, smallest first: the first failing
+	// property (in report order) gets <design>--<family>; each property the
+	// counterexamples so far do not show gets its own file. Shrinking toward
+	// one property at a time keeps each to a handful of deliveries (a
+	// dishonest "duplicate" ack usually shows NoLoss and HonestAck together
+	// in the same few events anyway).
+	stem := FileSafe(d.Name()) + "--" + string(f)
+	covered := map[Property]bool{}
+	for _, p := range c.Failed {
+		if covered[p] {
+			continue
+		}
+		for _, fl := range fails {
+			if !slices.Contains(fl.failed, p) {
+				continue
+			}
+			name := stem
+			if len(c.Counterexamples) > 0 {
+				name = stem + "--" + string(p)
+			}
+			shrinkTo(fl, []Property{p}, name)
+			for _, q := range c.Counterexamples[len(c.Counterexamples)-1].Report.Failed() {
+				covered[q] = true
+			}
+			break
+		}
+	}
+	return c
+}
+
+// cellRun is one run of a cell: the seed that names its schedule, the
+// schedule, and its history.
+type cellRun[S, X any] struct {
+	seed  uint64
+	sched S
+	hist  History[S, X]
+}
+
+// cellRuns yields the runs of a cell, each with the seed that names its
+// schedule: for a generated family, w.Generate(f, opt.Seed+k) for k below
+// w.Runs(f, opt.N); for an exhaustive one (w.Exhaustive), every schedule
+// of it (the seed is its position, from 1) and, for a concurrent one,
+// every interleaving of it. It stops when the context is done.
+func cellRuns[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOptions[D]) iter.Seq[cellRun[S, X]] {
+	run := func(s S, o RunOptions) History[S, X] { return w.Run(d, s, o) }
+	return func(yield func(cellRun[S, X]) bool) {
+		all, _, exhaustive := w.Exhaustive(f)
+		if !exhaustive {
+			for k := 0; k < w.Runs(f, opt.N) && opt.Context.Err() == nil; k++ {
+				seed := opt.Seed + uint64(k)
+				s := w.Generate(f, seed)
+				if !yield(cellRun[S, X]{seed, s, w.Run(d, s, opt.Run)}) {
+					return
+				}
+			}
+			return
+		}
+		var seed uint64
+		for s := range all {
+			seed++
+			if opt.Context.Err() != nil {
+				return
+			}
+			if !w.Frame(&s).Concurrent {
+				if !yield(cellRun[S, X]{seed, s, w.Run(d, s, opt.Run)}) {
+					return
+				}
+				continue
+			}
+			for s, h := range Interleavings(s, w.Frame, run, opt.Run) {
+				if !yield(cellRun[S, X]{seed, s, h}) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Row returns the row of design name.
+func (m Matrix[S, X]) Row(name string) (Row[S, X], bool) {
+	for _, r := range m.Rows {
+		if r.Design == name {
+			return r, true
+		}
+	}
+	return Row[S, X]{}, false
+}

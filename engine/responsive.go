@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CheckResponsive is the engine's own property, named p in a world's
+// list: every call into the design returns. Deliver and Recover never
+// panic (a panic is a crash the design caused itself, and in production it
+// takes the process down) and never block (the watchdog ended the run:
+// EvStall). A panic anomaly carries the panic value and the design's frame;
+// a stall names the attempts that never finished. describe names message
+// msg for a reader; letter is the world's message letter.
+func CheckResponsive[X any](events []Event[X], exhausted bool, p Property, letter string, describe func(msg int) string) Verdict {
+	var as []Anomaly
+	open := map[int]Event[X]{} // attempt -> its arrival, until it ends
+	var order []int
+	for _, e := range events {
+		switch e.Kind {
+		case EvArrive:
+			open[e.Attempt] = e
+			order = append(order, e.Attempt)
+		case EvAck, EvCrash:
+			delete(open, e.Attempt)
+		case EvPanic:
+			delete(open, e.Attempt)
+			a := NewAnomaly(events, p, e.Msg, []Event[X]{e})
+			if e.Op == OpRecover {
+				a.Explain = fmt.Sprintf("Recover on node %d panicked: %s", e.Node, e.Err)
+			} else {
+				a.Explain = fmt.Sprintf("attempt %d of %s on node %d panicked: %s", e.Attempt, describe(e.Msg), e.Node, e.Err)
+			}
+			as = append(as, a)
+		case EvStall:
+			evs := []Event[X]{}
+			var names []string
+			for _, at := range order {
+				if arr, ok := open[at]; ok {
+					evs = append(evs, arr)
+					names = append(names, fmt.Sprintf("attempt %d of %s%d on node %d", at, letter, arr.Msg, arr.Node))
+				}
+			}
+			evs = append(evs, e)
+			a := NewAnomaly(events, p, -1, evs)
+			what := "no attempt was in progress (Recover?)"
+			if len(names) > 0 {
+				what = strings.Join(names, ", ") + " never returned"
+			}
+			a.Explain = fmt.Sprintf("the run stalled: %s; %s", what, e.Err)
+			as = append(as, a)
+		}
+	}
+	if len(as) > 0 {
+		return Verdict{Property: p, Outcome: Fails, Anomalies: as}
+	}
+	if exhausted {
+		return Verdict{Property: p, Outcome: Unknown, Reason: "the budget ran out before the schedule drained and the prefix shows no panic"}
+	}
+	return Verdict{Property: p, Outcome: Holds}
+}

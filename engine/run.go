@@ -1,0 +1,766 @@
+package engine
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// System is one run's world: a design's cluster as its world wraps it, so
+// that the engine's nodes take a message number and the design's take the
+// world's message and Env. A System may also be a Closer.
+type System[X any] interface {
+	// NewNode builds node id with empty memory on the run's durable state.
+	// The runner calls it at the start for each node id and again after a
+	// crash (then calls Recover if the node is a Recoverer).
+	NewNode(id int, p *Port[X]) Node
+}
+
+// Node receives the world's messages, by number.
+type Node interface {
+	// Deliver handles one arrival of message msg at virtual time now. An
+	// error is a Nack: the sender retries.
+	Deliver(now time.Time, msg int) (Ack, error)
+}
+
+// Recoverer is a Node that recovers: the runner calls Recover on a node it
+// built to replace a crashed one, before its first delivery, and on every
+// node when the schedule drains (with now far past every lease).
+type Recoverer interface {
+	Recover(now time.Time) error
+}
+
+// Closer is a System that holds resources beyond memory (a database table,
+// connections): Run calls Close once, after the run's last event.
+type Closer interface {
+	Close()
+}
+
+// Drainer is a System whose world drains in several passes: n > 1 runs
+// every node's Recover (and the sender's resends) n times, DrainAfter
+// apart, as a periodic job would (a loot world's compensation job: a pass
+// cut short by a crash after it took a lease leaves that lease to the next
+// one). Without it a run drains once.
+type Drainer interface {
+	Drains() int
+}
+
+// Observer is a System that looks at a node after each of its attempts
+// (settlements sample a node's memory there).
+type Observer[X any] interface {
+	AfterAttempt(p *Port[X], n Node, attempt, msg int, at time.Duration)
+}
+
+// RunOptions tunes Run. The zero value is the default.
+type RunOptions struct {
+	// MaxEvents stops the run when the history reaches this many events
+	// (the verdict is Unknown then). 0 means DefaultMaxEvents.
+	MaxEvents int
+	// Free runs the groups of a Concurrent schedule on free-running
+	// goroutines (the Go scheduler interleaves them, in parallel), for the
+	// race detector: `go test -race` then sees the design's real data
+	// races. Its history is not reproducible and Frame.Switches is
+	// ignored; it may miss a bug but never reports a false one. Without
+	// Free, Run interleaves the goroutines one at a time as Switches says.
+	Free bool
+	// Stall is how long a run may make no progress (no event recorded, no
+	// env call made) before the watchdog ends it: a design blocked inside
+	// Deliver or Recover (a lock left held by a crash that unwound through
+	// it, a wait for another delivery) would otherwise hang the caller
+	// forever. The history then ends with EvStall and is Stalled, which
+	// the Responsive property fails. 0 means DefaultStall; raise it for a
+	// design whose single call can legitimately take longer (a real store
+	// across a network).
+	Stall time.Duration
+	// Choices, if set, receives the arity of each scheduling choice the run
+	// makes (how many goroutines could run then), in order: the branching
+	// of the run's tree of interleavings (Interleavings walks it).
+	Choices *[]int
+	_       struct{}
+}
+
+// DefaultStall is RunOptions.Stall's default. A run records an event every
+// few microseconds (a generated schedule runs in about 100 us, 10 times that
+// under the race detector), so 5 s without one is a design that will never
+// move again, not a slow one, and a user learns it within seconds rather
+// than from go test's 10-minute timeout.
+const DefaultStall = 5 * time.Second
+
+// DefaultMaxEvents is the event budget of a run. A generated schedule has at
+// most about 60 planned deliveries and 16 sends per message; a design
+// makes a handful of effects per attempt, so an honest run stays far below
+// 60 x 16 x 10 = 9,600 events. 1<<16 leaves room for hand-written schedules
+// and stops a design that loops (e.g. recovery that keeps re-crediting).
+const DefaultMaxEvents = 1 << 16
+
+// DrainAfter is how long after the last planned delivery the runner calls
+// Recover on every node: far past every lease and window a design may hold,
+// so recovery may complete anything a crash left behind.
+const DrainAfter = time.Hour
+
+// Op names the runner uses in events besides the effects' own.
+const (
+	OpAck     = "ack"     // a crash after Deliver returned: the answer is lost
+	OpRecover = "recover" // EvRecover of a Recoverer
+	OpRebuild = "rebuild" // EvRecover of a node without Recover: rebuilt only
+	OpDeliver = "deliver" // EvPanic raised inside Deliver
+	OpPaused  = "paused"  // EvCrash of a call whose node crashed while it was paused
+)
+
+// crashSignal is the panic value of an injected crash. It is unexported so a
+// design cannot fake or match it; the runner recovers it around Deliver.
+type crashSignal struct{}
+
+// budgetSignal is the panic value that aborts an attempt or a Recover once
+// the event budget is spent, so a design that loops through env calls
+// cannot hang the run.
+type budgetSignal struct{}
+
+// Messages tells the engine about a world's messages: how many a schedule
+// has (its deliveries name 0..N-1), and how the engine's own texts name
+// one (Letter "s" and Noun "settlement": s3).
+type Messages struct {
+	N      int
+	Letter string
+	Noun   string
+}
+
+// Run plays frame f (its deliveries naming the messages m counts) against sys and
+// returns what happened: a pure function of (sys, f), the same trace every
+// time (RunOptions.Free aside). The sender is at-least-once: it resends
+// what was not acked RetryAfter later, to the next node, up to MaxAttempts
+// sends, again after the drain (every node's Recover, DrainAfter past the
+// last send), then gives up (EvGiveUp). Faults fire at (attempt or Recover
+// call, effect); a crash or panic rebuilds the node and recovers it; a
+// Pause lets the world go on and resumes the call later. Same-instant sends
+// of a Concurrent schedule run on one goroutine per node, interleaved as
+// Switches says. Run panics on a frame ValidateFrame rejects; a world
+// validates its own part first.
+func Run[X any](sys System[X], f Frame, m Messages, opt RunOptions) Trace[X] {
+	if err := ValidateFrame(f, m); err != nil {
+		panic("engine.Run: invalid schedule: " + err.Error())
+	}
+	r := newRunner(sys, f, m, opt)
+	// The run goes on its own goroutine so that the watchdog can give up on
+	// a design that blocks: the caller gets a Stalled trace, the blocked
+	// goroutine is abandoned (it stops at its next env call).
+	r.stall = opt.Stall
+	if r.stall <= 0 {
+		r.stall = DefaultStall
+	}
+	r.finish = make(chan []Event[X], 2)
+	watch(r)
+	runOn(func() {
+		r.run()
+		r.finish <- nil
+	})
+	if events := <-r.finish; events != nil {
+		return Trace[X]{Events: events, Stalled: true}
+	}
+	unwatch(r)
+	if c, ok := sys.(Closer); ok {
+		c.Close()
+	}
+	return Trace[X]{Events: r.events, Exhausted: r.exhausted}
+}
+
+// abandon gives up on a run that made no progress for r.stall: it appends
+// EvStall to a copy of the history so far and hands it to Run. The
+// watchdog calls it.
+func (r *runner[X]) abandon() {
+	r.mu.Lock()
+	if r.abandoned {
+		r.mu.Unlock()
+		return
+	}
+	r.abandoned = true
+	r.overrun.Store(true) // the abandoned goroutine stops at its next env call
+	ev := Event[X]{Seq: len(r.events), At: r.lastAtLocked(), Kind: EvStall, Node: -1, Attempt: -1, Msg: -1,
+		Err: fmt.Sprintf("no progress for %s: the design is blocked inside Deliver or Recover (a Cluster lock held across an Env call, or a wait for another delivery?)", r.stall)}
+	events := append(slices.Clip(r.events), ev)
+	r.mu.Unlock()
+	r.finish <- events
+}
+
+// lastAtLocked is the virtual time of the latest event (r.mu held).
+func (r *runner[X]) lastAtLocked() time.Duration {
+	if n := len(r.events); n > 0 {
+		return r.events[n-1].At
+	}
+	return 0
+}
+
+// item is one send the sender makes: a planned delivery or a retry.
+type item struct {
+	at       time.Duration
+	msg      int
+	node     int
+	delivery int // index into Frame.Deliveries, -1 for a retry
+}
+
+// runner is one Run. In order: planned deliveries, sender retries and the
+// resumptions of paused calls are processed by (At, planned before retries
+// before resumptions, then insertion order), each delivery an attempt
+// numbered from 0 in the order Node.Deliver is called; planned deliveries
+// are sent regardless of answers. Every Env call is an effect; a crash
+// panics inside it with a private value, recovered here (EvCrash), and a
+// crash whose effect index is past the effects an attempt made fires
+// after Deliver returned (the answer is lost). In a concurrent group, a
+// goroutine parks at every scheduling point (before each attempt and each
+// env call) and the baton holder chooses who goes on (interleave.go);
+// attempts are numbered when they start, so Event.Attempt tells which
+// goroutine ran each event. With RunOptions.Free the goroutines run freely
+// and the history is shared under mu. A frame with a Pause runs each
+// attempt as a coroutine (pause.go).
+type runner[X any] struct {
+	f     Frame
+	m     Messages
+	sys   System[X]
+	nodes []Node
+	ports []*Port[X]
+
+	// mu guards what goroutines of the concurrent family share: the
+	// history, the attempt counter, the messages' seen marks.
+	mu       sync.Mutex
+	events   []Event[X]
+	attempts int // next attempt number
+
+	// msgs is per message: seen under mu, the rest the sender's (touched
+	// only between attempt groups).
+	msgs []msgState
+
+	// Sender state, touched only by the sender (the run goroutine).
+	retries   []item
+	retryHead int
+	lastAt    time.Duration
+
+	// Pauses (pause.go): whether the frame has any, the paused calls
+	// waiting to resume (sorted by their time), and each node's
+	// generation (bumped at every rebuild, so a call paused on a node that
+	// crashed meanwhile is known dead).
+	pauses  bool
+	resumes []*paused
+	gen     []int
+	// deliveryFaults counts the faults that target a planned delivery
+	// (Fault.OnDelivery): the last ones of f.Faults.
+	deliveryFaults int
+
+	// free: opt.Free (concurrent groups run unscheduled). choices counts
+	// the scheduler's choices so far (k in Frame.Switches); arity, when
+	// not nil (tests), receives the number of runnable goroutines at each.
+	free       bool
+	choices    int
+	recoveries int // Recover calls so far (the next one's index)
+	arity      *[]int
+
+	maxEvents int
+	overrun   atomic.Bool // the history reached maxEvents, or the run was abandoned
+	exhausted bool
+	stopped   bool // the event budget ran out
+
+	// progress counts events and env calls, for the watchdog;
+	// abandoned (under mu) drops the events of a run the watchdog gave up.
+	// finish receives the run's end: nil when it finished, the history
+	// with EvStall when the watchdog abandoned it (the first one wins).
+	progress  atomic.Uint64
+	abandoned bool
+	stall     time.Duration
+	finish    chan []Event[X]
+	// The watchdog's own: the progress it last saw and when it changed.
+	seen      uint64
+	seenSince time.Time
+}
+
+type msgState struct {
+	seen     bool // arrived somewhere (under mu)
+	acked    bool // the sender got an ack
+	pending  bool // a retry is queued
+	sends    int  // sends so far, planned and retries
+	limit    int  // sends allowed before the sender gives up
+	lastNode int  // node of the latest send, for round robin
+}
+
+func newRunner[X any](sys System[X], f Frame, m Messages, opt RunOptions) *runner[X] {
+	r := &runner[X]{
+		f:         f,
+		m:         m,
+		sys:       sys,
+		nodes:     make([]Node, f.Nodes),
+		ports:     make([]*Port[X], f.Nodes),
+		msgs:      make([]msgState, m.N),
+		gen:       make([]int, f.Nodes),
+		pauses:    f.HasPause(),
+		maxEvents: opt.MaxEvents,
+		free:      opt.Free,
+		arity:     opt.Choices,
+	}
+	if r.maxEvents <= 0 {
+		r.maxEvents = DefaultMaxEvents
+	}
+	for _, x := range f.Faults {
+		if x.OnDelivery {
+			r.deliveryFaults++
+		}
+	}
+	// A first delivery to a three-effect design makes 5 events (arrive,
+	// claim, credit, commit, ack), a duplicate 3; 5 per delivery plus a few
+	// recoveries fits a clean run in one allocation, and append grows the
+	// rest. More wastes memory and time: histories above 32 KiB are large
+	// heap objects, whose allocation takes the heap lock.
+	r.events = make([]Event[X], 0, min(5*len(f.Deliveries)+16, r.maxEvents+1))
+	for i := range r.msgs {
+		r.msgs[i].limit = f.MaxAttempts
+	}
+	for id := range f.Nodes {
+		p := &Port[X]{r: r, node: id, idle: call{attempt: -1, msg: -1}}
+		p.cur = &p.idle
+		r.ports[id] = p
+		r.nodes[id] = sys.NewNode(id, p)
+	}
+	return r
+}
+
+// record appends e to the history; it is safe for concurrent use.
+func (r *runner[X]) record(e Event[X]) {
+	r.mu.Lock()
+	r.recordLocked(e)
+	r.mu.Unlock()
+}
+
+func (r *runner[X]) recordLocked(e Event[X]) {
+	if r.abandoned {
+		return
+	}
+	r.progress.Add(1)
+	e.Seq = len(r.events)
+	r.events = append(r.events, e)
+	if len(r.events) >= r.maxEvents {
+		r.overrun.Store(true)
+	}
+}
+
+func (r *runner[X]) over() bool { return r.overrun.Load() }
+
+// next pops the next send: planned deliveries before retries at equal At.
+// It returns false when both are exhausted.
+func (r *runner[X]) next(pi *int) (item, bool) {
+	var plan *Delivery
+	if *pi < len(r.f.Deliveries) {
+		plan = &r.f.Deliveries[*pi]
+	}
+	hasRetry := r.retryHead < len(r.retries)
+	switch {
+	case plan != nil && (!hasRetry || plan.At <= r.retries[r.retryHead].at):
+		*pi++
+		return item{at: plan.At, msg: plan.Msg, node: plan.Node, delivery: *pi - 1}, true
+	case hasRetry:
+		it := r.retries[r.retryHead]
+		r.retryHead++
+		return it, true
+	}
+	return item{}, false
+}
+
+// peekAt is the At of the next send, if any.
+func (r *runner[X]) peekAt(pi int) (time.Duration, bool) {
+	hasRetry := r.retryHead < len(r.retries)
+	if pi < len(r.f.Deliveries) {
+		at := r.f.Deliveries[pi].At
+		if hasRetry && r.retries[r.retryHead].at < at {
+			at = r.retries[r.retryHead].at
+		}
+		return at, true
+	}
+	if hasRetry {
+		return r.retries[r.retryHead].at, true
+	}
+	return 0, false
+}
+
+func (r *runner[X]) run() {
+	pi := 0
+	r.loop(&pi)
+	if r.stopped {
+		return
+	}
+	drains := 1
+	if d, ok := r.sys.(Drainer); ok {
+		drains = max(1, d.Drains())
+	}
+	var drainAt time.Duration
+	for range drains {
+		// Drain: recovery far past every lease, then the sender's last
+		// resends.
+		drainAt = r.lastAt + DrainAfter
+		for id := range r.nodes {
+			if rec, ok := r.nodes[id].(Recoverer); ok {
+				r.recover(id, rec, drainAt)
+			}
+		}
+		// Every unacked message is resent at one time, so the retry queue
+		// stays sorted by At (each later retry is RetryAfter after its
+		// attempt).
+		resendAt := drainAt + r.f.RetryAfter
+		for id := range r.msgs {
+			st := &r.msgs[id]
+			if st.seen && !st.acked && !r.f.GiveUp {
+				st.limit = st.sends + r.f.MaxAttempts
+				if !st.pending {
+					st.pending = true
+					r.retries = append(r.retries, item{at: resendAt, msg: id, node: r.nextNode(id), delivery: -1})
+				}
+			}
+		}
+		r.loop(&pi)
+		if r.stopped {
+			return
+		}
+		r.lastAt = max(r.lastAt, drainAt)
+	}
+	// The sender gives up on what is still unacked: the world's properties
+	// judge whether it took effect all the same (by a retry whose answer
+	// was lost, or by Recover).
+	for id := range r.msgs {
+		if r.msgs[id].seen && !r.msgs[id].acked {
+			r.record(Event[X]{At: max(r.lastAt, drainAt), Kind: EvGiveUp, Node: -1, Attempt: -1, Msg: id, Err: fmt.Sprintf("the sender gave up on %s after %d sends", r.msgName(id), r.msgs[id].sends)})
+		}
+	}
+}
+
+// msgName names message id in the runner's own event texts.
+func (r *runner[X]) msgName(id int) string { return fmt.Sprintf("%s%d", r.m.Letter, id) }
+
+// nextNode is the node after the one id was last sent to (round robin).
+func (r *runner[X]) nextNode(id int) int {
+	return (r.msgs[id].lastNode + 1) % r.f.Nodes
+}
+
+func (r *runner[X]) loop(pi *int) {
+	for {
+		if r.over() {
+			r.stopped, r.exhausted = true, true
+			r.stopPaused()
+			r.record(Event[X]{At: r.lastAt, Kind: EvBudget, Node: -1, Attempt: -1, Msg: -1, Err: fmt.Sprintf("event budget of %d spent", r.maxEvents)})
+			return
+		}
+		if r.f.Concurrent {
+			if !r.group(pi) {
+				return
+			}
+			continue
+		}
+		if r.resumeDue(*pi) {
+			continue
+		}
+		it, ok := r.next(pi)
+		if !ok {
+			return
+		}
+		if it.delivery < 0 {
+			r.msgs[it.msg].pending = false
+			if r.msgs[it.msg].acked {
+				continue
+			}
+		}
+		r.lastAt = it.at
+		r.msgs[it.msg].sends++
+		r.msgs[it.msg].lastNode = it.node
+		if r.pauses {
+			r.startPausable(it)
+			continue
+		}
+		acked, _ := r.attempt(it, nil)
+		r.answer(it, acked, it.at)
+	}
+}
+
+// answer is the sender's reaction to one attempt, whose answer came at at.
+func (r *runner[X]) answer(it item, acked bool, at time.Duration) {
+	id := it.msg
+	if acked {
+		r.msgs[id].acked = true
+		return
+	}
+	if r.msgs[id].acked || r.msgs[id].pending || r.msgs[id].sends >= r.msgs[id].limit {
+		return
+	}
+	r.msgs[id].pending = true
+	r.retries = append(r.retries, item{at: at + r.f.RetryAfter, msg: id, node: (it.node + 1) % r.f.Nodes, delivery: -1})
+}
+
+// group runs every send due at the next At at once (the concurrent family).
+func (r *runner[X]) group(pi *int) bool {
+	at, ok := r.peekAt(*pi)
+	if !ok {
+		return false
+	}
+	var items []item
+	for {
+		a, ok := r.peekAt(*pi)
+		if !ok || a != at {
+			break
+		}
+		it, _ := r.next(pi)
+		if it.delivery < 0 {
+			r.msgs[it.msg].pending = false
+			if r.msgs[it.msg].acked {
+				continue
+			}
+		}
+		r.msgs[it.msg].sends++
+		r.msgs[it.msg].lastNode = it.node
+		items = append(items, it)
+	}
+	r.lastAt = at
+	acked := make([]bool, len(items))
+	// One goroutine per node, in the order of the node's first item in the
+	// group (the order Switches indexes).
+	var work [][]int
+	slot := make([]int, r.f.Nodes)
+	for i, it := range items {
+		if slot[it.node] == 0 {
+			work = append(work, nil)
+			slot[it.node] = len(work)
+		}
+		w := slot[it.node] - 1
+		work[w] = append(work[w], i)
+	}
+	if r.free {
+		var wg sync.WaitGroup
+		for _, mine := range work {
+			wg.Go(func() {
+				for _, i := range mine {
+					acked[i], _ = r.attempt(items[i], nil)
+				}
+			})
+		}
+		wg.Wait()
+	} else {
+		r.interleave(items, work, acked)
+	}
+	for i, it := range items {
+		r.answer(it, acked[i], it.at)
+	}
+	return true
+}
+
+// attempt delivers one send to its node and reports whether the sender got
+// an ack, and when the answer came (later than it.at after a Pause). It touches only its own node, its port, and (under mu) the shared
+// history, so goroutines on distinct nodes may run it at once. yield, if
+// not nil, lets the attempt pause (it runs as a coroutine then).
+func (r *runner[X]) attempt(it item, yield func() bool) (bool, time.Duration) {
+	n, id := it.node, it.msg
+	p := r.ports[n]
+
+	r.mu.Lock()
+	a := r.attempts
+	r.attempts++
+	first := !r.msgs[id].seen
+	r.msgs[id].seen = true
+	r.recordLocked(Event[X]{At: it.at, Kind: EvArrive, Node: n, Attempt: a, Msg: id, First: first, Delivery: it.delivery})
+	r.mu.Unlock()
+
+	c := p.begin(a, id, it.at, r.attemptFaults(a, it.delivery))
+	c.yield = yield
+	nd := r.nodes[n]
+	ack, err, panicked, pv := deliver(nd, Epoch.Add(it.at), id)
+	p.cur = c // a paused call may have been swapped out and back
+	at, effects, crashed, killed := c.at, c.effects, c.crashed, c.killed
+	p.end()
+
+	acked := false
+	if _, budget := pv.(budgetSignal); panicked && budget {
+		return false, at // the loop stops the run
+	}
+	switch {
+	case killed:
+		// The node crashed while this call was paused: the process is
+		// gone, and the node was rebuilt already.
+		r.record(Event[X]{At: at, Kind: EvCrash, Node: n, Attempt: a, Msg: id, Op: OpPaused, Fault: Pause})
+		return false, at
+	case panicked && !crashed:
+		r.record(Event[X]{At: at, Kind: EvPanic, Node: n, Attempt: a, Msg: id, Op: OpDeliver, Err: fmt.Sprint(pv)})
+		r.rebuild(n, at)
+	case crashed:
+		// The port recorded EvCrash (the design may even have recovered
+		// the panic itself: the node is dead all the same).
+		r.rebuild(n, at)
+	default:
+		if f, ok := r.lostAck(c.faults, effects); ok {
+			r.record(Event[X]{At: at, Kind: EvCrash, Node: n, Attempt: a, Msg: id, Op: OpAck, Fault: f.Kind})
+			r.rebuild(n, at)
+			break
+		}
+		ev := Event[X]{At: at, Kind: EvAck, Node: n, Attempt: a, Msg: id, Ack: ack}
+		if err != nil {
+			ev.Ack, ev.Err = Nack, err.Error()
+		}
+		r.record(ev)
+		acked = err == nil && ack.Acked()
+	}
+	if o, ok := r.sys.(Observer[X]); ok {
+		o.AfterAttempt(p, r.nodes[n], a, id, at)
+	}
+	return acked, at
+}
+
+// deliver calls Deliver, recovering any panic (pv is then a designPanic,
+// unless it is one of the runner's own signals).
+func deliver(nd Node, now time.Time, msg int) (ack Ack, err error, panicked bool, pv any) {
+	defer func() {
+		if v := recover(); v != nil {
+			panicked, pv = true, asDesignPanic(v)
+		}
+	}()
+	ack, err = nd.Deliver(now, msg)
+	return ack, err, false, nil
+}
+
+// faultsOf returns the faults of attempt (or Recover call) a, without the
+// delivery-targeted ones (f.Faults is sorted: those come last).
+func (r *runner[X]) faultsOf(a int) []Fault {
+	fs := r.f.Faults
+	if len(fs) == 0 {
+		return nil
+	}
+	i := sort.Search(len(fs), func(i int) bool { return fs[i].OnDelivery || fs[i].Attempt >= a })
+	j := i
+	for j < len(fs) && !fs[j].OnDelivery && fs[j].Attempt == a {
+		j++
+	}
+	return fs[i:j]
+}
+
+// attemptFaults returns the faults of attempt a, which carries planned
+// delivery d (-1 for a retry): those numbered a, and those targeting d
+// (OnDelivery), in effect order.
+func (r *runner[X]) attemptFaults(a, d int) []Fault {
+	fs := r.faultsOf(a)
+	if d < 0 || r.deliveryFaults == 0 {
+		return fs
+	}
+	out := slices.Clone(fs)
+	for _, f := range r.f.Faults[len(r.f.Faults)-r.deliveryFaults:] {
+		if f.Attempt == d {
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Fault) int { return a.Effect - b.Effect })
+	return out
+}
+
+// lostAck returns the crash fault among an attempt's faults that fires
+// after Deliver returned: the first crash whose effect index is past the
+// effects made.
+func (r *runner[X]) lostAck(faults []Fault, effects int) (Fault, bool) {
+	for _, f := range faults {
+		if f.Effect >= effects && (f.Kind == CrashBefore || f.Kind == CrashAfter) {
+			return f, true
+		}
+	}
+	return Fault{}, false
+}
+
+// rebuild replaces node n's memory after a crash and runs its Recover.
+func (r *runner[X]) rebuild(n int, at time.Duration) {
+	r.gen[n]++
+	r.nodes[n] = r.sys.NewNode(n, r.ports[n])
+	if rec, ok := r.nodes[n].(Recoverer); ok {
+		r.recover(n, rec, at)
+		return
+	}
+	r.record(Event[X]{At: at, Kind: EvRecover, Node: n, Attempt: -1, Msg: -1, Op: OpRebuild})
+}
+
+// recover runs rec.Recover at virtual time at, as the run's next recovery
+// call (faults at Recovery(k) fire inside it). A crash inside it replaces
+// the node, which recovers again, as the next call.
+func (r *runner[X]) recover(n int, rec Recoverer, at time.Duration) {
+	p := r.ports[n]
+	k := r.recoveries
+	r.recoveries++
+	c := p.begin(-1, -1, at, r.faultsOf(Recovery(k)))
+	err, panicked, pv := callRecover(rec, Epoch.Add(at))
+	crashed := c.crashed
+	p.end()
+	if _, budget := pv.(budgetSignal); panicked && budget {
+		return
+	}
+	if crashed {
+		// The port recorded EvCrash: the node died mid-recovery.
+		r.rebuild(n, at)
+		return
+	}
+	ev := Event[X]{At: at, Kind: EvRecover, Node: n, Attempt: -1, Msg: -1, Op: OpRecover}
+	if err != nil {
+		ev.Err = err.Error()
+	}
+	r.record(ev)
+	if panicked {
+		r.record(Event[X]{At: at, Kind: EvPanic, Node: n, Attempt: -1, Msg: -1, Op: OpRecover, Err: fmt.Sprint(pv)})
+	}
+}
+
+func callRecover(rec Recoverer, now time.Time) (err error, panicked bool, pv any) {
+	defer func() {
+		if v := recover(); v != nil {
+			panicked, pv = true, asDesignPanic(v)
+		}
+	}()
+	return rec.Recover(now), false, nil
+}
+
+// designPanic is a design's panic value with the frame that raised it.
+type designPanic struct {
+	value any
+	frame string // "pkg.Func (file.go:line)", or "" if none was found
+}
+
+func (p designPanic) String() string {
+	if p.frame == "" {
+		return fmt.Sprint(p.value)
+	}
+	return fmt.Sprintf("%v (at %s)", p.value, p.frame)
+}
+
+// asDesignPanic wraps a recovered value with the design's frame of the
+// panicking stack. It must be called from the deferred function that
+// recovered v: the stack still holds the panicking frames then. The runner's
+// own signals pass through unchanged.
+func asDesignPanic(v any) any {
+	switch v.(type) {
+	case crashSignal, budgetSignal:
+		return v
+	}
+	var pcs [64]uintptr
+	n := runtime.Callers(2, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	afterPanic := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			afterPanic = true
+		case afterPanic && !strings.HasPrefix(f.Function, "runtime.") && !harness(f.Function):
+			// The file's base name, not its path: a history must not
+			// depend on where the module was checked out.
+			fn := f.Function[strings.LastIndexByte(f.Function, '/')+1:] // "pkg.(*T).Method"
+			return designPanic{value: v, frame: fmt.Sprintf("%s (%s:%d)", fn, filepath.Base(f.File), f.Line)}
+		}
+		if !more {
+			return designPanic{value: v}
+		}
+	}
+}
+
+// harness reports whether fn is the engine's own function (not a
+// design's, even one in a _test package of its own), or a coroutine's.
+func harness(fn string) bool {
+	return strings.HasPrefix(fn, "github.com/onceproof/onceproof/engine.") || strings.HasPrefix(fn, "iter.")
+}

@@ -1,0 +1,106 @@
+// Package shortcut builds the loot rows that break one rule of the
+// reference: ref/loot's Service on the table database (package table) with
+// the table's Rules, the application's clock, or one part of the node's
+// wiring swapped. Each row's package is its Row value and its declaration.
+package shortcut
+
+import (
+	"sync/atomic"
+
+	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/impls/loot/internal/svcnode"
+	"github.com/onceproof/onceproof/impls/loot/internal/table"
+	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+// Row is one shortcut row.
+type Row struct {
+	// Row is the matrix row's name; Decl its declaration.
+	Row  string
+	Decl engine.Declaration
+	// Rules are the table's broken rules.
+	Rules table.Rules
+	// AppClock judges deadlines by the node's clock instead of the
+	// database's.
+	AppClock bool
+	// Wire, if set, swaps a part of the node's wiring c.
+	Wire func(c *loot.Config, w Wiring)
+}
+
+// Wiring is what a Wire may use: the node's Env, whether the node is
+// running Recover (compensation) now, and fresh delivery keys: what a UUID
+// is to the inventory, numbered per cluster so that a run replays.
+type Wiring struct {
+	Env          lootworld.Env
+	Compensating *atomic.Bool
+	NewKey       func() string
+}
+
+var (
+	_ lootworld.Design = Row{}
+	_ engine.Declarer  = Row{}
+)
+
+// Name implements lootworld.Design.
+func (r Row) Name() string { return r.Row }
+
+// Declare implements engine.Declarer.
+func (r Row) Declare() engine.Declaration { return r.Decl }
+
+// NewCluster implements lootworld.Design.
+func (r Row) NewCluster(db lootworld.Clock) lootworld.Cluster {
+	return &cluster{row: r, db: table.NewDB(db.Now)}
+}
+
+type cluster struct {
+	row    Row
+	db     *table.DB
+	tokens svcnode.Tokens
+	// seq numbers the keys a re-keying row makes up.
+	seq atomic.Uint64
+}
+
+func (c *cluster) newKey() string { return "uuid-" + itoa(c.seq.Add(1)) }
+
+// Rekeyed is a Wire that delivers a grant under a fresh key whenever
+// fresh says so, and under its recorded grant number otherwise.
+func Rekeyed(fresh func(w Wiring) bool) func(*loot.Config, Wiring) {
+	return func(c *loot.Config, w Wiring) {
+		c.Inventory = svcnode.Inventory{Env: w.Env, Key: func(g loot.Grant) string {
+			if fresh(w) {
+				return w.NewKey()
+			}
+			return g.No
+		}}
+	}
+}
+
+func itoa(n uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+func (c *cluster) NewNode(_ int, env lootworld.Env) lootworld.Node {
+	st := table.Store{DB: c.db, Env: env, Rules: c.row.Rules}
+	if c.row.AppClock {
+		st.Clock = env.Now
+	}
+	cfg := svcnode.Config(env, st, &c.tokens)
+	n := svcnode.Node{Compensating: &atomic.Bool{}}
+	if c.row.Wire != nil {
+		c.row.Wire(&cfg, Wiring{Env: env, Compensating: n.Compensating, NewKey: c.newKey})
+	}
+	n.Svc = svcnode.New(cfg).Svc
+	return n
+}
+
+func (c *cluster) Read(no string) lootworld.Record { return svcnode.Read(table.Store{DB: c.db}, no) }

@@ -1,0 +1,145 @@
+package svcnode
+
+import (
+	"context"
+	"time"
+
+	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+// Store is a loot.Store whose every method is one Env.Store call of the
+// inner store: the one atomic statement or transaction the contract asks
+// for, at a fault point.
+type Store struct {
+	Env   lootworld.Env
+	Inner loot.Store
+}
+
+var _ loot.Store = Store{}
+
+// call runs f as the store call op.
+func call[T any](s Store, op string, f func() (T, error)) (T, error) {
+	var out T
+	err := s.Env.Store(op, func() error {
+		var err error
+		out, err = f()
+		return err
+	})
+	return out, err
+}
+
+func (s Store) Session(ctx context.Context, no string) (loot.Session, error) {
+	return call(s, "read-session", func() (loot.Session, error) { return s.Inner.Session(ctx, no) })
+}
+
+func (s Store) Claims(ctx context.Context, no string) ([]loot.Claim, error) {
+	return call(s, "read-claims", func() ([]loot.Claim, error) { return s.Inner.Claims(ctx, no) })
+}
+
+func (s Store) Grants(ctx context.Context, no string) ([]loot.Grant, error) {
+	return call(s, "read-grants", func() ([]loot.Grant, error) { return s.Inner.Grants(ctx, no) })
+}
+
+func (s Store) Snapshot(ctx context.Context, no string) (loot.Snapshot, error) {
+	return call(s, "read-snapshot", func() (loot.Snapshot, error) { return s.Inner.Snapshot(ctx, no) })
+}
+
+type opened struct {
+	s       loot.Session
+	created bool
+}
+
+func (s Store) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, error) {
+	o, err := call(s, "open", func() (opened, error) {
+		sess, created, err := s.Inner.Open(ctx, spec)
+		return opened{sess, created}, err
+	})
+	return o.s, o.created, err
+}
+
+func (s Store) StartClaiming(ctx context.Context, no string) (loot.Session, error) {
+	return call(s, "start", func() (loot.Session, error) { return s.Inner.StartClaiming(ctx, no) })
+}
+
+type claimed struct {
+	c       loot.Claim
+	created bool
+}
+
+func (s Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.Intent) (loot.Claim, bool, error) {
+	c, err := call(s, "claim", func() (claimed, error) {
+		c, created, err := s.Inner.Claim(ctx, no, p, in)
+		return claimed{c, created}, err
+	})
+	return c.c, c.created, err
+}
+
+func (s Store) Cancel(ctx context.Context, no string) (loot.Session, error) {
+	return call(s, "cancel", func() (loot.Session, error) { return s.Inner.Cancel(ctx, no) })
+}
+
+func (s Store) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
+	return call(s, "begin-settle", func() (loot.Frozen, error) { return s.Inner.BeginSettle(ctx, no, lease) })
+}
+
+func (s Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session, error) {
+	return call(s, "record", func() (loot.Session, error) { return s.Inner.RecordGrants(ctx, d) })
+}
+
+func (s Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, error) {
+	return call(s, "mark-delivered", func() (loot.Grant, error) { return s.Inner.MarkDelivered(ctx, grantNo) })
+}
+
+func (s Store) LeaseGrants(ctx context.Context, limit int, b loot.Backoff) ([]loot.Grant, error) {
+	return call(s, "lease-grants", func() ([]loot.Grant, error) { return s.Inner.LeaseGrants(ctx, limit, b) })
+}
+
+func (s Store) Overdue(ctx context.Context, limit int) ([]string, error) {
+	return call(s, "overdue", func() ([]string, error) { return s.Inner.Overdue(ctx, limit) })
+}
+
+// Lock is the world's lock service as a loot.Lock: SET NX PX to acquire,
+// the compare-and-delete script to release.
+type Lock struct{ Env lootworld.Env }
+
+var _ loot.Lock = Lock{}
+
+func (l Lock) Acquire(_ context.Context, key, token string, ttl time.Duration) (bool, error) {
+	return l.Env.SetNX(key, token, ttl)
+}
+
+func (l Lock) Release(_ context.Context, key, token string) (bool, error) {
+	return l.Env.Unlock(key, token)
+}
+
+// Inventory is the world's inventory as a loot.Inventory: a delivery keyed
+// by the grant's recorded number (Key, if set, keys it otherwise: a
+// shortcut that re-keys).
+type Inventory struct {
+	Env lootworld.Env
+	Key func(g loot.Grant) string
+}
+
+var _ loot.Inventory = Inventory{}
+
+func (inv Inventory) Deliver(_ context.Context, g loot.Grant) error {
+	key := g.No
+	if inv.Key != nil {
+		key = inv.Key(g)
+	}
+	_, err := inv.Env.Deliver(key, lootworld.Item{Session: g.Session, Player: lootworld.PlayerID(g.Player), Loot: g.Loot})
+	return err
+}
+
+// Fairness is the server's fairness record (the world's) as a
+// loot.FairnessProvider.
+type Fairness struct{ Env lootworld.Env }
+
+func (f Fairness) Fairness(_ context.Context, _ string, players []loot.PlayerID) (map[loot.PlayerID]loot.Fairness, error) {
+	out := make(map[loot.PlayerID]loot.Fairness, len(players))
+	for _, p := range players {
+		out[p] = loot.Fairness{Wins: f.Env.Wins(lootworld.PlayerID(p))}
+	}
+	return out, nil
+}

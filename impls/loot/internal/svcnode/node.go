@@ -1,0 +1,153 @@
+package svcnode
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/ref/loot"
+)
+
+// Node is a loot design's node on ref/loot's Service. Compensating, if
+// set, is true while the node runs the Service's Recover (the compensation
+// job's tick, or the runner's Recover): a shortcut that re-keys
+// compensation's deliveries reads it.
+type Node struct {
+	Svc          *loot.Service
+	Compensating *atomic.Bool
+}
+
+var (
+	_ lootworld.Node      = Node{}
+	_ lootworld.Recoverer = Node{}
+)
+
+// Tokens is a cluster's source of lock tokens: a counter, so tokens are
+// distinct across nodes and their incarnations and the same on every run
+// of a schedule (a random token would not change what a run shows).
+type Tokens struct{ n atomic.Uint64 }
+
+// Read implements io.Reader: each 16-byte read is the next token.
+func (t *Tokens) Read(p []byte) (int, error) {
+	clear(p)
+	binary.BigEndian.PutUint64(p[len(p)-8:], t.n.Add(1))
+	return len(p), nil
+}
+
+// Config is the reference's wiring of a node on env: store (already
+// reaching env, e.g. a Store), the world's lock, inventory and fairness,
+// tokens from t. A shortcut changes a field before loot.New.
+func Config(env lootworld.Env, store loot.Store, t *Tokens) loot.Config {
+	return loot.Config{Store: store, Inventory: Inventory{Env: env}, Fairness: Fairness{Env: env}, Lock: Lock{Env: env}, Tokens: t}
+}
+
+// New builds a node on cfg.
+func New(cfg loot.Config) Node {
+	svc, err := loot.New(cfg)
+	if err != nil {
+		panic("svcnode: " + err.Error()) // a design's wiring is a programming error
+	}
+	return Node{Svc: svc}
+}
+
+// Handle implements lootworld.Node: the request's Service call, answered
+// from its result (see Answer).
+func (n Node) Handle(_ time.Time, r lootworld.Req) (engine.Ack, error) {
+	ctx := context.Background()
+	no := r.Session
+	switch r.Kind {
+	case lootworld.OpenSession:
+		_, err := n.Svc.Open(ctx, SpecOf(*r.Spec))
+		return Answer(err)
+	case lootworld.StartClaims:
+		_, err := n.Svc.StartClaiming(ctx, no)
+		return Answer(err)
+	case lootworld.ClaimItem:
+		_, err := n.Svc.Claim(ctx, loot.Caller{Player: loot.PlayerID(r.Player)}, loot.ClaimRequest{Session: no, Intent: loot.Intent(r.Intent)})
+		return Answer(err)
+	case lootworld.SettleNow:
+		st, err := n.Svc.Settle(ctx, no)
+		switch {
+		case err != nil && st.Session.Status == loot.StatusClosed:
+			return lootworld.Recorded, nil // some deliveries are left to compensation
+		case errors.Is(err, loot.ErrAlreadySettled):
+			return lootworld.Already, nil
+		}
+		return Answer(err)
+	case lootworld.CancelSession:
+		_, err := n.Svc.Cancel(ctx, no)
+		return Answer(err)
+	}
+	if err := n.recover(); err != nil { // the compensation job's tick
+		return engine.Nack, err
+	}
+	return lootworld.Noted, nil
+}
+
+// Recover implements lootworld.Recoverer: the Service's Recover.
+func (n Node) Recover(time.Time) error { return n.recover() }
+
+func (n Node) recover() error {
+	if n.Compensating != nil {
+		n.Compensating.Store(true)
+		defer n.Compensating.Store(false)
+	}
+	_, err := n.Svc.Recover(context.Background())
+	return err
+}
+
+// Answer is the answer a Service call's error gives: nil accepted; an
+// unknown outcome a nack (the sender retries); a definite refusal
+// refused.
+func Answer(err error) (engine.Ack, error) {
+	switch {
+	case err == nil:
+		return lootworld.Accepted, nil
+	case errors.Is(err, loot.ErrOutcomeUnknown):
+		return engine.Nack, err
+	}
+	return lootworld.Refused, nil
+}
+
+// SpecOf is a world session spec as ref/loot's.
+func SpecOf(s lootworld.Spec) loot.Spec {
+	ms := make([]loot.PlayerID, len(s.Members))
+	for i, m := range s.Members {
+		ms[i] = loot.PlayerID(m)
+	}
+	return loot.Spec{No: s.No, Dungeon: "abyss", Loot: s.Loot, Quantity: s.Quantity, Deadline: s.Deadline, Rule: loot.RuleVersion(s.Rule), Members: ms}
+}
+
+// Read is what a ref/loot store records of session no, as the world reads
+// it: the status, the claims, the grants in rank order, the snapshot.
+func Read(st loot.Reader, no string) lootworld.Record {
+	ctx := context.Background()
+	sess, err := st.Session(ctx, no)
+	if err != nil {
+		return lootworld.Record{}
+	}
+	rec := lootworld.Record{Status: lootworld.Status(sess.Status)}
+	cs, _ := st.Claims(ctx, no)
+	for _, c := range cs {
+		rec.Claims = append(rec.Claims, lootworld.Claim{Player: lootworld.PlayerID(c.Player), Intent: lootworld.Intent(c.Intent), At: c.At})
+	}
+	gs, _ := st.Grants(ctx, no)
+	for _, g := range gs {
+		rec.Granted = append(rec.Granted, lootworld.PlayerID(g.Player))
+	}
+	if snap, err := st.Snapshot(ctx, no); err == nil {
+		s := &lootworld.Snapshot{}
+		for _, c := range snap.Claims {
+			s.Claims = append(s.Claims, lootworld.Claim{Player: lootworld.PlayerID(c.Player), Intent: lootworld.Intent(c.Intent), At: c.At, Fair: c.Fairness.Wins})
+		}
+		for _, w := range snap.Winners {
+			s.Winners = append(s.Winners, lootworld.PlayerID(w))
+		}
+		rec.Snapshot = s
+	}
+	return rec
+}

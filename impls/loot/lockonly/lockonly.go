@@ -1,0 +1,33 @@
+// Package lockonly is the loot row "lock-only": the reference with no
+// conditional write at all in its settle: the lock is the only guard. Its
+// declaration derives its verdicts.
+package lockonly
+
+import (
+	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/impls/loot/internal/shortcut"
+	"github.com/onceproof/onceproof/impls/loot/internal/table"
+	"github.com/onceproof/onceproof/lootworld"
+)
+
+// Design is the row.
+var Design = shortcut.Row{
+	Row:   "lock-only",
+	Rules: table.Rules{NoCAS: true},
+	Decl: engine.Declaration{
+		Doc: "The reference with no conditional write in its settle at all: BeginSettle writes SETTLING with the next fence whatever the row says, and RecordGrants closes the session with its grants whatever its status and fence; the Redis lock (SET NX PX, compare-and-delete) is the only thing between two settlers. Claims are still judged in their write, and every delivery is keyed by the recorded grant number, so no item is granted twice: what breaks is the state machine and the deadline.",
+		Fails: []engine.Expect{{
+			Families: []engine.Family{lootworld.ConcurrentSettle, lootworld.LockExpiry, lootworld.Crash, lootworld.StoreError, lootworld.TimeoutSuccess},
+			Props:    []engine.Property{lootworld.ForwardOnly},
+			Why:      "a second settle after the first released its lock (a trigger on another node, a retry after a lost answer or a failed call, or one that takes a lock whose holder stalled past its ttl) meets no refusal: its BeginSettle writes SETTLING over CLOSED and its record closes the session again; the grant numbers and the ranking are the same, so the inventory applies nothing twice",
+		}, {
+			Families: []engine.Family{lootworld.EarlySettle, lootworld.ClockSkew},
+			Props:    []engine.Property{lootworld.OnTime, lootworld.ForwardOnly},
+			Why:      "nothing judges the deadline: a trigger before it (a player, or a scheduler whose clock runs ahead) freezes and settles the session early, and the scheduler's own trigger at the deadline settles it again over CLOSED",
+		}, {
+			Families: []engine.Family{lootworld.CancelRace},
+			Props:    []engine.Property{lootworld.NoOverGrant, lootworld.ForwardOnly},
+			Why:      "a cancel before or during the settle is overwritten: BeginSettle writes CANCELED back to SETTLING and the record closes it and grants, so a canceled session delivers its item",
+		}},
+	},
+}

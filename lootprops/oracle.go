@@ -1,0 +1,68 @@
+package lootprops
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/lootworld"
+)
+
+// candidate is one claim as the oracle ranks it.
+type candidate struct {
+	player lootworld.PlayerID
+	prio   int
+	wins   int64
+	at     time.Duration
+}
+
+// oracle is source 004's rule (v1), written here apart from every design:
+// of the claims that can win (NEED, GREED), the top quantity by priority
+// descending, wins ascending, claim time ascending and, last, player id
+// ascending, so the order is total; a player wins at most once. It
+// returns the winners in rank order.
+func oracle(quantity int, cs []candidate) []lootworld.PlayerID {
+	cs = slices.DeleteFunc(slices.Clone(cs), func(c candidate) bool { return c.prio == 0 })
+	slices.SortFunc(cs, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(b.prio, a.prio), cmp.Compare(a.wins, b.wins), cmp.Compare(a.at, b.at), cmp.Compare(a.player, b.player))
+	})
+	var won []lootworld.PlayerID
+	for _, c := range cs {
+		if len(won) < quantity && !slices.Contains(won, c.player) {
+			won = append(won, c.player)
+		}
+	}
+	return won
+}
+
+// truth is what the oracle says the session's winners are: its frozen
+// claims of members, with the server's fairness and the times the world
+// saw them written.
+func (ss *seen) truth(s lootworld.Schedule) []lootworld.PlayerID {
+	var cs []candidate
+	for _, c := range ss.frozen {
+		if s.Member(c.Player) {
+			cs = append(cs, candidate{c.Player, c.Intent.Priority(), s.Wins(c.Player), ss.claimedAt[c.Player]})
+		}
+	}
+	return oracle(ss.x.Quantity, cs)
+}
+
+// replay is what the oracle makes of the design's own evidence: the
+// claims it recorded, with the fairness and the times it stored.
+func replay(quantity int, claims []lootworld.Claim) []lootworld.PlayerID {
+	cs := make([]candidate, len(claims))
+	for i, c := range claims {
+		cs[i] = candidate{c.Player, c.Intent.Priority(), c.Fair, c.At.Sub(engine.Epoch)}
+	}
+	return oracle(quantity, cs)
+}
+
+// sameSet reports whether a and b hold the same players.
+func sameSet(a, b []lootworld.PlayerID) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}

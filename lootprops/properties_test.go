@@ -1,0 +1,93 @@
+package lootprops_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/impls/loot/lootref"
+	"github.com/onceproof/onceproof/lootprops"
+	"github.com/onceproof/onceproof/lootworld"
+)
+
+// session is one session of members 1..3 with claims by 1 (NEED, at 1s)
+// and 2 (NEED, at 2s), settled at its 10s deadline on node 0.
+func session(f engine.Family) lootworld.Schedule {
+	return lootworld.Schedule{
+		Frame: engine.Frame{Family: f, Nodes: 1, RetryAfter: 250 * time.Millisecond, MaxAttempts: 4, Deliveries: []engine.Delivery{
+			{At: 0, Msg: 0}, {At: time.Second / 2, Msg: 1}, {At: time.Second, Msg: 2}, {At: 2 * time.Second, Msg: 3}, {At: 10 * time.Second, Msg: 4},
+		}},
+		Team:     []lootworld.PlayerID{1, 2, 3},
+		Sessions: []lootworld.Session{{ID: 0, Quantity: 1, Deadline: 10 * time.Second}},
+		Requests: []lootworld.Request{
+			{ID: 0, Kind: lootworld.OpenSession}, {ID: 1, Kind: lootworld.StartClaims},
+			{ID: 2, Kind: lootworld.ClaimItem, Player: 1, Intent: lootworld.Need},
+			{ID: 3, Kind: lootworld.ClaimItem, Player: 2, Intent: lootworld.Need},
+			{ID: 4, Kind: lootworld.SettleNow},
+		},
+	}
+}
+
+func TestEveryPropertyHoldsForTheTinyDesign(t *testing.T) {
+	for _, f := range lootworld.Families {
+		s := lootworld.Generate(f, 3)
+		r := lootprops.Judge(lootworld.Run(tiny{name: "tiny"}, s, engine.RunOptions{}))
+		for _, v := range r {
+			if v.Outcome != engine.Holds && !(f == lootworld.Crash || f == lootworld.StoreError || f == lootworld.TimeoutSuccess || f == lootworld.CompensationRace || f == lootworld.LockExpiry) {
+				// tiny has no recovery, so the fault families may lose;
+				// every other family must hold.
+				t.Errorf("%s: %v\n%s", f, v, lootworld.Format(s))
+			}
+		}
+	}
+	if r := lootprops.Judge(lootworld.Run(tiny{name: "tiny"}, session(lootworld.Clean), engine.RunOptions{})); len(r.Failed()) > 0 {
+		t.Fatalf("the hand-written session fails %v:\n%v", r.Failed(), r)
+	}
+}
+
+// TestPropertiesHaveTeeth: a design broken one way fails the property
+// that guards it, with an anomaly that says what happened, and nothing
+// else that is not a consequence.
+func TestPropertiesHaveTeeth(t *testing.T) {
+	for _, c := range []struct {
+		d       tiny
+		s       lootworld.Schedule
+		fail    []engine.Property
+		explain string
+	}{
+		{tiny{name: "liar", lie: true}, session(lootworld.Clean), []engine.Property{lootworld.FrozenClaims, lootworld.HonestAnswer}, "was answered accepted, but no NEED claim of player 1 is recorded"},
+		{tiny{name: "twice", twice: true}, session(lootworld.Clean), []engine.Property{lootworld.NoOverGrant, lootworld.NoDupGrant}, "player 1 got x0's item 2 times"},
+		{tiny{name: "panics", panics: true}, session(lootworld.Clean), []engine.Property{lootworld.NoLostGrant, lootworld.Responsive}, "panicked: tiny: settle"},
+	} {
+		r := lootprops.Judge(lootworld.Run(c.d, c.s, engine.RunOptions{}))
+		if !slices.Equal(r.Failed(), c.fail) || !strings.Contains(r.String(), c.explain) {
+			t.Errorf("%s fails %v, want %v with %q:\n%v", c.d.name, r.Failed(), c.fail, c.explain, r)
+		}
+	}
+}
+
+// TestRuleOrderIsTheRule: the oracle ranks priority, then fewest wins,
+// then the earliest claim, then the lowest id.
+func TestRuleOrderIsTheRule(t *testing.T) {
+	s := session(lootworld.Ties)
+	s.Requests[3].Intent = lootworld.Greed
+	h := lootworld.Run(tiny{name: "tiny"}, s, engine.RunOptions{})
+	if v, _ := lootprops.Judge(h).Verdict(lootworld.RuleOrder); v.Outcome != engine.Holds {
+		t.Fatalf("NEED over GREED: %v", v)
+	}
+	s.Requests[3].Intent = lootworld.Need
+	s.Fairness = []lootworld.Fair{{Player: 1, Wins: 1}}
+	h = lootworld.Run(tiny{name: "tiny"}, s, engine.RunOptions{})
+	if v, _ := lootprops.Judge(h).Verdict(lootworld.RuleOrder); v.Outcome != engine.Holds {
+		t.Fatalf("fewest wins first: %v", v)
+	}
+}
+
+// TestTheKitJudgesALootDesign: lootprops.TestDesign is the settlement
+// kit's engine.TestDesign over the loot world: the reference holds in
+// every family with the options a user would pass.
+func TestTheKitJudgesALootDesign(t *testing.T) {
+	lootprops.TestDesign(t, lootref.Design{}, engine.Schedules(8, 1), engine.Dir(t.TempDir()))
+}

@@ -1,0 +1,161 @@
+package lootprops_test
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/lootworld"
+)
+
+// tiny is a minimal loot design for the tests, as faultstest's are for
+// settlements: every request one store call on one mutex-guarded map, a
+// settle ranking by the rule and delivering under session:player. Its
+// flags break it one way each.
+type tiny struct {
+	name string
+	// lie answers a claim accepted without recording it.
+	lie bool
+	// twice delivers every item under two keys.
+	twice bool
+	// panics panics in every settle.
+	panics bool
+}
+
+func (d tiny) Name() string { return d.name }
+
+func (d tiny) NewCluster(db lootworld.Clock) lootworld.Cluster {
+	return &tinyCluster{d: d, db: db, sessions: map[string]*tinySession{}}
+}
+
+type tinySession struct {
+	spec    lootworld.Spec
+	status  lootworld.Status
+	claims  []lootworld.Claim
+	winners []lootworld.PlayerID
+}
+
+type tinyCluster struct {
+	d        tiny
+	db       lootworld.Clock
+	mu       sync.Mutex
+	sessions map[string]*tinySession
+}
+
+func (c *tinyCluster) NewNode(_ int, env lootworld.Env) lootworld.Node { return tinyNode{c, env} }
+
+func (c *tinyCluster) Read(no string) lootworld.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	x := c.sessions[no]
+	if x == nil {
+		return lootworld.Record{}
+	}
+	return lootworld.Record{Status: x.status, Claims: slices.Clone(x.claims), Granted: slices.Clone(x.winners)}
+}
+
+type tinyNode struct {
+	c   *tinyCluster
+	env lootworld.Env
+}
+
+// store runs f on session no under the lock, as one store call.
+func (n tinyNode) store(op, no string, f func(x *tinySession, now time.Time) engine.Ack) (engine.Ack, error) {
+	var a engine.Ack
+	err := n.env.Store(op, func() error {
+		n.c.mu.Lock()
+		defer n.c.mu.Unlock()
+		a = f(n.c.sessions[no], n.c.db.Now())
+		return nil
+	})
+	return a, err
+}
+
+func (n tinyNode) Handle(_ time.Time, r lootworld.Req) (engine.Ack, error) {
+	switch r.Kind {
+	case lootworld.OpenSession:
+		return n.store("open", r.Session, func(x *tinySession, _ time.Time) engine.Ack {
+			if x == nil {
+				n.c.sessions[r.Session] = &tinySession{spec: *r.Spec, status: lootworld.Open}
+			}
+			return lootworld.Accepted
+		})
+	case lootworld.StartClaims:
+		return n.store("start", r.Session, func(x *tinySession, _ time.Time) engine.Ack {
+			if x == nil || (x.status != lootworld.Open && x.status != lootworld.Claiming) {
+				return lootworld.Refused
+			}
+			x.status = lootworld.Claiming
+			return lootworld.Accepted
+		})
+	case lootworld.ClaimItem:
+		if n.c.d.lie {
+			return lootworld.Accepted, nil
+		}
+		return n.store("claim", r.Session, func(x *tinySession, now time.Time) engine.Ack {
+			if x == nil || x.status != lootworld.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {
+				return lootworld.Refused
+			}
+			if !slices.ContainsFunc(x.claims, func(c lootworld.Claim) bool { return c.Player == r.Player }) {
+				x.claims = append(x.claims, lootworld.Claim{Player: r.Player, Intent: r.Intent, At: now, Fair: n.env.Wins(r.Player)})
+				slices.SortFunc(x.claims, func(a, b lootworld.Claim) int { return cmp.Compare(a.Player, b.Player) })
+			}
+			return lootworld.Accepted
+		})
+	case lootworld.SettleNow:
+		if n.c.d.panics {
+			panic("tiny: settle")
+		}
+		var won []lootworld.PlayerID
+		var loot string
+		a, err := n.store("freeze", r.Session, func(x *tinySession, now time.Time) engine.Ack {
+			if x == nil || x.status != lootworld.Claiming || now.Before(x.spec.Deadline) {
+				return lootworld.Refused
+			}
+			x.status = lootworld.Settling
+			return lootworld.Accepted
+		})
+		if err != nil || a != lootworld.Accepted {
+			return a, err
+		}
+		a, err = n.store("record", r.Session, func(x *tinySession, now time.Time) engine.Ack {
+			cs := slices.DeleteFunc(slices.Clone(x.claims), func(c lootworld.Claim) bool { return c.Intent.Priority() == 0 })
+			slices.SortFunc(cs, func(a, b lootworld.Claim) int {
+				return cmp.Or(cmp.Compare(b.Intent.Priority(), a.Intent.Priority()), cmp.Compare(a.Fair, b.Fair), a.At.Compare(b.At), cmp.Compare(a.Player, b.Player))
+			})
+			for _, c := range cs[:min(len(cs), x.spec.Quantity)] {
+				x.winners = append(x.winners, c.Player)
+			}
+			x.status, won, loot = lootworld.Closed, x.winners, x.spec.Loot
+			return lootworld.Accepted
+		})
+		if err != nil || a != lootworld.Accepted {
+			return a, err
+		}
+		for _, p := range won {
+			key := fmt.Sprintf("%s:%d", r.Session, p)
+			keys := []string{key}
+			if n.c.d.twice {
+				keys = append(keys, key+":again")
+			}
+			for _, k := range keys {
+				if _, err := n.env.Deliver(k, lootworld.Item{Session: r.Session, Player: p, Loot: loot}); err != nil {
+					return engine.Nack, err
+				}
+			}
+		}
+		return lootworld.Accepted, nil
+	case lootworld.CancelSession:
+		return n.store("cancel", r.Session, func(x *tinySession, _ time.Time) engine.Ack {
+			if x == nil || x.status == lootworld.Closed {
+				return lootworld.Refused
+			}
+			x.status = lootworld.Canceled
+			return lootworld.Accepted
+		})
+	}
+	return lootworld.Noted, nil
+}

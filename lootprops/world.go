@@ -1,0 +1,222 @@
+package lootprops
+
+import (
+	"fmt"
+	"iter"
+	"strings"
+	"testing"
+
+	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/lootworld"
+)
+
+// World is the loot subject as the engine runs it: lootworld's families,
+// schedules, runner and coverage, with this package's properties and
+// renderings.
+var World engine.World[lootworld.Design, lootworld.Schedule, lootworld.Detail] = world{}
+
+// The matrix's types, for loot designs (see package engine).
+type (
+	MatrixOptions  = engine.MatrixOptions[lootworld.Design]
+	Matrix         = engine.Matrix[lootworld.Schedule, lootworld.Detail]
+	Row            = engine.Row[lootworld.Schedule, lootworld.Detail]
+	Cell           = engine.Cell[lootworld.Schedule, lootworld.Detail]
+	Counterexample = engine.Counterexample[lootworld.Schedule, lootworld.Detail]
+	SchedFile      = engine.SchedFile[lootworld.Schedule]
+)
+
+// RunMatrix runs every design under every loot family (engine.RunMatrix).
+func RunMatrix(opt MatrixOptions) Matrix { return engine.RunMatrix(World, opt) }
+
+// TestDesign judges loot design d under every loot family, as the matrix
+// does, with the options (and the saved failures, replays and report) of
+// engine.TestDesign: the kit settlement designs get from props.TestDesign,
+// and the same options (engine.Families, engine.Schedules, ...; props'
+// are the same functions).
+func TestDesign(t *testing.T, d lootworld.Design, opts ...engine.Option) {
+	t.Helper()
+	engine.TestDesign(t, World, d, opts...)
+}
+
+type world struct{}
+
+// DefaultN is how many schedules a loot cell runs (World.Runs) when the
+// matrix asks for engine.DefaultMatrixN: a half. A loot run is a few
+// times a settlement run (every store call is read back for the audit),
+// its families are narrower (each draws one feature around one or two
+// sessions), and the whole loot matrix must stay within half of `make
+// proofs`' minute on 2 cores beside the settlement one's.
+const DefaultN = engine.DefaultMatrixN / 2
+
+func (world) Subject() string                   { return lootworld.Subject }
+func (world) Families() []engine.Family         { return lootworld.Families }
+func (world) Properties() []engine.Property     { return lootworld.Properties }
+func (world) CheckFamily(f engine.Family) error { return lootworld.CheckFamily(f) }
+func (world) FamilyDoc(f engine.Family) string  { return lootworld.FamilyDoc(f) }
+func (world) Describe(p engine.Property) string { return Describe(p) }
+func (world) Exercises(f engine.Family) []string {
+	return lootworld.Exercises(f)
+}
+func (world) Reached() []string { return lootworld.Reached }
+
+// Runs is n scaled by DefaultN/DefaultMatrixN (at least 1): a cell of the
+// default matrix runs DefaultN schedules.
+func (world) Runs(_ engine.Family, n int) int {
+	return max(1, n*DefaultN/engine.DefaultMatrixN)
+}
+
+func (world) Generate(f engine.Family, seed uint64) lootworld.Schedule {
+	return lootworld.Generate(f, seed)
+}
+
+func (world) Exhaustive(engine.Family) (iter.Seq[lootworld.Schedule], string, bool) {
+	return nil, "", false
+}
+
+func (world) Frame(s *lootworld.Schedule) *engine.Frame     { return &s.Frame }
+func (world) Messages(s lootworld.Schedule) engine.Messages { return lootworld.MessagesOf(s) }
+func (world) Clone(s lootworld.Schedule) lootworld.Schedule { return lootworld.Clone(s) }
+func (world) Validate(s lootworld.Schedule) error           { return lootworld.Validate(s) }
+func (world) CheckWorld(s lootworld.Schedule) error         { return lootworld.CheckWorld(s) }
+func (world) Format(s lootworld.Schedule) string            { return lootworld.Format(s) }
+func (world) Parse(text string) (lootworld.Schedule, error) { return lootworld.Parse(text) }
+func (world) Canonical(s lootworld.Schedule) (lootworld.Schedule, bool) {
+	return lootworld.Canonical(s)
+}
+func (world) Drops(s lootworld.Schedule) []engine.Drop[lootworld.Schedule] {
+	return lootworld.Drops(s)
+}
+
+func (world) Run(d lootworld.Design, s lootworld.Schedule, o engine.RunOptions) engine.History[lootworld.Schedule, lootworld.Detail] {
+	return engine.History[lootworld.Schedule, lootworld.Detail](lootworld.Run(d, s, o))
+}
+
+func (world) Judge(h engine.History[lootworld.Schedule, lootworld.Detail]) engine.Report {
+	return Judge(lootworld.History(h))
+}
+
+func (world) Coverage(h engine.History[lootworld.Schedule, lootworld.Detail]) engine.Coverage {
+	return lootworld.CoverageOf(lootworld.History(h))
+}
+
+// propertyDocs is the one-line meaning of each property, for matrix.md.
+var propertyDocs = map[engine.Property]string{
+	lootworld.NoOverGrant:  "a session delivers at most its quantity, nothing once canceled, nothing to a player without a winning claim in the frozen set",
+	lootworld.NoDupGrant:   "no player gets a session's item twice",
+	lootworld.NoLostGrant:  "after the drain every session that took claims is CLOSED or CANCELED and every winner holds its item",
+	lootworld.FrozenClaims: "a claim answered accepted before the freeze is in the set the result came from; none is answered so after it",
+	lootworld.RuleOrder:    "the winners are the rule's top N of the frozen claims (priority, fewest wins, earliest claim, lowest id)",
+	lootworld.Replayable:   "the recorded evidence replays to the recorded winners, which are the grants, from the claims that froze",
+	lootworld.MembersOnly:  "no claim of a player outside the team snapshot is recorded",
+	lootworld.OnTime:       "no session starts settling before its deadline by the database's clock",
+	lootworld.ForwardOnly:  "every status change follows the table: forward, CANCELED before CLOSED, never back",
+	lootworld.HonestAnswer: "a reply says accepted, already or recorded only when the database (and the inventory) say so",
+	lootworld.Responsive:   "every Handle and Recover returns: no panic, no deadlock",
+}
+
+// Describe is property p's one-line meaning.
+func Describe(p engine.Property) string {
+	if d, ok := propertyDocs[p]; ok {
+		return d
+	}
+	return "not a property"
+}
+
+// The loot world's part of the renderings (engine.Render).
+
+func (world) GroundTruth(h engine.History[lootworld.Schedule, lootworld.Detail]) string {
+	s := h.Schedule
+	var b strings.Builder
+	fmt.Fprintf(&b, "team %v", s.Team)
+	if len(s.Fairness) > 0 {
+		b.WriteString(", wins:")
+		for _, f := range s.Fairness {
+			fmt.Fprintf(&b, " %d=%d", f.Player, f.Wins)
+		}
+	}
+	for n := range s.Nodes {
+		if d := s.Skew(n); d != 0 {
+			fmt.Fprintf(&b, ", node %d's clock %+v", n, d)
+		}
+	}
+	if s.LockSkew != 0 {
+		fmt.Fprintf(&b, ", lock clock %+v", s.LockSkew)
+	}
+	b.WriteString("\nsessions:\n")
+	for _, x := range s.Sessions {
+		fmt.Fprintf(&b, "  x%-3d %d item(s), deadline %s\n", x.ID, x.Quantity, x.Deadline)
+	}
+	b.WriteString("requests:\n")
+	for _, r := range s.Requests {
+		fmt.Fprintf(&b, "  %s\n", describe(lootworld.History(h), r.ID))
+	}
+	return b.String()
+}
+
+func (world) AckName(a engine.Ack) string        { return lootworld.AnswerName(a) }
+func (world) KindName(k engine.EventKind) string { return lootworld.KindName(k) }
+
+func (world) EventText(_ engine.History[lootworld.Schedule, lootworld.Detail], e lootworld.Event) string {
+	d := e.Detail
+	errs := ""
+	if e.Err != "" {
+		errs = " (error: " + e.Err + ")"
+	}
+	switch e.Kind {
+	case lootworld.EvView:
+		return fmt.Sprintf("x%d is %s", d.Session, recordText(*d.Record))
+	case lootworld.EvItem:
+		res := "no-op (key already applied)"
+		if d.OK {
+			res = "applied"
+		}
+		return fmt.Sprintf("x%d's item to player %d, key %s: %s%s", d.Session, d.Player, d.Key, res, errs)
+	case lootworld.EvLock:
+		switch e.Op {
+		case lootworld.OpLockGet:
+			return fmt.Sprintf("%s %s -> %q", e.Op, d.Key, d.Value)
+		case lootworld.OpLockDel:
+			return fmt.Sprintf("%s %s (deleted: %t)", e.Op, d.Key, d.OK)
+		}
+		return fmt.Sprintf("%s %s token %s: %t", e.Op, d.Key, short(d.Token), d.OK)
+	}
+	return lootworld.KindName(e.Kind)
+}
+
+// short is a lock token's last 8 characters: tokens differ at their end.
+func short(token string) string { return token[max(0, len(token)-8):] }
+
+// recordText is a session record in one line.
+func recordText(r lootworld.Record) string {
+	if r.Status == lootworld.None {
+		return "not on record"
+	}
+	s := string(r.Status) + ", claims " + claimList(r.Claims)
+	if len(r.Granted) > 0 {
+		s += fmt.Sprintf(", granted %v", r.Granted)
+	}
+	if r.Snapshot != nil {
+		s += fmt.Sprintf(", snapshot winners %v", r.Snapshot.Winners)
+	}
+	return s
+}
+
+func (world) Participants() string {
+	return "    participant D as Database\n    participant K as Lock service\n    participant I as Inventory\n"
+}
+
+func (w world) MermaidLine(h engine.History[lootworld.Schedule, lootworld.Detail], e lootworld.Event) string {
+	n := fmt.Sprintf("N%d", e.Node)
+	switch e.Kind {
+	case lootworld.EvItem:
+		return fmt.Sprintf("%s->>I: %s", n, w.EventText(h, e))
+	case lootworld.EvLock:
+		return fmt.Sprintf("%s->>K: %s", n, w.EventText(h, e))
+	}
+	return fmt.Sprintf("Note over D: %s", w.EventText(h, e))
+}
+
+// Timeline renders h as text (engine.Timeline).
+func Timeline(h lootworld.History, r engine.Report) string {
+	return engine.Timeline(World, engine.History[lootworld.Schedule, lootworld.Detail](h), r)
+}

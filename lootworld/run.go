@@ -1,0 +1,250 @@
+package lootworld
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/onceproof/onceproof/engine"
+)
+
+// Op names of the world's own services, in events.
+const (
+	OpLockSet = "lock-set"
+	OpLockGet = "lock-get"
+	OpLockDel = "lock-del"
+	OpUnlock  = "unlock"
+	OpDeliver = "deliver"
+)
+
+// Run executes s against a fresh cluster of d and returns the history: a
+// pure function of (d, s), the same history every time (RunOptions.Free
+// aside). Requests are sent at least once (engine.Run: retries round robin,
+// a drain with every node's Recover an hour past the last send, resends,
+// give-ups); each node sees its own clock, the design's store the
+// database's, the lock service its own. Run panics on a schedule Validate
+// rejects.
+func Run(d Design, s Schedule, opt engine.RunOptions) History {
+	if err := validateTruth(s); err != nil {
+		panic("lootworld.Run: invalid schedule: " + err.Error())
+	}
+	sys := newSystem(d, s)
+	t := engine.Run[Detail](sys, s.Frame, MessagesOf(s), opt)
+	return History{Design: d.Name(), Schedule: s, Events: t.Events, Exhausted: t.Exhausted, Stalled: t.Stalled}
+}
+
+// MessagesOf is how the engine names s's requests: r0, r1, ...
+func MessagesOf(s Schedule) engine.Messages {
+	return engine.Messages{N: len(s.Requests), Letter: "r", Noun: "request"}
+}
+
+// system is one run of the loot world: the design's cluster, the clocks,
+// the lock service, the inventory ledger and the last record seen of each
+// session. The engine serializes what its Port.Apply and Record run; the
+// database clock is an atomic (concurrent groups run at one instant).
+type system struct {
+	s       Schedule
+	cluster Cluster
+	dbNow   atomic.Int64 // virtual time of the latest call, for the database's clock
+	locks   map[string]lease
+	ledger  map[string]bool
+	seen    []Record // per session: the record last recorded in an EvView
+}
+
+type lease struct {
+	token string
+	until time.Duration // by the lock service's clock
+}
+
+func newSystem(d Design, s Schedule) *system {
+	sys := &system{s: s, locks: map[string]lease{}, ledger: map[string]bool{}, seen: make([]Record, len(s.Sessions))}
+	sys.cluster = d.NewCluster(dbClock{sys})
+	return sys
+}
+
+// dbClock is the database's clock: the virtual time of the call running.
+type dbClock struct{ sys *system }
+
+func (c dbClock) Now() time.Time { return engine.Epoch.Add(time.Duration(c.sys.dbNow.Load())) }
+
+// NewNode implements engine.System.
+func (sys *system) NewNode(id int, p *engine.Port[Detail]) engine.Node {
+	e := &env{p: p, sys: sys}
+	p.Observe(e.observe)
+	nd := sys.cluster.NewNode(id, e)
+	n := node{n: nd, sys: sys, skew: sys.s.Skew(id)}
+	if _, ok := nd.(Recoverer); ok {
+		return recoverNode{n}
+	}
+	return n
+}
+
+// node is a design's node as the engine sees it.
+type node struct {
+	n    Node
+	sys  *system
+	skew time.Duration
+}
+
+func (n node) Deliver(now time.Time, msg int) (engine.Ack, error) {
+	n.sys.dbNow.Store(int64(now.Sub(engine.Epoch)))
+	return n.n.Handle(now.Add(n.skew), n.sys.req(msg))
+}
+
+type recoverNode struct{ node }
+
+func (n recoverNode) Recover(now time.Time) error {
+	n.sys.dbNow.Store(int64(now.Sub(engine.Epoch)))
+	return n.n.(Recoverer).Recover(now.Add(n.skew))
+}
+
+// req is request msg as a node receives it.
+func (sys *system) req(msg int) Req {
+	r := sys.s.Requests[msg]
+	q := Req{Kind: r.Kind, Player: r.Player, Intent: r.Intent}
+	if r.Session < 0 {
+		return q
+	}
+	sess := sys.s.Sessions[r.Session]
+	q.Session = sess.No()
+	switch r.Kind {
+	case OpenSession:
+		q.Spec = &Spec{No: sess.No(), Loot: sess.Loot(), Quantity: sess.Quantity, Deadline: engine.Epoch.Add(sess.Deadline),
+			Rule: "v1", Members: slices.Clone(sys.s.Team)}
+	case ClaimItem:
+		q.Fair = sys.s.Wins(r.Player)
+	}
+	return q
+}
+
+// Drains implements engine.Drainer: the compensation job runs every hour
+// after the schedule, twice: a pass a crash cut short after it leased a
+// grant leaves it to the next one, as a periodic job does.
+func (sys *system) Drains() int { return 2 }
+
+// sessionOf is the index of the session numbered no (-1 if none).
+func (sys *system) sessionOf(no string) int {
+	if rest, ok := strings.CutPrefix(no, "x"); ok {
+		if i, err := strconv.Atoi(rest); err == nil && i >= 0 && i < len(sys.s.Sessions) && sys.s.Sessions[i].No() == no {
+			return i
+		}
+	}
+	return -1
+}
+
+// env is the Env of one node id, on its engine port.
+type env struct {
+	p   *engine.Port[Detail]
+	sys *system
+}
+
+var _ Env = (*env)(nil)
+
+func (e *env) Now() time.Time { return engine.Epoch.Add(e.p.At() + e.sys.s.Skew(e.p.Node())) }
+
+func (e *env) Wins(p PlayerID) int64 { return e.sys.s.Wins(p) }
+
+func (e *env) Store(op string, fn func() error) error {
+	return e.p.Effect(op, func() error {
+		e.sys.dbNow.Store(int64(e.p.At()))
+		return fn()
+	})
+}
+
+// observe records, after a store call, every session whose record
+// changed.
+func (e *env) observe() {
+	sys := e.sys
+	for i, sess := range sys.s.Sessions {
+		ev := e.p.Event(EvView, "")
+		e.p.Record(ev, func(ev *Event, _ []Event) bool {
+			rec := sys.cluster.Read(sess.No())
+			if sameRecord(rec, sys.seen[i]) {
+				return false
+			}
+			sys.seen[i] = rec
+			ev.Detail = Detail{Session: i, Record: &rec}
+			return true
+		})
+	}
+}
+
+// lockNow is the lock service's clock at this call.
+func (e *env) lockNow() time.Duration { return e.p.At() + e.sys.s.LockSkew }
+
+func (e *env) SetNX(key, token string, ttl time.Duration) (bool, error) {
+	var ok bool
+	err := e.p.Apply(OpLockSet, EvLock, func(ev *Event) {
+		now := e.lockNow()
+		if l, held := e.sys.locks[key]; !held || now >= l.until {
+			e.sys.locks[key] = lease{token: token, until: now + ttl}
+			ok = true
+		}
+		ev.Detail = Detail{Session: -1, Key: key, Token: token, OK: ok}
+	})
+	return ok && err == nil, err
+}
+
+func (e *env) Get(key string) (string, error) {
+	var v string
+	err := e.p.Apply(OpLockGet, EvLock, func(ev *Event) {
+		if l, held := e.sys.locks[key]; held && e.lockNow() < l.until {
+			v = l.token
+		}
+		ev.Detail = Detail{Session: -1, Key: key, Value: v, OK: v != ""}
+	})
+	if err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
+func (e *env) Del(key string) error {
+	return e.p.Apply(OpLockDel, EvLock, func(ev *Event) {
+		_, held := e.sys.locks[key]
+		delete(e.sys.locks, key)
+		ev.Detail = Detail{Session: -1, Key: key, OK: held}
+	})
+}
+
+func (e *env) Unlock(key, token string) (bool, error) {
+	var ok bool
+	err := e.p.Apply(OpUnlock, EvLock, func(ev *Event) {
+		if l, held := e.sys.locks[key]; held && e.lockNow() < l.until && l.token == token {
+			delete(e.sys.locks, key)
+			ok = true
+		}
+		ev.Detail = Detail{Session: -1, Key: key, Token: token, OK: ok}
+	})
+	return ok && err == nil, err
+}
+
+func (e *env) Deliver(key string, it Item) (bool, error) {
+	var applied bool
+	err := e.p.Apply(OpDeliver, EvItem, func(ev *Event) {
+		applied = !e.sys.ledger[key]
+		e.sys.ledger[key] = true
+		ev.Detail = Detail{Session: e.sys.sessionOf(it.Session), Player: it.Player, Key: key, OK: applied}
+		if ev.Detail.Session < 0 {
+			ev.Err = fmt.Sprintf("no session %q", it.Session)
+		}
+	})
+	if err != nil {
+		return false, err
+	}
+	return applied, nil
+}
+
+// sameRecord reports whether two records say the same.
+func sameRecord(a, b Record) bool {
+	if a.Status != b.Status || !slices.Equal(a.Claims, b.Claims) || !slices.Equal(a.Granted, b.Granted) {
+		return false
+	}
+	if (a.Snapshot == nil) != (b.Snapshot == nil) {
+		return false
+	}
+	return a.Snapshot == nil || (slices.Equal(a.Snapshot.Claims, b.Snapshot.Claims) && slices.Equal(a.Snapshot.Winners, b.Snapshot.Winners))
+}

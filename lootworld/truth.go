@@ -1,0 +1,177 @@
+package lootworld
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/onceproof/onceproof/engine"
+)
+
+// PlayerID identifies a player (> 0).
+type PlayerID int64
+
+// Intent is a player's claim: NEED (priority 10), GREED (1) or PASS (never
+// wins), as source 004 ranks them. The world spells the rule out itself,
+// apart from ref/loot's: the oracle judging every design must not share
+// the reference's code.
+type Intent string
+
+// The intents.
+const (
+	Need  Intent = "NEED"
+	Greed Intent = "GREED"
+	Pass  Intent = "PASS"
+)
+
+// Priority is the rank an intent gives, higher first (0: PASS, never wins).
+func (i Intent) Priority() int {
+	switch i {
+	case Need:
+		return 10
+	case Greed:
+		return 1
+	}
+	return 0
+}
+
+// Status is where a session is in its life (source 004's state machine).
+type Status string
+
+// The statuses, and "" for a session that does not exist yet.
+const (
+	None     Status = ""
+	Open     Status = "OPEN"
+	Claiming Status = "CLAIMING"
+	Settling Status = "SETTLING"
+	Closed   Status = "CLOSED"
+	Canceled Status = "CANCELED"
+)
+
+// Forward reports whether a session may go from one status to another: the
+// table of source 004 (OPEN -> CLAIMING -> SETTLING -> CLOSED, CANCELED
+// from any status before CLOSED, nothing back), where a new session starts
+// OPEN or, as the document's own code opens it, CLAIMING.
+func Forward(from, to Status) bool {
+	switch from {
+	case None:
+		return to == Open || to == Claiming
+	case Open:
+		return to == Claiming || to == Canceled
+	case Claiming:
+		return to == Settling || to == Canceled
+	case Settling:
+		return to == Closed || to == Canceled
+	}
+	return false
+}
+
+// Session is one team drop to allocate: the ground truth the harness knows.
+type Session struct {
+	// ID is the session's index in Schedule.Sessions (x0, x1, ...); its
+	// number, the business key designs see, is No().
+	ID int
+	// Quantity is how many items dropped: the top Quantity claims get one
+	// each.
+	Quantity int
+	// Deadline ends claiming, by the database's clock: virtual time since
+	// engine.Epoch.
+	Deadline time.Duration
+}
+
+// No is the session's number, "x" and its ID.
+func (s Session) No() string { return fmt.Sprintf("x%d", s.ID) }
+
+// Loot is the loot code of the session's drop.
+func (s Session) Loot() string { return fmt.Sprintf("item%d", s.ID) }
+
+// Kind is what a request asks.
+type Kind uint8
+
+// The request kinds. Open, start, settle, cancel and compensate come from
+// the game server (a drop, a timer, an operator); claims from players.
+const (
+	OpenSession   Kind = iota // open the session (its definition and team snapshot)
+	StartClaims               // open it to claims (OPEN -> CLAIMING)
+	ClaimItem                 // a player's claim (NEED, GREED or PASS)
+	SettleNow                 // the scheduler's settle trigger
+	CancelSession             // void the session
+	Compensate                // the compensation job's tick (deliver what is pending)
+)
+
+var kindNames = [...]string{"open", "start", "claim", "settle", "cancel", "compensate"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind%d", uint8(k))
+}
+
+// Request is one request, the message the sender delivers at least once.
+type Request struct {
+	// ID is the request's index in Schedule.Requests (r0, r1, ...).
+	ID   int
+	Kind Kind
+	// Session is the session's index (-1 for Compensate: all of them).
+	Session int
+	// Player and Intent are a claim's: the authenticated caller and what
+	// it claims.
+	Player PlayerID
+	Intent Intent
+}
+
+// Fair is the server's fairness record of one player: how many times it
+// won this kind of item (source 004's fair_score, "lower first").
+type Fair struct {
+	Player PlayerID
+	Wins   int64
+}
+
+// Schedule is one run of the loot world, as data: a Frame (its deliveries
+// name requests: Delivery.Msg is a request's index) beside the ground
+// truth. It prints to text (Format) and parses back (Parse).
+type Schedule struct {
+	engine.Frame
+	// Team is the member snapshot every session takes when it opens
+	// (sorted, distinct, > 0). Other players are outsiders.
+	Team []PlayerID
+	// Fairness is the server's record per player (a player not listed has
+	// 0 wins), sorted by player.
+	Fairness []Fair
+	// Skews are the node clocks' offsets from the database's clock, one per
+	// node (nil: all 0). LockSkew is the lock service's.
+	Skews    []time.Duration
+	LockSkew time.Duration
+	// Sessions and Requests are the ground truth; Sessions[i].ID == i and
+	// Requests[i].ID == i.
+	Sessions []Session
+	Requests []Request
+}
+
+// Wins is p's fairness record in s (0 if none).
+func (s Schedule) Wins(p PlayerID) int64 {
+	for _, f := range s.Fairness {
+		if f.Player == p {
+			return f.Wins
+		}
+	}
+	return 0
+}
+
+// Member reports whether p is in the team snapshot.
+func (s Schedule) Member(p PlayerID) bool {
+	for _, m := range s.Team {
+		if m == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Skew is node n's clock offset.
+func (s Schedule) Skew(n int) time.Duration {
+	if n < len(s.Skews) {
+		return s.Skews[n]
+	}
+	return 0
+}
