@@ -27,11 +27,28 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 )
 
 func main() {
+	tuneGC()
 	os.Exit(run(os.Args[1:], registry(), os.Stdout, os.Stderr))
+}
+
+// tuneGC runs the collector less often than Go's default. A matrix
+// allocates a short-lived history per run, hundreds of thousands of them,
+// while what it keeps is small: at GOGC=100 the collector cost a third of
+// make proofs' CPU (measured: 37 s of user time against 26 s at 400, the
+// peak resident set 250 MB against 640 MB). The memory limit brings the
+// collector back before 1 GiB. GOGC or GOMEMLIMIT in the environment win.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
 }
 
 // Exit codes (see the package doc).
