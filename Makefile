@@ -17,9 +17,9 @@ vet: ## go vet and gofmt
 test: vet ## vet, then every test with the race detector
 	$(GO) test -race -count=1 ./...
 
-# One full run (91 benchmarks x BENCHCOUNT on 2 cores) takes about 10
-# minutes on 2 shared cores: 300ms per sample (each benchmark is warmed up
-# once per process, and its -cpu variants share the warm instance, see
+# One full run (91 benchmarks x BENCHCOUNT on 2 cores) took 5m59s on 2
+# shared cores at load 1.4: 300ms per sample (each benchmark is warmed up once
+# per process, and its -cpu variants share the warm instance, see
 # bench/window_test.go), the same for every implementation so a burst of load
 # on the shared machine spoils a fast implementation's sample no more than a
 # slow one's; 6 runs is the fewest for which benchmath gives a 95% interval of

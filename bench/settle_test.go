@@ -64,11 +64,10 @@ func BenchmarkSettle(b *testing.B) {
 
 // BenchmarkSettleParallel measures Settle on a window hit from every
 // goroutine of b.RunParallel (GOMAXPROCS of them) on one Settler: the
-// path=windowdup of BenchmarkSettle, whose cost on many cores is what the
-// window's per-bucket locks and the per-P counters are for. Run it with
-// -cpu 1,2,... (make bench does) to read its scaling: a window hit touches
-// only the key's bucket and the caller's own counter line, so throughput
-// should grow with the cores.
+// path=windowdup of BenchmarkSettle, on many cores. Run it with -cpu 1,2,...
+// (make bench does) to read its scaling: a hit reads one key, so throughput
+// should grow with the cores; where it does not, a line every call writes
+// (the shard's mutex, the Settler's counters) is what stops it.
 func BenchmarkSettleParallel(b *testing.B) {
 	b.Run("path=windowdup", func(b *testing.B) {
 		s := ref.NewSettler(ref.NewWindow(time.Hour, RefShards), ref.NewMemStore())
