@@ -17,17 +17,25 @@ vet: ## go vet and gofmt
 test: vet ## vet, then every test with the race detector
 	$(GO) test -race -count=1 ./...
 
-# One full run (71 benchmarks x BENCHCOUNT) must stay near 7 minutes on 2
-# shared cores: 300ms per sample (each benchmark is warmed up once per
-# process, see bench/window_test.go), the same for every implementation so a
-# burst of load on the shared machine spoils a fast implementation's sample
-# no more than a slow one's; 6 runs is the fewest for which
-# benchmath gives a 95% interval of a median. The runs are BENCHCOUNT
-# processes of -count=1, not one -count=6, so the samples of every
-# implementation are spread over the whole run: on a shared machine a burst of
-# load then hits all implementations alike instead of six samples of one.
+# One full run (91 benchmarks x BENCHCOUNT on 2 cores) took 5m59s on 2
+# shared cores at load 1.4: 300ms per sample (each benchmark is warmed up once
+# per process, and its -cpu variants share the warm instance, see
+# bench/window_test.go), the same for every implementation so a burst of load
+# on the shared machine spoils a fast implementation's sample no more than a
+# slow one's; 6 runs is the fewest for which benchmath gives a 95% interval of
+# a median. The runs are BENCHCOUNT processes of -count=1, not one -count=6,
+# so the samples of every implementation are spread over the whole run: on a
+# shared machine a burst of load then hits all implementations alike instead
+# of six samples of one.
 BENCHTIME ?= 300ms
 BENCHCOUNT ?= 6
+
+# BENCHCPU: the GOMAXPROCS values the Parallel benchmarks run at, so the
+# summary can show how throughput scales with cores: 1, the powers of two up
+# to the machine's CPU count, and the count itself (1,2 on 2 cores; 1,2,4,6
+# on 6). The other benchmarks measure one goroutine and run once, at the
+# default GOMAXPROCS.
+BENCHCPU ?= $(shell n=$$(nproc); l=1; c=2; while [ $$c -le $$n ]; do l=$$l,$$c; c=$$((c*2)); done; [ $$((c/2)) -lt $$n ] && l=$$l,$$n; echo $$l)
 
 bench: SHELL := /bin/bash
 bench: .SHELLFLAGS := -o pipefail -ec
@@ -35,7 +43,8 @@ bench: ## run the benchmarks; write results/bench/new.txt (only if they pass)
 	mkdir -p results/bench
 	rm -f results/bench/new.txt.tmp
 	for i in $$(seq $(BENCHCOUNT)); do \
-		$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) -count=1 -timeout=30m ./bench/ | tee -a results/bench/new.txt.tmp; \
+		$(GO) test -run='^$$' -bench=. -skip=Parallel -benchmem -benchtime=$(BENCHTIME) -count=1 -timeout=30m ./bench/ | tee -a results/bench/new.txt.tmp; \
+		$(GO) test -run='^$$' -bench=Parallel -cpu=$(BENCHCPU) -benchmem -benchtime=$(BENCHTIME) -count=1 -timeout=30m ./bench/ | tee -a results/bench/new.txt.tmp; \
 	done
 	mv results/bench/new.txt.tmp results/bench/new.txt
 

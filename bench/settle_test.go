@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,6 +60,44 @@ func BenchmarkSettle(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSettleParallel measures Settle on a window hit from every
+// goroutine of b.RunParallel (GOMAXPROCS of them) on one Settler: the
+// path=windowdup of BenchmarkSettle, on many cores. Run it with -cpu 1,2,...
+// (make bench does) to read its scaling: a hit reads one key, so throughput
+// should grow with the cores; where it does not, a line every call writes
+// (the shard's mutex, the Settler's counters) is what stops it.
+func BenchmarkSettleParallel(b *testing.B) {
+	b.Run("path=windowdup", func(b *testing.B) {
+		s := ref.NewSettler(ref.NewWindow(time.Hour, RefShards), ref.NewMemStore())
+		for i := range lookupKeys {
+			if _, fresh := s.Settle(ref.Fingerprint(mix64(uint64(i))), Epoch); !fresh {
+				b.Fatalf("setup: key %d not fresh", i)
+			}
+		}
+		var streams, misses atomic.Uint64
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			// Each goroutine walks its own pseudo-random order of the settled
+			// keys, at times inside the ttl.
+			g := streams.Add(1) << 40
+			for i := uint64(0); pb.Next(); i++ {
+				fp := ref.Fingerprint(mix64(mix64(g|i) % lookupKeys))
+				if st, fresh := s.Settle(fp, Epoch.Add(time.Duration(i&(1<<20-1)))); fresh || st != ref.StateDelivered {
+					misses.Add(1)
+				}
+			}
+		})
+		b.StopTimer()
+		if n := misses.Load(); n != 0 {
+			b.Fatalf("%d settles of settled keys were not window hits (go test -run='^$' -bench='BenchmarkSettleParallel' ./bench/)", n)
+		}
+		if got := s.Stats(); got.WindowDup != b.N || got.Granted != lookupKeys {
+			b.Fatalf("stats %+v, want %d window hits: the path measured is not the one named", got, b.N)
+		}
+	})
 }
 
 // ExampleStream shows the workload's first operations: distinct fresh keys

@@ -427,3 +427,29 @@ func ExampleWindow() {
 	// 1 true
 	// 0 false
 }
+
+// TestWindowLiveCountsEntriesLiveAtNowToTheNanosecond checks Live at the
+// boundaries of the contract: an entry put at t counts while now < t+ttl.
+func TestWindowLiveCountsEntriesLiveAtNowToTheNanosecond(t *testing.T) {
+	const ttl = time.Minute
+	w := NewWindow(ttl, 2)
+	for i := range 3 {
+		w.Put(winKey(uint64(i)), 1, winT0.Add(time.Duration(i)))
+	}
+	w.Put(0, 1, winT0)                // key 0 counts like any other
+	w.Put(winKey(0), 2, winT0.Add(2)) // a duplicate adds nothing
+	for _, c := range []struct {
+		at   time.Duration
+		want int
+	}{{0, 4}, {ttl - 1, 4}, {ttl, 2}, {ttl + 1, 1}, {ttl + 2, 0}} {
+		if got := w.Live(winT0.Add(c.at)); got != c.want {
+			t.Errorf("Live at t0+%v = %d, want %d (go test -run=TestWindowLiveCountsEntriesLiveAtNowToTheNanosecond ./ref/)", c.at, got, c.want)
+		}
+	}
+	// An expired key put again is one live entry, not two (its old entry
+	// may still occupy a slot).
+	w.Put(winKey(1), 3, winT0.Add(ttl+2))
+	if got := w.Live(winT0.Add(ttl + 2)); got != 1 {
+		t.Errorf("Live after re-putting an expired key = %d, want 1 (go test -run=TestWindowLiveCountsEntriesLiveAtNowToTheNanosecond ./ref/)", got)
+	}
+}

@@ -37,7 +37,8 @@ func TestSummaryIsUpToDate(t *testing.T) {
 }
 
 // synthetic is a benchmark file with known medians: ref 10ns, otter 150ns
-// (ratio 15), ref parallel 5ns (speedup 2); six runs each so the 95%
+// (ratio 15), ref parallel 5ns at 2 CPUs (speedup 2 over one goroutine) and
+// 9ns at 1 CPU (no -N suffix: scaling 1.8x); six runs each so the 95%
 // interval of a median exists.
 const synthetic = `goos: linux
 goarch: amd64
@@ -62,6 +63,12 @@ BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
 BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
 BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
 BenchmarkWindowPutParallel/impl=ref/live=131072-2 100 5 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072 100 9 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072 100 9 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072 100 9 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072 100 9 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072 100 9 ns/op
+BenchmarkWindowPutParallel/impl=ref/live=131072 100 9 ns/op
 BenchmarkStreamNext-2 100 4 ns/op
 BenchmarkDesign/design=ref/schedule=clean-2 100 7000 ns/op 700 ns/attempt 300 allocs/op
 `
@@ -80,6 +87,10 @@ func TestSummaryRatiosOnKnownInput(t *testing.T) {
 		"- cpu: Test CPU",
 		"takes 4.0 ns/op",
 		"| Design/design=ref/schedule=clean | 700 | 7000 | 300 |",
+		"- gomaxprocs: 1, 2",
+		"| WindowPutParallel/live=131072 | ref | 1.80x [1.80, 1.80] |",
+		"| parallel throughput at 2 CPUs >= 1.8x at 1 CPU | 1.80x [1.80, 1.80] | met |",
+		"| one goroutine <= 40 ns/op (on this machine) | 10.0 | met |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary lacks %q (go test -run=TestSummaryRatiosOnKnownInput ./bench/cmd/benchsummary/); got:\n%s", want, md)
