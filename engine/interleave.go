@@ -8,10 +8,11 @@ import (
 // interleave runs one concurrent group deterministically: work[w] is the
 // items (indexes into items) of goroutine w, one goroutine per node in the
 // order of its first item. Only one goroutine runs at a time: it holds the
-// baton. It parks before each of its attempts but the first, and before
-// every env call (env.point); parking is a scheduling choice among the
-// goroutines not done (all of them parked but the chooser), made by the
-// baton holder itself, so the scheduler's state needs no lock. Choosing
+// baton. It parks before each of its attempts but the first, before
+// every env call (env.point) and, for an AnswerRacer, before each answer;
+// parking is a scheduling choice among the goroutines not done (all of
+// them parked but the chooser), made by the baton holder itself, so the
+// scheduler's state needs no lock. Choosing
 // itself costs nothing; choosing another hands the baton over a channel,
 // which also orders the goroutines' memory effects for the race detector
 // as they are for the history: the run is sequential, only its order is

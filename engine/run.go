@@ -51,6 +51,20 @@ type Drainer interface {
 	Drains() int
 }
 
+// AnswerRacer is a System whose answers may be overtaken: in an
+// interleaved concurrent group the runner makes a node's answer a
+// scheduling point (Deliver returned, the sender has not seen the reply), so
+// another node's write may land between them, as it does on real goroutines
+// while a reply is on the wire. A world that judges an answer against the
+// state when it is given (loot's HonestAnswer: a cancel answered accepted
+// while a settle already overwrote it) needs that point to find in the
+// deterministic matrix what a real race shows. A world whose answers no
+// later write can falsify (settlement's acks: a durable credit stays) leaves
+// it out: it would only multiply the interleavings.
+type AnswerRacer interface {
+	RacesAnswers()
+}
+
 // Observer is a System that looks at a node after each of its attempts
 // (settlements sample a node's memory there).
 type Observer[X any] interface {
@@ -596,6 +610,9 @@ func (r *runner[X]) attempt(it item, yield func() bool) (bool, time.Duration) {
 			r.record(Event[X]{At: at, Kind: EvCrash, Node: n, Attempt: a, Msg: id, Op: OpAck, Fault: f.Kind})
 			r.rebuild(n, at)
 			break
+		}
+		if _, races := r.sys.(AnswerRacer); races && p.park != nil {
+			p.park() // the reply is on the wire (AnswerRacer)
 		}
 		ev := Event[X]{At: at, Kind: EvAck, Node: n, Attempt: a, Msg: id, Ack: ack}
 		if err != nil {

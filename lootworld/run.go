@@ -125,6 +125,11 @@ func (sys *system) req(msg int) Req {
 // grant leaves it to the next one, as a periodic job does.
 func (sys *system) Drains() int { return 2 }
 
+// RacesAnswers makes every answer a scheduling point of the concurrent
+// groups (engine.AnswerRacer): HonestAnswer judges an answer against the
+// database when it is given, and a concurrent write may land first.
+func (sys *system) RacesAnswers() {}
+
 // sessionOf is the index of the session numbered no (-1 if none).
 func (sys *system) sessionOf(no string) int {
 	if rest, ok := strings.CutPrefix(no, "x"); ok {

@@ -253,7 +253,7 @@ func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
 // requests on several nodes at one instant (ties, concurrent-settle,
 // cancel-race, and duplicate-claim's 20 identical claims) on free-running
 // goroutines, under -race in `make test`: a design's data race shows here,
-// where the committed matrix interleaves at env calls only. A failure the
+// where the committed matrix interleaves at env calls and answers only. A failure the
 // design does not declare for the family fails the test; a declared one
 // that does not show is logged (real interleavings may miss it).
 func TestLootConcurrencyOnRealGoroutines(t *testing.T) {

@@ -26,8 +26,8 @@ var Design = shortcut.Row{
 			Why:      "nothing judges the deadline: a trigger before it (a player, or a scheduler whose clock runs ahead) freezes and settles the session early, and the scheduler's own trigger at the deadline settles it again over CLOSED",
 		}, {
 			Families: []engine.Family{lootworld.CancelRace},
-			Props:    []engine.Property{lootworld.NoOverGrant, lootworld.ForwardOnly},
-			Why:      "a cancel before or during the settle is overwritten: BeginSettle writes CANCELED back to SETTLING and the record closes it and grants, so a canceled session delivers its item",
+			Props:    []engine.Property{lootworld.NoOverGrant, lootworld.ForwardOnly, lootworld.HonestAnswer},
+			Why:      "a cancel before or during the settle is overwritten: BeginSettle writes CANCELED back to SETTLING and the record closes it and grants, so a canceled session delivers its item; and when the settle lands while the cancel's reply is on the wire, the operator is told canceled about a session that is CLOSED",
 		}},
 	},
 }

@@ -22,8 +22,8 @@ var Design = shortcut.Row{
 			Why:      "a settler reads CLAIMING, then stalls before its UPDATE past the lock's ttl and its lease; a second trigger takes the expired lock and settles the session to CLOSED; the first wakes and writes SETTLING over CLOSED (a closed session goes back), though its record is then refused by the fence (its value is stale), so nothing is granted twice",
 		}, {
 			Families: []engine.Family{lootworld.CancelRace},
-			Props:    []engine.Property{lootworld.NoOverGrant, lootworld.ForwardOnly},
-			Why:      "a cancel interleaved between the settler's SELECT (CLAIMING) and its UPDATE is overwritten: CANCELED goes back to SETTLING, the fence the UPDATE bumped is the settler's, so its record closes the session and its item is delivered from a session the operator canceled",
+			Props:    []engine.Property{lootworld.NoOverGrant, lootworld.ForwardOnly, lootworld.HonestAnswer},
+			Why:      "a cancel interleaved between the settler's SELECT (CLAIMING) and its UPDATE is overwritten: CANCELED goes back to SETTLING, the fence the UPDATE bumped is the settler's, so its record closes the session and its item is delivered from a session the operator canceled; the cancel's accepted reply, if the overwrite lands before it, tells the operator canceled about a session that is no longer",
 		}},
 	},
 }
