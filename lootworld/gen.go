@@ -96,6 +96,19 @@ func (p preset) faulty() bool {
 	return p.crash || p.storeError || p.timeout || p.lockExpiry || p.compensation
 }
 
+// interleaves is whether the schedules of p may hold requests at one
+// instant on several nodes, interleaved by Switches: Generate sets
+// Concurrent for these (for duplicate-claim, when it draws the burst).
+func (p preset) interleaves() bool {
+	return p.concurrentSettle || p.ties || (!p.faulty() && (p.cancel || p.duplicate))
+}
+
+// Interleaves reports whether family f's schedules may interleave requests
+// that arrive at one instant on several nodes (Frame.Concurrent): what a
+// design does there depends on the scheduling choices as well as on the
+// requests, so its rarest failures need more runs to show.
+func Interleaves(f engine.Family) bool { return presetOf(f).interleaves() }
+
 // Gen returns a rapid generator of schedules of family f (a family of
 // Families or a Join of them): 1..2 sessions of a team of 3..4, each
 // opened, started, claimed by some members, and settled at its deadline,
@@ -286,7 +299,7 @@ func genSchedule(t *rapid.T, f engine.Family, p preset) Schedule {
 		s.Concurrent = true
 	}
 	if p.concurrentSettle || p.ties || (p.cancel && !p.faulty()) {
-		s.Concurrent = true
+		s.Concurrent = true // and burst above: interleaves()
 	}
 	// Stable: equal times keep the order planned.
 	slices.SortStableFunc(plan, func(a, b planned) int { return cmp.Compare(a.at, b.at) })

@@ -41,6 +41,21 @@ func TestGenSatisfiesTheWorldRules(t *testing.T) {
 	}
 }
 
+// TestInterleavesSaysWhichFamiliesInterleave: a family's schedules are
+// ever Concurrent exactly when Interleaves says so (the matrix's budget,
+// lootprops.DeepN, depends on it).
+func TestInterleavesSaysWhichFamiliesInterleave(t *testing.T) {
+	for _, f := range joins() {
+		seen := false
+		for seed := uint64(1); seed <= seeds/3 && !seen; seed++ {
+			seen = lootworld.Generate(f, seed).Concurrent
+		}
+		if seen != lootworld.Interleaves(f) {
+			t.Errorf("%s: Interleaves says %v, but a Concurrent schedule among seeds 1..%d: %v", f, lootworld.Interleaves(f), seeds/3, seen)
+		}
+	}
+}
+
 func TestCheckWorldNamesTheRule(t *testing.T) {
 	base := func(f engine.Family) lootworld.Schedule {
 		return lootworld.Schedule{

@@ -21,6 +21,10 @@ var Design = shortcut.Row{
 			Props:    []engine.Property{lootworld.ForwardOnly},
 			Why:      "a second settle after the first released its lock (a trigger on another node, a retry after a lost answer or a failed call, or one that takes a lock whose holder stalled past its ttl) meets no refusal: its BeginSettle writes SETTLING over CLOSED and its record closes the session again; the grant numbers and the ranking are the same, so the inventory applies nothing twice",
 		}, {
+			Families: []engine.Family{lootworld.ConcurrentSettle},
+			Props:    []engine.Property{lootworld.HonestAnswer},
+			Why:      "when the second settler takes the lock in the step between the first's unlock and its answer, and writes SETTLING before that answer, the first answers accepted about a session that is SETTLING again (the second closes it a moment later, with the same grants): rare, one interleaving in about 500, so the cell runs lootprops.DeepN schedules",
+		}, {
 			Families: []engine.Family{lootworld.EarlySettle, lootworld.ClockSkew},
 			Props:    []engine.Property{lootworld.OnTime, lootworld.ForwardOnly},
 			Why:      "nothing judges the deadline: a trigger before it (a player, or a scheduler whose clock runs ahead) freezes and settles the session early, and the scheduler's own trigger at the deadline settles it again over CLOSED",
