@@ -300,12 +300,15 @@ func statusName(s lootworld.Status) string {
 // when the database (and the inventory) say so when it is given: a session
 // opened, claims started, the claim recorded with its intent, the session
 // canceled, closed, and for a settle answered accepted every winner's item
-// delivered.
+// delivered. And it says refused only when the rules say no: an open of a
+// session that does not exist, or a member's claim on a CLAIMING session,
+// before the deadline by the database's clock from the request's arrival
+// to its answer, is never refused (wrongRefusal).
 func CheckHonestAnswer(h lootworld.History) engine.Verdict {
 	var as []engine.Anomaly
 	sessions := observe(h)
-	for _, e := range h.Events {
-		if e.Kind != engine.EvAck || (e.Ack != lootworld.Accepted && e.Ack != lootworld.Already && e.Ack != lootworld.Recorded) {
+	for i, e := range h.Events {
+		if e.Kind != engine.EvAck || (e.Ack != lootworld.Accepted && e.Ack != lootworld.Already && e.Ack != lootworld.Recorded && e.Ack != lootworld.Refused) {
 			continue
 		}
 		r := h.Schedule.Requests[e.Msg]
@@ -313,6 +316,12 @@ func CheckHonestAnswer(h lootworld.History) engine.Verdict {
 			continue
 		}
 		ss := sessions[r.Session]
+		if e.Ack == lootworld.Refused {
+			if why := wrongRefusal(h, ss, r, i); why != "" {
+				as = append(as, anomaly(h, lootworld.HonestAnswer, e.Msg, []lootworld.Event{e}, "%s was refused, but %s", describe(h, r.ID), why))
+			}
+			continue
+		}
 		rec := ss.recordAt(e.Seq)
 		var lie string
 		switch r.Kind {
@@ -350,6 +359,52 @@ func CheckHonestAnswer(h lootworld.History) engine.Verdict {
 		}
 	}
 	return safety(lootworld.HonestAnswer, h, as)
+}
+
+// wrongRefusal says why the rules said yes to r at every instant of the
+// attempt whose answer, refused, is event ack ("" when they did not, or
+// when the world cannot tell): the database's time, which is the virtual
+// time, was before the session's deadline from the attempt's arrival to
+// its answer, and every record of the session seen in between was the one
+// the request needs (no session for an open; CLAIMING, with r's player in
+// the team, for a claim). A refusal decided at any instant of the attempt
+// was therefore against the rules, whichever call decided it. Other kinds
+// are not judged: a settle may be refused while another settler holds the
+// session, a cancel once the result is due, and a start races nothing the
+// generated schedules make wrong.
+func wrongRefusal(h lootworld.History, ss *seen, r lootworld.Request, ack int) string {
+	e := h.Events[ack]
+	if e.At >= ss.x.Deadline {
+		return ""
+	}
+	from := ack
+	for from > 0 && !(h.Events[from].Kind == engine.EvArrive && h.Events[from].Attempt == e.Attempt) {
+		from--
+	}
+	var want lootworld.Status
+	switch r.Kind {
+	case lootworld.OpenSession:
+		want = lootworld.None
+	case lootworld.ClaimItem:
+		if !slices.Contains(h.Schedule.Team, r.Player) {
+			return ""
+		}
+		want = lootworld.Claiming
+	default:
+		return ""
+	}
+	if ss.recordAt(h.Events[from].Seq).Status != want {
+		return ""
+	}
+	for _, v := range ss.views {
+		if v.Seq > h.Events[from].Seq && v.Seq < e.Seq && v.Detail.Record.Status != want {
+			return ""
+		}
+	}
+	if want == lootworld.None {
+		return fmt.Sprintf("%s did not exist and its deadline %v was ahead by the database's clock (%v) from the open's arrival to its answer", ss.x.No(), ss.x.Deadline, e.At)
+	}
+	return fmt.Sprintf("%s was CLAIMING, player %d is in the team, and the deadline %v was ahead by the database's clock (%v) from the claim's arrival to its answer", ss.x.No(), r.Player, ss.x.Deadline, e.At)
 }
 
 func winnersOf(rec lootworld.Record) []lootworld.PlayerID {

@@ -60,12 +60,32 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 		{tiny{name: "liar", lie: true}, session(lootworld.Clean), []engine.Property{lootworld.FrozenClaims, lootworld.HonestAnswer}, "was answered accepted, but no NEED claim of player 1 is recorded"},
 		{tiny{name: "twice", twice: true}, session(lootworld.Clean), []engine.Property{lootworld.NoOverGrant, lootworld.NoDupGrant}, "player 1 got x0's item 2 times"},
 		{tiny{name: "panics", panics: true}, session(lootworld.Clean), []engine.Property{lootworld.NoLostGrant, lootworld.Responsive}, "panicked: tiny: settle"},
+		{tiny{name: "refuses-a-claim", refuseClaimOf: 1}, session(lootworld.Clean), []engine.Property{lootworld.HonestAnswer},
+			"r2 (player 1's NEED claim on x0) was refused, but x0 was CLAIMING, player 1 is in the team, and the deadline 10s was ahead by the database's clock (1s)"},
+		{tiny{name: "refuses-opens", refuseOpen: true}, session(lootworld.Clean), []engine.Property{lootworld.HonestAnswer},
+			"r0 (open x0) was refused, but x0 did not exist and its deadline 10s was ahead by the database's clock (0s)"},
+		// An outsider's claim, and a member's after the deadline, are
+		// refused by the rules: not a dishonest answer.
+		{tiny{name: "refuses-an-outsider", refuseClaimOf: 4}, outsiderClaims(), nil, ""},
 	} {
 		r := lootprops.Judge(lootworld.Run(c.d, c.s, engine.RunOptions{}))
 		if !slices.Equal(r.Failed(), c.fail) || !strings.Contains(r.String(), c.explain) {
 			t.Errorf("%s fails %v, want %v with %q:\n%v", c.d.name, r.Failed(), c.fail, c.explain, r)
 		}
 	}
+}
+
+// outsiderClaims is session with player 4 (not in the team) claiming at
+// 3s and player 3 claiming at the 10s deadline, just before the settle:
+// the session is still CLAIMING, but its deadline has come.
+func outsiderClaims() lootworld.Schedule {
+	s := session(lootworld.Clean)
+	s.Requests = append(s.Requests,
+		lootworld.Request{ID: 5, Kind: lootworld.ClaimItem, Player: 4, Intent: lootworld.Need},
+		lootworld.Request{ID: 6, Kind: lootworld.ClaimItem, Player: 3, Intent: lootworld.Need})
+	d := s.Deliveries
+	s.Deliveries = append(d[:len(d)-1:len(d)-1], engine.Delivery{At: 3 * time.Second, Msg: 5}, engine.Delivery{At: 10 * time.Second, Msg: 6}, d[len(d)-1])
+	return s
 }
 
 // TestRuleOrderIsTheRule: the oracle ranks priority, then fewest wins,

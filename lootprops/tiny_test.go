@@ -23,6 +23,10 @@ type tiny struct {
 	twice bool
 	// panics panics in every settle.
 	panics bool
+	// refuseOpen refuses every open; refuseClaimOf refuses player
+	// refuseClaimOf's claims (0: nobody's), neither with a store call.
+	refuseOpen    bool
+	refuseClaimOf lootworld.PlayerID
 }
 
 func (d tiny) Name() string { return d.name }
@@ -77,6 +81,9 @@ func (n tinyNode) store(op, no string, f func(x *tinySession, now time.Time) eng
 func (n tinyNode) Handle(_ time.Time, r lootworld.Req) (engine.Ack, error) {
 	switch r.Kind {
 	case lootworld.OpenSession:
+		if n.c.d.refuseOpen {
+			return lootworld.Refused, nil
+		}
 		return n.store("open", r.Session, func(x *tinySession, _ time.Time) engine.Ack {
 			if x == nil {
 				n.c.sessions[r.Session] = &tinySession{spec: *r.Spec, status: lootworld.Open}
@@ -94,6 +101,9 @@ func (n tinyNode) Handle(_ time.Time, r lootworld.Req) (engine.Ack, error) {
 	case lootworld.ClaimItem:
 		if n.c.d.lie {
 			return lootworld.Accepted, nil
+		}
+		if r.Player == n.c.d.refuseClaimOf {
+			return lootworld.Refused, nil
 		}
 		return n.store("claim", r.Session, func(x *tinySession, now time.Time) engine.Ack {
 			if x == nil || x.status != lootworld.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {

@@ -54,8 +54,8 @@ var declaration = engine.Declaration{
 		Why:      "submitIntent checks CLAIMING and the deadline in one statement and upserts in another: a claim handler stalled between them just before the deadline upserts after lockForSettle froze the set, and answers accepted for a claim the result never saw",
 	}, {
 		Families: []engine.Family{lootworld.ClockSkew},
-		Props:    []engine.Property{lootworld.NoLostGrant, lootworld.RuleOrder, lootworld.Replayable},
-		Why:      "created_at is the node's clock, so of two NEED claims on nodes whose clocks differ by more than the time between them the later ranks first; a scheduler on a node whose clock runs ahead triggers before the database's deadline, lockForSettle matches nothing, and nothing ever looks for a CLAIMING session past its deadline again: it is never settled; and two claims of equal priority and fairness that the skewed clocks stamp into one DATETIME second tie, which row order breaks one way and the recompute another, as under ties (rare: about 1 run in 700, so the cell runs lootprops.DeepN schedules)",
+		Props:    []engine.Property{lootworld.NoLostGrant, lootworld.RuleOrder, lootworld.Replayable, lootworld.HonestAnswer},
+		Why:      "created_at is the node's clock, so of two NEED claims on nodes whose clocks differ by more than the time between them the later ranks first; submitIntent compares the deadline with LocalDateTime.now(), so a node whose clock runs ahead refuses a member's claim as too late while the database's clock is still before the deadline; a scheduler on a node whose clock runs ahead triggers before the database's deadline, lockForSettle matches nothing, and nothing ever looks for a CLAIMING session past its deadline again: it is never settled; and two claims of equal priority and fairness that the skewed clocks stamp into one DATETIME second tie, which row order breaks one way and the recompute another, as under ties (rare: about 1 run in 700, so the cell runs lootprops.DeepN schedules)",
 	}, {
 		Families: []engine.Family{lootworld.Crash, lootworld.StoreError, lootworld.TimeoutSuccess},
 		Props:    []engine.Property{lootworld.NoLostGrant},
