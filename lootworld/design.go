@@ -42,6 +42,17 @@ type Cluster interface {
 	Read(no string) Record
 }
 
+// ClusterCloser is a Cluster that holds resources beyond memory (a
+// database schema, connections). Run calls Close once, after the run's
+// last event, so a design on a real database gets fresh durable state per
+// run without leaking it. Close reports no error to the runner: a run's
+// verdict does not depend on cleanup, so a design that must surface a
+// cleanup failure keeps it and reports it its own way.
+type ClusterCloser interface {
+	Cluster
+	Close()
+}
+
 // Node handles requests.
 type Node interface {
 	// Handle handles one arrival of r at virtual time now (the node's

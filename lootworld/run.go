@@ -125,6 +125,13 @@ func (sys *system) req(msg int) Req {
 // grant leaves it to the next one, as a periodic job does.
 func (sys *system) Drains() int { return 2 }
 
+// Close implements engine.Closer: a ClusterCloser's Close.
+func (sys *system) Close() {
+	if c, ok := sys.cluster.(ClusterCloser); ok {
+		c.Close()
+	}
+}
+
 // RacesAnswers makes every answer a scheduling point of the concurrent
 // groups (engine.AnswerRacer): HonestAnswer judges an answer against the
 // database when it is given, and a concurrent write may land first.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/mysql"
 	"github.com/onceproof/onceproof/ref/loot/redis"
 )
 
@@ -81,23 +82,7 @@ func mysqlDSN(s string) (string, error) {
 	if u.Scheme != "mysql" {
 		return "", fmt.Errorf("scheme %q, want postgres, postgresql or mysql", u.Scheme)
 	}
-	host := u.Host
-	if u.Port() == "" {
-		host += ":3306"
-	}
-	db := strings.TrimPrefix(u.Path, "/")
-	if db == "" {
-		return "", errors.New("mysql:// URL names no database")
-	}
-	user := u.User.Username()
-	if p, ok := u.User.Password(); ok {
-		user += ":" + p
-	}
-	dsn := fmt.Sprintf("%s@tcp(%s)/%s", user, host, db)
-	if u.RawQuery != "" {
-		dsn += "?" + u.RawQuery
-	}
-	return dsn, nil
+	return mysql.DSN(s)
 }
 
 // redactURL is s with any password masked, for messages.

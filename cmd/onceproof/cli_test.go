@@ -216,10 +216,10 @@ func TestRedactMasksEverySecretForm(t *testing.T) {
 func TestInterruptRemovesEveryStoreObject(t *testing.T) {
 	t.Run("store=sqlite", func(t *testing.T) {
 		dir := t.TempDir()
-		interrupt(t, "sqlite:"+dir, func() bool {
+		interrupt(t, func() bool {
 			runs, _ := filepath.Glob(filepath.Join(dir, "onceproof-matrix-*", "run-*.db"))
 			return len(runs) > 0
-		})
+		}, "-store", "sqlite:"+dir, "-families", "clean,crash,multi-node")
 		if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) > 0 {
 			t.Errorf("left behind in %s: %v", dir, left)
 		}
@@ -239,7 +239,7 @@ func TestInterruptRemovesEveryStoreObject(t *testing.T) {
 			}
 			return n
 		}
-		interrupt(t, url, func() bool { return tables() > 0 })
+		interrupt(t, func() bool { return tables() > 0 }, "-store", url, "-families", "clean,crash,multi-node")
 		if n := tables(); n != 0 {
 			t.Errorf("%d onceproof_run_* tables left behind", n)
 		}
@@ -255,18 +255,31 @@ func TestInterruptRemovesEveryStoreObject(t *testing.T) {
 			}
 			return len(ks)
 		}
-		interrupt(t, srv.URL(), func() bool { return keys() > 0 })
+		interrupt(t, func() bool { return keys() > 0 }, "-store", srv.URL(), "-families", "clean,crash,multi-node")
 		if n := keys(); n != 0 {
 			t.Errorf("%d onceproof:run:* keys left behind", n)
 		}
 	})
+	t.Run("subject=loot/store=postgres", func(t *testing.T) {
+		url := testserver.Postgres(t)
+		schemas := func() int {
+			return pgCount(t, url, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'onceproof_loot_%'")
+		}
+		// The probe makes the first schema; a second means two runs are
+		// in flight (two cells at once), so the matrix has started.
+		interrupt(t, func() bool { return schemas() > 1 }, "-subject", "loot", "-store", url, "-families", "clean,crash", "-parallel", "2")
+		if n := schemas(); n != 0 {
+			t.Errorf("%d onceproof_loot_* schemas left behind", n)
+		}
+	})
 }
 
-// interrupt starts a long `matrix -store store`, waits until started says
-// its runs are creating objects, sends SIGINT and checks the exit.
-func interrupt(t *testing.T, store string, started func() bool) {
+// interrupt starts a long `matrix args...` on a store, waits until
+// started says its runs are creating objects, sends SIGINT and checks the
+// exit.
+func interrupt(t *testing.T, started func() bool, args ...string) {
 	t.Helper()
-	cmd := exec.Command(binary(t), "matrix", "-store", store, "-families", "clean,crash,multi-node", "-n", "100000", "-out", t.TempDir())
+	cmd := exec.Command(binary(t), append(append([]string{"matrix"}, args...), "-n", "100000", "-out", t.TempDir())...)
 	var e bytes.Buffer
 	cmd.Stderr = &e
 	if err := cmd.Start(); err != nil {

@@ -35,9 +35,13 @@ func list[D engine.Design, S, X any](w io.Writer, sub subject[D, S, X], flag str
 	for _, d := range sub.designs {
 		fmt.Fprintf(w, "  %s\t%s\n", d.Name(), summary(d))
 	}
-	fmt.Fprintf(w, "\n%s fault families (matrix%s -families x,y; join with + to combine):\n", sub.name, flag)
+	fmt.Fprintf(w, "\n%s fault families (matrix%s -families x,y; join with + to combine), and the schedules a cell of each runs by default:\n", sub.name, flag)
 	for _, f := range sub.world.Families() {
-		fmt.Fprintf(w, "  %s\t%s\n", f, sub.world.FamilyDoc(f))
+		runs := fmt.Sprint(sub.world.Runs(f, engine.DefaultMatrixN))
+		if _, _, ok := sub.world.Exhaustive(f); ok {
+			runs = "all"
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\n", f, runs, sub.world.FamilyDoc(f))
 	}
 	fmt.Fprintf(w, "\n%s properties (judged on every run):\n", sub.name)
 	for _, p := range sub.world.Properties() {

@@ -338,9 +338,6 @@ func TestLootSubjectThroughTheCommand(t *testing.T) {
 	if code != exitFailed || !strings.Contains(out, "reproduced: check-then-claim") || !strings.Contains(out, "FrozenClaims fails") {
 		t.Errorf("replay %s: exit %d:\n%s", sched, code, out)
 	}
-	if code, _, errs := runCLI("matrix", "-subject", "loot", "-store", "postgres://x"); code != exitBadUse || !strings.Contains(errs, "in memory only") {
-		t.Errorf("matrix -subject loot -store: exit %d, %q", code, errs)
-	}
 	if code, _, errs := runCLI("replay", sched, "-design", "ref"); code != exitBadUse || !strings.Contains(errs, `unknown loot design "ref"`) {
 		t.Errorf("replay of a loot schedule on a settlement design: exit %d, %q", code, errs)
 	}

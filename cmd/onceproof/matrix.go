@@ -28,12 +28,12 @@ func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, e
 	subj := fs.String("subject", "settle", "what the designs allocate: settle (settlements: credits exactly once) or loot (loot allocation: "+lootworld.Subject+")")
 	dflag := fs.String("designs", "", "comma-separated designs (default: all of the subject's; onceproof list names them)")
 	fflag := fs.String("families", "", "comma-separated fault families, each one or several joined with + (default: all of the subject's)")
-	n := fs.Int("n", props.DefaultMatrixN, "generated schedules per cell (with -store: default "+fmt.Sprint(DefaultStoreN)+"; a loot cell runs a quarter of it)")
+	n := fs.Int("n", props.DefaultMatrixN, "generated schedules per cell (with -store: default "+fmt.Sprint(DefaultStoreN)+", with -subject loot "+fmt.Sprint(DefaultLootStoreN)+"); a family may scale it: a loot cell runs half of it, 15 times that under the families of rare failures, as onceproof list shows")
 	seed := fs.Uint64("seed", props.DefaultMatrixSeed, "first generator seed of every cell (>= 1)")
 	parallel := fs.Int("parallel", 0, "cells run at once (default: GOMAXPROCS)")
 	out := fs.String("out", "", "directory for matrix.md and counterexamples/ (default: results/ (results/loot/ for -subject loot) for the full default matrix run from the module root, as make proofs does; "+
 		"otherwise "+filepath.Join(os.TempDir(), "onceproof", "matrix")+"); only files an earlier run listed in DIR/"+manifestName+" are ever overwritten or removed")
-	storeFlag := fs.String("store", "", "run the ref design on a real store, a fresh one per run: "+storeForms)
+	storeFlag := fs.String("store", "", "run the ref design on a real store, a fresh one per run: "+storeForms+"; with -subject loot, the loot-ref design on "+lootStoreForms)
 	jsonOut := fs.String("json", "", "also write the matrix as JSON (every cell's verdicts, counterexamples and coverage: engine.Matrix) to this file, or to stdout for -")
 	verbose := fs.Bool("v", false, "with -store: print a store error's whole chain, not only its root cause")
 	weak := fs.Bool("allow-weak-durability", false, "with -store redis://: run on a server that does not persist every write before answering (appendonly yes, appendfsync always), which a crash of the server can make lose acknowledged claims")
@@ -68,15 +68,33 @@ func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, e
 
 	switch *subj {
 	case "loot":
-		if *storeFlag != "" {
-			return 0, badf("matrix: -store runs the settlement reference on a real store; the loot subject runs in memory only")
-		}
 		sub := lootSubject(regs.loot)
-		ds, err := selectDesigns(sub, *dflag)
+		if *storeFlag == "" {
+			ds, err := selectDesigns(sub, *dflag)
+			if err != nil {
+				return 0, err
+			}
+			return runMatrix(sub, ds, mr)
+		}
+		sp, err := parseLootStore(*storeFlag)
 		if err != nil {
 			return 0, err
 		}
-		return runMatrix(sub, ds, mr)
+		ld, err := lootStoreDesign(ctx, sp, *dflag, *verbose)
+		if err != nil {
+			return 0, interruptedOr(ctx, err)
+		}
+		mr.store, mr.sp = ld, sp
+		mr.stall = storeStall
+		if !set["n"] {
+			mr.n = DefaultLootStoreN
+		}
+		code, err := runMatrix(sub, []lootworld.Design{ld}, mr)
+		// Every run's schema or database goes, whatever the matrix said.
+		if derr := ld.Done(); derr != nil && err == nil {
+			return 0, fmt.Errorf("matrix: removing the runs' databases on %s: %s", sp, storeError(derr, sp, *verbose))
+		}
+		return code, err
 	case "settle":
 	default:
 		return 0, badf("matrix: -subject %q (want settle or loot)", *subj)
@@ -93,7 +111,7 @@ func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, e
 		sp.weak = *weak
 		sd, done, err := storeDesign(ctx, sp, *dflag, *verbose)
 		if err != nil {
-			return 0, err
+			return 0, interruptedOr(ctx, err)
 		}
 		defer done()
 		designs = []faults.Design{sd}
@@ -106,6 +124,16 @@ func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, e
 		return 0, err
 	}
 	return runMatrix(sub, designs, mr)
+}
+
+// interruptedOr is err, or the interrupt that caused it: a Ctrl-C during
+// the probe of a store cancels its context, which is not the store's
+// fault (exit 130, not 1).
+func interruptedOr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return exitError{exitInterrupted, "interrupted before the matrix started: nothing was written, and the probe's store was removed"}
+	}
+	return err
 }
 
 // matrixRun is what a matrix command was asked, beside its subject.
@@ -122,10 +150,19 @@ type matrixRun struct {
 	stdout, stderr, jsonW io.Writer
 	ctx                   context.Context
 	stop                  func()
-	// store and sp are -store's (settle only): the design on the user's
-	// store and where it is.
-	store *StoreDesign
+	// store and sp are -store's: the design on the user's store and where
+	// it is.
+	store storeRows
 	sp    storeSpec
+}
+
+// storeRows is a design on a real store, as the command reports it
+// (StoreDesign, LootStoreDesign).
+type storeRows interface {
+	Name() string
+	Runs() int
+	Live() int
+	Err() error
 }
 
 // runMatrix runs sub's matrix of designs as mr says and writes it.

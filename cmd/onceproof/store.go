@@ -13,11 +13,14 @@ import (
 	"strings"
 	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/ref"
+	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
 	"github.com/onceproof/onceproof/ref/postgres"
 	"github.com/onceproof/onceproof/ref/redis"
 	"github.com/onceproof/onceproof/ref/sqlite"
@@ -37,6 +40,16 @@ const storeForms = "sqlite:DIR (a directory; one database file per run inside it
 // README), with room for a server across a network. Re-measure before
 // raising it.
 const DefaultStoreN = 50
+
+// DefaultLootStoreN is -n for `matrix -subject loot -store` when -n is not
+// given: 10 schedules per cell, 300 under the families of rare failures
+// (lootprops.World.Runs), 1,600 runs in all. A loot run on a real database
+// costs 25-35 ms on loopback (a few dozen statements, the world's
+// read-back after each, the clock moved before each, the tables emptied
+// after): on the 2-core test machine the default took 47.5 s on
+// PostgreSQL 15 and 55 s on MariaDB 10.11 (with a busy neighbour), so it
+// stays within about a minute. Re-measure before raising it.
+const DefaultLootStoreN = 20
 
 // storeTimeout bounds one open or cleanup of a run's store: a server that
 // does not answer fails the run's store (reported, exit 1) instead of
@@ -64,12 +77,7 @@ type storeSpec struct {
 // parseStore parses -store. Anything but the three forms, or a form its
 // driver rejects, is bad input; the message never shows a password.
 func parseStore(s string) (storeSpec, error) {
-	bad := func(why string) error {
-		if why != "" {
-			why = ": " + why
-		}
-		return badf("matrix: -store %s is not a store%s; want %s", redact(s), why, storeForms)
-	}
+	bad := func(why string) error { return badStore("matrix: -store", s, "a store", why, storeForms) }
 	switch {
 	case strings.HasPrefix(s, "sqlite:"):
 		dir := strings.TrimPrefix(s, "sqlite:")
@@ -98,6 +106,41 @@ func parseStore(s string) (storeSpec, error) {
 		return storeSpec{kind: "redis", target: s}, nil
 	}
 	return storeSpec{}, bad("")
+}
+
+// parseLootStore parses -store for -subject loot: ref/loot's databases.
+// Anything else, or a form its driver rejects, is bad input; the message
+// never shows a password.
+func parseLootStore(s string) (storeSpec, error) {
+	bad := func(why string) error {
+		return badStore("matrix: -subject loot -store", s, "a loot database", why, lootStoreForms)
+	}
+	switch {
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		if _, err := pgconn.ParseConfig(s); err != nil {
+			return storeSpec{}, bad(scrub(err.Error(), s))
+		}
+		return storeSpec{kind: "postgres", target: s}, nil
+	case strings.HasPrefix(s, "mysql://"):
+		dsn, err := lootmysql.DSN(s)
+		if err == nil {
+			_, err = gomysql.ParseDSN(dsn)
+		}
+		if err != nil {
+			return storeSpec{}, bad(scrub(err.Error(), s))
+		}
+		return storeSpec{kind: "mysql", target: s}, nil
+	}
+	return storeSpec{}, bad("")
+}
+
+// badStore is the bad-input error for store value s: what it is not, why
+// (if known) and the forms wanted, its password masked.
+func badStore(flag, s, what, why, forms string) error {
+	if why != "" {
+		why = ": " + why
+	}
+	return badf("%s %s is not %s%s; want %s", flag, redact(s), what, why, forms)
 }
 
 // String is the store without its secrets, for output.
@@ -229,6 +272,42 @@ func runTag() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(b[:]), nil
+}
+
+// lootStoreDesign builds the loot-ref row on -store's database and probes
+// it (one schema or database created and emptied) before the matrix
+// starts. -designs may only name loot-ref. The caller must call Done after
+// the matrix, which removes every run's schema or database.
+func lootStoreDesign(ctx context.Context, sp storeSpec, list string, verbose bool) (*LootStoreDesign, error) {
+	for _, name := range strings.Split(list, ",") {
+		if name = strings.TrimSpace(name); name != "" && name != lootref.Name && name != lootref.Name+"@"+sp.kind {
+			return nil, badf("matrix: -subject loot -store runs only the %s design (the other rows keep their durable state in their own in-memory stores), got -designs %q", lootref.Name, list)
+		}
+	}
+	tag, err := runTag()
+	if err != nil {
+		return nil, err
+	}
+	d := &LootStoreDesign{name: lootref.Name + "@" + sp.kind}
+	switch sp.kind {
+	case "postgres":
+		d.open = postgresLootSlots(sp.target, tag)
+	case "mysql":
+		dsn, err := lootmysql.DSN(sp.target)
+		if err != nil {
+			return nil, err
+		}
+		d.open = mysqlLootSlots(dsn, tag)
+	default:
+		return nil, fmt.Errorf("matrix: loot store kind %q has no opener", sp.kind)
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if err := d.Probe(pctx); err != nil {
+		err = errors.Join(err, d.Done())
+		return nil, fmt.Errorf("matrix: cannot use -store %s: %s", sp, storeError(err, sp, verbose))
+	}
+	return d, nil
 }
 
 // storeDesign builds the ref row on -store's store and probes it (one

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -36,21 +35,12 @@ type Opener func(ctx context.Context, run int) (st ref.PendingStore, cleanup fun
 // Err returns them; the caller must check Err after the matrix, because a
 // run whose store did not open sees every store call fail.
 type StoreDesign struct {
+	runBook
 	name string
 	open Opener
-
-	mu    sync.Mutex
-	runs  int
-	live  int
-	errs  []error
-	nerrs int
 }
 
 var _ faults.Declarer = (*StoreDesign)(nil)
-
-// maxKeptErrs bounds the errors Err reports: a server that went away fails
-// every later run with the same error, and the first few say why.
-const maxKeptErrs = 5
 
 // WithStore returns the ref design on the stores open returns, named
 // "ref@"+store (e.g. "ref@postgres"), so the matrix row says which store
@@ -79,11 +69,7 @@ func (d *StoreDesign) Declare() faults.Declaration {
 // runner closes the cluster after the run (faults.ClusterCloser), which
 // runs the Opener's cleanup.
 func (d *StoreDesign) NewCluster() faults.Cluster {
-	d.mu.Lock()
-	run := d.runs
-	d.runs++
-	d.live++
-	d.mu.Unlock()
+	run := d.start()
 	st, cleanup, err := d.open(context.Background(), run)
 	if err != nil {
 		err = fmt.Errorf("%s: opening the store of run %d: %w", d.name, run, err)
@@ -97,54 +83,11 @@ func (d *StoreDesign) NewCluster() faults.Cluster {
 // a store that cannot be used (refused, wrong password, no privilege) fails
 // here, at once and with its cause, instead of in every run.
 func (d *StoreDesign) Probe(ctx context.Context) error {
-	d.mu.Lock()
-	run := d.runs
-	d.runs++
-	d.mu.Unlock()
-	_, cleanup, err := d.open(ctx, run)
+	_, cleanup, err := d.open(ctx, d.probe())
 	if err != nil {
 		return err
 	}
 	return cleanup()
-}
-
-// Runs is how many clusters (runs) the design has built, and probes made.
-func (d *StoreDesign) Runs() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.runs
-}
-
-// Live is how many clusters are open (built and not yet closed): zero
-// after a matrix, or a cluster's store leaked.
-func (d *StoreDesign) Live() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.live
-}
-
-// Err returns the failures to open or clean up a store so far (the first
-// few, and how many more), or nil.
-func (d *StoreDesign) Err() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.nerrs == 0 {
-		return nil
-	}
-	errs := append([]error(nil), d.errs...)
-	if more := d.nerrs - len(d.errs); more > 0 {
-		errs = append(errs, fmt.Errorf("... and %d more store failures", more))
-	}
-	return errors.Join(errs...)
-}
-
-func (d *StoreDesign) fail(err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.nerrs++
-	if len(d.errs) < maxKeptErrs {
-		d.errs = append(d.errs, err)
-	}
 }
 
 // StoreCluster is one run's durable state on a real store: the ref row's
@@ -167,9 +110,7 @@ func (c *StoreCluster) Close() {
 				c.d.fail(fmt.Errorf("%s: cleaning up a run's store: %w", c.d.name, err))
 			}
 		}
-		c.d.mu.Lock()
-		c.d.live--
-		c.d.mu.Unlock()
+		c.d.end()
 	})
 }
 

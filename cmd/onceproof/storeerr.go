@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/onceproof/onceproof/ref/redis"
@@ -42,11 +43,25 @@ func rootCause(err error) string {
 		case "3D000":
 			return "no such database: " + pg.Message
 		case "42501":
-			return "permission denied: " + pg.Message + " (the user needs CREATE and DROP on the schema: each run creates and drops its own table)"
+			return "permission denied: " + pg.Message + " (the user needs CREATE and DROP on the schema: each run creates and drops its own table; with -subject loot, CREATE on the database: each parallel run gets its own schema)"
 		case "53300":
 			return "the server has no connection to spare: " + pg.Message
 		}
 		return fmt.Sprintf("server error: %s (SQLSTATE %s)", pg.Message, pg.Code)
+	}
+	var my *gomysql.MySQLError
+	if errors.As(err, &my) {
+		switch my.Number {
+		case 1045:
+			return "authentication failed: " + my.Message
+		case 1049:
+			return "no such database: " + my.Message
+		case 1044, 1142, 1227:
+			return "permission denied: " + my.Message + " (the account needs CREATE and DROP: each parallel run gets its own database)"
+		case 1040:
+			return "the server has no connection to spare: " + my.Message
+		}
+		return fmt.Sprintf("server error: %s (MySQL error %d)", my.Message, my.Number)
 	}
 	msg := err.Error()
 	var dns *net.DNSError

@@ -5,9 +5,12 @@
 package lootref
 
 import (
+	"context"
+
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/impls/loot/internal/svcnode"
 	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/memory"
 )
 
@@ -37,16 +40,32 @@ func (Design) Declare() engine.Declaration {
 // NewCluster implements lootworld.Design: a fresh memory store on the
 // database's clock.
 func (Design) NewCluster(db lootworld.Clock) lootworld.Cluster {
-	return &cluster{store: memory.NewStore(db.Now)}
+	return NewCluster(memory.NewStore(db.Now), nil)
+}
+
+// Store is what the row runs on: a loot.Store the world can also read as
+// an auditor.
+type Store interface {
+	loot.Store
+	loot.Reader
+}
+
+// NewCluster is the row's cluster on st, a fresh store (one per run): the
+// same Service, lock, inventory and Env calls whatever the store. sync, if
+// not nil, runs inside every store call before it (svcnode.Store.Sync):
+// where a real database's test clock is moved to the world's database time.
+func NewCluster(st Store, sync func(context.Context) error) lootworld.Cluster {
+	return &cluster{store: st, sync: sync}
 }
 
 type cluster struct {
-	store  *memory.Store
+	store  Store
+	sync   func(context.Context) error
 	tokens svcnode.Tokens
 }
 
 func (c *cluster) NewNode(_ int, env lootworld.Env) lootworld.Node {
-	return svcnode.New(svcnode.Config(env, svcnode.Store{Env: env, Inner: c.store}, &c.tokens))
+	return svcnode.New(svcnode.Config(env, svcnode.Store{Env: env, Inner: c.store, Sync: c.sync}, &c.tokens))
 }
 
 func (c *cluster) Read(no string) lootworld.Record { return svcnode.Read(c.store, no) }

@@ -14,6 +14,11 @@ import (
 type Store struct {
 	Env   lootworld.Env
 	Inner loot.Store
+	// Sync, if set, runs inside every call before the inner method: a real
+	// database's test clock is moved there to the world's database time
+	// (the in-memory store reads that clock itself). Its error fails the
+	// call, as the database's own would.
+	Sync func(context.Context) error
 }
 
 var _ loot.Store = Store{}
@@ -22,6 +27,11 @@ var _ loot.Store = Store{}
 func call[T any](s Store, op string, f func() (T, error)) (T, error) {
 	var out T
 	err := s.Env.Store(op, func() error {
+		if s.Sync != nil {
+			if err := s.Sync(context.Background()); err != nil {
+				return err
+			}
+		}
 		var err error
 		out, err = f()
 		return err

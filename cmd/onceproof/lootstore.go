@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/impls/loot/lootref"
+	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/ref/loot/memory"
+	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
+	lootpg "github.com/onceproof/onceproof/ref/loot/postgres"
+
+	gomysql "github.com/go-sql-driver/mysql"
+)
+
+// lootStoreForms is the loot subject's -store help and bad-input list.
+const lootStoreForms = "postgres://user:pass@host:port/db or postgresql://... (one schema per parallel run), " +
+	"mysql://user:pass@host:port/db (one database per parallel run)"
+
+// clockTable is the one-row table a loot run's store reads "now" from
+// (ref/loot's test clock): the world's database clock, moved to the
+// virtual time of every store call before it runs.
+const clockTable = "onceproof_clock"
+
+// lootSlot is the durable state of one loot run on a real server: a
+// PostgreSQL schema or a MySQL database holding ref/loot's tables and the
+// clock table, and the store open on it. A slot serves one run at a time;
+// the run's Close empties its tables and hands it to the next run, so every
+// run starts from empty tables without paying a schema's creation (tens of
+// milliseconds) each time.
+type lootSlot struct {
+	st       lootref.Store
+	setClock func(ctx context.Context, now time.Time) error
+	empty    func(ctx context.Context) error
+	drop     func(ctx context.Context) error // closes the store and removes the schema or database
+}
+
+// lootOpener creates slot number k (0, 1, ...; as many as runs in flight).
+type lootOpener func(ctx context.Context, k int) (*lootSlot, error)
+
+// LootStoreDesign is loot-ref on a real database: the same Service, world
+// lock and inventory as the in-memory row, with ref/loot's PostgreSQL or
+// MySQL store under it, its clock the world's database clock (every store
+// call moves the store's clock table first). Every store method is still
+// one Env call, so faults land where they do in memory and the verdicts
+// must be the in-memory row's: a cell that differs is the store breaking
+// ref/loot's contract.
+//
+// Failures to open, empty or drop a slot are not verdicts: Err returns them
+// and the command writes nothing when there are any.
+type LootStoreDesign struct {
+	runBook
+	name string
+	open lootOpener
+
+	smu  sync.Mutex
+	free []*lootSlot
+	all  []*lootSlot
+}
+
+var _ engine.Declarer = (*LootStoreDesign)(nil)
+
+// Name implements lootworld.Design: "loot-ref@postgres" or "loot-ref@mysql".
+func (d *LootStoreDesign) Name() string { return d.name }
+
+// Declare implements engine.Declarer: loot-ref's declaration, whatever the
+// store (a store that keeps ref/loot's contract cannot change a verdict).
+func (d *LootStoreDesign) Declare() engine.Declaration {
+	decl := lootref.Design{}.Declare()
+	decl.Doc += " This row runs it on a real database (" + strings.TrimPrefix(d.name, lootref.Name+"@") +
+		"), emptied before every run, its clock the world's database clock, every call still through the fault-injecting environment."
+	return decl
+}
+
+// NewCluster implements lootworld.Design: a slot's store, its clock moved
+// to db's time before every call.
+func (d *LootStoreDesign) NewCluster(db lootworld.Clock) lootworld.Cluster {
+	run := d.start()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	slot, err := d.acquire(ctx)
+	if err != nil {
+		d.fail(fmt.Errorf("%s: opening the database of run %d: %w", d.name, run, err))
+		// The run goes on in memory so the harness need not stop; its
+		// verdict is never written: Err reports the failure first.
+		return &lootStoreCluster{Cluster: lootref.NewCluster(memory.NewStore(db.Now), nil), d: d}
+	}
+	sync := func(ctx context.Context) error { return slot.setClock(ctx, db.Now()) }
+	return &lootStoreCluster{Cluster: lootref.NewCluster(slot.st, sync), d: d, slot: slot}
+}
+
+// acquire returns a free slot, or a new one.
+func (d *LootStoreDesign) acquire(ctx context.Context) (*lootSlot, error) {
+	d.smu.Lock()
+	if n := len(d.free); n > 0 {
+		s := d.free[n-1]
+		d.free = d.free[:n-1]
+		d.smu.Unlock()
+		return s, nil
+	}
+	k := len(d.all)
+	d.all = append(d.all, nil) // reserve k while opening without the lock
+	d.smu.Unlock()
+	s, err := d.open(ctx, k)
+	d.smu.Lock()
+	defer d.smu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	d.all[k] = s
+	return s, nil
+}
+
+// release empties s and makes it free; a slot that cannot be emptied is
+// never used again (Done still drops it).
+func (d *LootStoreDesign) release(s *lootSlot) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := s.empty(ctx); err != nil {
+		return err
+	}
+	d.smu.Lock()
+	defer d.smu.Unlock()
+	d.free = append(d.free, s)
+	return nil
+}
+
+// Probe opens a slot under ctx before the matrix and frees it: a database
+// that cannot be used fails here, at once and with its cause.
+func (d *LootStoreDesign) Probe(ctx context.Context) error {
+	d.probe()
+	s, err := d.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	return d.release(s)
+}
+
+// Done closes every slot and removes its schema or database; the command
+// calls it after the matrix, interrupted or not.
+func (d *LootStoreDesign) Done() error {
+	d.smu.Lock()
+	defer d.smu.Unlock()
+	var errs []error
+	for _, s := range d.all {
+		if s == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		errs = append(errs, s.drop(ctx))
+		cancel()
+	}
+	d.all, d.free = nil, nil
+	return errors.Join(errs...)
+}
+
+// lootStoreCluster is one run's cluster on a slot.
+type lootStoreCluster struct {
+	lootworld.Cluster
+	d    *LootStoreDesign
+	slot *lootSlot // nil: the slot did not open
+	once sync.Once
+}
+
+var _ lootworld.ClusterCloser = (*lootStoreCluster)(nil)
+
+// Close implements lootworld.ClusterCloser: the slot is emptied and freed.
+func (c *lootStoreCluster) Close() {
+	c.once.Do(func() {
+		if c.slot != nil {
+			if err := c.d.release(c.slot); err != nil {
+				c.d.fail(fmt.Errorf("%s: emptying a run's database: %w", c.d.name, err))
+			}
+		}
+		c.d.end()
+	})
+}
+
+// postgresLootSlots opens slots on the PostgreSQL server at url: schema
+// onceproof_loot_<tag>_<k>, the pool's search_path set to it alone.
+func postgresLootSlots(url, tag string) lootOpener {
+	return func(ctx context.Context, k int) (*lootSlot, error) {
+		schema := fmt.Sprintf("onceproof_loot_%s_%d", tag, k)
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		_, err = conn.Exec(ctx, "CREATE SCHEMA "+schema+"; CREATE TABLE "+schema+"."+clockTable+
+			" (now timestamptz NOT NULL); INSERT INTO "+schema+"."+clockTable+" VALUES (now())")
+		conn.Close(ctx)
+		if err != nil {
+			return nil, err
+		}
+		dropSchema := func(ctx context.Context) error {
+			conn, err := pgx.Connect(ctx, url)
+			if err != nil {
+				return err
+			}
+			defer conn.Close(ctx)
+			_, err = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+			return err
+		}
+		st, err := lootpg.Open(ctx, url, lootpg.Options{TestClock: clockTable, Config: func(c *pgxpool.Config) {
+			c.ConnConfig.RuntimeParams["search_path"] = schema
+		}})
+		if err != nil {
+			return nil, errors.Join(err, cleanup(dropSchema))
+		}
+		pool := st.Pool()
+		var tables []string
+		rows, err := pool.Query(ctx, "SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> $2 ORDER BY tablename", schema, clockTable)
+		if err == nil {
+			tables, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		if err != nil {
+			st.Close()
+			return nil, errors.Join(err, cleanup(dropSchema))
+		}
+		// One statement for every table: it handles their foreign keys,
+		// and RESTART IDENTITY makes every run's ids start where the
+		// first run's did.
+		truncate := "TRUNCATE " + strings.Join(tables, ", ") + " RESTART IDENTITY"
+		return &lootSlot{
+			st: st,
+			setClock: func(ctx context.Context, now time.Time) error {
+				_, err := pool.Exec(ctx, "UPDATE "+clockTable+" SET now = $1", now)
+				return err
+			},
+			empty: func(ctx context.Context) error {
+				_, err := pool.Exec(ctx, truncate)
+				return err
+			},
+			drop: func(ctx context.Context) error {
+				st.Close()
+				return dropSchema(ctx)
+			},
+		}, nil
+	}
+}
+
+// mysqlLootSlots opens slots on the MySQL or MariaDB server of dsn:
+// database onceproof_loot_<tag>_<k> (the account needs CREATE and DROP).
+func mysqlLootSlots(dsn, tag string) lootOpener {
+	return func(ctx context.Context, k int) (*lootSlot, error) {
+		name := fmt.Sprintf("onceproof_loot_%s_%d", tag, k)
+		cfg, err := gomysql.ParseDSN(dsn)
+		if err != nil {
+			return nil, err
+		}
+		if err := mysqlExec(ctx, cfg, "CREATE DATABASE "+name); err != nil {
+			return nil, err
+		}
+		dropDB := func(ctx context.Context) error { return mysqlExec(ctx, cfg, "DROP DATABASE IF EXISTS "+name) }
+		run := cfg.Clone()
+		run.DBName = name
+		st, err := lootmysql.Open(ctx, run.FormatDSN(), lootmysql.Options{ClockTable: clockTable})
+		if err != nil {
+			return nil, errors.Join(err, cleanup(dropDB))
+		}
+		db := st.DB()
+		var tables []string
+		err = func() error {
+			if _, err := db.ExecContext(ctx, "CREATE TABLE "+clockTable+" (at DATETIME(6) NOT NULL)"); err != nil {
+				return err
+			}
+			if _, err := db.ExecContext(ctx, "INSERT INTO "+clockTable+" VALUES (NOW(6))"); err != nil {
+				return err
+			}
+			rows, err := db.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name <> ? ORDER BY table_name", clockTable)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var t string
+				if err := rows.Scan(&t); err != nil {
+					return err
+				}
+				tables = append(tables, t)
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			st.Close()
+			return nil, errors.Join(err, cleanup(dropDB))
+		}
+		return &lootSlot{
+			st: st,
+			setClock: func(ctx context.Context, now time.Time) error {
+				_, err := db.ExecContext(ctx, "UPDATE "+clockTable+" SET at = ?", now.UTC())
+				return err
+			},
+			empty: func(ctx context.Context) error {
+				// TRUNCATE, not DELETE: it also restarts AUTO_INCREMENT, so
+				// every run's ids start where the first run's did. The
+				// schema has no foreign keys.
+				for _, t := range tables {
+					if _, err := db.ExecContext(ctx, "TRUNCATE TABLE "+t); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			drop: func(ctx context.Context) error {
+				return errors.Join(st.Close(), dropDB(ctx))
+			},
+		}, nil
+	}
+}
+
+// cleanup runs drop under a context of its own: the open it undoes may
+// have failed because its context ended (an interrupt), which must not
+// leave the schema or database behind.
+func cleanup(drop func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return drop(ctx)
+}
+
+// mysqlExec runs one statement on a connection of its own to the server of
+// cfg (in cfg's database, which the statement need not use).
+func mysqlExec(ctx context.Context, cfg *gomysql.Config, stmt string) error {
+	conn, err := gomysql.NewConnector(cfg)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	_, err = db.ExecContext(ctx, stmt)
+	return err
+}
