@@ -102,7 +102,8 @@ func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error
 	errLog := slog.NewLogLogger(logHandler, slog.LevelWarn)
 	servers := []*http.Server{newHTTPServer(s.playerHandler(), errLog, c.lockTTL), newHTTPServer(s.internalHandler(), errLog, c.lockTTL)}
 	serveErr := make(chan error, len(servers))
-	for i, l := range []net.Listener{pl, il} {
+	listeners := []*notifyingListener{{Listener: pl, closed: make(chan struct{})}, {Listener: il, closed: make(chan struct{})}}
+	for i, l := range listeners {
 		go func() { serveErr <- servers[i].Serve(l) }()
 	}
 	logger.Info("listening", "player", pl.Addr().String(), "internal", il.Addr().String(),
@@ -120,7 +121,6 @@ func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error
 	case failed = <-serveErr:
 	}
 	stopSignals() // a second signal ends the process at once
-	logger.Info("shutting down", "drain", c.drain.String())
 	stopLoopsNow()
 	drain, cancelDrain := context.WithTimeout(context.Background(), c.drain)
 	defer cancelDrain()
@@ -133,6 +133,13 @@ func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error
 			}
 		})
 	}
+	// Shutdown closes the listeners first; the line says so only once
+	// they are closed, so whoever reads it knows no new connection is
+	// accepted from then on.
+	for _, l := range listeners {
+		<-l.closed
+	}
+	logger.Info("shutting down", "drain", c.drain.String())
 	loopsDone := make(chan struct{})
 	go func() { loops.Wait(); close(loopsDone) }()
 	select {
@@ -209,5 +216,18 @@ func tokenCmd(args []string, getenv func(string) string, stdout, stderr io.Write
 		return err
 	}
 	_, err = fmt.Fprintln(stdout, mintToken(key, loot.PlayerID(*player), time.Now().Add(*ttl)))
+	return err
+}
+
+// notifyingListener is a listener that closes closed when it is closed.
+type notifyingListener struct {
+	net.Listener
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (l *notifyingListener) Close() error {
+	err := l.Listener.Close()
+	l.once.Do(func() { close(l.closed) })
 	return err
 }
