@@ -14,9 +14,10 @@ import (
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
+	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
 	"github.com/onceproof/onceproof/lootworld"
-	"github.com/onceproof/onceproof/ref/loot/memory"
 	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
+	"github.com/onceproof/onceproof/ref/loot/mysql/docsql"
 	lootpg "github.com/onceproof/onceproof/ref/loot/postgres"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -38,27 +39,37 @@ const clockTable = "onceproof_clock"
 // run starts from empty tables without paying a schema's creation (tens of
 // milliseconds) each time.
 type lootSlot struct {
-	st       lootref.Store
-	setClock func(ctx context.Context, now time.Time) error
-	empty    func(ctx context.Context) error
-	drop     func(ctx context.Context) error // closes the store and removes the schema or database
+	// cluster is the row's cluster on the slot, its database clock db.
+	cluster func(db lootworld.Clock) lootworld.Cluster
+	empty   func(ctx context.Context) error
+	drop    func(ctx context.Context) error // closes the store and removes the schema or database
+}
+
+// refSlot is loot-ref's cluster on st, whose test clock setClock moves
+// to the world's database time before every store call.
+func refSlot(st lootref.Store, setClock func(context.Context, time.Time) error) func(lootworld.Clock) lootworld.Cluster {
+	return func(db lootworld.Clock) lootworld.Cluster {
+		return lootref.NewCluster(st, func(ctx context.Context) error { return setClock(ctx, db.Now()) })
+	}
 }
 
 // lootOpener creates slot number k (0, 1, ...; as many as runs in flight).
 type lootOpener func(ctx context.Context, k int) (*lootSlot, error)
 
-// LootStoreDesign is loot-ref on a real database: the same Service, world
-// lock and inventory as the in-memory row, with ref/loot's PostgreSQL or
-// MySQL store under it, its clock the world's database clock (every store
-// call moves the store's clock table first). Every store method is still
-// one Env call, so faults land where they do in memory and the verdicts
-// must be the in-memory row's: a cell that differs is the store breaking
-// ref/loot's contract.
+// LootStoreDesign is a loot row on a real database: loot-ref (the same
+// Service, world lock and inventory as in memory, with ref/loot's
+// PostgreSQL or MySQL store under it) or loot-seed-verbatim (the
+// document's tables and verbatim SQL on MySQL or MariaDB), the database's
+// clock the world's (moved before every statement). Every store call is
+// still one Env call, so faults land where they do in memory and the
+// verdicts must be the in-memory row's: a cell that differs is the
+// database behaving otherwise than the in-memory model of it.
 //
 // Failures to open, empty or drop a slot are not verdicts: Err returns them
 // and the command writes nothing when there are any.
 type LootStoreDesign struct {
 	runBook
+	base lootworld.Design // the in-memory row: its declaration, and a failed slot's stand-in
 	name string
 	open lootOpener
 
@@ -69,14 +80,16 @@ type LootStoreDesign struct {
 
 var _ engine.Declarer = (*LootStoreDesign)(nil)
 
-// Name implements lootworld.Design: "loot-ref@postgres" or "loot-ref@mysql".
+// Name implements lootworld.Design: "loot-ref@postgres", "loot-ref@mysql"
+// or "loot-seed-verbatim@mysql".
 func (d *LootStoreDesign) Name() string { return d.name }
 
-// Declare implements engine.Declarer: loot-ref's declaration, whatever the
-// store (a store that keeps ref/loot's contract cannot change a verdict).
+// Declare implements engine.Declarer: the in-memory row's declaration
+// (the database keeps the contract the in-memory model assumes, or the
+// cells differ).
 func (d *LootStoreDesign) Declare() engine.Declaration {
-	decl := lootref.Design{}.Declare()
-	decl.Doc += " This row runs it on a real database (" + strings.TrimPrefix(d.name, lootref.Name+"@") +
+	decl := engine.DeclarationOf(d.base)
+	decl.Doc += " This row runs it on a real database (" + d.name[strings.LastIndex(d.name, "@")+1:] +
 		"), emptied before every run, its clock the world's database clock, every call still through the fault-injecting environment."
 	return decl
 }
@@ -92,10 +105,9 @@ func (d *LootStoreDesign) NewCluster(db lootworld.Clock) lootworld.Cluster {
 		d.fail(fmt.Errorf("%s: opening the database of run %d: %w", d.name, run, err))
 		// The run goes on in memory so the harness need not stop; its
 		// verdict is never written: Err reports the failure first.
-		return &lootStoreCluster{Cluster: lootref.NewCluster(memory.NewStore(db.Now), nil), d: d}
+		return &lootStoreCluster{Cluster: d.base.NewCluster(db), d: d}
 	}
-	sync := func(ctx context.Context) error { return slot.setClock(ctx, db.Now()) }
-	return &lootStoreCluster{Cluster: lootref.NewCluster(slot.st, sync), d: d, slot: slot}
+	return &lootStoreCluster{Cluster: slot.cluster(db), d: d, slot: slot}
 }
 
 // acquire returns a free slot, or a new one.
@@ -230,11 +242,10 @@ func postgresLootSlots(url, tag string) lootOpener {
 		// first run's did.
 		truncate := "TRUNCATE " + strings.Join(tables, ", ") + " RESTART IDENTITY"
 		return &lootSlot{
-			st: st,
-			setClock: func(ctx context.Context, now time.Time) error {
+			cluster: refSlot(st, func(ctx context.Context, now time.Time) error {
 				_, err := pool.Exec(ctx, "UPDATE "+clockTable+" SET now = $1", now)
 				return err
-			},
+			}),
 			empty: func(ctx context.Context) error {
 				_, err := pool.Exec(ctx, truncate)
 				return err
@@ -251,17 +262,10 @@ func postgresLootSlots(url, tag string) lootOpener {
 // database onceproof_loot_<tag>_<k> (the account needs CREATE and DROP).
 func mysqlLootSlots(dsn, tag string) lootOpener {
 	return func(ctx context.Context, k int) (*lootSlot, error) {
-		name := fmt.Sprintf("onceproof_loot_%s_%d", tag, k)
-		cfg, err := gomysql.ParseDSN(dsn)
+		run, dropDB, err := mysqlDatabase(ctx, dsn, fmt.Sprintf("onceproof_loot_%s_%d", tag, k))
 		if err != nil {
 			return nil, err
 		}
-		if err := mysqlExec(ctx, cfg, "CREATE DATABASE "+name); err != nil {
-			return nil, err
-		}
-		dropDB := func(ctx context.Context) error { return mysqlExec(ctx, cfg, "DROP DATABASE IF EXISTS "+name) }
-		run := cfg.Clone()
-		run.DBName = name
 		st, err := lootmysql.Open(ctx, run.FormatDSN(), lootmysql.Options{ClockTable: clockTable})
 		if err != nil {
 			return nil, errors.Join(err, cleanup(dropDB))
@@ -294,27 +298,82 @@ func mysqlLootSlots(dsn, tag string) lootOpener {
 			return nil, errors.Join(err, cleanup(dropDB))
 		}
 		return &lootSlot{
-			st: st,
-			setClock: func(ctx context.Context, now time.Time) error {
+			cluster: refSlot(st, func(ctx context.Context, now time.Time) error {
 				_, err := db.ExecContext(ctx, "UPDATE "+clockTable+" SET at = ?", now.UTC())
 				return err
-			},
-			empty: func(ctx context.Context) error {
-				// TRUNCATE, not DELETE: it also restarts AUTO_INCREMENT, so
-				// every run's ids start where the first run's did. The
-				// schema has no foreign keys.
-				for _, t := range tables {
-					if _, err := db.ExecContext(ctx, "TRUNCATE TABLE "+t); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
+			}),
+			empty: truncateAll(db, tables),
 			drop: func(ctx context.Context) error {
 				return errors.Join(st.Close(), dropDB(ctx))
 			},
 		}, nil
 	}
+}
+
+// mysqlDocSlots opens slots for loot-seed-verbatim on the MySQL or MariaDB
+// server of dsn: database onceproof_doc_<tag>_<k> holding the document's
+// schema.sql (docsql.Schema), its clock each statement's connection
+// timestamp (seedverbatim.SQLTables).
+func mysqlDocSlots(dsn, tag string) lootOpener {
+	return func(ctx context.Context, k int) (*lootSlot, error) {
+		run, dropDB, err := mysqlDatabase(ctx, dsn, fmt.Sprintf("onceproof_doc_%s_%d", tag, k))
+		if err != nil {
+			return nil, err
+		}
+		run.ParseTime, run.Loc = true, time.UTC
+		if run.Params == nil {
+			run.Params = map[string]string{}
+		}
+		run.Params["time_zone"] = "'+00:00'"
+		conn, err := gomysql.NewConnector(run)
+		if err != nil {
+			return nil, errors.Join(err, cleanup(dropDB))
+		}
+		db := sql.OpenDB(conn)
+		if err := docsql.New(db).CreateSchema(ctx); err != nil {
+			db.Close()
+			return nil, errors.Join(err, cleanup(dropDB))
+		}
+		return &lootSlot{
+			cluster: func(clock lootworld.Clock) lootworld.Cluster {
+				return seedverbatim.NewCluster(seedverbatim.SQLTables(db, clock.Now))
+			},
+			empty: truncateAll(db, []string{"loot_grant", "loot_intent", "loot_session"}),
+			drop: func(ctx context.Context) error {
+				return errors.Join(db.Close(), dropDB(ctx))
+			},
+		}, nil
+	}
+}
+
+// truncateAll empties tables: TRUNCATE, not DELETE, so AUTO_INCREMENT
+// restarts too and every run's ids (and row order) start where the first
+// run's did. Neither schema has foreign keys.
+func truncateAll(db *sql.DB, tables []string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for _, t := range tables {
+			if _, err := db.ExecContext(ctx, "TRUNCATE TABLE "+t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// mysqlDatabase creates database name on the server of dsn and returns
+// the driver configuration for it and drop, which removes it.
+func mysqlDatabase(ctx context.Context, dsn, name string) (*gomysql.Config, func(context.Context) error, error) {
+	cfg, err := gomysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := mysqlExec(ctx, cfg, "CREATE DATABASE "+name); err != nil {
+		return nil, nil, err
+	}
+	drop := func(ctx context.Context) error { return mysqlExec(ctx, cfg, "DROP DATABASE IF EXISTS "+name) }
+	run := cfg.Clone()
+	run.DBName = name
+	return run, drop, nil
 }
 
 // cleanup runs drop under a context of its own: the open it undoes may
@@ -337,4 +396,60 @@ func mysqlExec(ctx context.Context, cfg *gomysql.Config, stmt string) error {
 	defer db.Close()
 	_, err = db.ExecContext(ctx, stmt)
 	return err
+}
+
+// lootStores is the loot rows of one `matrix -subject loot -store`, as
+// the command reports them (storeRows).
+type lootStores []*LootStoreDesign
+
+// Name is the rows' names, joined by "+".
+func (ds lootStores) Name() string {
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = d.Name()
+	}
+	return strings.Join(names, "+")
+}
+
+// Runs is the runs (and probes) of every row.
+func (ds lootStores) Runs() (n int) {
+	for _, d := range ds {
+		n += d.Runs()
+	}
+	return n
+}
+
+// Live is the runs of every row still open.
+func (ds lootStores) Live() (n int) {
+	for _, d := range ds {
+		n += d.Live()
+	}
+	return n
+}
+
+// Err is every row's store failures.
+func (ds lootStores) Err() error {
+	var errs []error
+	for _, d := range ds {
+		errs = append(errs, d.Err())
+	}
+	return errors.Join(errs...)
+}
+
+// Done drops every row's schemas or databases.
+func (ds lootStores) Done() error {
+	var errs []error
+	for _, d := range ds {
+		errs = append(errs, d.Done())
+	}
+	return errors.Join(errs...)
+}
+
+// designs is the rows as the matrix takes them.
+func (ds lootStores) designs() []lootworld.Design {
+	out := make([]lootworld.Design, len(ds))
+	for i, d := range ds {
+		out[i] = d
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 // verdicts and must be reported before any result is written.
 type runBook struct {
 	mu    sync.Mutex
+	next  int // the number of the next run or probe
 	runs  int
 	live  int
 	errs  []error
@@ -29,16 +30,17 @@ func (b *runBook) start() int {
 	defer b.mu.Unlock()
 	b.live++
 	b.runs++
-	return b.runs - 1
+	b.next++
+	return b.next - 1
 }
 
-// probe counts a probe (a store opened and cleaned up before the matrix)
-// and returns its number.
+// probe numbers a probe (a store opened and cleaned up before the
+// matrix), which is not a run.
 func (b *runBook) probe() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.runs++
-	return b.runs - 1
+	b.next++
+	return b.next - 1
 }
 
 // end counts a run's store closed.
@@ -48,7 +50,7 @@ func (b *runBook) end() {
 	b.live--
 }
 
-// Runs is how many clusters (runs) the design has built, and probes made.
+// Runs is how many clusters (runs) the design has built.
 func (b *runBook) Runs() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()

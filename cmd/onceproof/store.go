@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +20,9 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/onceproof/onceproof/impls/loot/lootref"
+	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
 	"github.com/onceproof/onceproof/impls/refdesign"
+	"github.com/onceproof/onceproof/lootworld"
 	"github.com/onceproof/onceproof/ref"
 	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
 	"github.com/onceproof/onceproof/ref/postgres"
@@ -274,40 +278,67 @@ func runTag() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// lootStoreDesign builds the loot-ref row on -store's database and probes
-// it (one schema or database created and emptied) before the matrix
-// starts. -designs may only name loot-ref. The caller must call Done after
-// the matrix, which removes every run's schema or database.
-func lootStoreDesign(ctx context.Context, sp storeSpec, list string, verbose bool) (*LootStoreDesign, error) {
+// lootStoreDesigns builds the loot rows on -store's database and probes
+// each (one schema or database created and emptied) before the matrix
+// starts: loot-ref on either kind, and on MySQL also loot-seed-verbatim
+// (its SQL is the document's MySQL); -designs picks among them. The
+// caller must call Done after the matrix, which removes every run's
+// schema or database.
+func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bool) (lootStores, error) {
+	rows := map[string]lootworld.Design{lootref.Name: lootref.Design{}}
+	if sp.kind == "mysql" {
+		rows[seedverbatim.Name] = seedverbatim.Design{}
+	}
+	var names []string
 	for _, name := range strings.Split(list, ",") {
-		if name = strings.TrimSpace(name); name != "" && name != lootref.Name && name != lootref.Name+"@"+sp.kind {
-			return nil, badf("matrix: -subject loot -store runs only the %s design (the other rows keep their durable state in their own in-memory stores), got -designs %q", lootref.Name, list)
+		name = strings.TrimSuffix(strings.TrimSpace(name), "@"+sp.kind)
+		switch {
+		case name == "":
+		case rows[name] == nil && name == seedverbatim.Name:
+			return nil, badf("matrix: -subject loot -store: %s runs the document's MySQL statements, on a mysql:// database only", name)
+		case rows[name] == nil:
+			return nil, badf("matrix: -subject loot -store runs only the %s design (and on mysql://, %s: the other rows keep their durable state in their own in-memory stores), got -designs %q", lootref.Name, seedverbatim.Name, list)
+		case !slices.Contains(names, name):
+			names = append(names, name)
 		}
+	}
+	if len(names) == 0 {
+		names = slices.Sorted(maps.Keys(rows))
 	}
 	tag, err := runTag()
 	if err != nil {
 		return nil, err
 	}
-	d := &LootStoreDesign{name: lootref.Name + "@" + sp.kind}
-	switch sp.kind {
-	case "postgres":
-		d.open = postgresLootSlots(sp.target, tag)
-	case "mysql":
-		dsn, err := lootmysql.DSN(sp.target)
-		if err != nil {
-			return nil, err
+	var ds lootStores
+	for _, name := range names {
+		d := &LootStoreDesign{base: rows[name], name: name + "@" + sp.kind}
+		switch {
+		case sp.kind == "postgres":
+			d.open = postgresLootSlots(sp.target, tag)
+		case name == seedverbatim.Name:
+			dsn, err := lootmysql.DSN(sp.target)
+			if err != nil {
+				return nil, err
+			}
+			d.open = mysqlDocSlots(dsn, tag)
+		default:
+			dsn, err := lootmysql.DSN(sp.target)
+			if err != nil {
+				return nil, err
+			}
+			d.open = mysqlLootSlots(dsn, tag)
 		}
-		d.open = mysqlLootSlots(dsn, tag)
-	default:
-		return nil, fmt.Errorf("matrix: loot store kind %q has no opener", sp.kind)
+		ds = append(ds, d)
 	}
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	if err := d.Probe(pctx); err != nil {
-		err = errors.Join(err, d.Done())
-		return nil, fmt.Errorf("matrix: cannot use -store %s: %s", sp, storeError(err, sp, verbose))
+	for _, d := range ds {
+		if err := d.Probe(pctx); err != nil {
+			err = errors.Join(err, ds.Done())
+			return nil, fmt.Errorf("matrix: cannot use -store %s: %s", sp, storeError(err, sp, verbose))
+		}
 	}
-	return d, nil
+	return ds, nil
 }
 
 // storeDesign builds the ref row on -store's store and probes it (one

@@ -1,6 +1,8 @@
 // Package seedverbatim is the loot row "loot-seed-verbatim": source 004's
-// logic exactly, on its tables in memory, each statement of
-// ref/loot/mysql/docsql one Env.Store call. A claim is submitIntent: a
+// logic exactly, on its tables in memory (or on MySQL or MariaDB through
+// docsql's verbatim statements: SQLTables, what `onceproof matrix -subject
+// loot -store mysql://...` runs), each statement of ref/loot/mysql/docsql
+// one Env.Store call. A claim is submitIntent: a
 // read judged by the node's clock, then the upsert (created_at the node's
 // clock in whole seconds, fair_score from the request, no membership
 // check). A settle is LootSettleService.settle: SET NX PX for 10s,
@@ -14,11 +16,8 @@
 package seedverbatim
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,7 +46,7 @@ func (Design) Name() string { return Name }
 func (Design) Declare() engine.Declaration { return declaration }
 
 var declaration = engine.Declaration{
-	Doc: "Source 004's logic verbatim: its tables, its LootMapper statements and its submitIntent and LootSettleService.settle as ref/loot/mysql/docsql runs them, in memory. Where it holds, the document's own defences do the work: the unique key (session, player) keeps one claim per player, the conditional UPDATE with the database's NOW() keeps settling to one settler after the deadline whatever its lock does (its GET-then-DEL release deletes another settler's lock under lock-expiry, harmlessly), and grants keyed by grant_no keep compensation from delivering twice.",
+	Doc: "Source 004's logic verbatim: its tables, its LootMapper statements and its submitIntent and LootSettleService.settle as ref/loot/mysql/docsql runs them, in memory (and on MariaDB with -store mysql://, where every cell fails the same properties). Where it holds, the document's own defences do the work: the unique key (session, player) keeps one claim per player, the conditional UPDATE with the database's NOW() keeps settling to one settler after the deadline whatever its lock does (its GET-then-DEL release deletes another settler's lock under lock-expiry, harmlessly), and grants keyed by grant_no keep compensation from delivering twice.",
 	Fails: []engine.Expect{{
 		Families: []engine.Family{lootworld.LateClaim},
 		Props:    []engine.Property{lootworld.FrozenClaims},
@@ -71,62 +70,69 @@ var declaration = engine.Declaration{
 	}, {
 		Families: []engine.Family{lootworld.Ties},
 		Props:    []engine.Property{lootworld.RuleOrder, lootworld.Replayable},
-		Why:      "created_at is a DATETIME, so claims in one second tie, and selectRanked's ORDER BY has no final key: the tie falls to row order, which is the order the claims were written in, not the rule's (at one instant, whichever node wrote first); recomputing the session from its rows breaks the tie otherwise (the document's \"recompute and get the same result\" fails), and no snapshot records what was decided",
+		Why:      "created_at is a DATETIME, so claims in one second tie, and selectRanked's ORDER BY has no final key: the tie falls to whatever order the database returns: row order in memory, the order the claims were written in, not the rule's (at one instant, whichever node wrote first), and on MariaDB 10.11 often the unique key's (session, player) order, another order again, so a run can fail RuleOrder there and Replayable here; recomputing the session from its rows breaks the tie otherwise (the document's \"recompute and get the same result\" fails), and no snapshot records what was decided",
 	}},
 }
 
 func (Design) NewCluster(db lootworld.Clock) lootworld.Cluster {
-	return &cluster{now: db.Now, sessions: map[string]*session{}, intents: map[string][]intent{}, grants: map[string]*grant{}}
+	return NewCluster(newMemTables(db.Now))
 }
 
-// The document's tables (schema.sql), as rows.
-type session struct {
-	loot     string
-	total    int
-	alloc    int
-	status   string
-	deadline time.Time // DATETIME: whole seconds
-	version  int
+// NewCluster is the row's cluster on t, a fresh copy of the document's
+// tables (one per run): in memory, or on MySQL or MariaDB (SQLTables).
+func NewCluster(t Tables) lootworld.Cluster { return &cluster{t: t} }
+
+// Tables is the document's database: its three tables and the statements
+// its code runs on them, each one Env.Store call of the caller's. Times
+// are the database's clock where the document's SQL reads NOW(), and the
+// caller's where its Java passes LocalDateTime.now().
+type Tables interface {
+	// CreateSession is createSession; a repeat fails with the unique
+	// key's error.
+	CreateSession(no, loot string, total int, deadline time.Time) error
+	// CheckIntent is submitIntent's read, judged by the node's now.
+	CheckIntent(no string, now time.Time) (bool, error)
+	// UpsertIntent is upsertIntent.
+	UpsertIntent(in docsql.Intent) error
+	// LockForSettle is lockForSettle; it reports whether it matched.
+	LockForSettle(no string) (bool, error)
+	// SelectRanked is selectRanked, with the session's loot code and total
+	// read alongside (the scheduler sends the session's own).
+	SelectRanked(no string) (loot string, total int, ranked []int64, err error)
+	// InsertGrantIgnore is insertGrantIgnore.
+	InsertGrantIgnore(grantNo, no string, player int64, loot string) error
+	// MarkClosed is markClosed.
+	MarkClosed(no string, allocated int) error
+	// Cancel is the status table's transition to CANCELED as one
+	// conditional UPDATE; it reports whether it matched.
+	Cancel(no string) (bool, error)
+	// SelectPending is the compensation job's read of PENDING grants, in
+	// row order.
+	SelectPending() ([]Pending, error)
+	// MarkSuccess marks a delivered grant SUCCESS.
+	MarkSuccess(grantNo string) error
+	// Read is session no as an auditor reads the rows (never an Env call).
+	Read(no string) lootworld.Record
 }
 
-type intent struct {
-	player    int64
-	kind      string
-	priority  int
-	fairScore int64
-	createdAt time.Time // DATETIME: whole seconds
+// Pending is a PENDING grant row.
+type Pending struct {
+	GrantNo, Session, Loot string
+	Player                 int64
 }
 
-type grant struct {
-	session string
-	player  int64
-	loot    string
-	status  string // PENDING, SUCCESS
-}
-
-// cluster is the database (one mutex: one statement at a time) and the
-// token source.
+// cluster is the tables and the token source.
 type cluster struct {
-	mu       sync.Mutex
-	now      func() time.Time
-	sessions map[string]*session
-	intents  map[string][]intent // per session, in row (insertion) order
-	grants   map[string]*grant   // by grant_no
-	order    []string            // grant_no in insertion order
-	tokens   atomic.Uint64
+	t      Tables
+	tokens atomic.Uint64
 }
-
-// datetime is t as a DATETIME column keeps it: whole seconds.
-func datetime(t time.Time) time.Time { return t.Truncate(time.Second) }
 
 // exec runs f as one statement named after the document's mapper method.
-func (c *cluster) exec(env lootworld.Env, s docsql.Statement, f func(now time.Time) error) error {
-	return env.Store(s.Name, func() error {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return f(c.now())
-	})
+func (c *cluster) exec(env lootworld.Env, s docsql.Statement, f func() error) error {
+	return env.Store(s.Name, f)
 }
+
+func (c *cluster) Read(no string) lootworld.Record { return c.t.Read(no) }
 
 func (c *cluster) NewNode(_ int, env lootworld.Env) lootworld.Node { return &node{c: c, env: env} }
 
@@ -140,20 +146,12 @@ var (
 	_ lootworld.Recoverer = (*node)(nil)
 )
 
-// errDuplicate is MySQL's duplicate key error on uk_session_no: the
-// document's createSession is a plain INSERT.
-var errDuplicate = errors.New("Duplicate entry for key 'uk_session_no'")
-
 func (n *node) Handle(_ time.Time, r lootworld.Req) (engine.Ack, error) {
 	c := n.c
 	switch r.Kind {
 	case lootworld.OpenSession:
-		err := c.exec(n.env, docsql.CreateSession, func(time.Time) error {
-			if _, ok := c.sessions[r.Spec.No]; ok {
-				return errDuplicate
-			}
-			c.sessions[r.Spec.No] = &session{loot: r.Spec.Loot, total: r.Spec.Quantity, status: "CLAIMING", deadline: datetime(r.Spec.Deadline)}
-			return nil
+		err := c.exec(n.env, docsql.CreateSession, func() error {
+			return c.t.CreateSession(r.Spec.No, r.Spec.Loot, r.Spec.Quantity, r.Spec.Deadline)
 		})
 		if err != nil {
 			return engine.Nack, err
@@ -188,28 +186,18 @@ func (n *node) Recover(time.Time) error { return n.compensate() }
 func (n *node) submitIntent(r lootworld.Req) (engine.Ack, error) {
 	c, now := n.c, n.env.Now()
 	var ok bool
-	if err := c.exec(n.env, docsql.CheckIntent, func(time.Time) error {
-		s := c.sessions[r.Session]
-		ok = s != nil && s.status == "CLAIMING" && now.Before(s.deadline)
-		return nil
+	if err := c.exec(n.env, docsql.CheckIntent, func() error {
+		var err error
+		ok, err = c.t.CheckIntent(r.Session, now)
+		return err
 	}); err != nil {
 		return engine.Nack, err
 	}
 	if !ok {
 		return lootworld.Refused, nil // {"code":1001,"accepted":false}
 	}
-	prio := map[lootworld.Intent]int{lootworld.Need: 10, lootworld.Greed: 1}[r.Intent]
-	if err := c.exec(n.env, docsql.UpsertIntent, func(time.Time) error {
-		rows := c.intents[r.Session]
-		for i := range rows {
-			if rows[i].player == int64(r.Player) { // ON DUPLICATE KEY UPDATE: created_at kept
-				rows[i].kind, rows[i].priority, rows[i].fairScore = string(r.Intent), prio, r.Fair
-				return nil
-			}
-		}
-		c.intents[r.Session] = append(rows, intent{int64(r.Player), string(r.Intent), prio, r.Fair, datetime(now)})
-		return nil
-	}); err != nil {
+	in := docsql.NewIntent(r.Session, int64(r.Player), string(r.Intent), int(r.Fair), datetime(now))
+	if err := c.exec(n.env, docsql.UpsertIntent, func() error { return c.t.UpsertIntent(in) }); err != nil {
 		return engine.Nack, err
 	}
 	return lootworld.Accepted, nil
@@ -233,58 +221,35 @@ func (n *node) settle(no string) error {
 		}
 	}()
 	var affected bool
-	if err := c.exec(n.env, docsql.LockForSettle, func(now time.Time) error {
-		s := c.sessions[no]
-		if s != nil && s.status == "CLAIMING" && !s.deadline.After(datetime(now)) {
-			s.status, s.version, affected = "SETTLING", s.version+1, true
-		}
-		return nil
+	if err := c.exec(n.env, docsql.LockForSettle, func() error {
+		var err error
+		affected, err = c.t.LockForSettle(no)
+		return err
 	}); err != nil || !affected {
 		return err
 	}
-	// The controller passes lootCode and totalQuantity from the request
-	// body; the scheduler that triggers here sends the session's own,
-	// read with its rows.
-	var ranked []int64
-	var lootCode string
-	var total int
-	if err := c.exec(n.env, docsql.SelectRanked, func(time.Time) error {
-		lootCode, total = c.sessions[no].loot, c.sessions[no].total
-		var rs []intent
-		for _, r := range c.intents[no] {
-			if r.kind != "PASS" {
-				rs = append(rs, r)
-			}
-		}
-		slices.SortStableFunc(rs, func(a, b intent) int {
-			return cmp.Or(cmp.Compare(b.priority, a.priority), cmp.Compare(a.fairScore, b.fairScore), a.createdAt.Compare(b.createdAt))
-		})
-		for _, r := range rs {
-			ranked = append(ranked, r.player)
-		}
-		return nil
+	var (
+		ranked   []int64
+		lootCode string
+		total    int
+	)
+	if err := c.exec(n.env, docsql.SelectRanked, func() error {
+		var err error
+		lootCode, total, ranked, err = c.t.SelectRanked(no)
+		return err
 	}); err != nil {
 		return err
 	}
 	count := min(total, len(ranked))
 	for _, p := range ranked[:count] {
 		grantNo := docsql.GrantNo(no, p, lootCode)
-		if err := c.exec(n.env, docsql.InsertGrantIgnore, func(time.Time) error {
-			if c.grants[grantNo] == nil {
-				c.grants[grantNo] = &grant{session: no, player: p, loot: lootCode, status: "PENDING"}
-				c.order = append(c.order, grantNo)
-			}
-			return nil
+		if err := c.exec(n.env, docsql.InsertGrantIgnore, func() error {
+			return c.t.InsertGrantIgnore(grantNo, no, p, lootCode)
 		}); err != nil {
 			return err
 		}
 	}
-	return c.exec(n.env, docsql.MarkClosed, func(time.Time) error {
-		if s := c.sessions[no]; s.status == "SETTLING" {
-			s.status, s.alloc, s.version = "CLOSED", count, s.version+1
-		}
-		return nil
-	})
+	return c.exec(n.env, docsql.MarkClosed, func() error { return c.t.MarkClosed(no, count) })
 }
 
 // cancel follows LootSessionStatus: OPEN, CLAIMING, SETTLING -> CANCELED
@@ -293,12 +258,10 @@ func (n *node) settle(no string) error {
 func (n *node) cancel(no string) (engine.Ack, error) {
 	c := n.c
 	var done bool
-	cancelStmt := docsql.Statement{Name: "cancel"}
-	if err := c.exec(n.env, cancelStmt, func(time.Time) error {
-		if s := c.sessions[no]; s != nil && (s.status == "OPEN" || s.status == "CLAIMING" || s.status == "SETTLING") {
-			s.status, done = "CANCELED", true
-		}
-		return nil
+	if err := c.exec(n.env, docsql.CancelSession, func() error {
+		var err error
+		done, err = c.t.Cancel(no)
+		return err
 	}); err != nil {
 		return engine.Nack, err
 	}
@@ -312,56 +275,23 @@ func (n *node) cancel(no string) (engine.Ack, error) {
 // grant number and marked SUCCESS. Nothing in it looks at the session.
 func (n *node) compensate() error {
 	c := n.c
-	type row struct {
-		no string
-		g  grant
-	}
-	var pending []row
-	if err := c.exec(n.env, docsql.Statement{Name: "selectPending"}, func(time.Time) error {
-		for _, no := range c.order {
-			if g := c.grants[no]; g.status == "PENDING" {
-				pending = append(pending, row{no, *g})
-			}
-		}
-		return nil
+	var pending []Pending
+	if err := c.exec(n.env, docsql.SelectPending, func() error {
+		var err error
+		pending, err = c.t.SelectPending()
+		return err
 	}); err != nil {
 		return err
 	}
 	var errs []error
-	for _, p := range pending {
-		no, g := p.no, p.g
-		if _, err := n.env.Deliver(no, lootworld.Item{Session: g.session, Player: lootworld.PlayerID(g.player), Loot: g.loot}); err != nil {
+	for _, g := range pending {
+		if _, err := n.env.Deliver(g.GrantNo, lootworld.Item{Session: g.Session, Player: lootworld.PlayerID(g.Player), Loot: g.Loot}); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if err := c.exec(n.env, docsql.Statement{Name: "markSuccess"}, func(time.Time) error {
-			c.grants[no].status = "SUCCESS"
-			return nil
-		}); err != nil {
+		if err := c.exec(n.env, docsql.MarkSuccess, func() error { return c.t.MarkSuccess(g.GrantNo) }); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// Read implements lootworld.Cluster: the document's rows as the world
-// reads them; it keeps no audit snapshot.
-func (c *cluster) Read(no string) lootworld.Record {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.sessions[no]
-	if s == nil {
-		return lootworld.Record{}
-	}
-	rec := lootworld.Record{Status: lootworld.Status(s.status)}
-	for _, r := range c.intents[no] {
-		rec.Claims = append(rec.Claims, lootworld.Claim{Player: lootworld.PlayerID(r.player), Intent: lootworld.Intent(r.kind), At: r.createdAt, Fair: r.fairScore})
-	}
-	slices.SortFunc(rec.Claims, func(a, b lootworld.Claim) int { return cmp.Compare(a.Player, b.Player) })
-	for _, gno := range c.order {
-		if g := c.grants[gno]; g.session == no {
-			rec.Granted = append(rec.Granted, lootworld.PlayerID(g.player))
-		}
-	}
-	return rec
 }

@@ -14,11 +14,19 @@ import (
 // serverTimezone), so give the connection's loc and time_zone the same
 // zone.
 type DB struct {
-	db *sql.DB
+	db Querier
+}
+
+// Querier is what a DB runs its statements on: a *sql.DB, or one
+// connection (*sql.Conn) or transaction (*sql.Tx) of it.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // New returns a DB on db.
-func New(db *sql.DB) *DB { return &DB{db: db} }
+func New(db Querier) *DB { return &DB{db: db} }
 
 // CreateSchema runs Schema.
 func (d *DB) CreateSchema(ctx context.Context) error {
@@ -160,6 +168,46 @@ func (d *DB) Settle(ctx context.Context, sessionNo, lootCode string, totalQuanti
 	}
 	_, err = d.MarkClosed(ctx, sessionNo, grantCount)
 	return true, grantCount, err
+}
+
+// CancelSession runs CancelSession and reports whether it matched.
+func (d *DB) CancelSession(ctx context.Context, sessionNo string) (bool, error) {
+	res, err := d.db.ExecContext(ctx, CancelSession.SQL, sessionNo)
+	if err != nil {
+		return false, wrap(CancelSession, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, wrap(CancelSession, err)
+}
+
+// PendingGrant is a row SelectPending returns.
+type PendingGrant struct {
+	GrantNo, SessionNo, LootCode string
+	PlayerID                     int64
+}
+
+// SelectPending runs SelectPending.
+func (d *DB) SelectPending(ctx context.Context) ([]PendingGrant, error) {
+	rows, err := d.db.QueryContext(ctx, SelectPending.SQL)
+	if err != nil {
+		return nil, wrap(SelectPending, err)
+	}
+	defer rows.Close()
+	var gs []PendingGrant
+	for rows.Next() {
+		var g PendingGrant
+		if err := rows.Scan(&g.GrantNo, &g.SessionNo, &g.PlayerID, &g.LootCode); err != nil {
+			return nil, wrap(SelectPending, err)
+		}
+		gs = append(gs, g)
+	}
+	return gs, wrap(SelectPending, rows.Err())
+}
+
+// MarkSuccess runs MarkSuccess.
+func (d *DB) MarkSuccess(ctx context.Context, grantNo string) error {
+	_, err := d.db.ExecContext(ctx, MarkSuccess.SQL, grantNo)
+	return wrap(MarkSuccess, err)
 }
 
 func wrap(s Statement, err error) error {

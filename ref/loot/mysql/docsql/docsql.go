@@ -9,8 +9,9 @@
 // It is the document's design kept for comparison with ref/loot/mysql,
 // flaws included (DATETIME without fraction, check-then-upsert, an ORDER
 // BY without a final tiebreak, grants outside any transaction), and is not
-// meant for use. Not from the document: CreateSession and CheckIntent (the
-// document describes both steps but shows no SQL for them) and the Redis
+// meant for use. Not from the document: CreateSession, CheckIntent,
+// CancelSession, SelectPending and MarkSuccess (the document describes
+// each step but shows no SQL for it) and the Redis
 // lock, which DB leaves out (the document calls it an optimisation; the
 // conditional UPDATE decides).
 package docsql
@@ -138,9 +139,22 @@ VALUES (#{sessionNo}, #{dungeonCode}, #{lootCode}, #{totalQuantity}, 'NEED_GREED
 	// status and deadline first, then call upsertIntent": the row is read
 	// and judged by the application (by its clock, LocalDateTime.now()).
 	CheckIntent = statement("checkIntent", `SELECT status, deadline_at FROM loot_session WHERE session_no = #{sessionNo}`)
+	// CancelSession is LootSessionStatus's transition to CANCELED (from
+	// OPEN, CLAIMING or SETTLING) as one conditional UPDATE.
+	CancelSession = statement("cancel", `UPDATE loot_session
+SET status = 'CANCELED'
+WHERE session_no = #{sessionNo}
+AND status IN ('OPEN', 'CLAIMING', 'SETTLING')`)
+	// SelectPending is 4.4's compensation job's scan: "periodically scan
+	// loot_grant for PENDING records and re-call the grant interface".
+	SelectPending = statement("selectPending", `SELECT grant_no, session_no, player_id, loot_code FROM loot_grant
+WHERE status = 'PENDING'
+ORDER BY id`)
+	// MarkSuccess records a grant the inventory applied.
+	MarkSuccess = statement("markSuccess", `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = #{grantNo}`)
 )
 
 // Statements returns every statement, the document's first.
 func Statements() []Statement {
-	return []Statement{UpsertIntent, LockForSettle, SelectRanked, InsertGrantIgnore, MarkClosed, CreateSession, CheckIntent}
+	return []Statement{UpsertIntent, LockForSettle, SelectRanked, InsertGrantIgnore, MarkClosed, CreateSession, CheckIntent, CancelSession, SelectPending, MarkSuccess}
 }

@@ -17,6 +17,9 @@ func TestPlaceholdersBecomeParams(t *testing.T) {
 		"markClosed":        {"allocated", "sessionNo"},
 		"createSession":     {"sessionNo", "dungeonCode", "lootCode", "totalQuantity", "deadlineAt"},
 		"checkIntent":       {"sessionNo"},
+		"cancel":            {"sessionNo"},
+		"selectPending":     nil,
+		"markSuccess":       {"grantNo"},
 	}
 	for _, s := range Statements() {
 		if !slices.Equal(s.Params, want[s.Name]) {
