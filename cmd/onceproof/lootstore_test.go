@@ -78,8 +78,12 @@ func TestSeedVerbatimOnMariaDBMatchesMemory(t *testing.T) {
 	}
 	mem := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootworld.Design{seedverbatim.Design{}}, Families: familiesOf(lootStoreFamilies + ",ties"), N: m.N, Seed: m.Seed})
 	sameVerdicts(t, m, mem, "loot-seed-verbatim@mysql", "loot-seed-verbatim in memory", false)
-	if len(m.Mismatches()) != 0 {
-		t.Errorf("loot-seed-verbatim@mysql disagrees with its declaration: %v\nreproduce: go run ./cmd/onceproof %s", m.Mismatches(), strings.Join(args[:len(args)-4], " "))
+	// Nothing undeclared (a declared failure may not show in 4 runs a
+	// cell: the declarations are derived for the default budget).
+	for _, x := range m.Mismatches() {
+		if slices.ContainsFunc(x.Got, func(p engine.Property) bool { return !slices.Contains(x.Want, p) }) || x.Unknown > 0 {
+			t.Errorf("loot-seed-verbatim@mysql: %v\nreproduce: go run ./cmd/onceproof %s", x, strings.Join(args[:len(args)-4], " "))
+		}
 	}
 }
 
