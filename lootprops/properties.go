@@ -110,12 +110,23 @@ func CheckNoDupGrant(h lootworld.History) engine.Verdict {
 // done), every session that took claims is CLOSED or CANCELED, and every
 // winner of a CLOSED one holds its item. (A session still OPEN was never
 // started: its start request failed and its sender gave up, which no
-// design can make up for.)
+// design can make up for.) And no request went unanswered by a sender
+// that resends until the drain and again after it (Frame.GiveUp false):
+// MaxAttempts sends twice over, with at most a few faults among them, and
+// never an answer is a design that lost the request (a never-answered open
+// is a session, a never-answered claim a player's item).
 func CheckNoLostGrant(h lootworld.History) engine.Verdict {
 	if h.Stalled || h.Exhausted {
 		return engine.Verdict{Property: lootworld.NoLostGrant, Outcome: engine.Unknown, Reason: "the run did not drain (it blocked or ran out of budget): retries or Recover may still have delivered"}
 	}
 	var as []engine.Anomaly
+	if !h.Schedule.GiveUp {
+		for _, e := range h.Events {
+			if e.Kind == engine.EvGiveUp {
+				as = append(as, anomaly(h, lootworld.NoLostGrant, e.Msg, []lootworld.Event{e}, "%s was never answered: %s", describe(h, e.Msg), e.Err))
+			}
+		}
+	}
 	for _, ss := range observe(h) {
 		last := ss.views
 		if n := len(last); n > 0 {

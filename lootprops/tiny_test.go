@@ -2,6 +2,7 @@ package lootprops_test
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -27,6 +28,8 @@ type tiny struct {
 	// refuseClaimOf's claims (0: nobody's), neither with a store call.
 	refuseOpen    bool
 	refuseClaimOf lootworld.PlayerID
+	// nackOpen fails every open (an error: the sender retries).
+	nackOpen bool
 }
 
 func (d tiny) Name() string { return d.name }
@@ -83,6 +86,9 @@ func (n tinyNode) Handle(_ time.Time, r lootworld.Req) (engine.Ack, error) {
 	case lootworld.OpenSession:
 		if n.c.d.refuseOpen {
 			return lootworld.Refused, nil
+		}
+		if n.c.d.nackOpen {
+			return engine.Nack, errors.New("tiny: open failed")
 		}
 		return n.store("open", r.Session, func(x *tinySession, _ time.Time) engine.Ack {
 			if x == nil {

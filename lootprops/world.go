@@ -136,7 +136,7 @@ func (world) Coverage(h engine.History[lootworld.Schedule, lootworld.Detail]) en
 var propertyDocs = map[engine.Property]string{
 	lootworld.NoOverGrant:  "a session delivers at most its quantity, nothing once canceled, nothing to a player without a winning claim in the frozen set",
 	lootworld.NoDupGrant:   "no player gets a session's item twice",
-	lootworld.NoLostGrant:  "after the drain every session that took claims is CLOSED or CANCELED and every winner holds its item",
+	lootworld.NoLostGrant:  "after the drain every session that took claims is CLOSED or CANCELED, every winner holds its item, and no request a patient sender kept resending went unanswered",
 	lootworld.FrozenClaims: "a claim answered accepted before the freeze is in the set the result came from; none is answered so after it",
 	lootworld.RuleOrder:    "the winners are the rule's top N of the frozen claims (priority, fewest wins, earliest claim, lowest id)",
 	lootworld.Replayable:   "the recorded evidence replays to the recorded winners, which are the grants, from the claims that froze",
