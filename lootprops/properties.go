@@ -314,12 +314,13 @@ func statusName(s lootworld.Status) string {
 // delivered. And it says refused only when the rules say no: an open of a
 // session that does not exist, or a member's claim on a CLAIMING session,
 // before the deadline by the database's clock from the request's arrival
-// to its answer, is never refused (wrongRefusal).
+// to its answer, is never refused (wrongRefusal), nor answered noted
+// without taking effect.
 func CheckHonestAnswer(h lootworld.History) engine.Verdict {
 	var as []engine.Anomaly
 	sessions := observe(h)
 	for i, e := range h.Events {
-		if e.Kind != engine.EvAck || (e.Ack != lootworld.Accepted && e.Ack != lootworld.Already && e.Ack != lootworld.Recorded && e.Ack != lootworld.Refused) {
+		if e.Kind != engine.EvAck || (e.Ack != lootworld.Accepted && e.Ack != lootworld.Already && e.Ack != lootworld.Recorded && e.Ack != lootworld.Refused && e.Ack != lootworld.Noted) {
 			continue
 		}
 		r := h.Schedule.Requests[e.Msg]
@@ -330,6 +331,20 @@ func CheckHonestAnswer(h lootworld.History) engine.Verdict {
 		if e.Ack == lootworld.Refused {
 			if why := wrongRefusal(h, ss, r, i); why != "" {
 				as = append(as, anomaly(h, lootworld.HonestAnswer, e.Msg, []lootworld.Event{e}, "%s was refused, but %s", describe(h, r.ID), why))
+			}
+			continue
+		}
+		if e.Ack == lootworld.Noted {
+			// Noted claims nothing, but an open or a claim the rules said
+			// yes to throughout must have taken effect by its answer: a
+			// "noted" that recorded nothing is a refusal in disguise.
+			rec := ss.recordAt(e.Seq)
+			taken := rec.Status != lootworld.None
+			if r.Kind == lootworld.ClaimItem {
+				taken = slices.ContainsFunc(rec.Claims, func(c lootworld.Claim) bool { return c.Player == r.Player && c.Intent == r.Intent })
+			}
+			if why := wrongRefusal(h, ss, r, i); why != "" && !taken {
+				as = append(as, anomaly(h, lootworld.HonestAnswer, e.Msg, []lootworld.Event{e}, "%s was answered noted and nothing was recorded, but %s", describe(h, r.ID), why))
 			}
 			continue
 		}

@@ -64,6 +64,8 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			"r2 (player 1's NEED claim on x0) was refused, but x0 was CLAIMING, player 1 is in the team, and the deadline 10s was ahead by the database's clock (1s)"},
 		{tiny{name: "refuses-opens", refuseOpen: true}, session(lootworld.Clean), []engine.Property{lootworld.HonestAnswer},
 			"r0 (open x0) was refused, but x0 did not exist and its deadline 10s was ahead by the database's clock (0s)"},
+		{tiny{name: "notes-claims", noteClaims: true}, session(lootworld.Clean), []engine.Property{lootworld.HonestAnswer},
+			"r2 (player 1's NEED claim on x0) was answered noted and nothing was recorded, but x0 was CLAIMING"},
 		{tiny{name: "nacks-opens", nackOpen: true}, session(lootworld.Clean), []engine.Property{lootworld.NoLostGrant},
 			"r0 (open x0) was never answered: the sender gave up on r0 after 12 sends"},
 		// An outsider's claim, and a member's after the deadline, are

@@ -30,6 +30,8 @@ type tiny struct {
 	refuseClaimOf lootworld.PlayerID
 	// nackOpen fails every open (an error: the sender retries).
 	nackOpen bool
+	// noteClaims answers every claim noted and records nothing.
+	noteClaims bool
 }
 
 func (d tiny) Name() string { return d.name }
@@ -110,6 +112,9 @@ func (n tinyNode) Handle(_ time.Time, r lootworld.Req) (engine.Ack, error) {
 		}
 		if r.Player == n.c.d.refuseClaimOf {
 			return lootworld.Refused, nil
+		}
+		if n.c.d.noteClaims {
+			return lootworld.Noted, nil
 		}
 		return n.store("claim", r.Session, func(x *tinySession, now time.Time) engine.Ack {
 			if x == nil || x.status != lootworld.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {

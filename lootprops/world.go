@@ -143,7 +143,7 @@ var propertyDocs = map[engine.Property]string{
 	lootworld.MembersOnly:  "no claim of a player outside the team snapshot is recorded",
 	lootworld.OnTime:       "no session starts settling before its deadline by the database's clock",
 	lootworld.ForwardOnly:  "every status change follows the table: forward, CANCELED before CLOSED, never back",
-	lootworld.HonestAnswer: "a reply says accepted, already or recorded only when the database (and the inventory) say so, and refused only when the rules say no (an open, or a member's claim on a CLAIMING session, before the deadline by the database's clock is never refused)",
+	lootworld.HonestAnswer: "a reply says accepted, already or recorded only when the database (and the inventory) say so, and refused only when the rules say no (an open, or a member's claim on a CLAIMING session, before the deadline by the database's clock is never refused, nor answered noted without taking effect)",
 	lootworld.Responsive:   "every Handle and Recover returns: no panic, no deadlock",
 }
 
