@@ -25,7 +25,7 @@ func checkClaimUpsertConcurrent(t *testing.T, e *env) {
 		created bool
 		err     error
 	}
-	as := together(goroutines, func(g int) answer {
+	as := Together(goroutines, func(g int) answer {
 		c, cr, err := hs[g%2].Claim(ctx(t), sess.No, p, loot.Need)
 		return answer{c, cr, err}
 	})

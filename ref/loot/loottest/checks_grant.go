@@ -66,7 +66,7 @@ func checkLeaseConcurrent(t *testing.T, e *env) {
 		gs  []loot.Grant
 		err error
 	}
-	as := together(compensators, func(g int) answer {
+	as := Together(compensators, func(g int) answer {
 		gs, err := hs[g%2].LeaseGrants(ctx(t), 2, backoff)
 		return answer{gs, err}
 	})

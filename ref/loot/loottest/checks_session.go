@@ -188,7 +188,7 @@ func checkCancelRace(t *testing.T, e *env) {
 		races[i] = &race{d: decide(t, fz, 0)}
 	}
 	// Goroutine 2i cancels race i, 2i+1 records it, on alternating handles.
-	errs := together(2*sessions, func(g int) error {
+	errs := Together(2*sessions, func(g int) error {
 		r, hs := races[g/2], []loot.Store{a, b}
 		if g%2 == 0 {
 			_, err := hs[g/2%2].Cancel(ctx(t), r.d.Session)

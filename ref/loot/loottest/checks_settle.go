@@ -44,7 +44,7 @@ func checkSettleOneWinner(t *testing.T, e *env) {
 	hs := []loot.Store{e.store(t), e.open(t), e.open(t), e.open(t)}
 	sess := e.build(t, hs[0], loot.StatusClaiming, 1, team(3))
 	e.advance(t, window)
-	errs := together(settlers, func(g int) error {
+	errs := Together(settlers, func(g int) error {
 		_, err := hs[g%len(hs)].BeginSettle(ctx(t), sess.No, leaseTime)
 		return err
 	})

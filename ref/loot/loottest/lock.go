@@ -77,7 +77,7 @@ func checkLockExclusive(t *testing.T, h LockHarness) {
 		got bool
 		err error
 	}
-	as := together(settlers, func(g int) answer {
+	as := Together(settlers, func(g int) answer {
 		got, err := ls[g%2].Acquire(ctx(t), "k", fmt.Sprintf("token-%d", g), 10*lockTTL)
 		return answer{got, err}
 	})

@@ -93,10 +93,11 @@ func runChecks[H, E any](t *testing.T, list []named[E], newHarness func(*testing
 	}
 }
 
-// together runs f(0), ..., f(n-1) on n goroutines released at the same
+// Together runs f(0), ..., f(n-1) on n goroutines released at the same
 // moment (a burst of retries, settlers, compensators) and returns their
-// results in order.
-func together[R any](n int, f func(g int) R) []R {
+// results in order. The stores' own tests use it for the source
+// document's concurrency scripts.
+func Together[R any](n int, f func(g int) R) []R {
 	out := make([]R, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/loottest"
 	"github.com/onceproof/onceproof/ref/loot/memory"
 	"github.com/onceproof/onceproof/ref/loot/mysql"
 	"github.com/onceproof/onceproof/ref/loot/mysql/docsql"
@@ -248,7 +249,7 @@ func TestTwentyConcurrentIdenticalClaimsLeaveOneRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := dbNow(t, db)
-	errs := concurrently(requests, func(int) error {
+	errs := loottest.Together(requests, func(int) error {
 		_, err := doc.SubmitIntent(t.Context(), docsql.NewIntent("S202401", 1001, "NEED", 2, now))
 		return err
 	})
@@ -262,7 +263,7 @@ func TestTwentyConcurrentIdenticalClaimsLeaveOneRow(t *testing.T) {
 
 	w := newRefWorld(t)
 	w.claiming(t, "S202401", 1, 1001, 1002)
-	errs = concurrently(requests, func(int) error {
+	errs = loottest.Together(requests, func(int) error {
 		_, err := w.svc.Claim(t.Context(), loot.Caller{Player: 1001}, loot.ClaimRequest{Session: "S202401", Intent: loot.Need})
 		return err
 	})
@@ -290,7 +291,7 @@ func TestTenConcurrentSettlesGrantExactlyQuantity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	errs := concurrently(settlers, func(int) error {
+	errs := loottest.Together(settlers, func(int) error {
 		_, _, err := doc.Settle(t.Context(), "S202401", "SWORD_001", quantity)
 		return err
 	})
@@ -314,7 +315,7 @@ func TestTenConcurrentSettlesGrantExactlyQuantity(t *testing.T) {
 	}
 	var won int
 	var mu sync.Mutex
-	errs = concurrently(settlers, func(i int) error {
+	errs = loottest.Together(settlers, func(i int) error {
 		_, err := nodes[i].Settle(t.Context(), "S202401")
 		if err == nil {
 			mu.Lock()
@@ -415,23 +416,4 @@ func TestLongCodesOverflowTheDocumentsGrantNo(t *testing.T) {
 	if got := w.winners(t, no); !slices.Equal(got, []loot.PlayerID{1001}) {
 		t.Errorf("reference winners %v, want [1001]; reproduce: go test ./ref/loot/mysql -run %s", got, t.Name())
 	}
-}
-
-// concurrently runs f(0..n-1) on n goroutines released together and
-// returns their errors.
-func concurrently(n int, f func(i int) error) []error {
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			errs[i] = f(i)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return errs
 }

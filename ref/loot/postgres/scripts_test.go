@@ -3,12 +3,12 @@ package postgres_test
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/loottest"
 	"github.com/onceproof/onceproof/ref/loot/memory"
 	"github.com/onceproof/onceproof/ref/loot/postgres"
 	"github.com/onceproof/onceproof/ref/loot/redis"
@@ -37,24 +37,6 @@ func (w *world) instance(t *testing.T) *loot.Service {
 	return svc
 }
 
-// burst runs f(0..n-1) on n goroutines released at once.
-func burst(n int, f func(i int) error) []error {
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			errs[i] = f(i)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return errs
-}
-
 // TestSourceScriptConcurrentIntent is the document's concurrent_intent.sh:
 // 20 identical NEED claims of player 1001 at once; then SELECT COUNT(*)
 // FROM loot_intent (here loot_claim) WHERE session_no = ... must be 1.
@@ -72,7 +54,7 @@ func TestSourceScriptConcurrentIntent(t *testing.T) {
 	for i := range svcs {
 		svcs[i] = w.instance(t)
 	}
-	for i, err := range burst(len(svcs), func(i int) error {
+	for i, err := range loottest.Together(len(svcs), func(i int) error {
 		_, err := svcs[i].Claim(t.Context(), loot.Caller{Player: 1001}, loot.ClaimRequest{Session: spec.No, Intent: loot.Need})
 		return err
 	}) {
@@ -105,7 +87,7 @@ func TestSourceScriptConcurrentSettle(t *testing.T) {
 			}
 			waitDue(t, w, no)
 			won := 0
-			for i, err := range burst(len(svcs), func(i int) error {
+			for i, err := range loottest.Together(len(svcs), func(i int) error {
 				_, err := svcs[i].Settle(t.Context(), no)
 				return err
 			}) {
