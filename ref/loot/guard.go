@@ -59,6 +59,20 @@ func CheckSettle(s Session, now time.Time) error {
 	return nil
 }
 
+// DueSince is Overdue's condition and order: whether the session can be
+// settled at now (CheckSettle passes) and since when (its deadline, or
+// the lease end of the settler that left it SETTLING). Overdue lists the
+// due sessions oldest first, ties by number.
+func DueSince(s Session, now time.Time) (since time.Time, due bool) {
+	if CheckSettle(s, now) != nil {
+		return time.Time{}, false
+	}
+	if s.Status == StatusSettling {
+		return s.SettleUntil, true
+	}
+	return s.Deadline, true
+}
+
 // CheckRecord is RecordGrants' condition: SETTLING with the caller's fence.
 // !apply with a nil error: CLOSED by this very fence (the settler's retry
 // of a RecordGrants whose answer it lost), return the session unchanged.

@@ -259,11 +259,8 @@ func (s *Store) Overdue(ctx context.Context, limit int) ([]string, error) {
 	}
 	var ds []due
 	for no, sess := range s.sessions {
-		switch {
-		case sess.Status == loot.StatusClaiming && !now.Before(sess.Deadline):
-			ds = append(ds, due{no, sess.Deadline})
-		case sess.Status == loot.StatusSettling && !now.Before(sess.SettleUntil):
-			ds = append(ds, due{no, sess.SettleUntil})
+		if at, ok := loot.DueSince(*sess, now); ok {
+			ds = append(ds, due{no, at})
 		}
 	}
 	slices.SortFunc(ds, func(a, b due) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.no, b.no)) })
