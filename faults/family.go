@@ -135,14 +135,10 @@ func CheckFamily(f Family) error {
 	if parts := f.Parts(); len(parts) > 1 && slices.Contains(parts, SmallScope) {
 		return fmt.Errorf("family %q joins small-scope, which is an enumeration, not a generator preset", string(f))
 	}
+	if err := engine.CheckParts(f, Families, "family"); err != nil {
+		return err
+	}
 	for _, p := range f.Parts() {
-		if !slices.Contains(Families, p) {
-			names := make([]string, len(Families))
-			for i, g := range Families {
-				names[i] = string(g)
-			}
-			return fmt.Errorf("unknown family %q (want one of %s, or several joined with '+')", string(p), strings.Join(names, ", "))
-		}
 		switch p {
 		case Concurrent:
 			concurrent = true

@@ -75,14 +75,10 @@ func CheckFamily(f engine.Family) error {
 		return nil
 	}
 	var concurrent, faulty bool
+	if err := engine.CheckParts(f, Families, "loot family"); err != nil {
+		return err
+	}
 	for _, p := range f.Parts() {
-		if !slices.Contains(Families, p) {
-			names := make([]string, len(Families))
-			for i, g := range Families {
-				names[i] = string(g)
-			}
-			return fmt.Errorf("unknown loot family %q (want one of %s, or several joined with '+')", string(p), strings.Join(names, ", "))
-		}
 		switch p {
 		case ConcurrentSettle, Ties:
 			concurrent = true
