@@ -51,6 +51,10 @@ func rootCause(err error) string {
 	}
 	var my *gomysql.MySQLError
 	if errors.As(err, &my) {
+		// The server's error numbers: 1045 ER_ACCESS_DENIED_ERROR (password),
+		// 1049 ER_BAD_DB_ERROR, 1044 ER_DBACCESS_DENIED_ERROR, 1142
+		// ER_TABLEACCESS_DENIED_ERROR, 1227 ER_SPECIFIC_ACCESS_DENIED_ERROR,
+		// 1040 ER_CON_COUNT_ERROR.
 		switch my.Number {
 		case 1045:
 			return "authentication failed: " + my.Message

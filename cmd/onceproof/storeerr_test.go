@@ -32,7 +32,7 @@ func TestStoreErrorsNameTheirRootCause(t *testing.T) {
 	// fresh database, so a second run (-count 2) makes its own.
 	u, _ := url.Parse(dbURL)
 	role := "limited_" + strings.TrimPrefix(u.Path, "/")
-	role = role[:min(len(role), 63)]
+	role = role[:min(len(role), 63)] // PostgreSQL truncates identifiers past 63 bytes (NAMEDATALEN-1)
 	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE ROLE %s LOGIN", role)); err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,9 @@ func (t *sqlTables) on(f func(ctx context.Context, d *docsql.DB, c *sql.Conn) er
 		return err
 	}
 	defer c.Close()
+	// Seconds with six decimals: the server keeps the session timestamp to
+	// the microsecond (what NOW(6) returns); NOW() truncates it to whole
+	// seconds, as the in-memory tables' datetime does.
 	at := t.now()
 	if _, err := c.ExecContext(ctx, fmt.Sprintf("SET timestamp = %d.%06d", at.Unix(), at.Nanosecond()/1000)); err != nil {
 		return err
