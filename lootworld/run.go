@@ -1,6 +1,7 @@
 package lootworld
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -49,19 +50,19 @@ type system struct {
 	s       Schedule
 	cluster Cluster
 	dbNow   atomic.Int64 // virtual time of the latest call, for the database's clock
-	locks   map[string]lease
+	locks   LockService  // memLocks, or the cluster's own (LockCluster)
 	ledger  map[string]bool
 	seen    []Record // per session: the record last recorded in an EvView
 }
 
-type lease struct {
-	token string
-	until time.Duration // by the lock service's clock
-}
-
 func newSystem(d Design, s Schedule) *system {
-	sys := &system{s: s, locks: map[string]lease{}, ledger: map[string]bool{}, seen: make([]Record, len(s.Sessions))}
+	sys := &system{s: s, locks: memLocks{}, ledger: map[string]bool{}, seen: make([]Record, len(s.Sessions))}
 	sys.cluster = d.NewCluster(dbClock{sys})
+	if lc, ok := sys.cluster.(LockCluster); ok {
+		if l := lc.LockService(); l != nil {
+			sys.locks = l
+		}
+	}
 	return sys
 }
 
@@ -189,49 +190,45 @@ func (e *env) lockNow() time.Duration { return e.p.At() + e.sys.s.LockSkew }
 
 func (e *env) SetNX(key, token string, ttl time.Duration) (bool, error) {
 	var ok bool
+	var serr error
 	err := e.p.Apply(OpLockSet, EvLock, func(ev *Event) {
-		now := e.lockNow()
-		if l, held := e.sys.locks[key]; !held || now >= l.until {
-			e.sys.locks[key] = lease{token: token, until: now + ttl}
-			ok = true
-		}
+		ok, serr = e.sys.locks.SetNX(e.lockNow(), key, token, ttl)
 		ev.Detail = Detail{Session: -1, Key: key, Token: token, OK: ok}
 	})
-	return ok && err == nil, err
+	return ok && err == nil && serr == nil, cmp.Or(err, serr)
 }
 
 func (e *env) Get(key string) (string, error) {
 	var v string
+	var serr error
 	err := e.p.Apply(OpLockGet, EvLock, func(ev *Event) {
-		if l, held := e.sys.locks[key]; held && e.lockNow() < l.until {
-			v = l.token
-		}
+		v, serr = e.sys.locks.Get(e.lockNow(), key)
 		ev.Detail = Detail{Session: -1, Key: key, Value: v, OK: v != ""}
 	})
-	if err != nil {
+	if err = cmp.Or(err, serr); err != nil {
 		return "", err
 	}
 	return v, nil
 }
 
 func (e *env) Del(key string) error {
-	return e.p.Apply(OpLockDel, EvLock, func(ev *Event) {
-		_, held := e.sys.locks[key]
-		delete(e.sys.locks, key)
+	var serr error
+	err := e.p.Apply(OpLockDel, EvLock, func(ev *Event) {
+		var held bool
+		held, serr = e.sys.locks.Del(e.lockNow(), key)
 		ev.Detail = Detail{Session: -1, Key: key, OK: held}
 	})
+	return cmp.Or(err, serr)
 }
 
 func (e *env) Unlock(key, token string) (bool, error) {
 	var ok bool
+	var serr error
 	err := e.p.Apply(OpUnlock, EvLock, func(ev *Event) {
-		if l, held := e.sys.locks[key]; held && e.lockNow() < l.until && l.token == token {
-			delete(e.sys.locks, key)
-			ok = true
-		}
+		ok, serr = e.sys.locks.Unlock(e.lockNow(), key, token)
 		ev.Detail = Detail{Session: -1, Key: key, Token: token, OK: ok}
 	})
-	return ok && err == nil, err
+	return ok && err == nil && serr == nil, cmp.Or(err, serr)
 }
 
 func (e *env) Deliver(key string, it Item) (bool, error) {

@@ -246,15 +246,7 @@ func TestInterruptRemovesEveryStoreObject(t *testing.T) {
 	})
 	t.Run("store=redis", func(t *testing.T) {
 		srv := testserver.Redis(t)
-		c := goredis.NewClient(&goredis.Options{Addr: srv.Addr})
-		defer c.Close()
-		keys := func() int {
-			ks, err := c.Keys(context.Background(), "onceproof:run:*").Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return len(ks)
-		}
+		keys := redisKeys(t, srv.Addr, "onceproof:run:*")
 		interrupt(t, func() bool { return keys() > 0 }, "-store", srv.URL(), "-families", "clean,crash,multi-node")
 		if n := keys(); n != 0 {
 			t.Errorf("%d onceproof:run:* keys left behind", n)
@@ -272,6 +264,37 @@ func TestInterruptRemovesEveryStoreObject(t *testing.T) {
 			t.Errorf("%d onceproof_loot_* schemas left behind", n)
 		}
 	})
+	t.Run("subject=loot/store=postgres/lock=redis", func(t *testing.T) {
+		url := testserver.Postgres(t)
+		srv := testserver.StartRedis(t) // its own: the keys counted are this test's
+		keys := redisKeys(t, srv.Addr, "*")
+		schemas := func() int {
+			return pgCount(t, url, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'onceproof_loot_%'")
+		}
+		// Runs under lock-expiry hold their keys while they pause; under
+		// crash, a crashed settler's key stays until its ttl ends.
+		interrupt(t, func() bool { return schemas() > 1 && keys() > 0 }, "-subject", "loot", "-store", url, "-lock", srv.URL(), "-families", "lock-expiry,crash", "-parallel", "2")
+		if n := schemas(); n != 0 {
+			t.Errorf("%d onceproof_loot_* schemas left behind", n)
+		}
+		if n := keys(); n != 0 {
+			t.Errorf("%d lock keys left behind", n)
+		}
+	})
+}
+
+// redisKeys returns a count of the keys matching pattern on the Redis
+// server at addr.
+func redisKeys(t *testing.T, addr, pattern string) func() int {
+	c := goredis.NewClient(&goredis.Options{Addr: addr})
+	t.Cleanup(func() { c.Close() })
+	return func() int {
+		ks, err := c.Keys(context.Background(), pattern).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ks)
+	}
 }
 
 // interrupt starts a long `matrix args...` on a store, waits until

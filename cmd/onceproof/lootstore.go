@@ -43,6 +43,43 @@ type lootSlot struct {
 	cluster func(db lootworld.Clock) lootworld.Cluster
 	empty   func(ctx context.Context) error
 	drop    func(ctx context.Context) error // closes the store and removes the schema or database
+	// locks is the slot's lock service on -lock's Redis (nil: the world's
+	// model), emptied and closed with the slot.
+	locks *redisLocks
+}
+
+// memorySlots opens slots for the row d in memory: its own cluster, for
+// -lock without -store (the lock service is the slot's only real part).
+func memorySlots(d lootworld.Design) lootOpener {
+	return func(context.Context, int) (*lootSlot, error) {
+		none := func(context.Context) error { return nil }
+		return &lootSlot{cluster: d.NewCluster, empty: none, drop: none}, nil
+	}
+}
+
+// withLocks gives every slot of open a lock service on the Redis server at
+// url: key prefix onceproof:loot:<tag>:<k>: for slot k.
+func withLocks(open lootOpener, url, tag string) lootOpener {
+	return func(ctx context.Context, k int) (*lootSlot, error) {
+		s, err := open(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		locks, err := openRedisLocks(ctx, url, fmt.Sprintf("onceproof:loot:%s:%d:", tag, k))
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("lock service: %w", err), cleanup(s.drop))
+		}
+		// Keys a killed process left under this prefix (a tag repeats
+		// only by chance, but a slot must start empty).
+		if err := locks.empty(ctx); err != nil {
+			return nil, errors.Join(fmt.Errorf("lock service: %w", err), cleanup(locks.close), cleanup(s.drop))
+		}
+		empty, drop := s.empty, s.drop
+		s.locks = locks
+		s.empty = func(ctx context.Context) error { return errors.Join(empty(ctx), locks.empty(ctx)) }
+		s.drop = func(ctx context.Context) error { return errors.Join(locks.close(ctx), drop(ctx)) }
+		return s, nil
+	}
 }
 
 // refSlot is loot-ref's cluster on st, whose test clock setClock moves
@@ -85,12 +122,18 @@ var _ engine.Declarer = (*LootStoreDesign)(nil)
 func (d *LootStoreDesign) Name() string { return d.name }
 
 // Declare implements engine.Declarer: the in-memory row's declaration
-// (the database keeps the contract the in-memory model assumes, or the
-// cells differ).
+// (the database and the lock service keep the contracts the in-memory
+// models assume, or the cells differ).
 func (d *LootStoreDesign) Declare() engine.Declaration {
 	decl := engine.DeclarationOf(d.base)
-	decl.Doc += " This row runs it on a real database (" + d.name[strings.LastIndex(d.name, "@")+1:] +
-		"), emptied before every run, its clock the world's database clock, every call still through the fault-injecting environment."
+	where := d.name[strings.LastIndex(d.name, "@")+1:]
+	db, lock := strings.CutSuffix(where, "+redis")
+	if db != "memory" {
+		decl.Doc += " This row runs it on a real database (" + db + "), emptied before every run, its clock the world's database clock, every call still through the fault-injecting environment."
+	}
+	if lock {
+		decl.Doc += " Its lock service is a real Redis (ref/loot/redis's Lock: SET NX PX, the compare-and-delete script; GET and DEL), one key prefix per run in flight, emptied before every run; a key's ttl ends by the world's lock clock (the key is deleted before the first call at or past its end), every call still through the fault-injecting environment."
+	}
 	return decl
 }
 
@@ -106,6 +149,9 @@ func (d *LootStoreDesign) NewCluster(db lootworld.Clock) lootworld.Cluster {
 		// The run goes on in memory so the harness need not stop; its
 		// verdict is never written: Err reports the failure first.
 		return &lootStoreCluster{Cluster: d.base.NewCluster(db), d: d}
+	}
+	if slot.locks != nil {
+		slot.locks.fail = d.fail
 	}
 	return &lootStoreCluster{Cluster: slot.cluster(db), d: d, slot: slot}
 }
@@ -183,7 +229,19 @@ type lootStoreCluster struct {
 	once sync.Once
 }
 
-var _ lootworld.ClusterCloser = (*lootStoreCluster)(nil)
+var (
+	_ lootworld.ClusterCloser = (*lootStoreCluster)(nil)
+	_ lootworld.LockCluster   = (*lootStoreCluster)(nil)
+)
+
+// LockService implements lootworld.LockCluster: the slot's Redis with
+// -lock, else the world's model.
+func (c *lootStoreCluster) LockService() lootworld.LockService {
+	if c.slot == nil || c.slot.locks == nil {
+		return nil
+	}
+	return c.slot.locks
+}
 
 // Close implements lootworld.ClusterCloser: the slot is emptied and freed.
 func (c *lootStoreCluster) Close() {

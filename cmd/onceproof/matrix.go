@@ -35,6 +35,7 @@ func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, e
 	out := fs.String("out", "", "directory for matrix.md and counterexamples/ (default: results/ (results/loot/ for -subject loot) for the full default matrix run from the module root, as make proofs does; "+
 		"otherwise "+filepath.Join(os.TempDir(), "onceproof", "matrix")+"); only files an earlier run listed in DIR/"+manifestName+" are ever overwritten or removed")
 	storeFlag := fs.String("store", "", "run the ref design on a real store, a fresh one per run: "+storeForms+"; with -subject loot, the loot-ref design on "+lootStoreForms)
+	lockFlag := fs.String("lock", "", "with -subject loot: run the lock service on a real Redis, "+lockForms+", its keys' ttls ended by the world's lock clock; with -store, beside its database, else with the rows' in-memory stores")
 	jsonOut := fs.String("json", "", "also write the matrix as JSON (every cell's verdicts, counterexamples and coverage: engine.Matrix) to this file, or to stdout for -")
 	verbose := fs.Bool("v", false, "with -store: print a store error's whole chain, not only its root cause")
 	weak := fs.Bool("allow-weak-durability", false, "with -store redis://: run on a server that does not persist every write before answering (appendonly yes, appendfsync always), which a crash of the server can make lose acknowledged claims")
@@ -70,16 +71,26 @@ func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, e
 	switch *subj {
 	case "loot":
 		sub := lootSubject(regs.loot)
-		if *storeFlag == "" {
+		if *storeFlag == "" && *lockFlag == "" {
 			ds, err := selectDesigns(sub, *dflag)
 			if err != nil {
 				return 0, err
 			}
 			return runMatrix(sub, ds, mr)
 		}
-		sp, err := parseLootStore(*storeFlag)
-		if err != nil {
-			return 0, err
+		var sp storeSpec
+		var err error
+		if *storeFlag != "" {
+			if sp, err = parseLootStore(*storeFlag); err != nil {
+				return 0, err
+			}
+		}
+		if *lockFlag != "" {
+			if sp.lock, err = parseLock(*lockFlag); err != nil {
+				return 0, err
+			}
+			// go-redis logs some failures itself; the command reports them.
+			goredis.SetLogger(silent{})
 		}
 		ld, err := lootStoreDesigns(ctx, sp, *dflag, *verbose)
 		if err != nil {
@@ -93,10 +104,13 @@ func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, e
 		code, err := runMatrix(sub, ld.designs(), mr)
 		// Every run's schema or database goes, whatever the matrix said.
 		if derr := ld.Done(); derr != nil && err == nil {
-			return 0, fmt.Errorf("matrix: removing the runs' databases on %s: %s", sp, storeError(derr, sp, *verbose))
+			return 0, fmt.Errorf("matrix: removing the runs' databases and keys (%s): %s", sp, storeError(derr, sp, *verbose))
 		}
 		return code, err
 	case "settle":
+		if *lockFlag != "" {
+			return 0, badf("matrix: -lock is the loot allocation's lock service: it needs -subject loot")
+		}
 	default:
 		return 0, badf("matrix: -subject %q (want settle or loot)", *subj)
 	}
@@ -221,7 +235,7 @@ func runMatrix[D engine.Design, S, X any](sub subject[D, S, X], designs []D, mr 
 		mr.stop() // a second interrupt ends the process at once
 		what := "nothing was written"
 		if sd != nil {
-			what = fmt.Sprintf("nothing was written, and the %d runs' stores on %s were removed", sd.Runs(), mr.sp)
+			what = fmt.Sprintf("nothing was written, and the %d runs' stores (%s) were removed", sd.Runs(), mr.sp)
 		}
 		return 0, exitError{exitInterrupted, "interrupted: " + what}
 	}
@@ -287,8 +301,11 @@ func commandLine(fs *flag.FlagSet, set map[string]bool, sp storeSpec) string {
 			return
 		}
 		v := f.Value.String()
-		if f.Name == "store" {
-			v = sp.String()
+		switch f.Name {
+		case "store":
+			v = sp.store()
+		case "lock":
+			v = redact(v)
 		}
 		parts = append(parts, "-"+f.Name, shellQuote(v))
 	})

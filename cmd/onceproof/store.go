@@ -75,6 +75,10 @@ type storeSpec struct {
 	kind   string // sqlite, postgres, redis: the row is "ref@"+kind
 	target string // the directory (sqlite) or the URL
 	weak   bool   // redis: accept a server that does not persist every write
+	// lock is -lock's Redis URL (-subject loot): the lock service the
+	// loot rows' runs use in place of the world's model. With it, kind
+	// may be "" (-lock without -store: the rows' in-memory stores).
+	lock string
 }
 
 // parseStore parses -store. Anything but the three forms, or a form its
@@ -100,15 +104,35 @@ func parseStore(s string) (storeSpec, error) {
 		}
 		return storeSpec{kind: "postgres", target: s}, nil
 	case strings.HasPrefix(s, "redis://"):
-		if _, err := goredis.ParseURL(s); err != nil {
-			return storeSpec{}, bad(scrub(err.Error(), s))
-		}
-		if strings.TrimPrefix(s, "redis://") == "" {
-			return storeSpec{}, bad("no host")
+		if why := redisURLError(s); why != "" {
+			return storeSpec{}, bad(why)
 		}
 		return storeSpec{kind: "redis", target: s}, nil
 	}
 	return storeSpec{}, bad("")
+}
+
+// redisURLError is why s is not a usable redis:// URL, "" if it is.
+func redisURLError(s string) string {
+	if _, err := goredis.ParseURL(s); err != nil {
+		return scrub(err.Error(), s)
+	}
+	if strings.TrimPrefix(s, "redis://") == "" {
+		return "no host"
+	}
+	return ""
+}
+
+// parseLock parses -lock: a Redis server's redis:// URL.
+func parseLock(s string) (string, error) {
+	why := "not a redis:// URL"
+	if strings.HasPrefix(s, "redis://") {
+		why = redisURLError(s)
+	}
+	if why != "" {
+		return "", badStore("matrix: -subject loot -lock", s, "a lock service", why, lockForms)
+	}
+	return s, nil
 }
 
 // parseLootStore parses -store for -subject loot: ref/loot's databases.
@@ -146,12 +170,36 @@ func badStore(flag, s, what, why, forms string) error {
 	return badf("%s %s is not %s%s; want %s", flag, redact(s), what, why, forms)
 }
 
-// String is the store without its secrets, for output.
+// String is the store and the lock service without their secrets, for
+// output: "-store X", "-store X -lock Y" or "-lock Y".
 func (sp storeSpec) String() string {
+	var parts []string
+	if sp.kind != "" {
+		parts = append(parts, "-store "+sp.store())
+	}
+	if sp.lock != "" {
+		parts = append(parts, "-lock "+redact(sp.lock))
+	}
+	return strings.Join(parts, " ")
+}
+
+// store is -store's value without its secrets.
+func (sp storeSpec) store() string {
 	if sp.kind == "sqlite" {
 		return "sqlite:" + sp.target
 	}
 	return redact(sp.target)
+}
+
+// scrub removes sp's addresses (and anything that looks like a secret)
+// from a driver's message.
+func (sp storeSpec) scrub(msg string) string {
+	for _, addr := range []string{sp.target, sp.lock} {
+		if addr != "" {
+			msg = scrub(msg, addr)
+		}
+	}
+	return redact(msg)
 }
 
 // secretParam matches a URL query or key=value parameter that holds a
@@ -241,7 +289,7 @@ func (sp storeSpec) design(tag string) (*StoreDesign, func() error, error) {
 			return st, func() error {
 				ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 				defer cancel()
-				return errors.Join(deletePrefix(ctx, st, prefix), st.Close())
+				return errors.Join(deletePrefix(ctx, st.Client(), prefix), st.Close())
 			}, nil
 		}
 		return WithStore("redis", open), func() error { return nil }, nil
@@ -251,8 +299,7 @@ func (sp storeSpec) design(tag string) (*StoreDesign, func() error, error) {
 
 // deletePrefix deletes every key under prefix (SCAN, not KEYS: the server
 // may be shared, and KEYS blocks it for the whole keyspace).
-func deletePrefix(ctx context.Context, st *redis.Store, prefix string) error {
-	c := st.Client()
+func deletePrefix(ctx context.Context, c *goredis.Client, prefix string) error {
 	iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
 	var keys []string
 	for iter.Next(ctx) {
@@ -277,26 +324,34 @@ func runTag() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// lootStoreDesigns builds the loot rows on -store's database and probes
-// each (one schema or database created and emptied) before the matrix
-// starts: loot-ref (the default) on either kind, and on MySQL, when
-// -designs names it, loot-seed-verbatim (its SQL is the document's MySQL). The
+// lootStoreDesigns builds the loot rows on -store's database and -lock's
+// Redis and probes each (one schema or database created and emptied, one
+// key prefix emptied) before the matrix starts: loot-ref (the default) on
+// either kind or in memory (-lock alone), and on MySQL, when -designs
+// names it, loot-seed-verbatim (its SQL is the document's MySQL). The
 // caller must call Done after the matrix, which removes every run's
-// schema or database.
+// schema, database and keys.
 func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bool) (lootStores, error) {
 	rows := map[string]lootworld.Design{lootref.Name: lootref.Design{}}
 	if sp.kind == "mysql" {
 		rows[seedverbatim.Name] = seedverbatim.Design{}
 	}
+	where := sp.kind
+	switch {
+	case where == "":
+		where = "memory+redis"
+	case sp.lock != "":
+		where += "+redis"
+	}
 	var names []string
 	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSuffix(strings.TrimSpace(name), "@"+sp.kind)
+		name = strings.TrimSuffix(strings.TrimSpace(name), "@"+where)
 		switch {
 		case name == "":
 		case rows[name] == nil && name == seedverbatim.Name:
 			return nil, badf("matrix: -subject loot -store: %s runs the document's MySQL statements, on a mysql:// database only", name)
 		case rows[name] == nil:
-			return nil, badf("matrix: -subject loot -store runs only the %s design (and on mysql://, %s: the other rows keep their durable state in their own in-memory stores), got -designs %q", lootref.Name, seedverbatim.Name, list)
+			return nil, badf("matrix: -subject loot -store or -lock runs only the %s design (and on mysql://, %s: the other rows keep their durable state in their own in-memory stores), got -designs %q", lootref.Name, seedverbatim.Name, list)
 		case !slices.Contains(names, name):
 			names = append(names, name)
 		}
@@ -314,8 +369,10 @@ func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bo
 	}
 	var ds lootStores
 	for _, name := range names {
-		d := &LootStoreDesign{base: rows[name], name: name + "@" + sp.kind}
+		d := &LootStoreDesign{base: rows[name], name: name + "@" + where}
 		switch {
+		case sp.kind == "":
+			d.open = memorySlots(rows[name])
 		case sp.kind == "postgres":
 			d.open = postgresLootSlots(sp.target, tag)
 		case name == seedverbatim.Name:
@@ -331,6 +388,10 @@ func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bo
 			}
 			d.open = mysqlLootSlots(dsn, tag)
 		}
+		if sp.lock != "" {
+			// Each row its own prefixes: two rows' slot k must not share keys.
+			d.open = withLocks(d.open, sp.lock, tag+":"+strings.ReplaceAll(d.name, "@", "-"))
+		}
 		ds = append(ds, d)
 	}
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
@@ -338,7 +399,7 @@ func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bo
 	for _, d := range ds {
 		if err := d.Probe(pctx); err != nil {
 			err = errors.Join(err, ds.Done())
-			return nil, fmt.Errorf("matrix: cannot use -store %s: %s", sp, storeError(err, sp, verbose))
+			return nil, fmt.Errorf("matrix: cannot use %s: %s", sp, storeError(err, sp, verbose))
 		}
 	}
 	return ds, nil
@@ -366,7 +427,7 @@ func storeDesign(ctx context.Context, sp storeSpec, list string, verbose bool) (
 	defer cancel()
 	if err := sd.Probe(pctx); err != nil {
 		done()
-		return nil, nil, fmt.Errorf("matrix: cannot use -store %s: %s", sp, storeError(err, sp, verbose))
+		return nil, nil, fmt.Errorf("matrix: cannot use %s: %s", sp, storeError(err, sp, verbose))
 	}
 	return sd, done, nil
 }

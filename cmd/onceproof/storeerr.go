@@ -23,11 +23,11 @@ import (
 func storeError(err error, sp storeSpec, verbose bool) string {
 	line := rootCause(err)
 	if verbose {
-		line += "\n" + scrub(err.Error(), sp.target)
+		line += "\n" + sp.scrub(err.Error())
 	} else {
 		line += " (-v shows the driver's whole error)"
 	}
-	return scrub(line, sp.target)
+	return sp.scrub(line)
 }
 
 // rootCause names the first cause a user can act on. Drivers wrap it in
