@@ -16,7 +16,8 @@ import (
 // lock across an Env call; make the Cluster safe for concurrent use; treat
 // Env's errors as a real service's (engine.ErrInjected: nothing
 // happened; engine.ErrTimeout: it happened). Optional: engine.Declarer,
-// Recoverer, and ClusterCloser for a Cluster on a real database.
+// Recoverer, ClusterCloser for a Cluster on a real database, and
+// LockCluster for one that brings a real lock service.
 type Design interface {
 	Name() string
 	// NewCluster returns fresh durable state whose store judges time by db,
