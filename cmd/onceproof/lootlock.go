@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/onceproof/onceproof/lootworld"
@@ -21,6 +20,13 @@ const lockForms = "redis://[user:pass@]host:port/db (one key prefix per parallel
 // the watchdog's storeStall (a minute) per call; an hour is far past both,
 // and still removes the keys of a process killed before its cleanup.
 const lockSlack = time.Hour
+
+// lockError is an error of the lock service, not of the database: the
+// command names -lock's server for it.
+type lockError struct{ err error }
+
+func (e lockError) Error() string { return "lock service: " + e.err.Error() }
+func (e lockError) Unwrap() error { return e.err }
 
 // redisLocks is one run's lock service on a real Redis: ref/loot/redis's
 // Lock (SET NX PX to acquire, its compare-and-delete script to release)
@@ -66,7 +72,7 @@ func (l *redisLocks) call(now time.Duration, key string, f func(ctx context.Cont
 		err = f(ctx)
 	}
 	if err != nil {
-		err = fmt.Errorf("lock service: %w", err)
+		err = lockError{err}
 		if l.fail != nil {
 			l.fail(err)
 		}

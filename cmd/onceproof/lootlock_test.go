@@ -119,11 +119,27 @@ func TestLockFlagBadInput(t *testing.T) {
 		{[]string{"-lock", "redis://127.0.0.1:6379/0"}, exitBadUse, "needs -subject loot"},
 		{[]string{"-subject", "loot", "-lock", "postgres://u:secret@127.0.0.1/x"}, exitBadUse, "is not a lock service: not a redis:// URL; want redis://"},
 		{[]string{"-subject", "loot", "-lock", "redis://"}, exitBadUse, "no host"},
-		{[]string{"-subject", "loot", "-lock", "redis://u:secret@127.0.0.1:1/0"}, exitFailed, "cannot use -lock redis://u:xxxxx@127.0.0.1:1/0"},
+		{[]string{"-subject", "loot", "-lock", "redis://u:secret@127.0.0.1:1/0"}, exitFailed, "cannot use -lock redis://u:xxxxx@127.0.0.1:1/0: connection refused"},
 	} {
 		code, stdout, stderr := runCLI(append([]string{"matrix"}, c.args...)...)
 		if code != c.code || !strings.Contains(stderr, c.want) || strings.Contains(stdout+stderr, "secret") {
 			t.Errorf("matrix %s: exit %d, stderr %q; want exit %d and %q, no password", strings.Join(c.args, " "), code, stderr, c.code, c.want)
+		}
+	}
+}
+
+// TestLockOrStoreFailureNamesItsServer: with -store and -lock, the one
+// that cannot be used is the one named.
+func TestLockOrStoreFailureNamesItsServer(t *testing.T) {
+	pg, rd := testserver.Postgres(t), testserver.Redis(t).URL()
+	for _, c := range []struct{ store, lock, want string }{
+		{pg, "redis://u:secret@127.0.0.1:1/0", "cannot use -lock redis://u:xxxxx@127.0.0.1:1/0: connection refused"},
+		{"postgres://u:secret@127.0.0.1:1/x?connect_timeout=5", rd, "cannot use -store postgres://u:xxxxx@127.0.0.1:1/x?connect_timeout=5: connection refused"},
+	} {
+		args := []string{"matrix", "-subject", "loot", "-store", c.store, "-lock", c.lock}
+		code, stdout, stderr := runCLI(args...)
+		if code != exitFailed || !strings.Contains(stderr, c.want) || strings.Contains(stdout+stderr, "secret") {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q, no password", strings.Join(args, " "), code, stderr, exitFailed, c.want)
 		}
 	}
 }

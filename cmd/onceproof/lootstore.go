@@ -67,12 +67,12 @@ func withLocks(open lootOpener, url, tag string) lootOpener {
 		}
 		locks, err := openRedisLocks(ctx, url, fmt.Sprintf("onceproof:loot:%s:%d:", tag, k))
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("lock service: %w", err), cleanup(s.drop))
+			return nil, errors.Join(lockError{err}, cleanup(s.drop))
 		}
 		// Keys a killed process left under this prefix (a tag repeats
 		// only by chance, but a slot must start empty).
 		if err := locks.empty(ctx); err != nil {
-			return nil, errors.Join(fmt.Errorf("lock service: %w", err), cleanup(locks.close), cleanup(s.drop))
+			return nil, errors.Join(lockError{err}, cleanup(locks.close), cleanup(s.drop))
 		}
 		empty, drop := s.empty, s.drop
 		s.locks = locks

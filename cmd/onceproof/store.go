@@ -399,7 +399,14 @@ func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bo
 	for _, d := range ds {
 		if err := d.Probe(pctx); err != nil {
 			err = errors.Join(err, ds.Done())
-			return nil, fmt.Errorf("matrix: cannot use %s: %s", sp, storeError(err, sp, verbose))
+			// Name the server that failed: the database or the lock's.
+			which := sp.String()
+			if le := (lockError{}); errors.As(err, &le) {
+				which = storeSpec{lock: sp.lock}.String()
+			} else if sp.kind != "" {
+				which = storeSpec{kind: sp.kind, target: sp.target}.String()
+			}
+			return nil, fmt.Errorf("matrix: cannot use %s: %s", which, storeError(err, sp, verbose))
 		}
 	}
 	return ds, nil
