@@ -54,7 +54,9 @@ type redisLocks struct {
 var _ lootworld.LockService = (*redisLocks)(nil)
 
 // openRedisLocks connects a slot's lock service to the server at url under
-// prefix.
+// prefix. Two connections: a run's calls are serialized, so one is in use
+// at a time; the second spares a reconnect when the first is being
+// replaced after an error.
 func openRedisLocks(ctx context.Context, url, prefix string) (*redisLocks, error) {
 	lock, err := lootredis.Open(ctx, url, lootredis.Options{Prefix: prefix, PoolSize: 2})
 	if err != nil {
