@@ -54,9 +54,9 @@ type redisLocks struct {
 var _ lootworld.LockService = (*redisLocks)(nil)
 
 // openRedisLocks connects a slot's lock service to the server at url under
-// prefix. Two connections: a run's calls are serialized, so one is in use
-// at a time; the second spares a reconnect when the first is being
-// replaced after an error.
+// prefix. Its pool is 2 connections, not go-redis's default of 10 per
+// CPU: a run's calls are serialized, so one is in use at a time, and with
+// one slot per run in flight the server sees 2 per run in flight.
 func openRedisLocks(ctx context.Context, url, prefix string) (*redisLocks, error) {
 	lock, err := lootredis.Open(ctx, url, lootredis.Options{Prefix: prefix, PoolSize: 2})
 	if err != nil {
