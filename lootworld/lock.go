@@ -14,9 +14,9 @@ import "time"
 // is absent or its ttl ended (now >= its until), in one step; Get returns
 // the key's token, "" if absent or ended; Del deletes the key and reports
 // whether it was there and its ttl had not ended (Redis's DEL counts no
-// expired key); Unlock deletes the key only if it
-// holds token and its ttl has not ended. An error is the service's own
-// failure: the world hands it to the design as the call's error.
+// expired key); Unlock deletes the key only if it holds token and its ttl
+// has not ended. An error is the service's own failure: the world hands it
+// to the design as the call's error.
 type LockService interface {
 	SetNX(now time.Duration, key, token string, ttl time.Duration) (bool, error)
 	Get(now time.Duration, key string) (string, error)

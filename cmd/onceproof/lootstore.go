@@ -108,6 +108,8 @@ type LootStoreDesign struct {
 	runBook
 	base lootworld.Design // the in-memory row: its declaration, and a failed slot's stand-in
 	name string
+	db   string // the database's kind (postgres, mysql), "" for the row's in-memory store
+	lock bool   // the lock service is a real Redis (-lock)
 	open lootOpener
 
 	smu  sync.Mutex
@@ -126,12 +128,10 @@ func (d *LootStoreDesign) Name() string { return d.name }
 // models assume, or the cells differ).
 func (d *LootStoreDesign) Declare() engine.Declaration {
 	decl := engine.DeclarationOf(d.base)
-	where := d.name[strings.LastIndex(d.name, "@")+1:]
-	db, lock := strings.CutSuffix(where, "+redis")
-	if db != "memory" {
-		decl.Doc += " This row runs it on a real database (" + db + "), emptied before every run, its clock the world's database clock, every call still through the fault-injecting environment."
+	if d.db != "" {
+		decl.Doc += " This row runs it on a real database (" + d.db + "), emptied before every run, its clock the world's database clock, every call still through the fault-injecting environment."
 	}
-	if lock {
+	if d.lock {
 		decl.Doc += " Its lock service is a real Redis (ref/loot/redis's Lock: SET NX PX, the compare-and-delete script; GET and DEL), one key prefix per run in flight, emptied before every run; a key's ttl ends by the world's lock clock (the key is deleted before the first call at or past its end), every call still through the fault-injecting environment."
 	}
 	return decl

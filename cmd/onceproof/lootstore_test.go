@@ -133,7 +133,7 @@ func TestLootMatrixOnMariaDBMatchesMemoryAndDropsItsDatabases(t *testing.T) {
 func TestLootStoreRowIsJudgedOnTheDatabase(t *testing.T) {
 	url := testserver.Postgres(t)
 	open := postgresLootSlots(url, "teeth")
-	d := &LootStoreDesign{base: lootref.Design{}, name: "loot-ref@postgres-a-year-late", open: func(ctx context.Context, k int) (*lootSlot, error) {
+	d := &LootStoreDesign{base: lootref.Design{}, name: "loot-ref@postgres-a-year-late", db: "postgres", open: func(ctx context.Context, k int) (*lootSlot, error) {
 		s, err := open(ctx, k)
 		if err == nil {
 			onTime := s.cluster

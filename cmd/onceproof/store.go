@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -336,11 +337,10 @@ func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bo
 	if sp.kind == "mysql" {
 		rows[seedverbatim.Name] = seedverbatim.Design{}
 	}
-	where := sp.kind
-	switch {
-	case where == "":
-		where = "memory+redis"
-	case sp.lock != "":
+	// The rows' names say where they run: loot-ref@postgres,
+	// loot-ref@postgres+redis, loot-ref@memory+redis (-lock alone).
+	where := cmp.Or(sp.kind, "memory")
+	if sp.lock != "" {
 		where += "+redis"
 	}
 	var names []string
@@ -369,7 +369,7 @@ func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bo
 	}
 	var ds lootStores
 	for _, name := range names {
-		d := &LootStoreDesign{base: rows[name], name: name + "@" + where}
+		d := &LootStoreDesign{base: rows[name], name: name + "@" + where, db: sp.kind, lock: sp.lock != ""}
 		switch {
 		case sp.kind == "":
 			d.open = memorySlots(rows[name])
@@ -400,11 +400,9 @@ func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bo
 		if err := d.Probe(pctx); err != nil {
 			err = errors.Join(err, ds.Done())
 			// Name the server that failed: the database or the lock's.
-			which := sp.String()
-			if le := (lockError{}); errors.As(err, &le) {
-				which = storeSpec{lock: sp.lock}.String()
-			} else if sp.kind != "" {
-				which = storeSpec{kind: sp.kind, target: sp.target}.String()
+			which := storeSpec{kind: sp.kind, target: sp.target}
+			if errors.As(err, new(lockError)) {
+				which = storeSpec{lock: sp.lock}
 			}
 			return nil, fmt.Errorf("matrix: cannot use %s: %s", which, storeError(err, sp, verbose))
 		}
