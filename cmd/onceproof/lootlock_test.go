@@ -34,6 +34,10 @@ func TestRedisLocksAnswerAsTheWorldsModel(t *testing.T) {
 		}
 	}()
 	locks.fail = func(err error) { t.Errorf("lock service failed: %v", err) }
+	// Two keys and three tokens: calls collide on a key and on a holder.
+	// Whole-second steps of 0-4 s against ttls of 1-5 s: a ttl ends within
+	// a few calls about as often as not, and a call lands exactly on a
+	// ttl's end (now == until, the boundary where the key is free).
 	keys, tokens := []string{"loot:settle:lock:1", "loot:settle:lock:2"}, []string{"a", "b", "c"}
 	rapid.Check(t, func(rt *rapid.T) {
 		if err := locks.empty(ctx); err != nil {
