@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/loottest"
@@ -278,6 +279,15 @@ func TestTwentyConcurrentIdenticalClaimsLeaveOneRow(t *testing.T) {
 // ten nodes for the reference. Both grant exactly 2: the document's
 // lockForSettle is a correct CAS, and the reference's is the same UPDATE
 // with a fence.
+//
+// On MariaDB ten concurrent lockForSettle UPDATEs of one row can deadlock:
+// each goes through uk_session_no to the clustered row and rewrites the
+// row's idx_status_deadline entry, and InnoDB rolls one back with
+// ER_LOCK_DEADLOCK (1213; seen in about one run in ten here). That
+// settler matched nothing and wrote nothing, so it is a lost race, as a
+// zero-row UPDATE is: the document's settle throws it (its 6.3 curl gets
+// a 500) and its grant count, which is what 6.3 checks, stays right. Any
+// other error still fails the test, and exactly one settle must win.
 func TestTenConcurrentSettlesGrantExactlyQuantity(t *testing.T) {
 	const settlers, quantity = 10, 2
 	players := []loot.PlayerID{1001, 1002, 1003, 1004, 1005}
@@ -291,16 +301,29 @@ func TestTenConcurrentSettlesGrantExactlyQuantity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var docWon, deadlocked int
+	var docMu sync.Mutex
 	errs := loottest.Together(settlers, func(int) error {
-		_, _, err := doc.Settle(t.Context(), "S202401", "SWORD_001", quantity)
+		settled, _, err := doc.Settle(t.Context(), "S202401", "SWORD_001", quantity)
+		var me *mysqldriver.MySQLError
+		lost := !settled && errors.As(err, &me) && me.Number == mysql.ErrDeadlock
+		docMu.Lock()
+		defer docMu.Unlock()
+		if settled {
+			docWon++
+		}
+		if lost {
+			deadlocked++
+			return nil
+		}
 		return err
 	})
 	var grants int
 	if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) AS grant_count FROM loot_grant WHERE session_no = 'S202401'").Scan(&grants); err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(errs...); err != nil || grants != quantity {
-		t.Errorf("document: %d concurrent settles wrote %d grants (%v), want %d; reproduce: go test ./ref/loot/mysql -run %s", settlers, grants, err, quantity, t.Name())
+	if err := errors.Join(errs...); err != nil || grants != quantity || docWon != 1 {
+		t.Errorf("document: %d concurrent settles: %d won, %d deadlock victims, %d grants (%v); want 1 and %d grants; reproduce: go test ./ref/loot/mysql -run %s", settlers, docWon, deadlocked, grants, err, quantity, t.Name())
 	}
 
 	w := newRefWorld(t)
