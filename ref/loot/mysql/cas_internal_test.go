@@ -32,7 +32,12 @@ func TestSettleCASWaitsForAClaimInFlight(t *testing.T) {
 			if err := s.db.QueryRowContext(t.Context(), "SELECT NOW(6)").Scan(&now); err != nil {
 				t.Fatal(err)
 			}
-			deadline := now.Add(300 * time.Millisecond)
+			// Open and StartClaiming (two commits, each an fsync) and the
+			// held claim's statement must all run before the deadline, or
+			// the claim is refused and the test fails for the runner's
+			// load, not the store: 2 s is ample on a loaded 2-core runner
+			// under -race, and costs 2 s of sleep per isolation level.
+			deadline := now.Add(2 * time.Second)
 			sess, _, err := s.Open(t.Context(), loot.Spec{No: "S", Dungeon: "D", Loot: "L", Quantity: 1,
 				Deadline: deadline, Rule: loot.RuleCount, Members: []loot.PlayerID{1, 2}})
 			if err != nil {
