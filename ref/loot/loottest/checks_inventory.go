@@ -3,6 +3,7 @@ package loottest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -100,23 +101,25 @@ func checkInventoryCancelRace(t *testing.T, e *env) {
 		nos = append(nos, e.build(t, a, loot.StatusClaiming, 2, team(3)).No)
 	}
 	e.advance(t, window)
-	var wg sync.WaitGroup
-	for _, no := range nos {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			if _, err := settler.Settle(ctx(t), no); err != nil && !errors.Is(err, loot.ErrCanceled) {
-				t.Errorf("Settle(%s): %v", no, err)
-			}
-		}()
-		go func() {
-			defer wg.Done()
+	// Goroutine 2i cancels session i, 2i+1 settles it, all released at
+	// once: each Cancel starts as its Settle does.
+	for g, err := range Together(2*sessions, func(g int) error {
+		no := nos[g/2]
+		if g%2 == 0 {
 			if _, err := canceler.Cancel(ctx(t), no); err != nil && !errors.Is(err, loot.ErrAlreadySettled) {
-				t.Errorf("Cancel(%s): %v", no, err)
+				return fmt.Errorf("Cancel(%s): %w", no, err)
 			}
-		}()
+			return nil
+		}
+		if _, err := settler.Settle(ctx(t), no); err != nil && !errors.Is(err, loot.ErrCanceled) {
+			return fmt.Errorf("Settle(%s): %w", no, err)
+		}
+		return nil
+	}) {
+		if err != nil {
+			t.Errorf("goroutine %d: %v", g, err)
+		}
 	}
-	wg.Wait()
 	e.advance(t, 100*window)
 	_, err := e.service(t, b).Recover(ctx(t))
 	ok(t, "Recover", err)

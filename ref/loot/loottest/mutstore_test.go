@@ -134,6 +134,22 @@ func (s *mutStore) now() time.Time { return loot.StoreTime(s.clock.Now()) }
 // write it guards.
 func pause() { time.Sleep(2 * time.Millisecond) }
 
+// awaitOtherWrite holds a check-then-write between its check and its
+// write until another writer moves the session off the status the check
+// saw: the widest window such a race has, so the mutant shows its race
+// whenever its check came first, however loaded the machine. (A fixed
+// pause did not: on a loaded CI runner the settler it raced did not run
+// within 2 ms.) The wait ends after a second in any case, when nothing
+// else writes: the racing settler of every check that uses this mutant
+// runs in microseconds.
+func (s *mutStore) awaitOtherWrite(ctx context.Context, no string, seen loot.Status) {
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(50 * time.Microsecond) {
+		if cur, err := s.Store.Session(ctx, no); err != nil || cur.Status != seen {
+			return
+		}
+	}
+}
+
 func (s *mutStore) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, error) {
 	sess, created, err := s.Store.Open(s.c(ctx), spec)
 	if err == nil {
@@ -193,7 +209,7 @@ func (s *mutStore) Cancel(ctx context.Context, no string) (loot.Session, error) 
 		if _, err := loot.CheckCancel(cur); err != nil {
 			return cur, err
 		}
-		pause()
+		s.awaitOtherWrite(ctx, no, cur.Status)
 		s.d.setStatus(no, loot.StatusCanceled) // UPDATE ... SET status='CANCELED' WHERE session_no=?
 		return s.view(cur), nil
 	}
