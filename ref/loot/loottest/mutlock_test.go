@@ -94,13 +94,26 @@ func (l *mutLock) Release(ctx context.Context, key, token string) (bool, error) 
 	defer l.mu.Unlock()
 	h, held := l.live(key)
 	mine := held && (h.token == token || l.m == mutLockReleaseAnyToken)
-	if l.m == mutLockGetThenDel {
+	if l.m == mutLockGetThenDel && mine {
 		l.mu.Unlock()
-		time.Sleep(time.Millisecond) // between the GET and the DEL
+		l.awaitTakeover(key, h) // between the GET and the DEL
 		l.mu.Lock()
 	}
 	if mine {
 		delete(l.held, key)
 	}
 	return mine, nil
+}
+
+// awaitTakeover holds a GET-then-DEL release between its GET (which saw
+// lease h, its own) and its DEL until another Acquire has taken the key:
+// the widest window the document's unlock has, so the mutant deletes
+// another holder's lock whenever its GET came first, however loaded the
+// machine (a fixed 1 ms sleep left that to the scheduler).
+func (l *mutLock) awaitTakeover(key string, h mutLease) {
+	await(func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.held[key] != h
+	})
 }

@@ -139,14 +139,21 @@ func pause() { time.Sleep(2 * time.Millisecond) }
 // saw: the widest window such a race has, so the mutant shows its race
 // whenever its check came first, however loaded the machine. (A fixed
 // pause did not: on a loaded CI runner the settler it raced did not run
-// within 2 ms.) The wait ends after a second in any case, when nothing
-// else writes: the racing settler of every check that uses this mutant
-// runs in microseconds.
+// within 2 ms.)
 func (s *mutStore) awaitOtherWrite(ctx context.Context, no string, seen loot.Status) {
-	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(50 * time.Microsecond) {
-		if cur, err := s.Store.Session(ctx, no); err != nil || cur.Status != seen {
-			return
-		}
+	await(func() bool {
+		cur, err := s.Store.Session(ctx, no)
+		return err != nil || cur.Status != seen
+	})
+}
+
+// await polls cond until it holds, for a mutant that holds a race's
+// window open until the other side has acted. It gives up after a second,
+// when the other side never acts: every check racing such a mutant has
+// its other side done in microseconds.
+func await(cond func() bool) {
+	for end := time.Now().Add(time.Second); !cond() && time.Now().Before(end); {
+		time.Sleep(50 * time.Microsecond)
 	}
 }
 
