@@ -150,7 +150,9 @@ func (s *mutStore) awaitOtherWrite(ctx context.Context, no string, seen loot.Sta
 // await polls cond until it holds, for a mutant that holds a race's
 // window open until the other side has acted. It gives up after a second,
 // when the other side never acts: every check racing such a mutant has
-// its other side done in microseconds.
+// its other side done in microseconds. Polling every 50 µs keeps the
+// write within a poll of the other side's (far inside the 2 ms the fixed
+// pause gave) at no more than 20,000 cheap reads in the worst second.
 func await(cond func() bool) {
 	for end := time.Now().Add(time.Second); !cond() && time.Now().Before(end); {
 		time.Sleep(50 * time.Microsecond)

@@ -98,12 +98,7 @@ func (d *DB) SubmitIntent(ctx context.Context, in Intent) (accepted bool, err er
 
 // LockForSettle runs LockForSettle and reports whether it matched.
 func (d *DB) LockForSettle(ctx context.Context, sessionNo string) (bool, error) {
-	res, err := d.db.ExecContext(ctx, LockForSettle.SQL, sessionNo)
-	if err != nil {
-		return false, wrap(LockForSettle, err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, wrap(LockForSettle, err)
+	return d.matched(ctx, LockForSettle, sessionNo)
 }
 
 // SelectRanked runs SelectRanked and returns the player ids in the order
@@ -139,12 +134,7 @@ func (d *DB) InsertGrantIgnore(ctx context.Context, grantNo, sessionNo string, p
 
 // MarkClosed runs MarkClosed and reports whether it matched.
 func (d *DB) MarkClosed(ctx context.Context, sessionNo string, allocated int) (bool, error) {
-	res, err := d.db.ExecContext(ctx, MarkClosed.SQL, allocated, sessionNo)
-	if err != nil {
-		return false, wrap(MarkClosed, err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, wrap(MarkClosed, err)
+	return d.matched(ctx, MarkClosed, allocated, sessionNo)
 }
 
 // Settle is LootSettleService.settle without its Redis lock: LockForSettle
@@ -172,12 +162,7 @@ func (d *DB) Settle(ctx context.Context, sessionNo, lootCode string, totalQuanti
 
 // CancelSession runs CancelSession and reports whether it matched.
 func (d *DB) CancelSession(ctx context.Context, sessionNo string) (bool, error) {
-	res, err := d.db.ExecContext(ctx, CancelSession.SQL, sessionNo)
-	if err != nil {
-		return false, wrap(CancelSession, err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, wrap(CancelSession, err)
+	return d.matched(ctx, CancelSession, sessionNo)
 }
 
 // PendingGrant is a row SelectPending returns.
@@ -208,6 +193,17 @@ func (d *DB) SelectPending(ctx context.Context) ([]PendingGrant, error) {
 func (d *DB) MarkSuccess(ctx context.Context, grantNo string) error {
 	_, err := d.db.ExecContext(ctx, MarkSuccess.SQL, grantNo)
 	return wrap(MarkSuccess, err)
+}
+
+// matched runs s, an UPDATE of one session row, and reports whether it
+// matched the row.
+func (d *DB) matched(ctx context.Context, s Statement, args ...any) (bool, error) {
+	res, err := d.db.ExecContext(ctx, s.SQL, args...)
+	if err != nil {
+		return false, wrap(s, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, wrap(s, err)
 }
 
 func wrap(s Statement, err error) error {
