@@ -14,6 +14,10 @@
 //	-compensate-every D     Recover: deliver PENDING grants whose lease ended
 //	-player-header H        trust header H as the player id: ONLY behind a gateway that strips it
 //	-token-key-file F       HMAC key of "Authorization: Bearer v1.<player>.<expires>.<mac>" tokens
+//	-max-conns N            players' open connections (default: what RLIMIT_NOFILE leaves
+//	                        after the pools, a reserve and -max-internal-conns); more get 503
+//	-max-internal-conns N   operations' open connections, apart from the players' (256)
+//	-idle-timeout D         a player's keep-alive idle (5s; behind a pooling gateway, above its own)
 //	-db-conns N, -drain D, -log-level L
 //
 // `lootd token -player ID [-ttl D]` prints a token signed with the key.
