@@ -30,9 +30,12 @@
 // claims with {"sessionNo","intentType"}: a body with playerId is 400.
 // Errors are {"code","message"}: 400 bad input, 401, 403 not_member, 404,
 // 409 for the session's state, 413, 503 outcome_unknown with Retry-After
-// (repeat the request: every endpoint is idempotent). A repeated open,
+// (repeat the request: every endpoint is idempotent), also the answer to
+// a request the store has not finished within its budget: 2s for a claim,
+// 5s for other operations, -lock-ttl for a settle. A repeated open,
 // start or cancel is 200; a settle of a settled session is 200
-// "already_settled".
+// "already_settled". A connection over a listener's cap is answered 503
+// too_many_connections and closed.
 //
 // The operator's duties:
 //

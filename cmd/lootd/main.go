@@ -113,8 +113,8 @@ func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error
 	}
 	errLog := slog.NewLogLogger(logHandler, slog.LevelWarn)
 	servers := []*http.Server{
-		newHTTPServer(s.playerHandler(), errLog, c.lockTTL, c.idleTimeout),
-		newHTTPServer(s.internalHandler(), errLog, c.lockTTL, internalIdle),
+		newHTTPServer(s.playerHandler(), errLog, func(*http.Request) time.Duration { return claimBudget }, claimBudget, c.idleTimeout),
+		newHTTPServer(s.internalHandler(), errLog, internalBudget(c.lockTTL), max(opsBudget, c.lockTTL), internalIdle),
 	}
 	serveErr := make(chan error, len(servers))
 	listeners := []*notifyingListener{
@@ -197,17 +197,18 @@ func devTokenKey() (string, error) {
 	return f.Name(), nil
 }
 
-func newHTTPServer(h http.Handler, errLog *log.Logger, lease, idle time.Duration) *http.Server {
+// newHTTPServer serves h with each request under budget(r) (withBudget);
+// longest is the most budget returns. The server's own deadlines are
+// backstops for what runs before a handler: headers within
+// readHeaderTimeout, the answer within longest plus writeReserve.
+func newHTTPServer(h http.Handler, errLog *log.Logger, budget func(*http.Request) time.Duration, longest, idle time.Duration) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler:           withBudget(h, budget),
 		ErrorLog:          errLog,
 		ReadHeaderTimeout: readHeaderTimeout,
-		// Bodies are at most openBody: a client that cannot send one in
-		// 10s is holding a connection for nothing.
-		ReadTimeout: 10 * time.Second,
-		// A settle delivers every grant before answering: allow it a
-		// lease's worth of slow inventory.
-		WriteTimeout: lease,
+		// No ReadTimeout: withBudget sets each request's read deadline
+		// (its body within its budget).
+		WriteTimeout: longest + writeReserve,
 		IdleTimeout:  idle,
 	}
 }
