@@ -25,6 +25,9 @@ type config struct {
 	tokenKeyFile     string
 	drain            time.Duration
 	logLevel         string
+	maxConns         int           // player listener's cap; 0: derived (capsFor)
+	maxInternalConns int           // operations listener's cap; 0: defaultInternalConns
+	idleTimeout      time.Duration // players' keep-alive idle
 }
 
 // errUsage is a bad command line: main exits 2.
@@ -52,6 +55,9 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.tokenKeyFile, "token-key-file", "", "`file` holding the HMAC-SHA256 key (>= 32 bytes) of players' Bearer tokens (lootd token mints one)")
 	fs.DurationVar(&c.drain, "drain", 10*time.Second, "on SIGTERM/SIGINT, how long in-flight requests and settles may take to finish")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (debug logs every accepted claim)")
+	fs.IntVar(&c.maxConns, "max-conns", 0, "most open connections to -listen (0: what RLIMIT_NOFILE leaves after the pools, a reserve and -max-internal-conns); more are answered 503 and closed")
+	fs.IntVar(&c.maxInternalConns, "max-internal-conns", 0, fmt.Sprintf("most open connections to -internal, kept apart from the players' share (0: %d)", defaultInternalConns))
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", defaultPlayerIdle, "how long a player's keep-alive connection may wait for its next request (behind a pooling gateway: above the gateway's idle timeout)")
 }
 
 // parseConfig reads args, then fills every flag not given from its
@@ -108,6 +114,10 @@ func (c config) check() error {
 		return bad("-db-conns %d, want >= 1", c.dbConns)
 	case c.lockTTL <= 0 || c.settleEvery <= 0 || c.compensateEvery <= 0 || c.drain < 0:
 		return bad("-lock-ttl, -settle-every and -compensate-every must be > 0, -drain >= 0")
+	case c.maxConns < 0 || c.maxInternalConns < 0:
+		return bad("-max-conns %d, -max-internal-conns %d: want >= 1 (or 0: derived from RLIMIT_NOFILE)", c.maxConns, c.maxInternalConns)
+	case c.idleTimeout <= 0:
+		return bad("-idle-timeout %v, want > 0", c.idleTimeout)
 	}
 	if _, err := parseLevel(c.logLevel); err != nil {
 		return bad("%v", err)

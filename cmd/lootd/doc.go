@@ -14,6 +14,10 @@
 //	-compensate-every D     Recover: deliver PENDING grants whose lease ended
 //	-player-header H        trust header H as the player id: ONLY behind a gateway that strips it
 //	-token-key-file F       HMAC key of "Authorization: Bearer v1.<player>.<expires>.<mac>" tokens
+//	-max-conns N            players' open connections (default: what RLIMIT_NOFILE leaves
+//	                        after the pools, a reserve and -max-internal-conns); more get 503
+//	-max-internal-conns N   operations' open connections, apart from the players' (256)
+//	-idle-timeout D         a player's keep-alive idle (5s; behind a pooling gateway, above its own)
 //	-db-conns N, -drain D, -log-level L
 //
 // `lootd token -player ID [-ttl D]` prints a token signed with the key.
@@ -26,9 +30,12 @@
 // claims with {"sessionNo","intentType"}: a body with playerId is 400.
 // Errors are {"code","message"}: 400 bad input, 401, 403 not_member, 404,
 // 409 for the session's state, 413, 503 outcome_unknown with Retry-After
-// (repeat the request: every endpoint is idempotent). A repeated open,
+// (repeat the request: every endpoint is idempotent), also the answer to
+// a request the store has not finished within its budget: 2s for a claim,
+// 5s for other operations, -lock-ttl for a settle. A repeated open,
 // start or cancel is 200; a settle of a settled session is 200
-// "already_settled".
+// "already_settled". A connection over a listener's cap is answered 503
+// too_many_connections and closed.
 //
 // The operator's duties:
 //

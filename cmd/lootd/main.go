@@ -90,6 +90,18 @@ func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	nofile, err := openFileLimit()
+	if err != nil {
+		return err
+	}
+	redisConns := 0
+	if c.redis != "" {
+		redisConns = redisPoolConns()
+	}
+	caps, err := capsFor(nofile, c, redisConns)
+	if err != nil {
+		return err
+	}
 	pl, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		return err
@@ -100,14 +112,21 @@ func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error
 		return err
 	}
 	errLog := slog.NewLogLogger(logHandler, slog.LevelWarn)
-	servers := []*http.Server{newHTTPServer(s.playerHandler(), errLog, c.lockTTL), newHTTPServer(s.internalHandler(), errLog, c.lockTTL)}
+	servers := []*http.Server{
+		newHTTPServer(s.playerHandler(), errLog, func(*http.Request) time.Duration { return claimBudget }, claimBudget, c.idleTimeout),
+		newHTTPServer(s.internalHandler(), errLog, internalBudget(c.lockTTL), max(opsBudget, c.lockTTL), internalIdle),
+	}
 	serveErr := make(chan error, len(servers))
-	listeners := []*notifyingListener{{Listener: pl, closed: make(chan struct{})}, {Listener: il, closed: make(chan struct{})}}
+	listeners := []*notifyingListener{
+		{Listener: newCapListener(pl, "player", caps.player, logger), closed: make(chan struct{})},
+		{Listener: newCapListener(il, "internal", caps.internal, logger), closed: make(chan struct{})},
+	}
 	for i, l := range listeners {
 		go func() { serveErr <- servers[i].Serve(l) }()
 	}
 	logger.Info("listening", "player", pl.Addr().String(), "internal", il.Addr().String(),
-		"store", be.kind, "lock", be.lock != nil, "lease", c.lockTTL.String(), "player_header", c.playerHeader, "tokens", c.tokenKeyFile != "")
+		"store", be.kind, "lock", be.lock != nil, "lease", c.lockTTL.String(), "player_header", c.playerHeader, "tokens", c.tokenKeyFile != "",
+		"max_conns", caps.player, "max_internal_conns", caps.internal, "nofile", nofile)
 
 	stopLoops, stopLoopsNow := context.WithCancel(context.Background())
 	work, cancelWork := context.WithCancel(context.Background())
@@ -178,18 +197,19 @@ func devTokenKey() (string, error) {
 	return f.Name(), nil
 }
 
-func newHTTPServer(h http.Handler, errLog *log.Logger, lease time.Duration) *http.Server {
+// newHTTPServer serves h with each request under budget(r) (withBudget);
+// longest is the most budget returns. The server's own deadlines are
+// backstops for what runs before a handler: headers within
+// readHeaderTimeout, the answer within longest plus writeReserve.
+func newHTTPServer(h http.Handler, errLog *log.Logger, budget func(*http.Request) time.Duration, longest, idle time.Duration) *http.Server {
 	return &http.Server{
-		Handler:  h,
-		ErrorLog: errLog,
-		// Bodies are at most openBody; a client that cannot send one in
-		// 10s, or headers in 5s, is holding a connection for nothing.
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		// A settle delivers every grant before answering: allow it a
-		// lease's worth of slow inventory.
-		WriteTimeout: lease,
-		IdleTimeout:  2 * time.Minute,
+		Handler:           withBudget(h, budget),
+		ErrorLog:          errLog,
+		ReadHeaderTimeout: readHeaderTimeout,
+		// No ReadTimeout: withBudget sets each request's read deadline
+		// (its body within its budget).
+		WriteTimeout: longest + writeReserve,
+		IdleTimeout:  idle,
 	}
 }
 
