@@ -107,13 +107,18 @@ func (s *Service) decide(ctx context.Context, fz Frozen) (Decision, error) {
 // returning it, so claims a store should never have handed back (a
 // non-member's, a repeat) are refused before anything is recorded.
 // Errors: ErrBadArgument for a rule this binary does not know (a node
-// that knows it takes the session over after the lease); ErrOutcomeUnknown
+// that knows it takes the session over after the lease) or a quantity
+// below 1 (a corrupt row, which Open never writes: no node can settle it;
+// an operator fixes or cancels it); ErrOutcomeUnknown
 // when fair lacks a claimant (the provider broke its contract).
 func Decide(fz Frozen, fair map[PlayerID]Fairness, lease time.Duration) (Decision, error) {
 	sess := fz.Session
 	rank, ok := RankerFor(sess.Rule)
 	if !ok {
 		return Decision{}, fmt.Errorf("loot: settle %s: %w", sess.No, badArg("unknown rule version %q", sess.Rule))
+	}
+	if sess.Quantity < 1 {
+		return Decision{}, fmt.Errorf("loot: settle %s: %w", sess.No, badArg("the session records quantity %d, want >= 1: the row is corrupt; fix or cancel it", sess.Quantity))
 	}
 	cands := make([]Candidate, len(fz.Claims))
 	for i, c := range fz.Claims {
