@@ -52,41 +52,78 @@ func badRequest(code, format string, args ...any) *apiError {
 	return &apiError{status: http.StatusBadRequest, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// lootErrors maps the loot sentinels to statuses and codes. Order matters
-// only for errors that wrap two: none of the Service's does.
+// lootErrors maps the loot sentinels to statuses, codes and the message a
+// client gets. Order matters only for errors that wrap two: none of the
+// Service's does. The messages are fixed: the error's own text names the
+// store it came from ("mysql: ...", "loot/postgres: ..."), which is the
+// log's to know, not a client's.
 var lootErrors = []struct {
-	err    error
-	status int
-	code   string
+	err     error
+	status  int
+	code    string
+	message string
 }{
-	{loot.ErrNotFound, http.StatusNotFound, "not_found"},
-	{loot.ErrNotMember, http.StatusForbidden, "not_member"},
-	{loot.ErrClaimsClosed, http.StatusConflict, "claims_closed"},
-	{loot.ErrNotDue, http.StatusConflict, "not_due"},
-	{loot.ErrAlreadySettling, http.StatusConflict, "already_settling"},
-	{loot.ErrAlreadySettled, http.StatusConflict, "already_settled"},
-	{loot.ErrCanceled, http.StatusConflict, "canceled"},
-	{loot.ErrConflict, http.StatusConflict, "conflict"},
-	{loot.ErrStaleFence, http.StatusConflict, "taken_over"},
-	{loot.ErrBadArgument, http.StatusBadRequest, "bad_argument"},
-	{loot.ErrOutcomeUnknown, http.StatusServiceUnavailable, "outcome_unknown"},
+	{loot.ErrNotFound, http.StatusNotFound, "not_found", "no such session"},
+	{loot.ErrNotMember, http.StatusForbidden, "not_member", "the player is not a member of the session"},
+	{loot.ErrClaimsClosed, http.StatusConflict, "claims_closed", "the session does not take claims (not started, past its deadline, or over)"},
+	{loot.ErrNotDue, http.StatusConflict, "not_due", "not due: the session's deadline has not passed"},
+	{loot.ErrAlreadySettling, http.StatusConflict, "already_settling", "another settler holds the session"},
+	{loot.ErrAlreadySettled, http.StatusConflict, "already_settled", "the session's result is recorded"},
+	{loot.ErrCanceled, http.StatusConflict, "canceled", "the session was canceled"},
+	{loot.ErrConflict, http.StatusConflict, "conflict", "a session with this number exists with another definition"},
+	{loot.ErrStaleFence, http.StatusConflict, "taken_over", "another settler took the session over"},
+	{loot.ErrBadArgument, http.StatusBadRequest, "bad_argument", "invalid request"},
+	{loot.ErrOutcomeUnknown, http.StatusServiceUnavailable, "outcome_unknown", "the store did not confirm the outcome; repeat the same request (it is idempotent)"},
 }
 
 // toAPIError maps an error of the Service (or of the store's clock) to
-// what the client gets. Anything that is not a definite answer is
-// outcome_unknown: every endpoint is safe to repeat, so the client
-// retries the same request; the cause goes to the log, not the client.
+// what the client gets: the sentinel's fixed message, and for a bad
+// argument what is wrong with it (the text loot.ErrBadArgument's makers
+// put after it: "quantity 0, want >= 1"). Anything that is not a definite
+// answer is outcome_unknown: every endpoint is safe to repeat, so the
+// client retries the same request. The whole error goes to the log.
 func toAPIError(err error) *apiError {
 	if e, ok := errors.AsType[*apiError](err); ok {
 		return e
 	}
 	for _, m := range lootErrors {
-		if errors.Is(err, m.err) && m.err != loot.ErrOutcomeUnknown {
-			return &apiError{status: m.status, Code: m.code, Message: firstLine(err.Error())}
+		if errors.Is(err, m.err) {
+			msg := m.message
+			if m.err == loot.ErrBadArgument {
+				msg += detail(err, m.err)
+			}
+			return &apiError{status: m.status, Code: m.code, Message: msg}
 		}
 	}
-	return &apiError{status: http.StatusServiceUnavailable, Code: "outcome_unknown",
-		Message: "the store did not confirm the outcome; repeat the same request (it is idempotent)"}
+	unknown := lootErrors[len(lootErrors)-1]
+	return &apiError{status: unknown.status, Code: unknown.code, Message: unknown.message}
+}
+
+// toPlayerError is toAPIError for the player listener, which answers a
+// session the player is not a member of as one that does not exist: 403
+// not_member would tell a player which session numbers are in use. Both
+// are final refusals, so the client does the same either way; the log and
+// the metrics keep them apart, as the internal listener does.
+func toPlayerError(err error) *apiError {
+	e := toAPIError(err)
+	if e.Code == "not_member" || e.Code == "not_found" {
+		return &apiError{status: http.StatusNotFound, Code: "not_found", Message: "no such session has the player as a member"}
+	}
+	return e
+}
+
+// detail is what err's first line says after sentinel's text ("" if
+// nothing), as ": ..." .
+func detail(err, sentinel error) string {
+	line := firstLine(err.Error())
+	i := strings.LastIndex(line, sentinel.Error())
+	if i < 0 {
+		return ""
+	}
+	if rest := strings.TrimPrefix(line[i+len(sentinel.Error()):], ": "); rest != "" {
+		return ": " + rest
+	}
+	return ""
 }
 
 // codeOf is the code toAPIError gives err (a metric label).

@@ -160,7 +160,7 @@ func TestIntentRefusesBadInputWithStableCodesAndWritesNothing(t *testing.T) {
 		{"oversized", "1001", `{"sessionNo":"` + strings.Repeat("S", smallBody) + `","intentType":"NEED"}`, 413, "body_too_large"},
 		{"session number longer than any", "1001", `{"sessionNo":"` + strings.Repeat("S", loot.MaxCodeLen+1) + `","intentType":"NEED"}`, 404, "not_found"},
 		{"unknown session", "1001", `{"sessionNo":"S404","intentType":"NEED"}`, 404, "not_found"},
-		{"not a member", "1003", `{"sessionNo":"S1","intentType":"NEED"}`, 403, "not_member"},
+		{"not a member", "1003", `{"sessionNo":"S1","intentType":"NEED"}`, 404, "not_found"}, // as unknown, to players
 		{"no player", "", `{"sessionNo":"S1","intentType":"NEED"}`, 401, "unauthenticated"},
 		{"player not a number", "10O1", `{"sessionNo":"S1","intentType":"NEED"}`, 401, "unauthenticated"},
 		{"player zero", "0", `{"sessionNo":"S1","intentType":"NEED"}`, 401, "unauthenticated"},

@@ -28,10 +28,11 @@
 // /api/loot/cancel ({"sessionNo"}), GET /api/loot/sessions/{no} and
 // /api/loot/sessions/{no}/audit, GET /metrics, GET /healthz. The player
 // claims with {"sessionNo","intentType"}: a body with playerId is 400.
-// Errors are {"code","message"}: 400 bad input, 401, 403 not_member, 404,
-// 409 for the session's state, 413, 503 outcome_unknown with Retry-After
-// (repeat the request: every endpoint is idempotent), also the answer to
-// a request the store has not finished within its budget: 2s for a claim,
+// Errors are {"code","message"}: 400 bad input, 401, 404 (to a player, a
+// session they are not a member of is 404 too), 409 for
+// the session's state, 413, 503 outcome_unknown with Retry-After (repeat
+// the request: every endpoint is idempotent), also the answer to a
+// request the store has not finished within its budget: 2s for a claim,
 // 5s for other operations, -lock-ttl for a settle. A repeated open,
 // start or cancel is 200; a settle of a settled session is 200
 // "already_settled". A connection over a listener's cap is answered 503

@@ -130,8 +130,8 @@ func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := s.svc.Claim(r.Context(), who, loot.ClaimRequest{Session: req.SessionNo, Intent: loot.Intent(req.IntentType)})
 	if err != nil {
-		e := s.fail(w, err, "claim refused", "session", req.SessionNo, "player", who.Player, "intent", req.IntentType)
-		s.m.claims.WithLabelValues(e.Code).Inc()
+		s.failAs(w, toPlayerError, err, "claim refused", "session", req.SessionNo, "player", who.Player, "intent", req.IntentType)
+		s.m.claims.WithLabelValues(codeOf(err)).Inc() // not_member still counted apart
 		return
 	}
 	s.m.claims.WithLabelValues("accepted").Inc()
@@ -145,7 +145,13 @@ func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 // fail writes err's API error and logs it (with the cause, which the
 // client does not see for a 503) at a level by its status.
 func (s *server) fail(w http.ResponseWriter, err error, msg string, attrs ...any) *apiError {
-	e := toAPIError(err)
+	return s.failAs(w, toAPIError, err, msg, attrs...)
+}
+
+// failAs is fail with the mapping to the client's answer given (the player
+// listener's is toPlayerError).
+func (s *server) failAs(w http.ResponseWriter, answer func(error) *apiError, err error, msg string, attrs ...any) *apiError {
+	e := answer(err)
 	level := slog.LevelInfo
 	if e.status >= 500 {
 		level = slog.LevelWarn

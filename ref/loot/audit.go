@@ -101,10 +101,13 @@ func (e *ReplayError) Error() string {
 }
 
 // Replay recomputes s's result from s alone and reports any mismatch as a
-// *ReplayError: the claims hash, claims from non-members or repeated, and
-// the winners under s.Rule's Ranker. nil means the snapshot explains its
-// result.
+// *ReplayError: a quantity below 1 (no valid session has one), the claims
+// hash, claims from non-members or repeated, and the winners under
+// s.Rule's Ranker. nil means the snapshot explains its result.
 func Replay(s Snapshot) error {
+	if s.Quantity < 1 {
+		return &ReplayError{Session: s.Session, What: "quantity below 1 (a corrupt record)", Diff: gocmp.Diff(1, s.Quantity)}
+	}
 	if h := ClaimsHash(s.Claims); h != s.ClaimsHash {
 		return &ReplayError{Session: s.Session, What: "claims hash", Diff: gocmp.Diff(s.ClaimsHash, h)}
 	}

@@ -41,7 +41,9 @@ type Candidate struct {
 // Ranker computes a session's winners, in rank order, from its quantity,
 // deadline and frozen candidates. It is pure: the same input gives the
 // same output on any node and at any later time, whatever the order of
-// claims. PASS never wins; a player wins at most one item.
+// claims. PASS never wins; a player wins at most one item. A quantity
+// below 1 (a corrupt row: Open refuses one) has no winners: Decide and
+// Replay refuse it before asking.
 type Ranker func(quantity int, deadline time.Time, claims []Candidate) []PlayerID
 
 // rankers is the registry. A registered version's function must never
@@ -108,7 +110,7 @@ func rankBy(score func(Fairness, time.Time) int64) Ranker {
 		})
 		var won []PlayerID
 		for _, r := range rows {
-			if len(won) == quantity {
+			if len(won) >= quantity { // >=, not ==: a negative quantity must not let everyone win
 				break
 			}
 			if !slices.Contains(won, r.c.Player) {

@@ -162,3 +162,19 @@ func TestNeedAlwaysOutranksGreed(t *testing.T) {
 		}
 	}
 }
+
+// TestRankersGiveNothingForANonPositiveQuantity: a quantity below 1 used
+// to make every claimant a winner (the loop stopped at len == quantity,
+// which a negative quantity never reaches).
+func TestRankersGiveNothingForANonPositiveQuantity(t *testing.T) {
+	at := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	claims := []Candidate{{Claim: Claim{Player: 1, Intent: Need, At: at}}, {Claim: Claim{Player: 2, Intent: Greed, At: at}}}
+	for _, v := range Rules() {
+		r, _ := RankerFor(v)
+		for _, q := range []int{0, -1, -1 << 31} {
+			if got := r(q, at, claims); len(got) != 0 {
+				t.Errorf("%s ranker, quantity %d: winners %v, want none", v, q, got)
+			}
+		}
+	}
+}

@@ -10,7 +10,8 @@ type Recovered struct {
 	// Settled counts sessions this call settled (overdue or taken over).
 	Settled int
 	// Delivered counts grants this call delivered (with those sessions'
-	// own grants).
+	// own grants) under the lease it held, as Settlement.Delivered: a
+	// pass that stalled while another delivered its grants counts none.
 	Delivered int
 }
 
@@ -69,11 +70,14 @@ func (s *Service) Recover(ctx context.Context) (Recovered, error) {
 		}
 		progress := false
 		for _, g := range gs {
-			if _, err := s.deliver(ctx, g); err != nil {
+			_, mine, err := s.deliver(ctx, g)
+			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			out.Delivered++
+			if mine {
+				out.Delivered++
+			}
 			progress = true
 		}
 		if !progress || len(gs) < s.batch {

@@ -18,7 +18,10 @@ type Settlement struct {
 	// Grants are the grants in rank order: as the store recorded them once
 	// this call delivered them, as decided (PENDING) where it did not.
 	Grants []Grant
-	// Delivered counts the grants this call delivered.
+	// Delivered counts the grants this call delivered and still held the
+	// lease of when they became SUCCESS (see deliver): a settler that
+	// stalled past its grants' lease while compensation delivered them
+	// counts none of them.
 	Delivered int
 }
 
@@ -70,13 +73,15 @@ func (s *Service) Settle(ctx context.Context, no string) (Settlement, error) {
 	out := Settlement{Session: sess, Grants: d.Grants}
 	var errs []error
 	for i, g := range out.Grants {
-		rec, err := s.deliver(ctx, g)
+		rec, mine, err := s.deliver(ctx, g)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		out.Grants[i] = rec
-		out.Delivered++
+		if mine {
+			out.Delivered++
+		}
 	}
 	return out, errors.Join(errs...)
 }
@@ -107,13 +112,18 @@ func (s *Service) decide(ctx context.Context, fz Frozen) (Decision, error) {
 // returning it, so claims a store should never have handed back (a
 // non-member's, a repeat) are refused before anything is recorded.
 // Errors: ErrBadArgument for a rule this binary does not know (a node
-// that knows it takes the session over after the lease); ErrOutcomeUnknown
+// that knows it takes the session over after the lease) or a quantity
+// below 1 (a corrupt row, which Open never writes: no node can settle it;
+// an operator fixes or cancels it); ErrOutcomeUnknown
 // when fair lacks a claimant (the provider broke its contract).
 func Decide(fz Frozen, fair map[PlayerID]Fairness, lease time.Duration) (Decision, error) {
 	sess := fz.Session
 	rank, ok := RankerFor(sess.Rule)
 	if !ok {
 		return Decision{}, fmt.Errorf("loot: settle %s: %w", sess.No, badArg("unknown rule version %q", sess.Rule))
+	}
+	if sess.Quantity < 1 {
+		return Decision{}, fmt.Errorf("loot: settle %s: %w", sess.No, badArg("the session records quantity %d, want >= 1: the row is corrupt; fix or cancel it", sess.Quantity))
 	}
 	cands := make([]Candidate, len(fz.Claims))
 	for i, c := range fz.Claims {
@@ -144,13 +154,25 @@ func Decide(fz Frozen, fair map[PlayerID]Fairness, lease time.Duration) (Decisio
 }
 
 // deliver delivers one recorded grant through the Inventory, with its
-// recorded number, then marks it SUCCESS.
-func (s *Service) deliver(ctx context.Context, g Grant) (Grant, error) {
+// recorded number, then marks it SUCCESS. g is as this caller's lease
+// handed it over (the settler's Decision, Attempts 0; LeaseGrants, one
+// more attempt per lease). mine reports whether the delivery is this
+// caller's to count: the grant came back SUCCESS with g's attempt count,
+// so no later lease was taken on it. Each lease has its own count and
+// only PENDING grants are leased, so of everyone who delivers a grant
+// exactly the holder of its last lease counts it (none, if that holder
+// fails after another delivered it: counts may fall short, never double).
+// Whether MarkDelivered moved the grant cannot tell: a same-database
+// Inventory marks it SUCCESS inside Deliver.
+func (s *Service) deliver(ctx context.Context, g Grant) (rec Grant, mine bool, err error) {
 	if err := s.inv.Deliver(ctx, g); err != nil {
-		return g, classify("deliver "+g.No, err)
+		return g, false, classify("deliver "+g.No, err)
 	}
-	rec, err := s.store.MarkDelivered(ctx, g.No)
-	return rec, classify("mark delivered "+g.No, err)
+	rec, err = s.store.MarkDelivered(ctx, g.No)
+	if err != nil {
+		return rec, false, classify("mark delivered "+g.No, err)
+	}
+	return rec, rec.Status == GrantSuccess && rec.Attempts == g.Attempts, nil
 }
 
 // checkGrants reports whether the recorded grants are snap's winners, in

@@ -15,6 +15,9 @@ import (
 // and the grant read back. No transaction is needed: SUCCESS is final, so
 // the read sees what the UPDATE left, or what an earlier one did.
 func (s *Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, error) {
+	if err := loot.CheckContext(ctx); err != nil {
+		return loot.Grant{}, wrap("mark delivered "+grantNo, err)
+	}
 	if _, err := s.db.ExecContext(ctx, s.q.markDelivered, grantNo); err != nil {
 		return loot.Grant{}, wrap("mark delivered "+grantNo, err)
 	}
@@ -99,6 +102,9 @@ func (s *Store) LeaseGrants(ctx context.Context, limit int, b loot.Backoff) ([]l
 
 // Overdue implements loot.Store: one SELECT over the two status indexes.
 func (s *Store) Overdue(ctx context.Context, limit int) ([]string, error) {
+	if err := loot.CheckContext(ctx); err != nil {
+		return nil, wrap("overdue", err)
+	}
 	limit = max(limit, 0)
 	rows, err := s.db.QueryContext(ctx, s.q.overdue, limit, limit, limit)
 	if err != nil {

@@ -62,6 +62,9 @@ func (inv *Inventory) Deliver(ctx context.Context, g loot.Grant) error {
 // Applied returns how many times grant grantNo's item was applied: 0 or 1
 // (the ledger's rows for it; uk_inventory_grant allows no more).
 func (inv *Inventory) Applied(ctx context.Context, grantNo string) (int, error) {
+	if err := loot.CheckContext(ctx); err != nil {
+		return 0, wrap("applied "+grantNo, err)
+	}
 	var n int
 	err := inv.s.db.QueryRowContext(ctx, inv.s.q.applied, grantNo).Scan(&n)
 	return n, wrap("applied "+grantNo, err)

@@ -64,6 +64,9 @@ func parseMembers(list string) ([]loot.PlayerID, error) {
 
 // Session implements loot.Reader.
 func (s *Store) Session(ctx context.Context, no string) (loot.Session, error) {
+	if err := loot.CheckContext(ctx); err != nil {
+		return loot.Session{}, wrap("session", err)
+	}
 	sess, _, err := readSession(ctx, s.db, s.q.readSession, no)
 	return sess, wrap("session", err)
 }
@@ -71,6 +74,9 @@ func (s *Store) Session(ctx context.Context, no string) (loot.Session, error) {
 // Claims implements loot.Reader: one statement, the session LEFT JOINed
 // to its claims, so a missing session is told from one without claims.
 func (s *Store) Claims(ctx context.Context, no string) ([]loot.Claim, error) {
+	if err := loot.CheckContext(ctx); err != nil {
+		return nil, wrap("claims", err)
+	}
 	rows, err := s.db.QueryContext(ctx, s.q.claims, no)
 	if err != nil {
 		return nil, wrap("claims", err)
@@ -108,6 +114,9 @@ func scanClaims(rows *sql.Rows, no string, outer bool) (cs []loot.Claim, found b
 
 // Grants implements loot.Reader, as Claims does.
 func (s *Store) Grants(ctx context.Context, no string) ([]loot.Grant, error) {
+	if err := loot.CheckContext(ctx); err != nil {
+		return nil, wrap("grants", err)
+	}
 	rows, err := s.db.QueryContext(ctx, s.q.grants, no)
 	if err != nil {
 		return nil, wrap("grants", err)
@@ -157,6 +166,9 @@ func (g *nullGrant) grant() loot.Grant {
 // Snapshot implements loot.Reader. The snapshot is stored as the JSON of
 // loot.Snapshot in loot_audit.snapshot.
 func (s *Store) Snapshot(ctx context.Context, no string) (loot.Snapshot, error) {
+	if err := loot.CheckContext(ctx); err != nil {
+		return loot.Snapshot{}, wrap("snapshot", err)
+	}
 	var (
 		st   loot.Status
 		blob sql.NullString

@@ -40,11 +40,22 @@ import (
 //     loot.Snapshot as JSON so the result replays.
 //   - loot_inventory is the same-database Inventory's ledger: one row per
 //     delivered grant, unique by grant_no.
+//   - CHECK constraints (the document has none) state what the code
+//     assumes of every row, as postgres.Schema's do: a row corrupted or
+//     edited by hand (total_quantity = -1) is refused by the database as
+//     well as by loot.Decide and loot.Replay. MariaDB enforces CHECK from
+//     10.2, MySQL from 8.0.16; older servers parse and ignore them. Codes
+//     are bounded in bytes (OCTET_LENGTH), as PostgreSQL's are, so both
+//     stores refuse the same codes.
 //
 // Open creates only what is missing and checks that tables it did not
 // create have these columns (ErrSchema otherwise), so a role with SELECT,
 // INSERT and UPDATE on tables a DBA created from Schema opens the store
-// with nothing more: no CREATE, DELETE or DROP.
+// with nothing more: no CREATE, DELETE or DROP. It neither checks nor adds
+// the CHECKs of a table that exists (adding one needs ALTER): a database
+// created before they were added keeps working, defended by the code
+// alone, until its DBA adds each with ALTER TABLE ... ADD CONSTRAINT
+// (which checks every existing row, and refuses if one fails).
 const Schema = `CREATE TABLE IF NOT EXISTS loot_session (
 	id                 BIGINT      NOT NULL AUTO_INCREMENT,
 	session_no         VARCHAR(64) NOT NULL,
@@ -59,6 +70,14 @@ const Schema = `CREATE TABLE IF NOT EXISTS loot_session (
 	settle_until       DATETIME(6) NULL,
 	opened_at          DATETIME(6) NOT NULL,
 	PRIMARY KEY (id),
+	CONSTRAINT ck_session_codes CHECK (OCTET_LENGTH(session_no) BETWEEN 1 AND 64
+		AND OCTET_LENGTH(dungeon_code) BETWEEN 1 AND 64 AND OCTET_LENGTH(loot_code) BETWEEN 1 AND 64
+		AND OCTET_LENGTH(rule_version) BETWEEN 1 AND 16),
+	CONSTRAINT ck_session_quantity CHECK (total_quantity >= 1),
+	CONSTRAINT ck_session_allocated CHECK (allocated_quantity BETWEEN 0 AND total_quantity),
+	CONSTRAINT ck_session_status CHECK (status IN ('OPEN', 'CLAIMING', 'SETTLING', 'CLOSED', 'CANCELED')),
+	CONSTRAINT ck_session_fence CHECK (fence >= 0),
+	CONSTRAINT ck_session_settling_has_lease CHECK (status <> 'SETTLING' OR settle_until IS NOT NULL),
 	UNIQUE KEY uk_session_no (session_no),
 	KEY idx_status_deadline (status, deadline_at),
 	KEY idx_status_settle_until (status, settle_until)
@@ -66,7 +85,8 @@ const Schema = `CREATE TABLE IF NOT EXISTS loot_session (
 CREATE TABLE IF NOT EXISTS loot_member (
 	session_no VARCHAR(64) NOT NULL,
 	player_id  BIGINT      NOT NULL,
-	PRIMARY KEY (session_no, player_id)
+	PRIMARY KEY (session_no, player_id),
+	CONSTRAINT ck_member_player CHECK (player_id > 0)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;
 CREATE TABLE IF NOT EXISTS loot_intent (
 	id          BIGINT      NOT NULL AUTO_INCREMENT,
@@ -77,6 +97,9 @@ CREATE TABLE IF NOT EXISTS loot_intent (
 	created_at  DATETIME(6) NOT NULL,
 	requests    INT         NOT NULL DEFAULT 1,
 	PRIMARY KEY (id),
+	CONSTRAINT ck_intent_player CHECK (player_id > 0),
+	CONSTRAINT ck_intent_type CHECK ((intent_type, priority) IN (('NEED', 10), ('GREED', 1), ('PASS', 0))),
+	CONSTRAINT ck_intent_requests CHECK (requests >= 1),
 	UNIQUE KEY uk_session_player (session_no, player_id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;
 CREATE TABLE IF NOT EXISTS loot_grant (
@@ -92,6 +115,12 @@ CREATE TABLE IF NOT EXISTS loot_grant (
 	lease_until DATETIME(6)  NOT NULL,
 	created_at  DATETIME(6)  NOT NULL,
 	PRIMARY KEY (id),
+	CONSTRAINT ck_grant_no CHECK (OCTET_LENGTH(grant_no) BETWEEN 1 AND 150),
+	CONSTRAINT ck_grant_player CHECK (player_id > 0),
+	CONSTRAINT ck_grant_quantity CHECK (quantity >= 1),
+	CONSTRAINT ck_grant_rank CHECK (grant_rank >= 1),
+	CONSTRAINT ck_grant_status CHECK (status IN ('PENDING', 'SUCCESS')),
+	CONSTRAINT ck_grant_retry_count CHECK (retry_count >= 0),
 	UNIQUE KEY uk_grant_no (grant_no),
 	KEY idx_session_rank (session_no, grant_rank),
 	KEY idx_status_lease (status, lease_until)
@@ -108,6 +137,8 @@ CREATE TABLE IF NOT EXISTS loot_audit (
 	snapshot         LONGTEXT    NOT NULL,
 	recorded_at      DATETIME(6) NOT NULL,
 	PRIMARY KEY (id),
+	CONSTRAINT ck_audit_fence CHECK (fence >= 1),
+	CONSTRAINT ck_audit_counts CHECK (members >= 1 AND effective_claims >= 0 AND allocated >= 0),
 	UNIQUE KEY uk_audit_session (session_no)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;
 CREATE TABLE IF NOT EXISTS loot_inventory (
@@ -118,6 +149,8 @@ CREATE TABLE IF NOT EXISTS loot_inventory (
 	quantity     INT          NOT NULL,
 	delivered_at DATETIME(6)  NOT NULL,
 	PRIMARY KEY (id),
+	CONSTRAINT ck_inventory_player CHECK (player_id > 0),
+	CONSTRAINT ck_inventory_quantity CHECK (quantity >= 1),
 	UNIQUE KEY uk_inventory_grant (grant_no),
 	KEY idx_player_loot (player_id, loot_code)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;`

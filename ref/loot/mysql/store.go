@@ -57,6 +57,9 @@ var _ loot.Store = (*Store)(nil)
 // and returns the store. ctx bounds only the connecting and the schema
 // setup.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	if err := loot.CheckContext(ctx); err != nil {
+		return nil, fmt.Errorf("mysql: open: %w", err)
+	}
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
@@ -108,8 +111,14 @@ const errDeadlock = 1213
 // grant or ledger rows; grants by unique key before their clustered row
 // only in Deliver and MarkDelivered), so a deadlock is not expected, but it
 // costs nothing to be safe from one. An error from fn rolls back and is
-// returned as it is.
+// returned as it is; so does a panic, which then goes on (the transaction
+// would otherwise hold its connection for good). A nil ctx is refused
+// before the pool sees it (loot.CheckContext).
 func inTx[T any](ctx context.Context, s *Store, fn func(tx *sql.Tx) (T, error)) (T, error) {
+	if err := loot.CheckContext(ctx); err != nil {
+		var zero T
+		return zero, err
+	}
 	for attempt := 1; ; attempt++ {
 		v, err := runTx(ctx, s.db, fn)
 		var me *mysql.MySQLError
@@ -126,11 +135,19 @@ func runTx[T any](ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) (T, error
 	if err != nil {
 		return zero, err
 	}
+	done := false
+	defer func() {
+		if !done {
+			_ = tx.Rollback() // fn panicked
+		}
+	}()
 	v, err := fn(tx)
 	if err != nil {
+		done = true
 		_ = tx.Rollback()
 		return zero, err
 	}
+	done = true
 	if err := tx.Commit(); err != nil {
 		return zero, err
 	}

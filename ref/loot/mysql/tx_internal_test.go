@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"context"
 	"database/sql"
 	"testing"
 	"time"
@@ -67,4 +68,60 @@ func TestInTxRunsADeadlockVictimAgain(t *testing.T) {
 	if err != nil || attempts != 2 || v != 1 {
 		t.Fatalf("inTx = %d, %v after %d attempts; want row 2 as the heavy transaction left it (1), after 2 attempts%s", v, err, attempts, reproduce)
 	}
+}
+
+// TestInTxReleasesItsConnectionOnPanic: fn panicking (a caller's bug
+// surfacing inside a transaction) used to leave the transaction open,
+// holding its connection until its context ended, which for
+// context.Background() is never: pool-size + 1 of them hung every later
+// call. Each panic must roll back and go on to the caller, and every call
+// must return within a second (a local round trip takes < 10ms).
+func TestInTxReleasesItsConnectionOnPanic(t *testing.T) {
+	const conns = 2
+	s, err := Open(t.Context(), testserver.MariaDB(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.db.SetMaxOpenConns(conns)
+	type result struct {
+		recovered any
+		err       error
+	}
+	call := func(fn func(tx *sql.Tx) (int, error)) (result, bool) {
+		done := make(chan result, 1)
+		go func() {
+			var r result
+			defer func() {
+				r.recovered = recover()
+				done <- r
+			}()
+			_, r.err = inTx(context.Background(), s, fn)
+		}()
+		select {
+		case r := <-done:
+			return r, true
+		case <-time.After(time.Second):
+			return result{}, false
+		}
+	}
+	for i := range conns + 1 {
+		r, ok := call(func(tx *sql.Tx) (int, error) { panic("fn's bug") })
+		if !ok {
+			t.Fatalf("inTx with a panicking fn #%d did not return within 1s: the earlier panics hold the pool's %d connections", i+1, conns)
+		}
+		if r.recovered != "fn's bug" {
+			t.Fatalf("inTx with a panicking fn #%d: recovered %v (inTx: %v), want the panic to go on to the caller", i+1, r.recovered, r.err)
+		}
+	}
+	r, ok := call(func(tx *sql.Tx) (int, error) {
+		var one int
+		return one, tx.QueryRow("SELECT 1").Scan(&one)
+	})
+	if !ok {
+		t.Fatalf("inTx after %d panics did not answer within 1s: their transactions hold the pool's %d connections", conns+1, conns)
+	}
+	if r.err != nil || r.recovered != nil {
+		t.Fatalf("inTx after %d panics: %v, %v", conns+1, r.err, r.recovered)
+	}
+	s.Close()
 }

@@ -56,7 +56,7 @@ func (s *Store) LeaseGrants(ctx context.Context, limit int, b loot.Backoff) ([]l
 	if b.Base <= 0 || b.Max < b.Base || limit < 0 {
 		return nil, fmt.Errorf("loot/postgres: lease grants: limit %d, backoff %v..%v: %w", limit, b.Base, b.Max, loot.ErrBadArgument)
 	}
-	if err := ctx.Err(); err != nil {
+	if err := live(ctx); err != nil {
 		return nil, wrap("lease grants", err)
 	}
 	if limit == 0 {
@@ -90,7 +90,7 @@ func (s *Store) LeaseGrants(ctx context.Context, limit int, b loot.Backoff) ([]l
 
 // Overdue implements loot.Store: one SELECT over the two status indexes.
 func (s *Store) Overdue(ctx context.Context, limit int) ([]string, error) {
-	if err := ctx.Err(); err != nil {
+	if err := live(ctx); err != nil {
 		return nil, wrap("overdue", err)
 	}
 	if limit <= 0 {
@@ -109,7 +109,7 @@ func (s *Store) Overdue(ctx context.Context, limit int) ([]string, error) {
 
 // Grants implements loot.Reader.
 func (s *Store) Grants(ctx context.Context, no string) ([]loot.Grant, error) {
-	if err := ctx.Err(); err != nil {
+	if err := live(ctx); err != nil {
 		return nil, wrap("grants of "+no, err)
 	}
 	rows, err := s.pool.Query(ctx, s.q.grants, no)

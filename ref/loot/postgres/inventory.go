@@ -38,7 +38,7 @@ func (s *Store) Inventory(effect Effect) *Inventory { return &Inventory{s: s, ef
 // caller's word for a grant.
 func (inv *Inventory) Deliver(ctx context.Context, g loot.Grant) error {
 	op := "deliver " + g.No
-	if err := ctx.Err(); err != nil {
+	if err := live(ctx); err != nil {
 		return wrap(op, err)
 	}
 	if inv.effect == nil {
@@ -75,6 +75,9 @@ func (inv *Inventory) Deliver(ctx context.Context, g loot.Grant) error {
 // Holding returns how many items of loot code lootCode the ledger holds
 // for player (the items themselves when the Inventory has no Effect).
 func (inv *Inventory) Holding(ctx context.Context, player loot.PlayerID, lootCode string) (int, error) {
+	if err := live(ctx); err != nil {
+		return 0, wrap("holding", err)
+	}
 	var n int
 	if err := inv.s.pool.QueryRow(ctx, inv.s.q.holding, int64(player), lootCode).Scan(&n); err != nil {
 		return 0, wrap("holding", err)

@@ -19,18 +19,30 @@ import (
 // Run it yourself as the schema's owner, grant the application's role
 // SELECT, INSERT and UPDATE on the six tables, and Open (as that role)
 // only checks that they are there: no CREATE, DELETE or DROP needed.
+//
+// The CHECKs state what the code assumes of every row (mysql.Schema has
+// the same ones), so a row corrupted or edited by hand is refused by the
+// database as well as by loot.Decide and loot.Replay. CREATE TABLE IF NOT
+// EXISTS leaves a table that exists as it is: a database created before a
+// CHECK was added lacks it, and Open does not add it (that needs ALTER,
+// which the application's role does not have). Such a database keeps
+// working, defended by the code alone; its owner adds a CHECK with ALTER
+// TABLE ... ADD CONSTRAINT ... CHECK (...) NOT VALID, then VALIDATE
+// CONSTRAINT once the existing rows are known to pass.
 const Schema = `CREATE TABLE IF NOT EXISTS loot_session (
 	session_no   text        PRIMARY KEY CHECK (octet_length(session_no) BETWEEN 1 AND 64),
 	dungeon_code text        NOT NULL CHECK (octet_length(dungeon_code) BETWEEN 1 AND 64),
 	loot_code    text        NOT NULL CHECK (octet_length(loot_code) BETWEEN 1 AND 64),
 	quantity     integer     NOT NULL CHECK (quantity >= 1),
-	rule_version text        NOT NULL,
+	rule_version text        NOT NULL CHECK (octet_length(rule_version) BETWEEN 1 AND 16),
 	deadline_at  timestamptz NOT NULL,
 	status       text        NOT NULL CHECK (status IN ('OPEN', 'CLAIMING', 'SETTLING', 'CLOSED', 'CANCELED')),
 	fence        bigint      NOT NULL CHECK (fence >= 0),
 	opened_at    timestamptz NOT NULL,
 	settle_until timestamptz,
-	allocated    integer     NOT NULL CHECK (allocated >= 0)
+	allocated    integer     NOT NULL CHECK (allocated >= 0),
+	CONSTRAINT loot_session_allocated_le_quantity CHECK (allocated <= quantity),
+	CONSTRAINT loot_session_settling_has_lease CHECK (status <> 'SETTLING' OR settle_until IS NOT NULL)
 );
 CREATE INDEX IF NOT EXISTS loot_session_claiming ON loot_session (deadline_at) WHERE status = 'CLAIMING';
 CREATE INDEX IF NOT EXISTS loot_session_settling ON loot_session (settle_until) WHERE status = 'SETTLING';
@@ -41,15 +53,15 @@ CREATE TABLE IF NOT EXISTS loot_member (
 );
 CREATE TABLE IF NOT EXISTS loot_claim (
 	session_no text        NOT NULL,
-	player_id  bigint      NOT NULL,
+	player_id  bigint      NOT NULL CHECK (player_id > 0),
 	intent     text        NOT NULL CHECK (intent IN ('NEED', 'GREED', 'PASS')),
 	claimed_at timestamptz NOT NULL,
 	PRIMARY KEY (session_no, player_id)
 );
 CREATE TABLE IF NOT EXISTS loot_grant (
-	grant_no    text        PRIMARY KEY CHECK (octet_length(grant_no) <= 150),
+	grant_no    text        PRIMARY KEY CHECK (octet_length(grant_no) BETWEEN 1 AND 150),
 	session_no  text        NOT NULL,
-	player_id   bigint      NOT NULL,
+	player_id   bigint      NOT NULL CHECK (player_id > 0),
 	loot_code   text        NOT NULL,
 	quantity    integer     NOT NULL CHECK (quantity >= 1),
 	rank        integer     NOT NULL CHECK (rank >= 1),
@@ -61,10 +73,10 @@ CREATE TABLE IF NOT EXISTS loot_grant (
 CREATE INDEX IF NOT EXISTS loot_grant_pending ON loot_grant (lease_until, grant_no) WHERE status = 'PENDING';
 CREATE TABLE IF NOT EXISTS loot_snapshot (
 	session_no   text        PRIMARY KEY,
-	fence        bigint      NOT NULL,
+	fence        bigint      NOT NULL CHECK (fence >= 1),
 	dungeon_code text        NOT NULL,
 	loot_code    text        NOT NULL,
-	quantity     integer     NOT NULL,
+	quantity     integer     NOT NULL CHECK (quantity >= 1),
 	deadline_at  timestamptz NOT NULL,
 	rule_version text        NOT NULL,
 	members      bigint[]    NOT NULL,
@@ -75,9 +87,9 @@ CREATE TABLE IF NOT EXISTS loot_snapshot (
 );
 CREATE TABLE IF NOT EXISTS loot_inventory (
 	grant_no   text        PRIMARY KEY,
-	player_id  bigint      NOT NULL,
+	player_id  bigint      NOT NULL CHECK (player_id > 0),
 	loot_code  text        NOT NULL,
-	quantity   integer     NOT NULL,
+	quantity   integer     NOT NULL CHECK (quantity >= 1),
 	applied_at timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS loot_inventory_holder ON loot_inventory (player_id, loot_code);`

@@ -18,6 +18,9 @@ import (
 // send queues statements on one batch (one round trip, one implicit
 // transaction), sends it and reads the results.
 func (s *Store) send(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
+	if err := live(ctx); err != nil {
+		return err
+	}
 	b := &pgx.Batch{}
 	queue(b)
 	br := s.pool.SendBatch(ctx, b)

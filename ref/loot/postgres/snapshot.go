@@ -78,7 +78,7 @@ func decodeClaims(no string, b []byte) ([]loot.Candidate, error) {
 // Snapshot implements loot.Reader.
 func (s *Store) Snapshot(ctx context.Context, no string) (loot.Snapshot, error) {
 	op := "snapshot of " + no
-	if err := ctx.Err(); err != nil {
+	if err := live(ctx); err != nil {
 		return loot.Snapshot{}, wrap(op, err)
 	}
 	var (
@@ -121,7 +121,7 @@ func (s *Store) Snapshot(ctx context.Context, no string) (loot.Snapshot, error) 
 
 // Session implements loot.Reader.
 func (s *Store) Session(ctx context.Context, no string) (loot.Session, error) {
-	if err := ctx.Err(); err != nil {
+	if err := live(ctx); err != nil {
 		return loot.Session{}, wrap("session "+no, err)
 	}
 	sess, err := scanSession(s.pool.QueryRow(ctx, s.q.readSession, no))

@@ -75,6 +75,9 @@ const schemaLock = 0x100750
 // loot_session: ERROR: permission denied for schema public (SQLSTATE
 // 42501)").
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	if err := loot.CheckContext(ctx); err != nil {
+		return nil, fmt.Errorf("loot/postgres: open: %w", err)
+	}
 	q := sqlQueries
 	if opts.TestClock != "" {
 		if !identifier.MatchString(opts.TestClock) {
@@ -141,7 +144,7 @@ func retry[T any](ctx context.Context, op string, attempt func() (T, error)) (T,
 		err error
 	)
 	for range raceTries {
-		if err = ctx.Err(); err != nil {
+		if err = live(ctx); err != nil {
 			return v, fmt.Errorf("loot/postgres: %s: %w", op, err)
 		}
 		v, err = attempt()
@@ -150,6 +153,16 @@ func retry[T any](ctx context.Context, op string, attempt func() (T, error)) (T,
 		}
 	}
 	return v, fmt.Errorf("loot/postgres: %s: %w", op, err)
+}
+
+// live is ctx.Err(), and loot.CheckContext's refusal of a nil ctx (on
+// which ctx.Err() would panic). Every method calls it before the pool
+// sees ctx.
+func live(ctx context.Context) error {
+	if err := loot.CheckContext(ctx); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // wrap names the operation on an error that is not one of loot's
