@@ -67,3 +67,8 @@ func (s *Service) takeLock(ctx context.Context, no string) (release func(), err 
 		_, _ = s.lock.Release(rctx, key, token)
 	}, nil
 }
+
+// LockTimeout is the bound of each of the Service's lock calls
+// (Config.LockTimeout, or its default): what a caller probing the same
+// lock service (a readiness check) should allow it too.
+func (s *Service) LockTimeout() time.Duration { return s.lockMax }
