@@ -121,31 +121,29 @@ type countedLock struct {
 func (l countedLock) Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
 	began := l.m.lock.begin()
 	ok, err := l.Lock.Acquire(ctx, key, token, ttl)
-	l.m.lock.end(ctx, began, "acquire", err)
-	switch {
-	case err != nil:
-		l.m.locks.WithLabelValues("error").Inc()
-	case ok:
-		l.m.locks.WithLabelValues("acquired").Inc()
-	default:
-		l.m.locks.WithLabelValues("contended").Inc()
-	}
+	l.record(ctx, began, "acquire", ok, err, l.m.locks, "acquired", "contended")
 	return ok, err
 }
 
 func (l countedLock) Release(ctx context.Context, key, token string) (bool, error) {
 	began := l.m.lock.begin()
 	ok, err := l.Lock.Release(ctx, key, token)
-	l.m.lock.end(ctx, began, "release", err)
+	l.record(ctx, began, "release", ok, err, l.m.releases, "released", "expired")
+	return ok, err
+}
+
+// record notes the outcome of a call that began at began in the lock's
+// state, and counts it in c as error, yes (ok) or no.
+func (l countedLock) record(ctx context.Context, began uint64, call string, ok bool, err error, c *prometheus.CounterVec, yes, no string) {
+	l.m.lock.end(ctx, began, call, err)
+	result := no
 	switch {
 	case err != nil:
-		l.m.releases.WithLabelValues("error").Inc()
+		result = "error"
 	case ok:
-		l.m.releases.WithLabelValues("released").Inc()
-	default:
-		l.m.releases.WithLabelValues("expired").Inc()
+		result = yes
 	}
-	return ok, err
+	c.WithLabelValues(result).Inc()
 }
 
 // countedInventory counts deliveries and logs failed ones with the grant
