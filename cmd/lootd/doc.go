@@ -26,7 +26,8 @@
 // deadline is the store's clock at the open plus the window), POST
 // /api/loot/sessions/{no}/start, POST /api/loot/settle and
 // /api/loot/cancel ({"sessionNo"}), GET /api/loot/sessions/{no} and
-// /api/loot/sessions/{no}/audit, GET /metrics, GET /healthz. The player
+// /api/loot/sessions/{no}/audit, GET /metrics, GET /healthz (the store),
+// GET /readyz (the store, and "lock": "ok", "degraded" or "none"). The player
 // claims with {"sessionNo","intentType"}: a body with playerId is 400.
 // Errors are {"code","message"}: 400 bad input, 401, 404 (to a player, a
 // session they are not a member of is 404 too), 409 for
@@ -47,5 +48,8 @@
 //     Items go to the store's loot_inventory table, which the game reads;
 //     sessions rank by rule v1, a player's wins counted in that table.
 //  4. Pick -lock-ttl above the slowest settle; stop with SIGTERM (in-flight
-//     requests drain); alert on lootd_grants_pending and settle outcomes.
+//     requests drain); alert on lootd_grants_pending, settle outcomes and
+//     lootd_lock_degraded (a lock call failed, or timed out after
+//     loot.DefaultLockTimeout(-lock-ttl), 300ms at the default: settles
+//     go on through the store's CAS).
 package main

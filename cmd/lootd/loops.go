@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/onceproof/onceproof/ref/loot"
@@ -17,19 +18,21 @@ import (
 //
 //   - settle: Store.Overdue lists sessions past their deadline (and
 //     SETTLING ones whose settler's lease ended) and each is settled, the
-//     scheduler at the deadline. Instances race for the same sessions;
-//     the lock and the CAS let one through.
+//     scheduler at the deadline, up to workers at once (settleWorkers).
+//     Instances race for the same sessions; the lock and the CAS let one
+//     through.
 //   - compensate: Service.Recover on a store view without overdue
 //     sessions (server.compensator), so it only delivers the PENDING
 //     grants whose lease ended: each grant's lease grows with its attempts
 //     (loot.DefaultBackoff), so a failing inventory is retried ever more
 //     slowly and never given up. Between them the two loops do all that
 //     Recover would, and every settle shows in the settle metrics.
-func (s *server) startLoops(wg *sync.WaitGroup, stop, work context.Context, settleEvery, compensateEvery time.Duration) {
+func (s *server) startLoops(wg *sync.WaitGroup, stop, work context.Context, settleEvery, compensateEvery time.Duration, workers int) {
+	settle := func(stop, work context.Context) { s.settleDue(stop, work, workers) }
 	for _, l := range []struct {
 		every time.Duration
 		run   func(stop, work context.Context)
-	}{{settleEvery, s.settleDue}, {compensateEvery, s.compensate}} {
+	}{{settleEvery, settle}, {compensateEvery, s.compensate}} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -47,26 +50,50 @@ func (s *server) startLoops(wg *sync.WaitGroup, stop, work context.Context, sett
 	}
 }
 
+// settleWorkers is how many sessions the settle loop settles at once on
+// a database pool of dbConns: a quarter of it, at least one. A settle
+// holds one connection at a time (its calls are one after another), so
+// the settles hold at most a quarter of the pool and claims, reads and
+// the compensation pass keep the rest. Settles run side by side so that
+// one slow call (a lock timeout, a slow inventory) delays its own
+// session, not every session behind it.
+func settleWorkers(dbConns int) int { return max(1, dbConns/4) }
+
 // settleDue settles the overdue sessions, a batch at a time while batches
-// come full and settle something; it stops between two settles once stop
-// is done.
-func (s *server) settleDue(stop, work context.Context) {
+// come full and settle something, up to workers at once; once stop is
+// done it starts no further settle and returns when those under way end.
+func (s *server) settleDue(stop, work context.Context, workers int) {
 	for stop.Err() == nil {
 		nos, err := s.be.store.Overdue(work, loot.DefaultBatch)
 		if err != nil {
 			s.log.Warn("settle loop: listing overdue sessions", "err", err)
 			return
 		}
-		settled := 0
+		var (
+			settled atomic.Int64
+			wg      sync.WaitGroup
+			slots   = make(chan struct{}, workers)
+		)
+	start:
 		for _, no := range nos {
-			if stop.Err() != nil {
-				return
+			select {
+			case slots <- struct{}{}:
+			case <-stop.Done():
+				break start
 			}
-			if st, err := s.settle(work, no, "deadline"); err == nil || st.Session.Status == loot.StatusClosed {
-				settled++
+			if stop.Err() != nil { // both were ready: stop wins
+				<-slots
+				break start
 			}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				if st, err := s.settle(work, no, "deadline"); err == nil || st.Session.Status == loot.StatusClosed {
+					settled.Add(1)
+				}
+			})
 		}
-		if len(nos) < loot.DefaultBatch || settled == 0 {
+		wg.Wait()
+		if stop.Err() != nil || len(nos) < loot.DefaultBatch || settled.Load() == 0 {
 			return
 		}
 	}

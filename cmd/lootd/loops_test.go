@@ -50,7 +50,7 @@ func TestLoopsSettleAtTheDeadlineAndCompensateFailedDeliveries(t *testing.T) {
 	h.claim("1002", `{"sessionNo":"S1","intentType":"GREED"}`)
 	stop, stopLoops := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	h.srv.startLoops(&wg, stop, context.Background(), time.Millisecond, time.Millisecond)
+	h.srv.startLoops(&wg, stop, context.Background(), time.Millisecond, time.Millisecond, 1)
 	defer func() { stopLoops(); wg.Wait() }()
 
 	m := h.srv.m

@@ -132,7 +132,7 @@ func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error
 	work, cancelWork := context.WithCancel(context.Background())
 	defer cancelWork()
 	var loops sync.WaitGroup
-	s.startLoops(&loops, stopLoops, work, c.settleEvery, c.compensateEvery)
+	s.startLoops(&loops, stopLoops, work, c.settleEvery, c.compensateEvery, settleWorkers(c.dbConns))
 
 	var failed error
 	select {

@@ -17,13 +17,15 @@ import (
 // (8.4): settle success rate (lootd_settles_total by outcome), settle
 // duration (lootd_settle_duration_seconds), PENDING backlog
 // (lootd_grants_pending); and claims by result, lock contention and
-// compensation deliveries.
+// health, and compensation deliveries.
 type metrics struct {
 	reg           *prometheus.Registry
 	settles       *prometheus.CounterVec
 	settleSeconds *prometheus.HistogramVec
 	claims        *prometheus.CounterVec
 	locks         *prometheus.CounterVec
+	releases      *prometheus.CounterVec
+	lock          *lockState
 	deliveries    *prometheus.CounterVec
 	recovers      *prometheus.CounterVec
 }
@@ -52,7 +54,9 @@ func newMetrics(pending func(context.Context) (int, error), log *slog.Logger) *m
 		claims: counter("lootd_claims_total",
 			"Claims (POST /api/loot/intent) by result: accepted, or the error code of the refusal.", "result"),
 		locks: counter("lootd_lock_acquires_total",
-			"Settle lock acquisitions by result: acquired, contended (held by another settler), error.", "result"),
+			"Settle lock acquisitions by result: acquired, contended (held by another settler), error (a timeout included: the settle went on to the CAS).", "result"),
+		releases: counter("lootd_lock_releases_total",
+			"Settle lock releases by result: released, expired (the key no longer held this settle's token: its ttl ended), error.", "result"),
 		deliveries: counter("lootd_deliveries_total",
 			"Inventory deliveries by path (settle: the settler's own; compensation: a retry of a PENDING grant under its lease) and result (ok, error).",
 			"path", "result"),
@@ -65,11 +69,14 @@ func newMetrics(pending func(context.Context) (int, error), log *slog.Logger) *m
 		m.settleSeconds.WithLabelValues(trigger)
 	}
 	m.claims.WithLabelValues("accepted")
+	degraded := prometheus.NewGauge(prometheus.GaugeOpts{Name: "lootd_lock_degraded",
+		Help: "1 while the settle lock fails (from a failed lock call until one that began after it succeeds; also /readyz's \"lock\"), else 0. Settles go on through the store's CAS meanwhile."})
+	m.lock = &lockState{gauge: degraded, log: log}
 	for _, path := range []string{"settle", "compensation"} {
 		m.deliveries.WithLabelValues(path, "ok")
 		m.deliveries.WithLabelValues(path, "error")
 	}
-	m.reg.MustRegister(m.settles, m.settleSeconds, m.claims, m.locks, m.deliveries, m.recovers,
+	m.reg.MustRegister(m.settles, m.settleSeconds, m.claims, m.locks, m.releases, degraded, m.deliveries, m.recovers,
 		pendingCollector{count: pending, log: log},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -105,23 +112,38 @@ func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n))
 }
 
-// countedLock counts the Service's lock acquisitions.
+// countedLock counts the Service's lock calls and keeps m.lock's state.
 type countedLock struct {
 	loot.Lock
 	m *metrics
 }
 
 func (l countedLock) Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	began := l.m.lock.begin()
 	ok, err := l.Lock.Acquire(ctx, key, token, ttl)
+	l.record(ctx, began, "acquire", ok, err, l.m.locks, "acquired", "contended")
+	return ok, err
+}
+
+func (l countedLock) Release(ctx context.Context, key, token string) (bool, error) {
+	began := l.m.lock.begin()
+	ok, err := l.Lock.Release(ctx, key, token)
+	l.record(ctx, began, "release", ok, err, l.m.releases, "released", "expired")
+	return ok, err
+}
+
+// record notes the outcome of a call that began at began in the lock's
+// state, and counts it in c as error, yes (ok) or no.
+func (l countedLock) record(ctx context.Context, began uint64, call string, ok bool, err error, c *prometheus.CounterVec, yes, no string) {
+	l.m.lock.end(ctx, began, call, err)
+	result := no
 	switch {
 	case err != nil:
-		l.m.locks.WithLabelValues("error").Inc()
+		result = "error"
 	case ok:
-		l.m.locks.WithLabelValues("acquired").Inc()
-	default:
-		l.m.locks.WithLabelValues("contended").Inc()
+		result = yes
 	}
-	return ok, err
+	c.WithLabelValues(result).Inc()
 }
 
 // countedInventory counts deliveries and logs failed ones with the grant

@@ -74,6 +74,7 @@ func (s *server) internalHandler() http.Handler {
 	handle(mux, "POST", "/api/loot/cancel", s.cancel)
 	handle(mux, "GET", "/metrics", s.m.handler().ServeHTTP)
 	handle(mux, "GET", "/healthz", s.healthz)
+	handle(mux, "GET", "/readyz", s.readyz)
 	mux.HandleFunc("/", notFound)
 	return mux
 }
@@ -391,10 +392,51 @@ const healthTimeout = 2 * time.Second
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
 	defer cancel()
-	if err := s.be.ping(ctx); err != nil {
-		s.log.Warn("healthz: store ping failed", "err", err)
-		writeError(w, &apiError{status: http.StatusServiceUnavailable, Code: "store_unreachable", Message: "the store does not answer"})
+	if !s.storeAnswers(ctx, w, "healthz") {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "store": s.be.kind})
+}
+
+// storeAnswers pings the store; if it does not answer it writes the 503
+// and logs why (for the probe named what).
+func (s *server) storeAnswers(ctx context.Context, w http.ResponseWriter, what string) bool {
+	if err := s.be.ping(ctx); err != nil {
+		s.log.Warn(what+": store ping failed", "err", err)
+		writeError(w, &apiError{status: http.StatusServiceUnavailable, Code: "store_unreachable", Message: "the store does not answer"})
+		return false
+	}
+	return true
+}
+
+// readyz is /healthz with the settle lock's state: 200 {"status": "ok",
+// "store": ..., "lock": "ok" | "degraded" | "none"} while the store
+// answers, else 503 as /healthz. A lock service that offers a probe (the
+// Redis lock's Ping) is probed, bounded like a settle's lock call, and the
+// result counts as a lock call (lockState); -dev's in-process lock is
+// reported as its last call found it.
+//
+// A degraded lock is 200, not 503: the lock is an optimisation, and with
+// it down this instance still settles correctly (the store's CAS decides),
+// each settle slowed by at most two lock timeouts. Every instance shares
+// the one lock service, so a 503 would take all of them out of rotation
+// at once and turn a slowdown into an outage; alert on
+// lootd_lock_degraded instead.
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+	defer cancel()
+	if !s.storeAnswers(ctx, w, "readyz") {
+		return
+	}
+	lock := "none"
+	if s.be.lock != nil {
+		if p, ok := s.be.lock.(interface{ Ping(context.Context) error }); ok {
+			pctx, cancel := context.WithTimeout(ctx, s.svc.LockTimeout())
+			began := s.m.lock.begin()
+			s.m.lock.end(pctx, began, "ping", p.Ping(pctx))
+			cancel()
+		}
+		lock = s.m.lock.status()
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "store": s.be.kind, "lock": lock})
 }

@@ -25,6 +25,11 @@ import (
 //   - An error means the outcome is unknown (the key may or may not be
 //     set or deleted); the Service then goes on to the CAS, which decides.
 //     A key left behind ends with its ttl.
+//   - Each call returns, with an error, once ctx's deadline passes, also
+//     when the lock service hangs without closing the connection. The
+//     Service gives every call a deadline (Config.LockTimeout) and treats
+//     its expiry as any other error, so a stalled lock service slows each
+//     settle by at most two timeouts and never blocks it.
 //   - Safe for concurrent use.
 type Lock interface {
 	Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error)

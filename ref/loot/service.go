@@ -24,6 +24,10 @@ type Config struct {
 	Fairness FairnessProvider
 	// Lock, if set, is taken around each Settle (an optimisation; see Lock).
 	Lock Lock
+	// LockTimeout bounds each Lock call (Acquire, Release) of a Settle;
+	// past it the call counts as failed and the Settle goes on to the CAS,
+	// as for any lock error. Zero means DefaultLockTimeout(SettleLease).
+	LockTimeout time.Duration
 	// Tokens is the source of lock tokens (16 bytes each). Nil means
 	// crypto/rand.Reader; tests pass a seeded reader. A read error skips the
 	// lock for that Settle (the CAS decides anyway).
@@ -59,6 +63,7 @@ type Service struct {
 	inv     Inventory
 	fair    FairnessProvider
 	lock    Lock
+	lockMax time.Duration // each lock call's bound (Config.LockTimeout)
 	lease   time.Duration
 	backoff Backoff
 	batch   int
@@ -73,10 +78,13 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		store: cfg.Store, inv: cfg.Inventory, fair: cfg.Fairness, lock: cfg.Lock,
-		lease: cfg.SettleLease, backoff: cfg.Backoff, batch: cfg.Batch, tokens: cfg.Tokens,
+		lease: cfg.SettleLease, lockMax: cfg.LockTimeout, backoff: cfg.Backoff, batch: cfg.Batch, tokens: cfg.Tokens,
 	}
 	if s.lease == 0 {
 		s.lease = DefaultSettleLease
+	}
+	if s.lockMax == 0 {
+		s.lockMax = DefaultLockTimeout(s.lease)
 	}
 	if s.backoff == (Backoff{}) {
 		s.backoff = DefaultBackoff
@@ -90,6 +98,8 @@ func New(cfg Config) (*Service, error) {
 	switch {
 	case s.lease < 0:
 		return nil, badArg("SettleLease %v < 0", s.lease)
+	case s.lockMax < 0:
+		return nil, badArg("LockTimeout %v < 0", s.lockMax)
 	case s.batch < 0:
 		return nil, badArg("Batch %d < 0", s.batch)
 	}

@@ -30,8 +30,8 @@ type Settlement struct {
 // player's: a player who could trigger it could only be refused
 // (ErrNotDue before the deadline), but there is no reason to let them try.
 //
-// Steps, each one call: take the Lock (if any; held by another:
-// ErrAlreadySettling); BeginSettle, the CAS that decides who settles;
+// Steps, each one call: take the Lock (if any, each of its calls bounded
+// by Config.LockTimeout; held by another: ErrAlreadySettling); BeginSettle, the CAS that decides who settles;
 // read the claimants' Fairness; rank (pure); RecordGrants with the fence,
 // which closes the session with its PENDING grants and snapshot in one
 // write; then per grant Inventory.Deliver and MarkDelivered.
@@ -46,18 +46,11 @@ type Settlement struct {
 // otherwise nothing may be recorded yet. In both cases Recover finishes
 // the work after the lease; do not call Settle in a loop.
 func (s *Service) Settle(ctx context.Context, no string) (Settlement, error) {
-	if s.lock != nil {
-		if token, err := s.token(); err == nil {
-			key := LockKey(no)
-			ok, err := s.lock.Acquire(ctx, key, token, s.lease)
-			if err == nil && !ok {
-				return Settlement{}, fmt.Errorf("loot: settle %s: lock held by another settler: %w", no, ErrAlreadySettling)
-			}
-			// Held, or unknown (an Acquire that timed out may have set it):
-			// release it either way. A failed Release is left to the ttl.
-			defer func() { _, _ = s.lock.Release(ctx, key, token) }()
-		}
+	release, err := s.takeLock(ctx, no)
+	if err != nil {
+		return Settlement{}, err
 	}
+	defer release()
 	fz, err := s.store.BeginSettle(ctx, no, s.lease)
 	if err != nil {
 		return Settlement{}, classify("settle "+no, err)

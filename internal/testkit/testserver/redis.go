@@ -153,3 +153,24 @@ func (s *RedisServer) stop() {
 	s.proc.stop(syscall.SIGTERM, 10*time.Second)
 	os.RemoveAll(s.Dir)
 }
+
+// Pause stops the server with SIGSTOP: its port and connections stay open
+// and nothing answers, a hung server as its clients see one. Resume, or
+// the end of tb, lets it go on (a stopped server would hold up its own
+// stop). Pause only a server of StartRedis: the shared one is other
+// tests' too.
+func (s *RedisServer) Pause(tb testing.TB) {
+	tb.Helper()
+	if err := s.proc.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		tb.Fatalf("testserver: pause redis: %v", err)
+	}
+	tb.Cleanup(func() { _ = s.proc.cmd.Process.Signal(syscall.SIGCONT) })
+}
+
+// Resume lets a paused server go on (SIGCONT).
+func (s *RedisServer) Resume(tb testing.TB) {
+	tb.Helper()
+	if err := s.proc.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		tb.Fatalf("testserver: resume redis: %v", err)
+	}
+}

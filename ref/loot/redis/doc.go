@@ -30,6 +30,16 @@
 // is "outcome unknown", which the Service handles (it goes on to the CAS),
 // where a silent retry of an Acquire that landed would answer "held".
 //
+// Timeouts: a call returns by ctx's deadline (go-redis's
+// ContextTimeoutEnabled: the deadline becomes the socket's), so a server
+// that hangs with its connections open (stopped, swapping, a network that
+// drops packets) costs a caller its own deadline, which the Service sets
+// (loot.Config.LockTimeout). A ctx without a deadline falls back to the
+// client's ReadTimeout and WriteTimeout (5s each by default; set them
+// through Options.Config): cancelling such a ctx does not interrupt a read
+// already waiting on the socket. With Batch, the caller returns at its
+// deadline while the batch it joined runs on under the client's timeouts.
+//
 // Use:
 //
 //	lock, err := redis.Open(ctx, "redis://cache:6379/0", redis.Options{})

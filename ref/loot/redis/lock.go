@@ -130,6 +130,15 @@ func (l *Lock) Release(ctx context.Context, key, token string) (bool, error) {
 	return n == 1, nil
 }
 
+// Ping says whether the server answers a PING within ctx: a readiness
+// probe of the lock service that takes no key.
+func (l *Lock) Ping(ctx context.Context) error {
+	if err := l.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("loot/redis: ping: %w", err)
+	}
+	return nil
+}
+
 // Client returns the lock's client.
 func (l *Lock) Client() *goredis.Client { return l.rdb }
 
