@@ -135,11 +135,13 @@ func FuzzInput(f *testing.F) {
 		if err := json.Unmarshal([]byte(body), &req); err != nil {
 			t.Fatalf("open (body %q): 200 for a body that does not decode: %v", body, err)
 		}
-		// The window asked for, in seconds (no Duration to overflow), must
-		// be the one recorded: a day at most, as maxClaimWindow says.
+		// The window asked for is 1 s to a day (maxClaimWindow), compared in
+		// seconds: a Duration would wrap. A repeated open answers with the
+		// recorded session, so the recorded window is only within the same
+		// range, not necessarily the one this body asked for.
 		if got := s.Deadline.Sub(s.OpenedAt); req.ClaimWindowSeconds < 1 || req.ClaimWindowSeconds > 86400 ||
-			got != time.Duration(req.ClaimWindowSeconds)*time.Second {
-			t.Fatalf("open (body %q) accepted a window of %v for claimWindowSeconds %d", body, got, req.ClaimWindowSeconds)
+			got < time.Second || got > 24*time.Hour {
+			t.Fatalf("open (body %q) accepted claimWindowSeconds %d, recording a window of %v; want both 1s..24h", body, req.ClaimWindowSeconds, got)
 		}
 	})
 }
