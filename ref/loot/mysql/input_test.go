@@ -29,17 +29,25 @@ func TestDataErrorIsBadArgumentNotOutcomeUnknown(t *testing.T) {
 	if _, err := st.StartClaiming(ctx, "S1"); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := st.Claim(ctx, "S1", 1, loot.Need); err != nil {
+		t.Fatal(err)
+	}
 	clock.advance(t, time.Minute)
 	fz, err := st.BeginSettle(ctx, "S1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
+	decided, err := loot.Decide(fz, map[loot.PlayerID]loot.Fairness{1: {}}, time.Minute)
+	if err != nil || len(decided.Grants) != 1 {
+		t.Fatalf("Decide: %+v, %v; want one grant", decided, err)
+	}
+	// decision is the settler's with the grant's loot code replaced.
 	decision := func(lootCode string) loot.Decision {
-		return loot.Decision{Session: "S1", Fence: fz.Session.Fence, Lease: time.Minute,
-			Grants: []loot.Grant{{No: loot.GrantNo("S1", 1, lootCode), Session: "S1", Player: 1, Loot: lootCode,
-				Quantity: 1, Rank: 1, Status: loot.GrantPending}},
-			Snapshot: loot.Snapshot{Session: "S1", Dungeon: "D", Loot: "L", Quantity: 1, Deadline: spec.Deadline,
-				Rule: loot.RuleCount, Fence: fz.Session.Fence, Members: spec.Members, Winners: []loot.PlayerID{1}}}
+		d := decided
+		g := d.Grants[0]
+		g.Loot, g.No = lootCode, loot.GrantNo("S1", 1, lootCode)
+		d.Grants = []loot.Grant{g}
+		return d
 	}
 	for name, lootCode := range map[string]string{
 		"invalid UTF-8 loot code (1366)":        "L\xff",
