@@ -158,7 +158,7 @@ func TestIntentRefusesBadInputWithStableCodesAndWritesNothing(t *testing.T) {
 		{"wrong intent", "1001", `{"sessionNo":"S1","intentType":"ROLL"}`, 400, "bad_intent"},
 		{"no intent", "1001", `{"sessionNo":"S1"}`, 400, "bad_intent"},
 		{"oversized", "1001", `{"sessionNo":"` + strings.Repeat("S", smallBody) + `","intentType":"NEED"}`, 413, "body_too_large"},
-		{"session number longer than any", "1001", `{"sessionNo":"` + strings.Repeat("S", loot.MaxCodeLen+1) + `","intentType":"NEED"}`, 404, "not_found"},
+		{"session number longer than any", "1001", `{"sessionNo":"` + strings.Repeat("S", loot.MaxCodeLen+1) + `","intentType":"NEED"}`, 400, "bad_argument"},
 		{"unknown session", "1001", `{"sessionNo":"S404","intentType":"NEED"}`, 404, "not_found"},
 		{"not a member", "1003", `{"sessionNo":"S1","intentType":"NEED"}`, 404, "not_found"}, // as unknown, to players
 		{"no player", "", `{"sessionNo":"S1","intentType":"NEED"}`, 401, "unauthenticated"},

@@ -23,7 +23,8 @@
 // `lootd token -player ID [-ttl D]` prints a token signed with the key.
 // Internal endpoints: POST /api/loot/sessions (open: sessionNo,
 // dungeonCode, lootCode, quantity, members, claimWindowSeconds; the
-// deadline is the store's clock at the open plus the window), POST
+// deadline is the store's clock at the open plus the window, 1..86400 s;
+// the ranges of the rest are loot.Spec's, the same on every store), POST
 // /api/loot/sessions/{no}/start, POST /api/loot/settle and
 // /api/loot/cancel ({"sessionNo"}), GET /api/loot/sessions/{no} and
 // /api/loot/sessions/{no}/audit, GET /metrics, GET /healthz (the store),

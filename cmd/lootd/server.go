@@ -182,10 +182,12 @@ func (s *server) open(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	window := time.Duration(req.ClaimWindowSeconds) * time.Second
-	switch {
-	case window < time.Second || window > maxClaimWindow:
-		writeError(w, badRequest("bad_argument", "claimWindowSeconds %d: want 1..%d", req.ClaimWindowSeconds, int(maxClaimWindow/time.Second)))
+	// The range is checked in seconds, before the multiplication: a
+	// Duration holds 2^63 ns, about 292 years, and a larger count of
+	// seconds wraps around (2^55+1 s became 1 s).
+	switch maxSeconds := int(maxClaimWindow / time.Second); {
+	case req.ClaimWindowSeconds < 1 || req.ClaimWindowSeconds > maxSeconds:
+		writeError(w, badRequest("bad_argument", "claimWindowSeconds %d: want 1..%d", req.ClaimWindowSeconds, maxSeconds))
 		return
 	case len(req.Members) > maxMembers:
 		writeError(w, badRequest("bad_argument", "%d members: want at most %d", len(req.Members), maxMembers))
@@ -198,7 +200,7 @@ func (s *server) open(w http.ResponseWriter, r *http.Request) {
 	}
 	spec := loot.Spec{
 		No: req.SessionNo, Dungeon: req.DungeonCode, Loot: req.LootCode, Quantity: req.Quantity,
-		Deadline: now.Add(window), Rule: loot.RuleCount, Members: make([]loot.PlayerID, len(req.Members)),
+		Deadline: now.Add(time.Duration(req.ClaimWindowSeconds) * time.Second), Rule: loot.RuleCount, Members: make([]loot.PlayerID, len(req.Members)),
 	}
 	for i, m := range req.Members {
 		spec.Members[i] = loot.PlayerID(m)
@@ -339,6 +341,12 @@ func (s *server) cancel(w http.ResponseWriter, r *http.Request) {
 // committed state (not one snapshot: a claim or a delivery may land
 // between them).
 func (s *server) read(ctx context.Context, no string) (sessionJSON, error) {
+	// The Service checks the numbers it is given; these reads go to the
+	// store directly, so they check it themselves (a path id can hold any
+	// byte: %00, %FF).
+	if err := loot.CheckSessionNo(no); err != nil {
+		return sessionJSON{}, err
+	}
 	sess, err := s.be.store.Session(ctx, no)
 	if err != nil {
 		return sessionJSON{}, err

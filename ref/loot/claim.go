@@ -34,9 +34,24 @@ func (i Intent) Valid() bool { return i == Need || i == Greed || i == Pass }
 // ClaimRequest is what a player sends. It has no player field on purpose:
 // the claimant is the authenticated Caller the Service takes beside it.
 type ClaimRequest struct {
+	// Session is the session number (see CheckSessionNo).
 	Session string
-	Intent  Intent
-	_       struct{}
+	// Intent is NEED, GREED or PASS.
+	Intent Intent
+	_      struct{}
+}
+
+// Validate returns nil if r can be claimed, else ErrBadArgument saying
+// why: a session number no store could hold, or an unknown intent. Whether
+// the session exists and takes the claim is the store's to judge.
+func (r ClaimRequest) Validate() error {
+	if err := CheckSessionNo(r.Session); err != nil {
+		return err
+	}
+	if !r.Intent.Valid() {
+		return badArg("unknown intent %q", r.Intent)
+	}
+	return nil
 }
 
 // Claim is one player's effective claim in one session: a store keeps one

@@ -36,9 +36,10 @@ var (
 	// ErrCanceled: the session was canceled; it takes no claims and
 	// delivers nothing. Do not retry.
 	ErrCanceled = errors.New("loot: session canceled")
-	// ErrBadArgument: the request is invalid (quantity < 1, empty or
-	// duplicated team, unknown intent or rule, a deadline not after the
-	// store's now, a malformed number). Fix the request; do not retry as is.
+	// ErrBadArgument: the request is invalid (a quantity, code or deadline
+	// out of Spec's ranges, empty or duplicated team, unknown intent or
+	// rule, a deadline not after the store's now, a malformed number; a
+	// value the database refused). Fix the request; do not retry as is.
 	ErrBadArgument = errors.New("loot: bad argument")
 	// ErrConflict: Open of a session number that exists with a different
 	// definition. Do not retry; the number is taken.

@@ -77,7 +77,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, badArg("Config needs Store, Inventory and Fairness")
 	}
 	s := &Service{
-		store: cfg.Store, inv: cfg.Inventory, fair: cfg.Fairness, lock: cfg.Lock,
+		store: checkedStore{cfg.Store}, inv: cfg.Inventory, fair: cfg.Fairness, lock: cfg.Lock,
 		lease: cfg.SettleLease, lockMax: cfg.LockTimeout, backoff: cfg.Backoff, batch: cfg.Batch, tokens: cfg.Tokens,
 	}
 	if s.lease == 0 {
@@ -141,13 +141,11 @@ func (s *Service) StartClaiming(ctx context.Context, no string) (Session, error)
 // changed intent replaces the previous one (one effective claim per
 // player).
 func (s *Service) Claim(ctx context.Context, who Caller, req ClaimRequest) (Claim, error) {
-	switch {
-	case who.Player <= 0:
+	if who.Player <= 0 {
 		return Claim{}, fmt.Errorf("loot: claim: %w", badArg("no authenticated player"))
-	case req.Session == "":
-		return Claim{}, fmt.Errorf("loot: claim: %w", badArg("no session"))
-	case !req.Intent.Valid():
-		return Claim{}, fmt.Errorf("loot: claim: %w", badArg("unknown intent %q", req.Intent))
+	}
+	if err := req.Validate(); err != nil {
+		return Claim{}, fmt.Errorf("loot: claim: %w", err)
 	}
 	c, _, err := s.store.Claim(ctx, req.Session, who.Player, req.Intent)
 	return c, classify(fmt.Sprintf("claim %s by %d", req.Session, who.Player), err)

@@ -1,10 +1,13 @@
 package loot
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // PlayerID identifies a player (the source document's BIGINT player_id).
@@ -33,22 +36,41 @@ type Fence int64
 // grant_no column for it (the document's VARCHAR(96) is too short).
 const MaxCodeLen = 64
 
+// MaxQuantity bounds Spec.Quantity: 2^31-1, the largest value of the
+// stores' quantity and allocated columns (PostgreSQL integer, MariaDB INT:
+// both 32-bit signed). Every count of grants fits under it too: a session
+// grants at most min(Quantity, team size) items.
+const MaxQuantity = math.MaxInt32
+
+// The range of every time a Spec carries (UTC, after StoreTime): MariaDB's
+// DATETIME(6), 1000-01-01 to 9999-12-31 23:59:59.999999, the narrowest of
+// the stores' (PostgreSQL's timestamptz spans 4713 BC to 294276 AD, the
+// memory store any time.Time). Year 9999 is also where Go's JSON encoding
+// of a time, which the audit snapshot uses, ends.
+var (
+	minStoreTime = time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxStoreTime = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
+)
+
 // Spec is what Open records: one team drop to allocate.
 type Spec struct {
-	// No is the session number, the business key (unique). 1..MaxCodeLen
-	// bytes, no ':' (it is a field of the grant number).
+	// No is the session number, the business key (unique): a code (see
+	// CheckSessionNo) without ':' (it is a field of the grant number).
 	No string
-	// Dungeon is the dungeon code (1..MaxCodeLen bytes).
+	// Dungeon is the dungeon code: 1..MaxCodeLen bytes of valid UTF-8
+	// without control characters.
 	Dungeon string
-	// Loot is the loot code (1..MaxCodeLen bytes, no ':').
+	// Loot is the loot code: as Dungeon, and no ':'.
 	Loot string
 	// Quantity is how many items dropped: the top Quantity claims get one
-	// each. At least 1; it may exceed the team (the rest is unallocated).
+	// each. 1..MaxQuantity; it may exceed the team (the rest is
+	// unallocated).
 	Quantity int
 	// Deadline ends claiming, judged by the store's clock only: claims are
 	// taken while now < Deadline, settling is due once now >= Deadline. It
-	// must be after the store's now at Open. Stored in UTC at microsecond
-	// precision.
+	// must be after the store's now at Open, and in UTC between 1000-01-01
+	// and 9999-12-31 23:59:59.999999 (MariaDB's DATETIME(6), the narrowest
+	// store's range). Stored in UTC at microsecond precision.
 	Deadline time.Time
 	// Rule is the ranking rule version (see Rules); recorded so that the
 	// result can be replayed under the same rule forever.
@@ -96,11 +118,16 @@ func (s Spec) Normalize() (Spec, error) {
 	if err := checkCode("loot code", s.Loot, true); err != nil {
 		return Spec{}, err
 	}
-	if s.Quantity < 1 {
-		return Spec{}, badArg("quantity %d, want >= 1", s.Quantity)
+	if s.Quantity < 1 || s.Quantity > MaxQuantity {
+		return Spec{}, badArg("quantity %d, want 1..%d", s.Quantity, MaxQuantity)
 	}
 	if s.Deadline.IsZero() {
 		return Spec{}, badArg("no deadline")
+	}
+	s.Deadline = StoreTime(s.Deadline)
+	if s.Deadline.Before(minStoreTime) || s.Deadline.After(maxStoreTime) {
+		return Spec{}, badArg("deadline %s, want %s..%s (UTC)", s.Deadline.Format(time.RFC3339Nano),
+			minStoreTime.Format(time.RFC3339Nano), maxStoreTime.Format(time.RFC3339Nano))
 	}
 	if _, ok := RankerFor(s.Rule); !ok {
 		return Spec{}, badArg("unknown rule version %q (have %v)", s.Rule, Rules())
@@ -119,7 +146,6 @@ func (s Spec) Normalize() (Spec, error) {
 		}
 	}
 	s.Members = ms
-	s.Deadline = StoreTime(s.Deadline)
 	return s, nil
 }
 
@@ -130,12 +156,29 @@ func (s Spec) Same(o Spec) bool {
 		s.Deadline.Equal(o.Deadline) && s.Rule == o.Rule && slices.Equal(s.Members, o.Members)
 }
 
+// CheckSessionNo returns nil if no can be a session number (Spec.No),
+// else ErrBadArgument saying why. The Service checks every number it is
+// given before its store sees one, so a number no store could hold is
+// refused alike by all of them, before any lookup.
+func CheckSessionNo(no string) error { return checkCode("session number", no, true) }
+
+// checkCode checks a code against what every store can keep and compare:
+// 1..MaxCodeLen bytes (PostgreSQL's octet_length check, within MariaDB's
+// VARCHAR(64) of characters); valid UTF-8 (PostgreSQL refuses anything
+// else with SQLSTATE 22021, MariaDB's utf8mb4 columns with error 1366);
+// no control character, Unicode's Cc: C0, DEL and C1 (PostgreSQL text
+// cannot hold NUL, MariaDB can, so a NUL would be a different session on
+// each; the others are never part of a code and only hide in logs).
 func checkCode(what, v string, noColon bool) error {
 	switch {
 	case v == "":
 		return badArg("empty %s", what)
 	case len(v) > MaxCodeLen:
 		return badArg("%s of %d bytes, want <= %d", what, len(v), MaxCodeLen)
+	case !utf8.ValidString(v):
+		return badArg("%s %q is not valid UTF-8", what, v)
+	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+		return badArg("%s %q contains a control character", what, v)
 	case noColon && strings.Contains(v, ":"):
 		return badArg("%s %q contains ':', the grant number's separator", what, v)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,12 +155,40 @@ func runTx[T any](ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) (T, error
 	return v, nil
 }
 
-// wrap names the operation. A sentinel of loot stays one (errors.Is).
+// wrap names the operation. A sentinel of loot stays one (errors.Is), and
+// a data error is loot.ErrBadArgument (see isDataError).
 func wrap(op string, err error) error {
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
+	case isDataError(err):
+		return fmt.Errorf("mysql: %s: %w: %w", op, loot.ErrBadArgument, err)
 	}
 	return fmt.Errorf("mysql: %s: %w", op, err)
+}
+
+// dataErrors are the server's refusals of a value an argument carried:
+// ER_WARN_DATA_OUT_OF_RANGE 1264 (a quantity over INT), ER_TRUNCATED_WRONG_VALUE
+// 1292 (a datetime out of DATETIME's range), ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+// 1366 (invalid UTF-8 for a utf8mb4 column), ER_DATA_TOO_LONG 1406 (over
+// VARCHAR(64)). MariaDB reports 1366 under SQLSTATE 22007 but MySQL under
+// HY000, hence the numbers beside the class.
+var dataErrors = []uint16{1264, 1292, 1366, 1406}
+
+// isDataError reports whether err is the server refusing an argument's
+// value (SQLSTATE class 22, data exception, or one of dataErrors). Strict
+// mode (MariaDB's and MySQL's default) fails the statement, and the
+// transaction around it rolls back: nothing was written, and the same
+// arguments would be refused again, so this is a definite answer, not an
+// unknown outcome. loot.Spec.Normalize and the Service refuse such input
+// before it gets here; this is the second line, for a caller of the Store
+// itself.
+func isDataError(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	return string(me.SQLState[:2]) == "22" || slices.Contains(dataErrors, me.Number)
 }
 
 // isDuplicate reports whether err is ER_DUP_ENTRY: a unique key refused

@@ -145,7 +145,7 @@ func (s *Store) runSettles(ctx context.Context, reqs []settleReq, rs []coalesce.
 	})
 	if err != nil {
 		for i := range rs {
-			rs[i].Err = wrap("begin settle (batched)", err)
+			rs[i].Err = batchFailed("begin settle (batched)", err)
 		}
 		return
 	}
@@ -221,7 +221,7 @@ func explain[R any](s *Store, ctx context.Context, idx []int, no func(int) strin
 		sess, found := rows[no(i)]
 		switch {
 		case err != nil:
-			rs[i].Err = wrap("explaining a batched refusal", err)
+			rs[i].Err = batchFailed("explaining a batched refusal", err)
 		case !found:
 			rs[i].Err = notFound(no(i))
 		default:
@@ -244,14 +244,15 @@ func (s *Store) runRecords(ctx context.Context, reqs []recordReq, rs []coalesce.
 	}
 	closed, err := s.recordMany(ctx, reqs, in)
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "23") {
-		// A constraint refused some decision and the statement wrote
-		// nothing: answer each call alone, so only the bad one fails.
+	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "23") || isDataException(err)) {
+		// A constraint or a data exception refused some decision and the
+		// statement wrote nothing: answer each call alone, so only the bad
+		// one fails.
 		again, closed, err = append(in, again...), nil, nil
 	}
 	if err != nil {
 		for i := range rs {
-			rs[i].Err = wrap("record grants (batched)", err)
+			rs[i].Err = batchFailed("record grants (batched)", err)
 		}
 		return
 	}
@@ -327,6 +328,14 @@ func arrayLiteral(ps []loot.PlayerID) string {
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// batchFailed is the answer of every call in a batch whose statement
+// failed: outcome unknown, even for a data exception, since the value it
+// refused may be another caller's (BeginSettle checks each session number
+// before it joins a batch, so none should be).
+func batchFailed(op string, err error) error {
+	return fmt.Errorf("loot/postgres: %s: %w", op, err)
 }
 
 // errBatchClosed is what a call gets when the store closed under it.

@@ -138,6 +138,13 @@ func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration)
 	if lease <= 0 {
 		return loot.Frozen{}, fmt.Errorf("loot/postgres: settle lease %v: %w", lease, loot.ErrBadArgument)
 	}
+	if s.settles != nil {
+		// A number the batch's statement refuses would fail the others'
+		// settles with it: refuse it alone.
+		if err := loot.CheckSessionNo(no); err != nil {
+			return loot.Frozen{}, fmt.Errorf("loot/postgres: begin settle: %w", err)
+		}
+	}
 	op := "begin settle " + no
 	return retry(ctx, op, func() (loot.Frozen, error) {
 		if s.settles != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -166,12 +167,32 @@ func live(ctx context.Context) error {
 }
 
 // wrap names the operation on an error that is not one of loot's
-// sentinels (those are returned as the guards made them).
+// sentinels (those are returned as the guards made them). A data
+// exception is loot.ErrBadArgument (see isDataException). Not for the
+// batches' statements: there the arguments are many callers', and one's
+// bad value is not the others' (batch.go answers them with batchFailed).
 func wrap(op string, err error) error {
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
+	case isDataException(err):
+		return fmt.Errorf("loot/postgres: %s: %w: %w", op, loot.ErrBadArgument, err)
 	}
 	return fmt.Errorf("loot/postgres: %s: %w", op, err)
+}
+
+// isDataException reports whether err is PostgreSQL refusing an
+// argument's value: SQLSTATE class 22, data exception (22021 a NUL or
+// invalid UTF-8 in text, 22003 a number out of range, 22007 and 22008 a
+// bad or out-of-range datetime, 22001 a string too long). The statement
+// failed and its transaction rolled back: nothing was written, and the
+// same arguments would fail again, so this is a definite answer, not an
+// unknown outcome. loot.Spec.Normalize and the Service refuse such input
+// before it gets here; this is the second line, for a caller of the Store
+// itself.
+func isDataException(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && strings.HasPrefix(pe.Code, "22")
 }
 
 // badArgOnConstraint turns a constraint violation (unique, foreign key,
