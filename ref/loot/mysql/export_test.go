@@ -3,3 +3,7 @@ package mysql
 // ErrDeadlock is errDeadlock for the external tests, which tell a deadlock
 // victim of the document's SQL from any other failure.
 const ErrDeadlock = errDeadlock
+
+// Wrap is wrap for the external tests, which check how a server's real
+// refusals are classified.
+func Wrap(op string, err error) error { return wrap(op, err) }

@@ -172,8 +172,12 @@ func wrap(op string, err error) error {
 // 1292 (a datetime out of DATETIME's range), ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
 // 1366 (invalid UTF-8 for a utf8mb4 column), ER_DATA_TOO_LONG 1406 (over
 // VARCHAR(64)). MariaDB reports 1366 under SQLSTATE 22007 but MySQL under
-// HY000, hence the numbers beside the class.
-var dataErrors = []uint16{1264, 1292, 1366, 1406}
+// HY000, hence the numbers beside the class. A CHECK of Schema refusing a
+// row is the same kind of answer (the statement failed, nothing was
+// written, the same values fail again): ER_CONSTRAINT_FAILED 4025 on
+// MariaDB, ER_CHECK_CONSTRAINT_VIOLATED 3819 on MySQL 8, both SQLSTATE
+// 23000, which a duplicate key shares, hence numbers again.
+var dataErrors = []uint16{1264, 1292, 1366, 1406, 3819, 4025}
 
 // isDataError reports whether err is the server refusing an argument's
 // value (SQLSTATE class 22, data exception, or one of dataErrors). Strict
