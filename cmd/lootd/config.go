@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onceproof/onceproof/internal/redact"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -85,7 +86,8 @@ func fromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 			return
 		}
 		if e := fs.Set(f.Name, v); e != nil {
-			err = fmt.Errorf("%w: %s=%q: %w", errUsage, envName(f.Name), v, e)
+			// The value may be an address put in the wrong variable.
+			err = redact.Error(fmt.Errorf("%w: %s=%q: %w", errUsage, envName(f.Name), v, e), v)
 		}
 	})
 	return err
