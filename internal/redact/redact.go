@@ -132,9 +132,14 @@ var (
 // the path of one), in pgx's and libpq's key=value and URL query forms.
 const secretKeys = `(?:ssl)?password|passwd|pass|pwd|secret|token|sslkey`
 
-// paramStart finds a secret parameter inside one address: after the start,
-// '?', '&' or white space (key=value form), at any case.
-var paramStart = regexp.MustCompile(`(?i)(?:^|[?&\s;])(?:` + secretKeys + `)=`)
+// paramKey finds a parameter inside one address, after the start, '?',
+// '&' or white space (key=value form); isSecretKey says whether its key,
+// percent-decoded as pgx decodes a query's keys (pass%77ord is password),
+// names a secret, at any case.
+var (
+	paramKey    = regexp.MustCompile(`(?:^|[?&\s;])([^=&?#\s;]+)=`)
+	isSecretKey = regexp.MustCompile(`(?i)^(?:` + secretKeys + `)$`)
+)
 
 // address is one address and where its secrets are.
 type address struct {
@@ -203,7 +208,14 @@ func parse(addr string) address {
 	// key=value (no "://", no "?"): a value ends at white space; in a URL
 	// or a DSN's query, at the next & or #.
 	kv := !strings.Contains(addr, "://") && !strings.Contains(addr, "?")
-	for _, m := range paramStart.FindAllStringIndex(addr, -1) {
+	for _, m := range paramKey.FindAllStringSubmatchIndex(addr, -1) {
+		key := addr[m[2]:m[3]]
+		if k, err := url.QueryUnescape(key); err == nil {
+			key = k
+		}
+		if !isSecretKey.MatchString(key) {
+			continue
+		}
 		from, to := m[1], m[1]
 		switch {
 		case to < len(addr) && addr[to] == '\'':

@@ -55,6 +55,7 @@ var Cases = []Case{
 	{Name: "postgres/query", Kind: Postgres, Addr: "postgresql://app@127.0.0.1:1/game?password=S3CRETq&sslmode=disable"},
 	{Name: "postgres/query-ssl", Kind: Postgres, Addr: "postgres://app@127.0.0.1:1/game?sslpassword=S3CRETa&PASSWORD=S3CRETb"},
 	{Name: "postgres/query-bad-escape", Kind: Postgres, Addr: "postgres://app@127.0.0.1:1/game?password=S3CRET%zz"},
+	{Name: "postgres/query-encoded-key", Kind: Postgres, Addr: "postgres://app@127.0.0.1:1/game?pass%77ord=S3CRETq&sslmode=bogus"},
 	{Name: "postgres/query-bad-option", Kind: Postgres, Addr: "postgres://app@127.0.0.1:1/game?password=S3CRETq&sslmode=bogus"},
 	{Name: "keyvalue/plain", Kind: KeyValue, Addr: "host=127.0.0.1 port=1 user=app password=S3CRETkv sslpassword=S3CRETssl dbname=game"},
 	{Name: "keyvalue/quoted", Kind: KeyValue, Addr: "host=127.0.0.1 port=1 user=app password='S3CRET a\\'b' dbname=game"},
