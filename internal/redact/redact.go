@@ -194,15 +194,9 @@ func parse(addr string) address {
 				spans = append(spans, span{from + c + 1, from + at})
 			}
 		}
-	} else {
-		end := len(addr)
-		if sl := strings.LastIndexByte(addr, '/'); sl >= 0 {
-			end = sl
-		}
-		if at := strings.LastIndexByte(addr[:end], '@'); at >= 0 {
-			if c := strings.IndexByte(addr[:at], ':'); c >= 0 {
-				spans = append(spans, span{c + 1, at})
-			}
+	} else if at := dsnAt(addr); at >= 0 {
+		if c := strings.IndexByte(addr[:at], ':'); c >= 0 {
+			spans = append(spans, span{c + 1, at})
 		}
 	}
 	// key=value (no "://", no "?"): a value ends at white space; in a URL
@@ -251,6 +245,26 @@ func parse(addr string) address {
 	}
 	return a
 }
+
+// dsnAt is the '@' that ends the user info of go-sql-driver DSN addr, -1
+// if none: the last one before a net(address) part, which a password
+// cannot fake without an '@' of its own there; else the driver's own
+// reading, the last '@' before the last '/' (a password holding a '/' in a
+// DSN with no /db moves that '/' into the password, and the driver then
+// quotes the password's end as the database's name).
+func dsnAt(addr string) int {
+	if ms := netPart.FindAllStringIndex(addr, -1); len(ms) > 0 {
+		return ms[len(ms)-1][0]
+	}
+	end := len(addr)
+	if sl := strings.LastIndexByte(addr, '/'); sl >= 0 {
+		end = sl
+	}
+	return strings.LastIndexByte(addr[:end], '@')
+}
+
+// netPart is a DSN's "@tcp(", "@unix(" or "@(".
+var netPart = regexp.MustCompile(`@\w*\(`)
 
 // renderings pairs each way a message may quote addr with the same
 // rendering of red.
@@ -303,7 +317,9 @@ var quotedFragment = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 
 // maskQuotedFragments masks each double-quoted fragment of msg that is the
 // start of one of addrs (as step 1 does), or whose text (less the ':' or
-// '@' url.Parse quotes with it) lies inside one of secrets.
+// '@' url.Parse quotes with it) lies inside one of secrets or shares
+// minGlobal bytes in a row with one (go-sql-driver's `invalid dbname
+// "END-OF-PASSWORD@tcp(host)"`).
 func maskQuotedFragments(msg string, addrs []address, secrets []string) string {
 	if len(secrets) == 0 {
 		return msg
@@ -324,11 +340,21 @@ func maskQuotedFragments(msg string, addrs []address, secrets []string) string {
 		}
 		for _, s := range secrets {
 			for _, f := range forms(s) {
-				if strings.Contains(f, text) {
+				if strings.Contains(f, text) || sharesRun(text, f, minGlobal) {
 					return `"` + Mask + `"`
 				}
 			}
 		}
 		return q
 	})
+}
+
+// sharesRun says whether a and b have n bytes in a row in common.
+func sharesRun(a, b string, n int) bool {
+	for i := 0; i+n <= len(a); i++ {
+		if strings.Contains(b, a[i:i+n]) {
+			return true
+		}
+	}
+	return false
 }

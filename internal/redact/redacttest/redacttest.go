@@ -5,8 +5,11 @@
 package redacttest
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"testing"
+	"time"
 )
 
 // Kind is what an address is, which says the flags that take it.
@@ -69,6 +72,7 @@ var Cases = []Case{
 	{Name: "dsn/plain", Kind: DSN, Addr: "app:S3CRETpw@tcp(127.0.0.1:1)/game"},
 	{Name: "dsn/raw-specials", Kind: DSN, Addr: "app:S3CRET@/:?#% pw@tcp(127.0.0.1:1)/game"},
 	{Name: "dsn/unterminated", Kind: DSN, Addr: "app:S3CRETpw@tcp(127.0.0.1:1"},
+	{Name: "dsn/slash-no-database", Kind: DSN, Addr: "app:pw/S3CRET%zz@tcp(127.0.0.1:1)"},
 	{Name: "dsn/bad-param", Kind: DSN, Addr: "app:S3CRETpw@tcp(127.0.0.1:1)/game?parseTime=maybe"},
 	{Name: "redis/plain", Kind: Redis, Addr: "redis://:S3CRETpw@127.0.0.1:1/0"},
 	{Name: "redis/bad-escape", Kind: Redis, Addr: "redis://:S3CRET%zz@127.0.0.1:1", Leaks: []string{"%zz"}},
@@ -104,4 +108,27 @@ func (c Case) Problem(out string) string {
 		return fmt.Sprintf("does not name the host %s", Host)
 	}
 	return ""
+}
+
+// openBound bounds one open in RefusedWithoutSecrets: every case refuses at
+// once (port 1 on loopback) or does not parse, so 10 s is a hung open, not
+// a slow one.
+const openBound = 10 * time.Second
+
+// RefusedWithoutSecrets calls open (a store's or lock's Open, named what)
+// on each case's address and fails t unless it fails, and its error shows
+// none of the case's secrets. A library's message need not name the host
+// (the caller that prints it says which flag or address it was).
+func RefusedWithoutSecrets(t testing.TB, what string, cases []Case, open func(ctx context.Context, addr string) error) {
+	t.Helper()
+	for _, c := range cases {
+		ctx, cancel := context.WithTimeout(context.Background(), openBound)
+		err := open(ctx, c.Addr)
+		cancel()
+		if err == nil {
+			t.Errorf("%s: %s(%q) succeeded; want it refused", c.Name, what, c.Addr)
+		} else if p := c.Problem(err.Error() + Host); p != "" {
+			t.Errorf("%s: %s(%q) = %q: %s", c.Name, what, c.Addr, err, p)
+		}
+	}
 }
