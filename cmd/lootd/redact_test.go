@@ -81,6 +81,22 @@ func TestAMisplacedAddressInTheEnvironmentShowsNoPassword(t *testing.T) {
 	}
 }
 
+// An address given to a flag that does not take one, or as an argument
+// (-db forgotten), is quoted in the error without its password.
+func TestAMisplacedAddressOnTheCommandLineShowsNoPassword(t *testing.T) {
+	for _, c := range redacttest.Cases {
+		for _, args := range [][]string{
+			append([]string{"-dev", "-db-conns", c.Addr}, listeners...),
+			append([]string{"-dev"}, append(listeners, c.Addr)...),
+		} {
+			code, printed := runFails(t, args, nil)
+			if p := c.Problem(printed); p != "" || code != 2 {
+				t.Errorf("%s: lootd %s: exit %d, %s:\n%s\nwant exit 2, no password", c.Name, strings.Join(args, " "), code, p, printed)
+			}
+		}
+	}
+}
+
 // A bad -redis is a usage error found before the database is dialled: a
 // lock address that cannot work must not wait for the store's open.
 func TestABadRedisAddressFailsBeforeTheDatabaseIsOpened(t *testing.T) {

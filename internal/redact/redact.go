@@ -101,9 +101,33 @@ func Scrub(msg string, addrs ...string) string {
 		msg = strings.ReplaceAll(msg, s, Mask)
 	}
 	msg = maskQuotedFragments(msg, parsed, secrets)
-	msg = urlPassword.ReplaceAllString(msg, "${1}"+Mask+"@")
-	msg = dsnPassword.ReplaceAllString(msg, "${1}${2}"+Mask+"@${3}")
+	msg = maskGroup(urlPassword, msg)
+	msg = maskGroup(dsnPassword, msg)
 	return secretParam.ReplaceAllStringFunc(msg, maskParam)
+}
+
+// placeholders are the passwords the commands' own help and usage errors
+// print (user:pass@host): what they stand for is no secret, and masking
+// them would garble the forms a usage error lists. Step 4 leaves them; an
+// address given to Scrub is masked whatever its password.
+var placeholders = []string{"pass", "password", Mask}
+
+// maskGroup masks re's last group in each of its matches in msg, unless
+// that is a placeholder.
+func maskGroup(re *regexp.Regexp, msg string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range re.FindAllStringSubmatchIndex(msg, -1) {
+		from, to := m[len(m)-2], m[len(m)-1]
+		if from == to || slices.Contains(placeholders, msg[from:to]) {
+			continue
+		}
+		b.WriteString(msg[last:from])
+		b.WriteString(Mask)
+		last = to
+	}
+	b.WriteString(msg[last:])
+	return b.String()
 }
 
 // maskParam masks the value of one secretParam match, less the punctuation
@@ -123,8 +147,8 @@ func maskParam(m string) string {
 // URL's authority ends there) and at white space and quotes (a message's
 // words and quoting): a password holding one is masked by steps 1-3 only.
 var (
-	urlPassword = regexp.MustCompile("([A-Za-z][A-Za-z0-9+.-]*://[^\\s/?#@:\"'`]*:)[^\\s/?#\"'`]*@")
-	dsnPassword = regexp.MustCompile("(^|[\\s\"'`(=,;])([^\\s:@/\"'`(]*:)[^\\s\"'`]*@(\\w*\\()")
+	urlPassword = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s/?#@:\"'`]*:([^\\s/?#\"'`]*)@")
+	dsnPassword = regexp.MustCompile("(?:^|[\\s\"'`(=,;])[^\\s:@/\"'`(]*:([^\\s\"'`]*)@\\w*\\(")
 	secretParam = regexp.MustCompile("(?i)\\b(?:" + secretKeys + ")=(?:'(?:[^'\\\\]|\\\\.)*'|[^&\\s\"'`]*)")
 )
 

@@ -90,6 +90,9 @@ func TestScrubMasksTheFormsOfAnAddressItWasNotGiven(t *testing.T) {
 		"dial app:s3cret@tcp(db:3306)/game: refused":             "dial app:xxxxx@tcp(db:3306)/game: refused",
 		`open "app:s3@cret@tcp(db:3306)/game"`:                   `open "app:xxxxx@tcp(db:3306)/game"`,
 		"user@db:5432 bypass=1 passwords=2":                      "user@db:5432 bypass=1 passwords=2",
+		// The commands' own help shows placeholders, kept readable.
+		"want postgres://user:pass@host:5432/db or u:pass@tcp(host)/db": "want postgres://user:pass@host:5432/db or u:pass@tcp(host)/db",
+		"redis://:@cache:6379/0": "redis://:@cache:6379/0",
 	} {
 		if got := redact.Scrub(in); got != want {
 			t.Errorf("Scrub(%q) = %q, want %q", in, got, want)
