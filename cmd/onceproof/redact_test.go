@@ -30,3 +30,16 @@ func TestStoreAndLockErrorsShowTheHostNotThePassword(t *testing.T) {
 		}
 	}
 }
+
+// An address given to a flag that does not take one, or as an argument, is
+// quoted in the usage error without its password.
+func TestAMisplacedAddressShowsNoPassword(t *testing.T) {
+	for _, c := range rt.Cases {
+		for _, args := range [][]string{{"matrix", "-n", c.Addr}, {"matrix", c.Addr}, {"replay", c.Addr, "-design", c.Addr}} {
+			code, stdout, stderr := runCLI(args...)
+			if p := c.Problem(stdout + stderr); p != "" || code != exitBadUse {
+				t.Errorf("%s: onceproof %s: exit %d, %s:\n%s%s\nwant exit %d, no password", c.Name, strings.Join(args, " "), code, p, stdout, stderr, exitBadUse)
+			}
+		}
+	}
+}

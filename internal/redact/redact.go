@@ -16,6 +16,7 @@ package redact
 
 import (
 	"errors"
+	"io"
 	"net/url"
 	"regexp"
 	"slices"
@@ -44,6 +45,26 @@ func Error(err error, addrs ...string) error {
 		return nil
 	}
 	return &scrubbed{err: err, msg: Scrub(err.Error(), addrs...)}
+}
+
+// Writer is w with every Write scrubbed of addrs' secrets (see Scrub), for
+// a command's stderr: a message that quotes an argument (a flag's refused
+// value, a stray argument) then cannot show a password given by a slip. It
+// scrubs each Write alone: write whole messages.
+func Writer(w io.Writer, addrs ...string) io.Writer { return &writer{w: w, addrs: addrs} }
+
+type writer struct {
+	w     io.Writer
+	addrs []string
+}
+
+// Write reports len(p) written when the scrubbed text was, which may be
+// shorter or longer than p.
+func (sw *writer) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(sw.w, Scrub(string(p), sw.addrs...)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 type scrubbed struct {

@@ -128,3 +128,13 @@ func TestErrorScrubsTheMessageAndKeepsTheChain(t *testing.T) {
 		t.Errorf("Error(nil) != nil")
 	}
 }
+
+func TestWriterScrubsEachWrite(t *testing.T) {
+	addr := "mysql://app:S3CRETpw@127.0.0.1:1/game"
+	var b strings.Builder
+	msg := fmt.Sprintf("invalid value %q for flag -n\n", addr)
+	n, err := redact.Writer(&b, "-n", addr).Write([]byte(msg))
+	if want := "invalid value \"mysql://app:xxxxx@127.0.0.1:1/game\" for flag -n\n"; err != nil || n != len(msg) || b.String() != want {
+		t.Errorf("Writer wrote %q (n %d, err %v), want %q (n %d)", b.String(), n, err, want, len(msg))
+	}
+}
