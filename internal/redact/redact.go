@@ -5,13 +5,13 @@
 // cmd/onceproof print an address, or an error that may hold one, only
 // through Scrub (or Addr, or Error, which call it).
 //
-// It has no false negatives for the addresses it is given (their secrets
-// are masked however a message renders them: verbatim, %q-quoted,
-// percent-decoded or re-encoded) and may have false positives: where an
-// address is ambiguous it masks more than the secret, never less. A
-// message's address it is not given is masked by its form alone
+// The secrets of the addresses it is given are masked however a message
+// renders them (verbatim, %q-quoted, percent-decoded, re-encoded; one
+// shorter than minGlobal only inside its address or a quoted fragment);
+// where an address is ambiguous it masks more than the secret, never less.
+// An address it is not given is masked by its form alone
 // (scheme://user:pass@, user:pass@tcp(, key=value), which a password
-// holding a space or a quote can escape: pass every address you hold.
+// holding a space or a quote escapes: pass every address you hold.
 package redact
 
 import (
