@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onceproof/onceproof/internal/redact"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -63,15 +64,23 @@ func (c *config) flags(fs *flag.FlagSet) {
 // parseConfig reads args, then fills every flag not given from its
 // environment variable (getenv), and checks the result.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	var c config
+	var (
+		c       config
+		flagOut strings.Builder
+	)
 	fs := flag.NewFlagSet("lootd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(&flagOut)
 	c.flags(fs)
-	if err := fs.Parse(args); err != nil {
-		return c, fmt.Errorf("%w: %w", errUsage, err)
+	err := fs.Parse(args)
+	// The flag package quotes a value it refuses, which may be an address
+	// given to the wrong flag: what it says goes out without the secrets of
+	// any argument.
+	io.WriteString(stderr, redact.Scrub(flagOut.String(), args...))
+	if err != nil {
+		return c, redact.Error(fmt.Errorf("%w: %w", errUsage, err), args...)
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		return c, redact.Error(fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0)), args...)
 	}
 	if err := fromEnv(fs, getenv); err != nil {
 		return c, err
@@ -91,7 +100,8 @@ func fromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 			return
 		}
 		if e := fs.Set(f.Name, v); e != nil {
-			err = fmt.Errorf("%w: %s=%q: %w", errUsage, envName(f.Name), v, e)
+			// The value may be an address put in the wrong variable.
+			err = redact.Error(fmt.Errorf("%w: %s=%q: %w", errUsage, envName(f.Name), v, e), v)
 		}
 	})
 	return err

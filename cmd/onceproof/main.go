@@ -29,6 +29,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/onceproof/onceproof/internal/redact"
 )
 
 func main() {
@@ -91,6 +93,7 @@ func (e exitError) Error() string { return e.msg }
 // run is main without the process: args without the program name, the
 // registered designs, and where to write. It returns the exit code.
 func run(args []string, designs registries, stdout, stderr io.Writer) int {
+	stderr = redact.Writer(stderr, args...) // an address given by a slip (-n URL) is quoted in the error
 	if len(args) == 0 {
 		fmt.Fprint(stderr, "onceproof: no command (onceproof help lists them)\n")
 		return exitBadUse

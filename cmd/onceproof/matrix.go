@@ -305,7 +305,7 @@ func commandLine(fs *flag.FlagSet, set map[string]bool, sp storeSpec) string {
 		case "store":
 			v = sp.store()
 		case "lock":
-			v = redact(v)
+			v = sp.lockAddr()
 		}
 		parts = append(parts, "-"+f.Name, shellQuote(v))
 	})

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
 	"github.com/onceproof/onceproof/impls/refdesign"
+	"github.com/onceproof/onceproof/internal/redact"
 	"github.com/onceproof/onceproof/lootworld"
 	"github.com/onceproof/onceproof/ref"
 	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
@@ -101,7 +101,7 @@ func parseStore(s string) (storeSpec, error) {
 		return storeSpec{kind: "sqlite", target: dir}, nil
 	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
 		if _, err := pgconn.ParseConfig(s); err != nil {
-			return storeSpec{}, bad(scrub(err.Error(), s))
+			return storeSpec{}, bad(redact.Scrub(err.Error(), s))
 		}
 		return storeSpec{kind: "postgres", target: s}, nil
 	case strings.HasPrefix(s, "redis://"):
@@ -116,7 +116,7 @@ func parseStore(s string) (storeSpec, error) {
 // redisURLError is why s is not a usable redis:// URL, "" if it is.
 func redisURLError(s string) string {
 	if _, err := goredis.ParseURL(s); err != nil {
-		return scrub(err.Error(), s)
+		return redact.Scrub(err.Error(), s)
 	}
 	if strings.TrimPrefix(s, "redis://") == "" {
 		return "no host"
@@ -146,7 +146,7 @@ func parseLootStore(s string) (storeSpec, error) {
 	switch {
 	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
 		if _, err := pgconn.ParseConfig(s); err != nil {
-			return storeSpec{}, bad(scrub(err.Error(), s))
+			return storeSpec{}, bad(redact.Scrub(err.Error(), s))
 		}
 		return storeSpec{kind: "postgres", target: s}, nil
 	case strings.HasPrefix(s, "mysql://"):
@@ -155,7 +155,7 @@ func parseLootStore(s string) (storeSpec, error) {
 			_, err = gomysql.ParseDSN(dsn)
 		}
 		if err != nil {
-			return storeSpec{}, bad(scrub(err.Error(), s))
+			return storeSpec{}, bad(redact.Scrub(err.Error(), s, dsn))
 		}
 		return storeSpec{kind: "mysql", target: s}, nil
 	}
@@ -168,7 +168,7 @@ func badStore(flag, s, what, why, forms string) error {
 	if why != "" {
 		why = ": " + why
 	}
-	return badf("%s %s is not %s%s; want %s", flag, redact(s), what, why, forms)
+	return badf("%s %s is not %s%s; want %s", flag, redact.Addr(s), what, why, forms)
 }
 
 // String is the store and the lock service without their secrets, for
@@ -179,7 +179,7 @@ func (sp storeSpec) String() string {
 		parts = append(parts, "-store "+sp.store())
 	}
 	if sp.lock != "" {
-		parts = append(parts, "-lock "+redact(sp.lock))
+		parts = append(parts, "-lock "+sp.lockAddr())
 	}
 	return strings.Join(parts, " ")
 }
@@ -189,40 +189,23 @@ func (sp storeSpec) store() string {
 	if sp.kind == "sqlite" {
 		return "sqlite:" + sp.target
 	}
-	return redact(sp.target)
+	return redact.Addr(sp.target)
 }
 
-// scrub removes sp's addresses (and anything that looks like a secret)
-// from a driver's message.
+// lockAddr is -lock's value without its secrets.
+func (sp storeSpec) lockAddr() string { return redact.Addr(sp.lock) }
+
+// scrub removes sp's secrets (and anything that looks like a secret) from
+// a driver's message, which may quote the addresses it was given: the
+// store's, the DSN a mysql:// URL becomes, and the lock's.
 func (sp storeSpec) scrub(msg string) string {
-	for _, addr := range []string{sp.target, sp.lock} {
-		if addr != "" {
-			msg = scrub(msg, addr)
+	addrs := []string{sp.target, sp.lock}
+	if sp.kind == "mysql" {
+		if dsn, err := lootmysql.DSN(sp.target); err == nil {
+			addrs = append(addrs, dsn)
 		}
 	}
-	return redact(msg)
-}
-
-// secretParam matches a URL query or key=value parameter that holds a
-// secret; userinfo matches the password of a URL's user info (up to the
-// last '@' before the path, as URL parsers read it).
-var (
-	secretParam = regexp.MustCompile(`(?i)\b((?:ssl)?password|passwd|pass|secret|token|sslkey)=([^&\s]*)`)
-	userinfo    = regexp.MustCompile(`(://[^/?#:@]*:)[^/?#]*@`)
-)
-
-// redact masks every secret a store address can carry: the password in
-// user:pass@, and password=, sslpassword=, token= ... parameters, in a
-// URL's query or a key=value connection string.
-func redact(s string) string {
-	s = userinfo.ReplaceAllString(s, "${1}xxxxx@")
-	return secretParam.ReplaceAllString(s, "${1}=xxxxx")
-}
-
-// scrub removes addr (and anything that looks like a secret) from a
-// driver's message, which may quote the address it was given.
-func scrub(msg, addr string) string {
-	return redact(strings.ReplaceAll(msg, addr, redact(addr)))
+	return redact.Scrub(msg, addrs...)
 }
 
 // design returns ref on this store, and done, which removes what the

@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/onceproof/onceproof/internal/redact"
 )
 
 // NewClient parses url (redis://[user:password@]host:port/db), builds a
@@ -21,7 +23,7 @@ import (
 func NewClient(ctx context.Context, url string, poolSize int, config func(*goredis.Options)) (*goredis.Client, error) {
 	ro, err := goredis.ParseURL(url)
 	if err != nil {
-		return nil, err
+		return nil, redact.Error(err, url) // url.Parse's error quotes the whole URL
 	}
 	ro.MaxRetries = -1
 	ro.ContextTimeoutEnabled = true

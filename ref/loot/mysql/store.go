@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/onceproof/onceproof/internal/redact"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -63,7 +64,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
+		// The driver's message may quote a piece of dsn: its password's.
+		return nil, fmt.Errorf("%w: %w", ErrBadOptions, redact.Error(err, dsn))
 	}
 	if opts.ClockTable != "" && !identifier.MatchString(opts.ClockTable) {
 		return nil, fmt.Errorf("%w: clock table %q must match %s", ErrBadOptions, opts.ClockTable, identifier)
