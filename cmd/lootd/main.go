@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/onceproof/onceproof/internal/redact"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -30,6 +31,9 @@ func main() {
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var err error
 	if len(args) > 0 && args[0] == "token" {
+		// The flag package quotes a refused value: an address pasted
+		// here by mistake must not print its password either.
+		stderr = redact.Writer(stderr, args...)
 		err = tokenCmd(args[1:], getenv, stdout, stderr)
 	} else {
 		err = serveCmd(args, getenv, stderr)
@@ -224,6 +228,9 @@ func tokenCmd(args []string, getenv func(string) string, stdout, stderr io.Write
 	keyFile := fs.String("token-key-file", "", "`file` holding the key (or LOOTD_TOKEN_KEY_FILE)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: lootd token: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	if err := fromEnv(fs, getenv); err != nil {
 		return err

@@ -88,6 +88,8 @@ func TestAMisplacedAddressOnTheCommandLineShowsNoPassword(t *testing.T) {
 		for _, args := range [][]string{
 			append([]string{"-dev", "-db-conns", c.Addr}, listeners...),
 			append([]string{"-dev"}, append(listeners, c.Addr)...),
+			{"token", "-player", c.Addr},
+			{"token", "-player", "1", c.Addr},
 		} {
 			code, printed := runFails(t, args, nil)
 			if p := c.Problem(printed); p != "" || code != 2 {
