@@ -299,12 +299,15 @@ func redisKeys(t *testing.T, addr, pattern string) func() int {
 	}
 }
 
-// interrupt starts a long `matrix args...` on a store, waits until
-// started says its runs are creating objects, sends SIGINT and checks the
-// exit.
+// interrupt starts a long `matrix args...` on a store, without -out,
+// waits until started says its runs are creating objects, sends SIGINT and
+// checks the exit, and that the fresh results directory it made under
+// TMPDIR went with the interrupted run.
 func interrupt(t *testing.T, started func() bool, args ...string) {
 	t.Helper()
-	cmd := exec.Command(binary(t), append(append([]string{"matrix"}, args...), "-n", "100000", "-out", t.TempDir())...)
+	tmp := t.TempDir()
+	cmd := exec.Command(binary(t), append(append([]string{"matrix"}, args...), "-n", "100000")...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var e bytes.Buffer
 	cmd.Stderr = &e
 	if err := cmd.Start(); err != nil {
@@ -331,5 +334,8 @@ func interrupt(t *testing.T, started func() bool, args ...string) {
 	}
 	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(e.String(), "interrupted: nothing was written, and the") {
 		t.Errorf("after SIGINT: exit %d, stderr %q; want %d and the interrupted line", code, e.String(), exitInterrupted)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+		t.Errorf("after SIGINT the run left %v in its TMPDIR; want its empty results directory removed", left)
 	}
 }
