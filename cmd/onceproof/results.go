@@ -56,9 +56,8 @@ func ownedPath(p string) bool {
 
 // outDir is a results directory opened for a run.
 type outDir struct {
-	path  string // as the user named it, for messages and the printed paths
-	label string // how messages name it: "-out DIR", or DIR where no flag chose it
-	root  *os.Root
+	path string // cleaned, for messages
+	root *os.Root
 	// perm is the directory's permission bits, without write for group
 	// and others: counterexamples/ is created with them, so a fresh 0700
 	// directory keeps its counterexamples as private as itself.
@@ -66,8 +65,9 @@ type outDir struct {
 }
 
 // openOut checks dir, creating it (0755, as mkdir -p would) if it does
-// not exist, and opens it: bad input if it is a symlink, not a directory,
-// or not the current user's.
+// not exist, and opens it: bad input, naming it as label ("-out DIR", or
+// DIR where no flag chose it), if it is a symlink, not a directory, or not
+// the current user's.
 func openOut(dir, label string) (*outDir, error) {
 	// Cleaned first: Lstat("link/") and Lstat("link/.") follow the link.
 	// The writes always went to filepath.Join(dir, ...), a cleaned path.
@@ -95,7 +95,7 @@ func openOut(dir, label string) (*outDir, error) {
 		root.Close()
 		return nil, badf("matrix: %s changed while it was being opened: refusing to write in it", label)
 	}
-	return &outDir{path: dir, label: label, root: root, perm: fi.Mode().Perm() &^ 0o022}, nil
+	return &outDir{path: dir, root: root, perm: fi.Mode().Perm() &^ 0o022}, nil
 }
 
 func (o *outDir) Close() error { return o.root.Close() }
