@@ -10,10 +10,13 @@
 // allocation designs); replay and explain read a file's subject from its
 // family header. `make proofs` runs `onceproof matrix` and `onceproof
 // matrix -subject loot` with their defaults, which rewrite the committed
-// results/ and results/loot/. Any other matrix run writes to a directory under the
-// temporary directory unless -out names one, and a run removes only files
-// that an earlier run listed in the directory's manifest (.onceproof-files):
-// it never deletes or overwrites a file it did not write.
+// results/ and results/loot/. Any other matrix run writes to a fresh
+// private directory (mode 0700, an unpredictable name) under the temporary
+// directory unless -out names one, and prints its path. A run removes only
+// files that an earlier run listed in the directory's manifest
+// (.onceproof-files): it never deletes or overwrites a file it did not
+// write, and it refuses a symlink or another user's file or directory
+// where it would write, and a manifest entry outside the directory.
 //
 // Exit codes: 0 ok; 1 a property failed (replay: the failure reproduced), a
 // cell disagrees with its design's declaration, or a store broke its

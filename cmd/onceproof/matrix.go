@@ -33,7 +33,8 @@ func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, e
 	seed := fs.Uint64("seed", props.DefaultMatrixSeed, "first generator seed of every cell (>= 1)")
 	parallel := fs.Int("parallel", 0, "cells run at once (default: GOMAXPROCS)")
 	out := fs.String("out", "", "directory for matrix.md and counterexamples/ (default: results/ (results/loot/ for -subject loot) for the full default matrix run from the module root, as make proofs does; "+
-		"otherwise "+filepath.Join(os.TempDir(), "onceproof", "matrix")+"); only files an earlier run listed in DIR/"+manifestName+" are ever overwritten or removed")
+		"otherwise a fresh private directory "+filepath.Join(os.TempDir(), "onceproof-matrix-*")+" per run); only files an earlier run listed in DIR/"+manifestName+" are ever overwritten or removed, "+
+		"and a symlink, another user's file or a manifest entry outside DIR makes the run refuse")
 	storeFlag := fs.String("store", "", "run the ref design on a real store, a fresh one per run: "+storeForms+"; with -subject loot, the loot-ref design on "+lootStoreForms)
 	lockFlag := fs.String("lock", "", "with -subject loot: run the lock service on a real Redis, "+lockForms+", its keys' ttls ended by the world's lock clock; with -store, beside its database, else with the rows' in-memory stores")
 	jsonOut := fs.String("json", "", "also write the matrix as JSON (every cell's verdicts, counterexamples and coverage: engine.Matrix) to this file, or to stdout for -")
@@ -186,6 +187,7 @@ func runMatrix[D engine.Design, S, X any](sub subject[D, S, X], designs []D, mr 
 	opt := engine.MatrixOptions[D]{Designs: designs, N: mr.n, Seed: mr.seed, Parallel: mr.parallel, Context: mr.ctx}
 	opt.Run.Stall = mr.stall
 	var err error
+	wrote := false
 	if opt.Families, err = selectFamilies(w, mr.families); err != nil {
 		return 0, err
 	}
@@ -195,21 +197,28 @@ func runMatrix[D engine.Design, S, X any](sub subject[D, S, X], designs []D, mr 
 	// elsewhere unless told.
 	set := mr.set
 	full := !set["designs"] && !set["families"] && !set["n"] && !set["seed"] && sd == nil
-	out := mr.out
+	out, label := mr.out, "-out "+mr.out
 	if !set["out"] {
-		out = filepath.Join(os.TempDir(), "onceproof", "matrix")
-		switch {
-		case sd != nil:
-			out += "-" + sd.Name()
-		case full && atModuleRoot():
-			out = sub.results
-		case sub.name != "settle":
-			out += "-" + sub.name
+		if out, err = defaultOut(sub.name, sub.results, full, sd); err != nil {
+			return 0, err
+		}
+		label = out
+		if out != sub.results {
+			// The fresh directory goes again if the run ends before
+			// writing in it (interrupted, a store failed): Remove takes
+			// only an empty directory.
+			defer func() {
+				if !wrote {
+					os.Remove(out)
+				}
+			}()
 		}
 	}
-	if err := prepareOut(out); err != nil {
+	od, err := openOut(out, label)
+	if err != nil {
 		return 0, err
 	}
+	defer od.Close()
 
 	// Progress on stderr, only for runs longer than a second: the wall
 	// clock is read here, at the edge, never by the code under test.
@@ -254,7 +263,8 @@ func runMatrix[D engine.Design, S, X any](sub subject[D, S, X], designs []D, mr 
 	if out != sub.results || !full {
 		by = commandLine(mr.fs, set, mr.sp)
 	}
-	if err := writeResults(out, files(sub, m, filepath.ToSlash(out), by)); err != nil {
+	wrote = true // from here the directory holds, or may hold, results
+	if err := od.writeTo(files(sub, m, filepath.ToSlash(out), by)); err != nil {
 		return 0, err
 	}
 	if mr.jsonOut != "" {
@@ -357,3 +367,29 @@ func selectFamilies[D engine.Design, S, X any](w engine.World[D, S, X], list str
 type silent struct{}
 
 func (silent) Printf(context.Context, string, ...any) {}
+
+// defaultOut is where a run without -out writes: the committed results
+// (dir) for the full default matrix run from the module root, and
+// otherwise a fresh directory os.MkdirTemp creates, mode 0700 and with an
+// unpredictable name, under the temporary directory: no other user can
+// create it first, plant in it or read it, and two runs (of two users, or
+// one user's in parallel) never share one. A stable per-user place (under
+// os.UserCacheDir) would spare the temporary directory a folder per run,
+// but two runs of one user there would clobber each other's results, and
+// the run prints the path it wrote anyway ("wrote DIR/matrix.md").
+func defaultOut(subject, dir string, full bool, sd storeRows) (string, error) {
+	pattern := "onceproof-matrix-"
+	switch {
+	case sd != nil:
+		pattern += strings.ReplaceAll(sd.Name(), string(os.PathSeparator), "_") + "-"
+	case full && atModuleRoot():
+		return dir, nil
+	case subject != "settle":
+		pattern += subject + "-"
+	}
+	out, err := os.MkdirTemp("", pattern+"*")
+	if err != nil {
+		return "", fmt.Errorf("matrix: creating a directory for the results (or give -out): %w", err)
+	}
+	return out, nil
+}
