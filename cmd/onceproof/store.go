@@ -15,6 +15,7 @@ import (
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	goredis "github.com/redis/go-redis/v9"
 
@@ -247,16 +248,26 @@ func (sp storeSpec) design(tag string) (*StoreDesign, func() error, error) {
 			// "onceproof_run_" (14) + 8 hex + "_" + run: well under the
 			// 48 bytes postgres.Options.Table allows.
 			table := fmt.Sprintf("onceproof_run_%s_%d", tag, run)
+			// The sink's grant table exists only if a Sink was made;
+			// IF EXISTS covers both.
+			drop := "DROP TABLE IF EXISTS " + table + ", " + table + "_grants"
 			st, err := postgres.Open(ctx, sp.target, postgres.Options{Table: table})
 			if err != nil {
+				if errors.Is(ctx.Err(), context.Canceled) {
+					// Interrupted (Ctrl-C cancels ctx) part-way through
+					// Open's schema setup: its tables may exist already
+					// and no cleanup is returned for them. Drop them on
+					// a connection of their own. Not on a timeout: a
+					// server too slow for Open would only hold the exit
+					// for another storeTimeout.
+					err = errors.Join(err, dropFresh(sp.target, drop))
+				}
 				return nil, nil, err
 			}
 			return st, func() error {
 				ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 				defer cancel()
-				// The sink's grant table exists only if a Sink was made;
-				// IF EXISTS covers both.
-				_, err := st.Pool().Exec(ctx, "DROP TABLE IF EXISTS "+table+", "+table+"_grants")
+				_, err := st.Pool().Exec(ctx, drop)
 				return errors.Join(err, st.Close())
 			}, nil
 		}
@@ -279,6 +290,22 @@ func (sp storeSpec) design(tag string) (*StoreDesign, func() error, error) {
 		return WithStore("redis", open), func() error { return nil }, nil
 	}
 	return nil, nil, fmt.Errorf("matrix: store kind %q has no opener", sp.kind)
+}
+
+// dropFresh runs drop on a new connection to url, under storeTimeout of
+// its own: the context of the Open it cleans up after is cancelled.
+func dropFresh(url, drop string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("dropping an interrupted run's tables: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, drop); err != nil {
+		return fmt.Errorf("dropping an interrupted run's tables: %w", err)
+	}
+	return nil
 }
 
 // deletePrefix deletes every key under prefix (SCAN, not KEYS: the server
