@@ -70,23 +70,7 @@ func (h *harness) do(method, url string, body any, header ...string) (int, map[s
 
 func send(t testing.TB, c *http.Client, method, url string, body any, header ...string) (int, http.Header, map[string]any) {
 	t.Helper()
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(j)
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
+	req := newRequest(t, method, url, body)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -104,6 +88,30 @@ func send(t testing.TB, c *http.Client, method, url string, body any, header ...
 		out = map[string]any{"raw": string(raw)}
 	}
 	return resp.StatusCode, resp.Header, out
+}
+
+// newRequest is a JSON request with body: nil, a string sent as it is, or
+// a value to encode.
+func newRequest(t testing.TB, method, url string, body any) *http.Request {
+	t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return req
 }
 
 func spec(no string, quantity int, members ...int64) openRequest {

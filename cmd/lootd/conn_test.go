@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -326,23 +324,4 @@ func TestFloodOfPlayerConnectionsLeavesOperationsAnswering(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// newRequest is a request with body (nil, or a value to encode as JSON).
-func newRequest(t testing.TB, method, url string, body any) *http.Request {
-	t.Helper()
-	var r io.Reader
-	if body != nil {
-		j, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(j)
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	return req
 }
