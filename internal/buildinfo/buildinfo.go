@@ -13,12 +13,14 @@ import (
 //
 //	onceproof v1.2.0 go1.26.0 vcs.revision=3f2a… vcs.time=2026-12-01T20:00:00Z vcs.modified=false
 //
-// The main module's version is "(devel)" for a build from a checkout
-// (go build, go run) and a tag or pseudo-version for go install of a
-// published version; the vcs.* settings are present only when the go
-// command stamped them (a build inside a checkout, not -buildvcs=false, not
-// a test binary) and keep the go command's names, so a line reads the same
-// as `go version -m`'s. A setting absent is left out, not printed empty.
+// The main module's version is the published version for go install
+// MODULE@VERSION; for go build in a git clone it is the tag or a
+// pseudo-version of the commit (+dirty if modified), and "(devel)" when
+// the go command had no VCS information (go run, go test,
+// -buildvcs=false, a git worktree, whose .git is a file the go command
+// does not look for). The vcs.* settings are present only when the go
+// command stamped them and keep its names, so the line reads as `go
+// version -m` does. A setting absent is left out, not printed empty.
 func Line(name string, bi *debug.BuildInfo, ok bool) string {
 	if !ok || bi == nil {
 		return name + " (no build information)"
