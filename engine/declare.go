@@ -57,15 +57,19 @@ func DeclarationOf(d any) Declaration {
 // A family an Expect names (a join in any order of its parts) gets that
 // Expect's Props. A joined family no Expect names fails the union of what
 // its parts are declared to fail: a join's preset switches on every
-// part's features at once, each drawn as the part alone draws it, so the
-// schedules that make a part fail are still drawn and the other parts
-// only add faults. That is a default, not a theorem, in both directions:
-// the added faults can make a failure that neither part shows (a crash
-// while a late settlement is in flight), and they can hide one (a crash
-// that wipes the node memory a part's failure needed) or make it too
-// rare for the budget. The matrix reports
-// either as a mismatch; the design then declares the join itself with
-// its own derivation, which wins (with no Props if the join holds).
+// part's features at once, mostly drawn as the part alone draws them, so
+// the schedules that make a part fail are mostly still drawn and the
+// other parts add faults. That is a default, not a theorem, in both
+// directions: the added faults can make a failure neither part shows
+// (an interleaving only the two together draw), and a join can fail less
+// than a part: a preset may drop a feature it cannot combine
+// (lootworld's late-claim stalls no claim handler when joined with a
+// family that injects faults, and that stall is what fails
+// check-then-claim's FrozenClaims), an added fault can wipe the state a
+// part's failure needed, or make it too rare for the budget. The matrix
+// reports either as a mismatch; the design then declares the join
+// itself with its own derivation, which wins (with no Props if the join
+// holds).
 func (d Declaration) Expected(f Family, order []Property) []Property {
 	if ps, ok := d.named(f); ok {
 		return inOrder(ps, order)
