@@ -21,6 +21,9 @@
 //	-db-conns N, -drain D, -log-level L
 //
 // `lootd token -player ID [-ttl D]` prints a token signed with the key.
+// `lootd version` (or -version) prints one line: the module version, the
+// Go version, and vcs.revision, vcs.time and vcs.modified when the go
+// command stamped them.
 // Internal endpoints: POST /api/loot/sessions (open: sessionNo,
 // dungeonCode, lootCode, quantity, members, claimWindowSeconds; the
 // deadline is the store's clock at the open plus the window, 1..86400 s;

@@ -30,12 +30,15 @@ func main() {
 // 2 bad usage.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var err error
-	if len(args) > 0 && args[0] == "token" {
+	switch {
+	case len(args) > 0 && args[0] == "token":
 		// The flag package quotes a refused value: an address pasted
 		// here by mistake must not print its password either.
 		stderr = redact.Writer(stderr, args...)
 		err = tokenCmd(args[1:], getenv, stdout, stderr)
-	} else {
+	case len(args) > 0 && (args[0] == "version" || args[0] == "-version" || args[0] == "--version"):
+		err = versionCmd(args[1:], stdout)
+	default:
 		err = serveCmd(args, getenv, stderr)
 	}
 	switch {

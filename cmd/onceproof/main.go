@@ -5,6 +5,7 @@
 //	onceproof explain FILE [-design D]    render a run as a timeline and a mermaid diagram
 //	onceproof list                        the designs, families and properties of both subjects
 //	onceproof help [COMMAND]              usage, or a command's flags and defaults
+//	onceproof version                     one line: version, Go version, the commit it was built from
 //
 // Two subjects: settle (settlement designs, the default) and loot (loot
 // allocation designs); replay and explain read a file's subject from its
@@ -73,6 +74,7 @@ usage:
   onceproof explain FILE [-design D]   render a schedule's run as a timeline and a mermaid diagram
   onceproof list                       the designs, fault families and properties of both subjects, one line each
   onceproof help [COMMAND]             this text, or a command's flags with their defaults
+  onceproof version                    one line: version, Go version, the commit it was built from (also -version)
 
 exit codes: 0 ok; 1 a property failed, a cell disagrees with its declaration, or a store is unusable;
 2 bad input; 130 interrupted (what the run created was removed)
@@ -114,8 +116,10 @@ func run(args []string, designs registries, stdout, stderr io.Writer) int {
 		code, err = listCmd(args[1:], designs, stdout)
 	case "help", "-h", "-help", "--help":
 		code, err = helpCmd(args[1:], designs, stdout)
+	case "version", "-version", "--version":
+		code, err = versionCmd(args[1:], stdout)
 	default:
-		err = badf("unknown command %q (want matrix, replay, explain, list or help)", cmd)
+		err = badf("unknown command %q (want matrix, replay, explain, list, help or version)", cmd)
 	}
 	var bad badInput
 	var exit exitError
@@ -173,6 +177,7 @@ var commandUsage = map[string]string{
 	"replay":  "onceproof replay FILE [-design D]: re-run a schedule file; exit 1 when a property fails (the failure reproduced), 0 when all hold",
 	"explain": "onceproof explain FILE [-design D]: render a schedule's run as a timeline and a mermaid sequence diagram",
 	"list":    "onceproof list: the designs, fault families and properties, one line each",
+	"version": "onceproof version (or -version): the module version, Go version and vcs.revision, vcs.time, vcs.modified it was built with, one line",
 }
 
 func printFlags(fs *flag.FlagSet, w io.Writer) {
@@ -204,11 +209,11 @@ func helpCmd(args []string, designs registries, stdout io.Writer) (int, error) {
 	case "replay", "explain":
 		_, err := replayCmd([]string{"-h"}, designs, stdout, args[0] == "explain")
 		return exitOK, ignoreHelp(err)
-	case "list":
-		fmt.Fprintln(stdout, commandUsage["list"])
+	case "list", "version":
+		fmt.Fprintln(stdout, commandUsage[args[0]])
 		return exitOK, nil
 	}
-	return 0, badf("unknown command %q (want matrix, replay, explain or list)", args[0])
+	return 0, badf("unknown command %q (want matrix, replay, explain, list or version)", args[0])
 }
 
 func ignoreHelp(err error) error {

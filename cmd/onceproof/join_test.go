@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/faults/faultstest"
+	"github.com/onceproof/onceproof/impls"
+	lootimpls "github.com/onceproof/onceproof/impls/loot"
+)
+
+// A joined family takes its declaration from its parts: test-memo-declared
+// declares NoDup under crash only, and late+crash must expect the same
+// (memo holds under late: without a crash or a second node its memory
+// catches every copy). 30 schedules per cell is what
+// TestMatrixWritesResultsAndExitsOneOnAnUndeclaredFailure needs for memo's
+// crash failure to show; late+crash draws the same 1..4 crashes.
+func TestJoinedFamilyFailsWhatItsPartIsDeclaredToFail(t *testing.T) {
+	args := []string{"matrix", "-designs", "test-memo-declared", "-families", "late,crash,late+crash", "-n", "30", "-out", t.TempDir()}
+	code, stdout, errs := runCLI(args...)
+	if code != exitOK {
+		t.Fatalf("onceproof %s: exit %d, want 0 (late+crash expects crash's NoDup); stdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, stdout, errs)
+	}
+}
+
+// An Expect naming the join wins over what its parts derive: declared to
+// hold under late+crash, memo's NoDup there is a disagreement.
+func TestAnExplicitJoinDeclarationOverridesItsParts(t *testing.T) {
+	d := faultstest.As("test-memo-join-holds", faultstest.Memo{}, faults.Declaration{Fails: []faults.Expect{
+		{Families: []faults.Family{faults.Crash}, Props: []faults.Property{faults.NoDup},
+			Why: "a crash after its unkeyed credit loses the memory of it, and the retry credits again"},
+		{Families: []faults.Family{faults.Join(faults.Late, faults.Crash)},
+			Why: "declared to hold, wrongly, so that the override shows"},
+	}})
+	args := []string{"matrix", "-families", "crash,late+crash", "-n", "30", "-out", t.TempDir()}
+	var o, e bytes.Buffer
+	code := run(args, registries{settle: impls.Registry{d}, loot: lootimpls.All()}, &o, &e)
+	want := "test-memo-join-holds under late+crash: declared to hold, fails NoDup"
+	if code != exitFailed || !strings.Contains(o.String(), want) || strings.Contains(o.String(), "under crash:") {
+		t.Fatalf("onceproof %s (registry: memo declaring crash NoDup and late+crash holds): exit %d, want 1 and only %q; stdout:\n%s\nstderr:\n%s",
+			strings.Join(args, " "), code, want, o.String(), e.String())
+	}
+}
+
+// The README's joined-family example exits 0 (it exited 1 while a join
+// was expected to hold whatever its parts declared).
+func TestReadmeJoinedFamilyExampleExitsZero(t *testing.T) {
+	args := []string{"matrix", "-designs", "ref,four-sig", "-families", "late,crash,late+crash", "-n", "500", "-out", t.TempDir()}
+	var o, e bytes.Buffer
+	if code := run(args, registries{settle: impls.All(), loot: lootimpls.All()}, &o, &e); code != exitOK {
+		t.Fatalf("onceproof %s: exit %d, want 0 as README.md says; stdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, o.String(), e.String())
+	}
+}
