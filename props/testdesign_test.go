@@ -166,40 +166,41 @@ func TestHelperKeyedDefault(t *testing.T) {
 	TestDesign(t, keyed, Dir(dir), Families(faults.Clean, faults.Late), Properties(faults.NoDup, faults.BoundedState))
 }
 
+// logCase is a helper's command-line arguments and a line its passing
+// run must log.
+type logCase struct {
+	args []string
+	want string
+}
+
+// expectLogs runs helper once per case and checks it passes logging want.
+func expectLogs(t *testing.T, helper string, cases []logCase) {
+	t.Helper()
+	for _, tc := range cases {
+		out, err := runNamedHelper(t, helper, t.TempDir(), tc.args...)
+		if err != nil || !strings.Contains(out, tc.want) {
+			t.Errorf("with %q: want a pass logging %q (err %v); to reproduce: %s=DIR go test -run '^%s$' -v %s ./props/:\n%s",
+				tc.args, tc.want, err, helperEnv, helper, strings.Join(tc.args, " "), out)
+		}
+	}
+}
+
 func TestKitFlagsBeatTheSchedulesOption(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	expectLogs(t, "TestHelperKeyedScheduled", []logCase{
 		{nil, "5 runs (seeds 3..7)"},
 		{[]string{"-onceproof.n=9"}, "9 runs (seeds 3..11)"},
 		{[]string{"-onceproof.seed=40"}, "5 runs (seeds 40..44)"},
 		{[]string{"-onceproof.n=2", "-onceproof.seed=7", "-test.short"}, "2 runs (seeds 7..8)"},
 		{[]string{"-test.short"}, "5 runs (seeds 3..7)"}, // -short scales only the default
-	} {
-		out, err := runNamedHelper(t, "TestHelperKeyedScheduled", t.TempDir(), tc.args...)
-		if err != nil || !strings.Contains(out, tc.want) {
-			t.Errorf("with %q: want a pass logging %q (err %v); to reproduce: go test -run '^TestHelperKeyedScheduled$' -v %s with %s=DIR:\n%s",
-				tc.args, tc.want, err, strings.Join(tc.args, " "), helperEnv, out)
-		}
-	}
+	})
 }
 
 func TestShortScalesTheDefaultBudget(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	expectLogs(t, "TestHelperKeyedDefault", []logCase{
 		{nil, "200 schedules per family (DefaultMatrixN) from seed 1"},
 		{[]string{"-test.short"}, "20 schedules per family (-short: DefaultMatrixN/10) from seed 1"},
 		{[]string{"-test.short"}, "20 runs (seeds 1..20)"},
-	} {
-		out, err := runNamedHelper(t, "TestHelperKeyedDefault", t.TempDir(), tc.args...)
-		if err != nil || !strings.Contains(out, tc.want) {
-			t.Errorf("with %q: want a pass logging %q (err %v); to reproduce: go test -run '^TestHelperKeyedDefault$' -v %s with %s=DIR:\n%s",
-				tc.args, tc.want, err, strings.Join(tc.args, " "), helperEnv, out)
-		}
-	}
+	})
 }
 
 // The designs the kit's own tests run under the default budget still reach
