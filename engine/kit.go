@@ -24,6 +24,7 @@ type config struct {
 	tolerant bool
 	n        int
 	seed     uint64
+	from     string // where n came from (budget), for the messages
 	run      RunOptions
 }
 
@@ -100,9 +101,8 @@ func TestDesign[D Design, S, X any](t *testing.T, w World[D, S, X], d D, opts ..
 			t.Fatal(err)
 		}
 	}
-	var from string
-	c.n, c.seed, from = budget(c.n, c.seed)
-	t.Logf("%s: %d schedules per family (%s) from seed %d", d.Name(), c.n, from, c.seed)
+	c.n, c.seed, c.from = budget(c.n, c.seed)
+	t.Logf("%s: %d schedules per family (%s) from seed %d", d.Name(), c.n, c.from, c.seed)
 	// Each family's cell runs inside its subtest: -run on one family (as
 	// the reproduce command does) runs that cell only, and the subtest's
 	// time is its cell's. The cells then run one after another rather than
@@ -235,7 +235,7 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 				t.Errorf("%s is unknown under %s: %d of %d runs could not be judged (%s), and an unknown run is not a pass (%s)",
 					p, f, unknown, cell.Runs, cell.UnknownWhy, rerun(t, c))
 			case isDeclared && c.strict:
-				t.Errorf("%s declares that %s fails under %s, but no failure showed in %s (%s)", d.Name(), p, f, ran, rerun(t, c))
+				t.Errorf("%s declares that %s fails under %s, but no failure showed in %s, a budget of %d schedules (%s) (%s)", d.Name(), p, f, ran, c.n, c.from, rerun(t, c))
 			case isDeclared:
 				t.Logf("%s declares that %s fails under %s; no failure showed in %s", d.Name(), p, f, ran)
 			case cell.Runs > 0 && cell.NotJudgedBy[p] == cell.Runs:
