@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Option configures TestDesign.
@@ -23,6 +24,7 @@ type config struct {
 	tolerant bool
 	n        int
 	seed     uint64
+	from     string // where n came from (budget), for the messages
 	run      RunOptions
 }
 
@@ -81,6 +83,13 @@ func RunWith(o RunOptions) Option { return func(c *config) { c.run = o } }
 // and replays; "holds" is no counterexample within the budget (Schedules),
 // and the concurrent family sees only the interleavings it enumerates
 // (RunWith Free, under -race, runs goroutines freely).
+//
+// The budget: -onceproof.n and -onceproof.seed beat Schedules, which beats
+// the default (DefaultMatrixN, ShortMatrixN under -short); the log says
+// which. Every failure's reproduce command carries both flags. A property
+// no run gave anything to judge (BoundedState of a design without
+// faults.Bounded) is a skipped subtest, never a pass, and is said once
+// without -v as a line on standard output.
 func TestDesign[D Design, S, X any](t *testing.T, w World[D, S, X], d D, opts ...Option) {
 	t.Helper()
 	c := config{families: w.Families(), props: w.Properties(), dir: filepath.Join("testdata", "onceproof")}
@@ -92,14 +101,56 @@ func TestDesign[D Design, S, X any](t *testing.T, w World[D, S, X], d D, opts ..
 			t.Fatal(err)
 		}
 	}
-	// Every family's cell at once (in parallel), then a subtest each.
-	opt := MatrixOptions[D]{N: c.n, Seed: c.seed, Run: c.run, Families: c.families}
-	row := Check(w, d, opt)
-	for i, f := range c.families {
+	c.n, c.seed, c.from = budget(c.n, c.seed)
+	t.Logf("%s: %d schedules per family (%s) from seed %d", d.Name(), c.n, c.from, c.seed)
+	// Each family's cell runs inside its subtest: -run on one family (as
+	// the reproduce command does) runs that cell only, and the subtest's
+	// time is its cell's. The cells then run one after another rather than
+	// in parallel; t.Parallel would run them after the caller's test body
+	// returned, past any defer that closes what the design uses.
+	var notJudged []notJudgedCell
+	for _, f := range c.families {
 		t.Run("family="+string(f), func(t *testing.T) {
 			t.Helper()
-			testFamily(t, w, d, row.Cells[i], c, row.Declaration.Expected(f, w.Properties()))
+			start := time.Now()
+			cell := RunCell(w, d, f, MatrixOptions[D]{N: c.n, Seed: c.seed, Run: c.run, Families: []Family{f}})
+			notJudged = append(notJudged, testFamily(t, w, d, cell, c, time.Since(start))...)
 		})
+	}
+	sayNotJudged(t, notJudged)
+}
+
+// notJudgedCell is a property no run of a family gave anything to judge,
+// and why.
+type notJudgedCell struct {
+	prop   Property
+	family Family
+	why    string
+}
+
+// sayNotJudged prints, once per TestDesign, the properties some family
+// could not judge. Each is a skipped subtest already, but go test shows a
+// passing test's log and its subtests' skips only under -v; without -v a
+// line on the test binary's standard output is what go test shows (in
+// its local directory mode; in package list mode go test shows nothing of
+// a passing package, whatever it prints).
+func sayNotJudged(t *testing.T, cells []notJudgedCell) {
+	if len(cells) == 0 || testing.Verbose() {
+		return
+	}
+	var order []Property
+	families := map[Property][]string{}
+	why := map[Property]string{}
+	for _, nj := range cells {
+		if families[nj.prop] == nil {
+			order = append(order, nj.prop)
+			why[nj.prop] = nj.why
+		}
+		families[nj.prop] = append(families[nj.prop], string(nj.family))
+	}
+	for _, p := range order {
+		fmt.Fprintf(os.Stdout, "onceproof: %s: %s not judged under %s: %s (go test -v lists them as skipped subtests)\n",
+			t.Name(), p, strings.Join(families[p], ", "), why[p])
 	}
 }
 
@@ -110,8 +161,11 @@ type finding[S, X any] struct {
 	saved bool   // it came from a saved file, not from the cell's search
 }
 
-func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Cell[S, X], c config, declared []Property) {
+// testFamily reports cell (which took took to run) in a subtest per
+// property, and returns the properties it could not judge.
+func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Cell[S, X], c config, took time.Duration) []notJudgedCell {
 	t.Helper()
+	declared := cell.Expected
 	f := cell.Family
 	dir := filepath.Join(c.dir, FileSafe(d.Name()))
 	fileOf := func(p Property) string { return filepath.Join(dir, fmt.Sprintf("%s-%s.sched", f, p)) }
@@ -142,10 +196,14 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 		found[p] = &finding[S, X]{cx: Counterexample[S, X]{Design: d.Name(), Family: f, Schedule: sf.Schedule, History: h, Report: r}, file: file, saved: true}
 	}
 
-	t.Logf("%d runs (seeds %d..%d) reached: %s", cell.Runs, cell.Seed, cell.Seed+uint64(max(cell.Runs, 1))-1, cell.Coverage.Format(w.Reached()))
+	ran := fmt.Sprintf("%d runs (seeds %d..%d) in %v", cell.Runs, cell.Seed, cell.Seed+uint64(max(cell.Runs, 1))-1, took.Round(time.Millisecond))
+	if cell.Scope != "" {
+		ran = fmt.Sprintf("all %d runs of %s in %v", cell.Runs, cell.Scope, took.Round(time.Millisecond))
+	}
+	t.Logf("%s reached: %s", ran, cell.Coverage.Format(w.Reached()))
 	if len(cell.Unexercised) > 0 {
 		t.Errorf("family %s not exercised: no %s in %d runs, so its properties say nothing of what it exists to test (%s)",
-			f, strings.Join(cell.Unexercised, ", "), cell.Runs, rerun(t))
+			f, strings.Join(cell.Unexercised, ", "), cell.Runs, rerun(t, c))
 	}
 	for _, cx := range cell.Counterexamples {
 		for _, p := range cx.Report.Failed() {
@@ -153,13 +211,14 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 				continue
 			}
 			fd := &finding[S, X]{cx: cx, file: fileOf(p)}
-			if err := saveFinding(w, fd, rerun(t, "prop="+string(p))); err != nil {
+			if err := saveFinding(w, fd, rerun(t, c, "prop="+string(p))); err != nil {
 				t.Errorf("saving the counterexample: %v", err)
 			}
 			found[p] = fd
 		}
 	}
 
+	var notJudged []notJudgedCell
 	for _, p := range c.props {
 		t.Run("prop="+string(p), func(t *testing.T) {
 			t.Helper()
@@ -167,28 +226,47 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 			unknown := cell.UnknownOf(p)
 			switch {
 			case fd != nil && !isDeclared:
-				t.Errorf("%s fails under %s:\n%s", p, f, describeFinding(t, w, p, fd))
+				t.Errorf("%s fails under %s:\n%s", p, f, describeFinding(t, w, c, p, fd))
 			case fd != nil:
-				t.Logf("%s fails under %s, as %s declares:\n%s", p, f, d.Name(), describeFinding(t, w, p, fd))
+				t.Logf("%s fails under %s, as %s declares:\n%s", p, f, d.Name(), describeFinding(t, w, c, p, fd))
 			case unknown > 0 && c.tolerant:
 				t.Logf("%s is unknown under %s: %d of %d runs could not be judged (%s); tolerated (TolerateUnknown)", p, f, unknown, cell.Runs, cell.UnknownWhy)
 			case unknown > 0:
 				t.Errorf("%s is unknown under %s: %d of %d runs could not be judged (%s), and an unknown run is not a pass (%s)",
-					p, f, unknown, cell.Runs, cell.UnknownWhy, rerun(t))
+					p, f, unknown, cell.Runs, cell.UnknownWhy, rerun(t, c))
 			case isDeclared && c.strict:
-				t.Errorf("%s declares that %s fails under %s, but no failure showed in %d runs (%s)", d.Name(), p, f, cell.Runs, rerun(t))
+				t.Errorf("%s declares that %s fails under %s, but no failure showed in %s, a budget of %d schedules (%s) (%s)", d.Name(), p, f, ran, c.n, c.from, rerun(t, c))
 			case isDeclared:
-				t.Logf("%s declares that %s fails under %s; no failure showed in %d runs", d.Name(), p, f, cell.Runs)
-			case cell.NotJudgedBy[p] == cell.Runs:
-				t.Logf("%s not judged under %s: no run gave it anything to judge (the design does not report what it needs)", p, f)
+				t.Logf("%s declares that %s fails under %s; no failure showed in %s", d.Name(), p, f, ran)
+			case cell.Runs > 0 && cell.NotJudgedBy[p] == cell.Runs:
+				// A skip, not a pass: go test -v and -json list it as
+				// SKIP, and TestDesign says it once without -v.
+				nj := notJudgedCell{prop: p, family: f, why: notJudgedWhy(w, d, f, c, p)}
+				notJudged = append(notJudged, nj)
+				t.Skipf("%s not judged under %s: none of %s gave it anything to judge: %s", p, f, ran, nj.why)
 			default:
-				t.Logf("%s held in %d runs (seeds %d..%d)", p, cell.Runs, cell.Seed, cell.Seed+uint64(cell.Runs)-1)
+				t.Logf("%s held in %s", p, ran)
 			}
 		})
 	}
+	return notJudged
 }
 
-func describeFinding[D Design, S, X any](t *testing.T, w World[D, S, X], p Property, fd *finding[S, X]) string {
+// notJudgedWhy is the reason the property's checker gives for not judging
+// p in the family's first run: it names what the design lacks (for
+// BoundedState, faults.Bounded). One more run, made only for a property
+// that no run judged.
+func notJudgedWhy[D Design, S, X any](w World[D, S, X], d D, f Family, c config, p Property) string {
+	for run := range cellRuns(w, d, f, MatrixOptions[D]{N: 1, Seed: c.seed, Run: c.run}.withDefaults(w)) {
+		if v, ok := w.Judge(run.hist).Verdict(p); ok && v.Reason != "" {
+			return v.Reason
+		}
+		break
+	}
+	return "the design does not report what it needs"
+}
+
+func describeFinding[D Design, S, X any](t *testing.T, w World[D, S, X], c config, p Property, fd *finding[S, X]) string {
 	var b strings.Builder
 	v, _ := fd.cx.Report.Verdict(p)
 	for _, a := range v.Anomalies {
@@ -201,7 +279,7 @@ func describeFinding[D Design, S, X any](t *testing.T, w World[D, S, X], p Prope
 	}
 	fmt.Fprintf(&b, "minimal schedule (%s), %s\n", Size(w, s), src)
 	b.WriteString(Timeline(w, fd.cx.History, fd.cx.Report))
-	fmt.Fprintf(&b, "To reproduce (the saved file replays first): %s\n", rerun(t))
+	fmt.Fprintf(&b, "To reproduce (the saved file replays first): %s\n", rerun(t, c))
 	return b.String()
 }
 
@@ -222,8 +300,10 @@ func saveFinding[D Design, S, X any](w World[D, S, X], fd *finding[S, X], replay
 }
 
 // rerun is the one command that reruns test t (with its subtests sub, if
-// t is not yet there) from its package directory.
-func rerun(t *testing.T, sub ...string) string {
+// t is not yet there) from its package directory, with the budget and seed
+// its cell ran as flags: they beat any default, -short or Schedules (see
+// budget), so the family's cell reruns exactly, whatever the test passes.
+func rerun(t *testing.T, c config, sub ...string) string {
 	parts := append(strings.Split(t.Name(), "/"), sub...)
 	for i, p := range parts {
 		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
@@ -232,7 +312,7 @@ func rerun(t *testing.T, sub ...string) string {
 	if err != nil {
 		dir = "."
 	}
-	return fmt.Sprintf("cd %s && go test -run '%s' .", dir, strings.Join(parts, "/"))
+	return fmt.Sprintf("cd %s && go test -run '%s' -%s=%d -%s=%d .", dir, strings.Join(parts, "/"), flagSeed, c.seed, flagN, c.n)
 }
 
 // FileSafe keeps a design name usable as one path element.

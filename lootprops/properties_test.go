@@ -1,6 +1,7 @@
 package lootprops_test
 
 import (
+	"flag"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/lootprops"
 	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/props"
 )
 
 // session is one session of members 1..3 with claims by 1 (NEED, at 1s)
@@ -114,4 +116,16 @@ func TestRuleOrderIsTheRule(t *testing.T) {
 // every family with the options a user would pass.
 func TestTheKitJudgesALootDesign(t *testing.T) {
 	lootprops.TestDesign(t, lootref.Design{}, engine.Schedules(8, 1), engine.Dir(t.TempDir()))
+}
+
+// One test binary may use both kits: the flags are the engine's, defined
+// once (two definitions of one name would panic the binary at start), and
+// lootprops.TestDesign reads the same -onceproof.n as props.TestDesign.
+func TestBothKitsInOneBinaryShareTheFlags(t *testing.T) {
+	_ = props.TestDesign // this binary links props as well as lootprops
+	for _, name := range []string{"onceproof.n", "onceproof.seed"} {
+		if flag.Lookup(name) == nil {
+			t.Errorf("-%s is not registered in a binary importing props and lootprops (go test -run '^TestBothKitsInOneBinaryShareTheFlags$' ./lootprops/)", name)
+		}
+	}
 }

@@ -223,7 +223,7 @@ func CheckBoundedState(h faults.History) Verdict {
 		as = append(as, a)
 	}
 	if samples == 0 && len(as) == 0 && !h.Exhausted && !h.Stalled {
-		return Verdict{Property: faults.BoundedState, Outcome: NotJudged, Reason: "no node reported its state (the design does not implement faults.Bounded)"}
+		return Verdict{Property: faults.BoundedState, Outcome: NotJudged, Reason: "no node reported its state: the design's Node does not implement faults.Bounded (StateSize, StateSpan, StateBound: the memory it keeps and its bound)"}
 	}
 	return safety(faults.BoundedState, h, as)
 }
