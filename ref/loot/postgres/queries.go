@@ -21,9 +21,9 @@ import "strings"
 // the generic plan of deliver measured scanning every PENDING grant to
 // update one, the backlog an inventory outage leaves exactly when
 // compensation must be fast. When
-// one matches no row, the store reads the row (readSession) in a second
-// statement to tell which guard refused; see store.go's retry for a row
-// that moved in between. claim reads it in the same statement (see there).
+// one matches no row, the store reads the row (readSession, claimState)
+// in a second statement to tell which guard refused; see store.go's retry
+// for a row that moved in between.
 type queries struct {
 	readSession string // $1 session: the row and its members
 	now         string // the clock, read with readSession to judge a refusal
@@ -34,8 +34,9 @@ type queries struct {
 	beginSettle   string
 	record        string
 
-	claim  string
-	claims string
+	claim      string
+	claimState string
+	claims     string
 
 	grants        string
 	markDelivered string
@@ -124,39 +125,24 @@ var sqlQueries = queries{
 	// conflicts with the CAS's row lock: a claim either commits before the
 	// CAS reads the claims or re-checks the row after it and finds
 	// SETTLING. An identical repeat matches the conflict but not its WHERE,
-	// so it writes no row and changes nothing; a changed intent takes the
+	// so it returns no row and changes nothing; a changed intent takes the
 	// new now. xmax = 0 on a returned row means it was inserted, not
 	// updated (PostgreSQL's marker of a row version no transaction has
 	// locked or replaced).
-	//
-	// The same statement explains a write that returned nothing (one round
-	// trip either way): always one row, the write's (w) or, when w is
-	// empty, what CheckClaim needs: the session (NULL: none), membership,
-	// the player's claim and now. That read sees the statement's snapshot,
-	// taken before the write waited for any lock, so a refusal by a row
-	// that moved since (a CAS that committed while the write waited, a
-	// claim inserted after the snapshot) reads as "should have been
-	// written", and Claim tries again (errRaced): the next statement's
-	// snapshot has the move. The NOT EXISTS is a one-time filter: a written
-	// claim reads nothing more.
-	claim: `WITH w AS (
-			INSERT INTO loot_claim (session_no, player_id, intent, claimed_at)
-			SELECT s.session_no, m.player_id, $3, now()
-			FROM loot_session s JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = $2
-			WHERE s.session_no = $1 AND CASE s.status WHEN 'CLAIMING' THEN s.deadline_at > now() ELSE false END
-			FOR SHARE OF s
-			ON CONFLICT (session_no, player_id) DO UPDATE
-				SET intent = EXCLUDED.intent, claimed_at = EXCLUDED.claimed_at
-				WHERE loot_claim.intent <> EXCLUDED.intent
-			RETURNING claimed_at, xmax = 0 AS created
-		)
-		SELECT w.claimed_at, w.created, s.status, s.deadline_at, s.fence,
+	claim: `INSERT INTO loot_claim (session_no, player_id, intent, claimed_at)
+		SELECT s.session_no, m.player_id, $3, now()
+		FROM loot_session s JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = $2
+		WHERE s.session_no = $1 AND CASE s.status WHEN 'CLAIMING' THEN s.deadline_at > now() ELSE false END
+		FOR SHARE OF s
+		ON CONFLICT (session_no, player_id) DO UPDATE
+			SET intent = EXCLUDED.intent, claimed_at = EXCLUDED.claimed_at
+			WHERE loot_claim.intent <> EXCLUDED.intent
+		RETURNING claimed_at, xmax = 0`,
+	claimState: `SELECT s.status, s.deadline_at, s.fence,
 			EXISTS (SELECT 1 FROM loot_member m WHERE m.session_no = s.session_no AND m.player_id = $2),
 			c.intent, c.claimed_at, now()
-		FROM (VALUES (1)) AS one(x)
-		LEFT JOIN w ON true
-		LEFT JOIN loot_session s ON s.session_no = $1 AND NOT EXISTS (SELECT 1 FROM w)
-		LEFT JOIN loot_claim c ON c.session_no = s.session_no AND c.player_id = $2`,
+		FROM loot_session s LEFT JOIN loot_claim c ON c.session_no = s.session_no AND c.player_id = $2
+		WHERE s.session_no = $1`,
 	claims: `SELECT c.player_id, c.intent, c.claimed_at
 		FROM loot_session s LEFT JOIN loot_claim c ON c.session_no = s.session_no
 		WHERE s.session_no = $1 ORDER BY c.player_id`,
@@ -251,7 +237,7 @@ func (q queries) withClock(expr string) queries {
 func (q *queries) fields() []*string {
 	return []*string{
 		&q.readSession, &q.now, &q.open, &q.startClaiming, &q.cancel, &q.beginSettle, &q.record,
-		&q.claim, &q.claims, &q.grants, &q.markDelivered,
+		&q.claim, &q.claimState, &q.claims, &q.grants, &q.markDelivered,
 		&q.leaseGrants, &q.overdue, &q.snapshot, &q.deliver, &q.deliverLock, &q.holding,
 		&q.batchBeginSettle, &q.batchClaims, &q.batchReadSessions, &q.batchRecord,
 	}
