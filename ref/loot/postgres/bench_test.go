@@ -54,8 +54,9 @@ const (
 )
 
 // BenchmarkLootClaim measures claims/s: each op is one member's first NEED
-// claim in a CLAIMING session. impl=ref is Service.Claim: one batch (the
-// guarded upsert and the read that explains a refusal). impl=doc is
+// claim in a CLAIMING session. impl=ref is Service.Claim: one statement,
+// the guarded upsert (a refusal or an identical repeat, which no op here
+// is, takes a second: the read that explains it). impl=doc is
 // submitIntent: SELECT status and deadline, check them by the node's
 // clock, then INSERT ... ON CONFLICT (two round trips, and a claim checked
 // before it is written).
