@@ -51,8 +51,8 @@ type queries struct {
 	grantRow     string
 	recordAudit  string
 
-	claim     string
-	readClaim string
+	claim   string
+	claimTx string // several statements; Open enables multiStatements for it
 
 	markDelivered string
 	readGrant     string
@@ -79,6 +79,36 @@ const grantColumns = `grant_no, session_no, player_id, loot_code, quantity, gran
 func newQueries(now string) queries {
 	q := strings.NewReplacer("{now}", now).Replace
 	readSession := q(`SELECT ` + sessionColumns + `, {now} FROM loot_session s WHERE s.session_no = ?`)
+	// One statement: status, deadline and membership are judged under a
+	// shared lock on the session row, in the write. A new intent moves
+	// the claim time (created_at is assigned before intent_type, so it
+	// compares with the old intent); requests changes on every duplicate,
+	// so 0 rows affected means refused.
+	claim := q(`INSERT INTO loot_intent (session_no, player_id, intent_type, priority, created_at)
+		SELECT s.session_no, m.player_id, ?, ?, {now}
+		FROM loot_session s JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = ?
+		WHERE s.session_no = ? AND s.status = 'CLAIMING' AND s.deadline_at > {now}
+		LOCK IN SHARE MODE
+		ON DUPLICATE KEY UPDATE
+			created_at = IF(intent_type = VALUES(intent_type), created_at, VALUES(created_at)),
+			intent_type = VALUES(intent_type), priority = VALUES(priority), requests = requests + 1`)
+	// What answers claim, read in its transaction (claimTx: the
+	// transaction, the write, this read and the commit in one round trip;
+	// see Claim): one row per session, the write's rows affected
+	// (ROW_COUNT(), of the statement before), what CheckClaim needs to
+	// name a refusal (status, deadline, fence, membership of the player,
+	// the clock) and the claim as written; no row when there is no
+	// session. It locks what it reads (LOCK IN SHARE MODE: the latest
+	// committed version under either isolation level, as
+	// readSessionLocked): the session row the write already holds, and
+	// the claim row, which the write holds when it wrote one and which,
+	// absent, takes a gap lock held only until the COMMIT in the same
+	// packet.
+	claimRead := q(`SELECT ROW_COUNT(), s.status, s.deadline_at, s.fence,
+			EXISTS (SELECT 1 FROM loot_member m WHERE m.session_no = s.session_no AND m.player_id = ?),
+			c.intent_type, c.created_at, {now}
+		FROM loot_session s LEFT JOIN loot_intent c ON c.session_no = s.session_no AND c.player_id = ?
+		WHERE s.session_no = ? LOCK IN SHARE MODE`)
 	return queries{
 		readSession:       readSession,
 		readSessionLocked: readSession + ` LOCK IN SHARE MODE`,
@@ -112,21 +142,8 @@ func newQueries(now string) queries {
 			(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, {now})`),
 
-		// One statement: status, deadline and membership are judged
-		// under a shared lock on the session row, in the write. A new
-		// intent moves the claim time (created_at is assigned before
-		// intent_type, so it compares with the old intent); requests
-		// changes on every duplicate, so 0 rows affected means refused.
-		claim: q(`INSERT INTO loot_intent (session_no, player_id, intent_type, priority, created_at)
-			SELECT s.session_no, m.player_id, ?, ?, {now}
-			FROM loot_session s JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = ?
-			WHERE s.session_no = ? AND s.status = 'CLAIMING' AND s.deadline_at > {now}
-			LOCK IN SHARE MODE
-			ON DUPLICATE KEY UPDATE
-				created_at = IF(intent_type = VALUES(intent_type), created_at, VALUES(created_at)),
-				intent_type = VALUES(intent_type), priority = VALUES(priority), requests = requests + 1`),
-		readClaim: `SELECT intent_type, created_at FROM loot_intent
-			WHERE session_no = ? AND player_id = ? LOCK IN SHARE MODE`,
+		claim:   claim,
+		claimTx: `START TRANSACTION; ` + claim + `; ` + claimRead + `; COMMIT`,
 
 		markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'`,
 		readGrant:     `SELECT ` + grantColumns + ` FROM loot_grant WHERE grant_no = ?`,

@@ -31,7 +31,8 @@ type Options struct {
 	// Config, if set, adjusts the driver configuration parsed from the DSN
 	// (TLS, timeouts, dialer) before Open applies what the store requires:
 	// parseTime, UTC (Loc and the session's time_zone '+00:00') and
-	// client-side parameter interpolation (one round trip per statement).
+	// client-side parameter interpolation (one round trip per statement)
+	// and multi-statement queries (Claim's one round trip).
 	Config func(*mysql.Config)
 	// ClockTable is for tests only: statements read "now" from the single
 	// row of this table (column at, DATETIME(6)), which the test creates
@@ -74,6 +75,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		opts.Config(cfg)
 	}
 	cfg.ParseTime, cfg.Loc, cfg.InterpolateParams = true, time.UTC, true
+	// Claim sends its transaction as one multi-statement query (one round
+	// trip); every argument is interpolated by the driver, escaped, never
+	// spliced into SQL by the store.
+	cfg.MultiStatements = true
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}

@@ -54,8 +54,9 @@ const (
 )
 
 // BenchmarkLootClaim measures claims/s: each op is one member's first NEED
-// claim in a CLAIMING session. impl=ref is Service.Claim: one batch (the
-// guarded upsert and the read that explains a refusal). impl=doc is
+// claim in a CLAIMING session. impl=ref is Service.Claim: one statement,
+// the guarded upsert (a refusal or an identical repeat, which no op here
+// is, takes a second: the read that explains it). impl=doc is
 // submitIntent: SELECT status and deadline, check them by the node's
 // clock, then INSERT ... ON CONFLICT (two round trips, and a claim checked
 // before it is written).
@@ -75,7 +76,15 @@ func BenchmarkLootClaim(b *testing.B) {
 			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) {
 				prefix := e.prefix()
 				sessions := (b.N + benchTeam - 1) / benchTeam
-				svc, doc := e.ref(conc, false, nil), e.doc(conc)
+				var (
+					svc *loot.Service
+					doc docDesign
+				)
+				if impl == "doc" {
+					doc = e.doc(b, conc)
+				} else {
+					svc = e.ref(b, conc, false, nil)
+				}
 				op := func(i int64) error {
 					no, player := prefix+strconv.FormatInt((i-1)/benchTeam+1, 10), (i-1)%benchTeam+1
 					if impl == "doc" {
@@ -173,17 +182,18 @@ func benchSettle(b *testing.B, deliver bool) {
 				} else {
 					e.refSessions(b, prefix, b.N, benchTeam, benchQuantity, -time.Second, true)
 				}
-				e.run(b, impl, conc, "settles/s", e.settleOp(impl, conc, prefix, benchQuantity, deliver))
+				e.run(b, impl, conc, "settles/s", e.settleOp(b, impl, conc, prefix, benchQuantity, deliver))
 			})
 		}
 	}
 }
 
-// settleOp returns the op that settles session prefix+i with impl.
-func (e *benchEnv) settleOp(impl string, conc int, prefix string, quantity int, deliver bool) func(int64) error {
+// settleOp returns the op that settles session prefix+i with impl, on
+// pools that b's end closes.
+func (e *benchEnv) settleOp(b *testing.B, impl string, conc int, prefix string, quantity int, deliver bool) func(int64) error {
 	ctx := context.Background()
 	if impl == "doc" {
-		d := e.doc(conc)
+		d := e.doc(b, conc)
 		return func(i int64) error {
 			no := prefix + strconv.FormatInt(i, 10)
 			gs, err := d.settle(ctx, no, "L", quantity)
@@ -202,7 +212,7 @@ func (e *benchEnv) settleOp(impl string, conc int, prefix string, quantity int, 
 	if deliver {
 		inv = nil // the Store's own
 	}
-	svc := e.ref(conc, impl == "ref-batched", inv)
+	svc := e.ref(b, conc, impl == "ref-batched", inv)
 	return func(i int64) error {
 		no := prefix + strconv.FormatInt(i, 10)
 		st, err := svc.Settle(ctx, no)
@@ -242,26 +252,31 @@ func BenchmarkLootSettleClaimants(b *testing.B) {
 				} else {
 					e.refSessions(b, prefix, b.N, n, n, -time.Second, true)
 				}
-				e.run(b, impl, 1, "settles/s", e.settleOp(impl, 1, prefix, n, false))
+				e.run(b, impl, 1, "settles/s", e.settleOp(b, impl, 1, prefix, n, false))
 			})
 		}
 	}
 }
 
-// benchEnv holds one database per implementation, one Redis, and a
-// service (pool, client) per implementation and concurrency.
+// benchEnv holds one database per implementation and one Redis; each
+// sub-benchmark run opens the service (pool, client) it measures and b's
+// end closes it, so no run inherits another's connections (PostgreSQL's
+// max_connections is 300 in testserver: pools of 1 + 16 + 64 per
+// implementation, kept for a whole benchmark, overran it).
 type benchEnv struct {
 	refURL, docURL string
 	redis          string
 	count          *counter
 	mu             sync.Mutex
 	seq            int
-	refs           map[string]*loot.Service
-	docs           map[int]docDesign
 	setup          *pgxpool.Pool   // on refURL
 	docSetup       *pgxpool.Pool   // on docURL
 	info           *goredis.Client // reads the server's CPU
 }
+
+// benchApp is the application_name of every connection a measured service
+// opens (the setup pools have none), so released can count them.
+const benchApp = "onceproof-bench"
 
 func newBenchEnv(b testing.TB) *benchEnv {
 	b.Helper()
@@ -269,7 +284,7 @@ func newBenchEnv(b testing.TB) *benchEnv {
 		refURL: testserver.Postgres(b), docURL: testserver.Postgres(b),
 		// No AOF: the lock asks for no persistence (see ref/loot/redis).
 		redis: testserver.StartRedis(b, "--appendonly", "no").URL(),
-		count: &counter{}, refs: map[string]*loot.Service{}, docs: map[int]docDesign{},
+		count: &counter{},
 	}
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, e.refURL, postgres.Options{}) // creates Schema
@@ -312,66 +327,104 @@ func (e *benchEnv) poolConfig(conc int) func(*pgxpool.Config) {
 	return func(c *pgxpool.Config) {
 		c.MaxConns = int32(conc)
 		c.ConnConfig.Tracer = e.count
+		c.ConnConfig.RuntimeParams["application_name"] = benchApp
 	}
 }
 
-// ref returns the reference service for conc callers: a Store with a pool
-// of conc, the Lock, both batched or not, and inv (nil: the Store's own
-// Inventory).
-func (e *benchEnv) ref(conc int, batch bool, inv loot.Inventory) *loot.Service {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	key := fmt.Sprintf("%d/%v/%T", conc, batch, inv)
-	if svc, ok := e.refs[key]; ok {
-		return svc
+// released fails b unless every connection an earlier run's service opened
+// is gone: a pool left open would hold its connections until the server
+// refuses new ones, which then fails whichever benchmark comes next, by
+// chance. A closed pool's backends exit after it returns, so this waits
+// for them, up to 10s (a backend exits in milliseconds).
+func (e *benchEnv) released(b *testing.B) {
+	b.Helper()
+	ctx := context.Background()
+	var n int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if err := e.setup.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, benchApp).Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d connections of an earlier run still open at the start of %s (N=%d): a sub-benchmark did not close what it opened; "+
+				"to reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test -run='^$' -bench=BenchmarkLoot -benchtime=300x ./ref/loot/postgres/", n, b.Name(), b.N)
+		}
 	}
+}
+
+// ref opens the reference service for conc callers, closed at b's end: a
+// Store with a pool of conc, the Lock, both batched or not, and inv (nil:
+// the Store's own Inventory).
+func (e *benchEnv) ref(b *testing.B, conc int, batch bool, inv loot.Inventory) *loot.Service {
+	b.Helper()
+	e.released(b)
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, e.refURL, postgres.Options{Config: e.poolConfig(conc), Batch: batch})
 	if err != nil {
-		panic(err)
+		b.Fatal(err)
 	}
+	b.Cleanup(func() { st.Close() })
+	warm(b, st.Pool(), conc)
 	lock, err := redis.Open(ctx, e.redis, redis.Options{PoolSize: conc, Batch: batch})
 	if err != nil {
-		panic(err)
+		b.Fatal(err)
 	}
+	b.Cleanup(func() { lock.Close() })
 	lock.Client().AddHook(e.count)
 	if inv == nil {
 		inv = st.Inventory(nil)
 	}
 	svc, err := loot.New(loot.Config{Store: st, Inventory: inv, Fairness: memory.NewHistory(), Lock: lock})
 	if err != nil {
-		panic(err)
+		b.Fatal(err)
 	}
-	e.refs[key] = svc
 	return svc
 }
 
-// doc returns the document's design for conc callers.
-func (e *benchEnv) doc(conc int) docDesign {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if d, ok := e.docs[conc]; ok {
-		return d
-	}
+// doc opens the document's design for conc callers, closed at b's end.
+func (e *benchEnv) doc(b *testing.B, conc int) docDesign {
+	b.Helper()
+	e.released(b)
 	cfg, err := pgxpool.ParseConfig(e.docURL)
 	if err != nil {
-		panic(err)
+		b.Fatal(err)
 	}
 	e.poolConfig(conc)(cfg)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
-		panic(err)
+		b.Fatal(err)
 	}
+	b.Cleanup(pool.Close)
+	warm(b, pool, conc)
 	ro, err := goredis.ParseURL(e.redis)
 	if err != nil {
-		panic(err)
+		b.Fatal(err)
 	}
 	ro.PoolSize = conc
 	rdb := goredis.NewClient(ro)
+	b.Cleanup(func() { rdb.Close() })
 	rdb.AddHook(e.count)
-	d := docDesign{pool: pool, rdb: rdb}
-	e.docs[conc] = d
-	return d
+	return docDesign{pool: pool, rdb: rdb}
+}
+
+// warm opens pool's conc connections before the timer starts: a run opens
+// its pools afresh, and dialing 64 connections inside the timed loop
+// would be counted against whichever implementation ran.
+func warm(b *testing.B, pool *pgxpool.Pool, conc int) {
+	b.Helper()
+	conns := make([]*pgxpool.Conn, conc)
+	for i := range conns {
+		c, err := pool.Acquire(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns[i] = c
+	}
+	for _, c := range conns {
+		c.Release()
+	}
 }
 
 // refSessions makes n CLAIMING sessions prefix1..prefixN of the reference

@@ -10,9 +10,9 @@ import (
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
-// Claim implements loot.Store: one INSERT ... SELECT ... FOR SHARE ... ON
-// CONFLICT DO UPDATE (see queries.claim); when it returns no row, a second
-// statement tells a refusal from an identical repeat.
+// Claim implements loot.Store: one statement, the guarded INSERT ... ON
+// CONFLICT DO UPDATE and, when it writes nothing, the read that tells a
+// refusal from an identical repeat (see queries.claim).
 func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.Intent) (loot.Claim, bool, error) {
 	if !in.Valid() {
 		return loot.Claim{}, false, fmt.Errorf("loot/postgres: intent %q: %w", in, loot.ErrBadArgument)
@@ -23,34 +23,26 @@ func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.I
 	}
 	op := fmt.Sprintf("claim %s by %d", no, p)
 	r, err := retry(ctx, op, func() (claimed, error) {
-		var r claimed
-		err := s.pool.QueryRow(ctx, s.q.claim, no, int64(p), string(in)).Scan(&r.c.At, &r.created)
-		switch {
-		case err == nil:
-			r.c = loot.Claim{Session: no, Player: p, Intent: in, At: utc(r.c.At)}
-			return r, nil
-		case !errors.Is(err, pgx.ErrNoRows):
-			return claimed{}, wrap(op, err)
-		}
-		// No row: refused, or an identical repeat. Tell which.
 		var (
-			st      = loot.Session{Spec: loot.Spec{No: no}}
-			status  string
-			fence   int64
-			member  bool
-			prior   *string
-			priorAt *time.Time
-			now     time.Time
+			at, deadline, priorAt *time.Time
+			created, member       *bool
+			status, prior         *string
+			fence                 *int64
+			now                   time.Time
 		)
-		err = s.pool.QueryRow(ctx, s.q.claimState, no, int64(p)).Scan(&status, &st.Deadline, &fence, &member, &prior, &priorAt, &now)
+		err := s.pool.QueryRow(ctx, s.q.claim, no, int64(p), string(in)).
+			Scan(&at, &created, &status, &deadline, &fence, &member, &prior, &priorAt, &now)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return claimed{}, notFound(no)
 		case err != nil:
 			return claimed{}, wrap(op, err)
+		case at != nil:
+			return claimed{c: loot.Claim{Session: no, Player: p, Intent: in, At: utc(*at)}, created: *created}, nil
 		}
-		st.Status, st.Fence, st.Deadline = loot.Status(status), loot.Fence(fence), utc(st.Deadline)
-		if member {
+		// Nothing written: refused, or an identical repeat. Tell which.
+		st := loot.Session{Spec: loot.Spec{No: no, Deadline: utc(*deadline)}, Status: loot.Status(*status), Fence: loot.Fence(*fence)}
+		if *member {
 			st.Members = []loot.PlayerID{p}
 		}
 		if err := loot.CheckClaim(st, p, utc(now)); err != nil {

@@ -21,9 +21,9 @@ import "strings"
 // the generic plan of deliver measured scanning every PENDING grant to
 // update one, the backlog an inventory outage leaves exactly when
 // compensation must be fast. When
-// one matches no row, the store reads the row (readSession, claimState)
-// in a second statement to tell which guard refused; see store.go's retry
-// for a row that moved in between.
+// one matches no row, the store reads the row (readSession) in a second
+// statement to tell which guard refused; see store.go's retry for a row
+// that moved in between. claim reads it in the same statement (see there).
 type queries struct {
 	readSession string // $1 session: the row and its members
 	now         string // the clock, read with readSession to judge a refusal
@@ -34,9 +34,8 @@ type queries struct {
 	beginSettle   string
 	record        string
 
-	claim      string
-	claimState string
-	claims     string
+	claim  string
+	claims string
 
 	grants        string
 	markDelivered string
@@ -125,24 +124,42 @@ var sqlQueries = queries{
 	// conflicts with the CAS's row lock: a claim either commits before the
 	// CAS reads the claims or re-checks the row after it and finds
 	// SETTLING. An identical repeat matches the conflict but not its WHERE,
-	// so it returns no row and changes nothing; a changed intent takes the
+	// so it writes no row and changes nothing; a changed intent takes the
 	// new now. xmax = 0 on a returned row means it was inserted, not
 	// updated (PostgreSQL's marker of a row version no transaction has
 	// locked or replaced).
-	claim: `INSERT INTO loot_claim (session_no, player_id, intent, claimed_at)
-		SELECT s.session_no, m.player_id, $3, now()
-		FROM loot_session s JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = $2
-		WHERE s.session_no = $1 AND CASE s.status WHEN 'CLAIMING' THEN s.deadline_at > now() ELSE false END
-		FOR SHARE OF s
-		ON CONFLICT (session_no, player_id) DO UPDATE
-			SET intent = EXCLUDED.intent, claimed_at = EXCLUDED.claimed_at
-			WHERE loot_claim.intent <> EXCLUDED.intent
-		RETURNING claimed_at, xmax = 0`,
-	claimState: `SELECT s.status, s.deadline_at, s.fence,
-			EXISTS (SELECT 1 FROM loot_member m WHERE m.session_no = s.session_no AND m.player_id = $2),
+	//
+	// The same statement explains a write that returned nothing (one round
+	// trip either way): the write's row (w) or, when w is empty, one row of
+	// what CheckClaim needs: the session's status, deadline and fence,
+	// membership, the player's claim and now; no row when there is no
+	// session. NOT EXISTS (SELECT 1 FROM w) is uncorrelated, so it is a
+	// one-time filter: a claim that wrote reads nothing more (a join
+	// filter instead, measured, cost a successful claim twice the
+	// database CPU). That read sees the statement's snapshot, taken before
+	// the write waited for any lock, so a refusal by a row that moved
+	// since (a CAS that committed while the write waited, a claim inserted
+	// after the snapshot) reads as "should have been written", and Claim
+	// tries again (errRaced): the next statement's snapshot has the move.
+	claim: `WITH w AS (
+			INSERT INTO loot_claim (session_no, player_id, intent, claimed_at)
+			SELECT s.session_no, m.player_id, $3, now()
+			FROM loot_session s JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = $2
+			WHERE s.session_no = $1 AND CASE s.status WHEN 'CLAIMING' THEN s.deadline_at > now() ELSE false END
+			FOR SHARE OF s
+			ON CONFLICT (session_no, player_id) DO UPDATE
+				SET intent = EXCLUDED.intent, claimed_at = EXCLUDED.claimed_at
+				WHERE loot_claim.intent <> EXCLUDED.intent
+			RETURNING claimed_at, xmax = 0 AS created
+		)
+		SELECT w.claimed_at, w.created, NULL::text, NULL::timestamptz, NULL::bigint, NULL::boolean, NULL::text, NULL::timestamptz, now()
+		FROM w
+		UNION ALL
+		SELECT NULL, NULL, s.status, s.deadline_at, s.fence,
+			EXISTS (SELECT 1 FROM loot_member m WHERE m.session_no = $1 AND m.player_id = $2),
 			c.intent, c.claimed_at, now()
-		FROM loot_session s LEFT JOIN loot_claim c ON c.session_no = s.session_no AND c.player_id = $2
-		WHERE s.session_no = $1`,
+		FROM loot_session s LEFT JOIN loot_claim c ON c.session_no = $1 AND c.player_id = $2
+		WHERE s.session_no = $1 AND NOT EXISTS (SELECT 1 FROM w)`,
 	claims: `SELECT c.player_id, c.intent, c.claimed_at
 		FROM loot_session s LEFT JOIN loot_claim c ON c.session_no = s.session_no
 		WHERE s.session_no = $1 ORDER BY c.player_id`,
@@ -237,7 +254,7 @@ func (q queries) withClock(expr string) queries {
 func (q *queries) fields() []*string {
 	return []*string{
 		&q.readSession, &q.now, &q.open, &q.startClaiming, &q.cancel, &q.beginSettle, &q.record,
-		&q.claim, &q.claimState, &q.claims, &q.grants, &q.markDelivered,
+		&q.claim, &q.claims, &q.grants, &q.markDelivered,
 		&q.leaseGrants, &q.overdue, &q.snapshot, &q.deliver, &q.deliverLock, &q.holding,
 		&q.batchBeginSettle, &q.batchClaims, &q.batchReadSessions, &q.batchRecord,
 	}
