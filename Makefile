@@ -12,7 +12,9 @@ proofs: ## run both subjects' design matrices; rewrite results/ (settlements) an
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...
-	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt: the files above need formatting (gofmt -w)"; exit 1)
+	@# Not tee /dev/stderr: where stderr is a file (a CI log), tee reopens
+	@# it with O_TRUNC and erases everything logged before this line.
+	@f=$$(gofmt -l .); if [ -n "$$f" ]; then echo "$$f" >&2; echo "gofmt: the files above need formatting (gofmt -w)" >&2; exit 1; fi
 
 test: vet ## vet, then every test with the race detector
 	$(GO) test -race -count=1 ./...
