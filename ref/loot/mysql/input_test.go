@@ -8,6 +8,7 @@ import (
 
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/loottest"
 )
 
 // TestDataErrorIsBadArgumentNotOutcomeUnknown calls the Store itself,
@@ -37,18 +38,7 @@ func TestDataErrorIsBadArgumentNotOutcomeUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decided, err := loot.Decide(fz, map[loot.PlayerID]loot.Fairness{1: {}}, time.Minute)
-	if err != nil || len(decided.Grants) != 1 {
-		t.Fatalf("Decide: %+v, %v; want one grant", decided, err)
-	}
-	// decision is the settler's with the grant's loot code replaced.
-	decision := func(lootCode string) loot.Decision {
-		d := decided
-		g := d.Grants[0]
-		g.Loot, g.No = lootCode, loot.GrantNo("S1", 1, lootCode)
-		d.Grants = []loot.Grant{g}
-		return d
-	}
+	decision := loottest.DecisionFor(t, fz, 1, time.Minute)
 	for name, lootCode := range map[string]string{
 		"invalid UTF-8 loot code (1366)":        "L\xff",
 		"grant number over VARCHAR(160) (1406)": strings.Repeat("L", 200),

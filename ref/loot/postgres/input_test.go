@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/loottest"
 	"github.com/onceproof/onceproof/ref/loot/postgres"
 )
 
@@ -60,18 +61,7 @@ func TestDataExceptionIsBadArgumentNotOutcomeUnknown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			decided, err := loot.Decide(fz, map[loot.PlayerID]loot.Fairness{1: {}}, time.Minute)
-			if err != nil || len(decided.Grants) != 1 {
-				t.Fatalf("Decide: %+v, %v; want one grant", decided, err)
-			}
-			// decision is the settler's with the grant's loot code replaced.
-			decision := func(lootCode string) loot.Decision {
-				d := decided
-				g := d.Grants[0]
-				g.Loot, g.No = lootCode, loot.GrantNo("S1", 1, lootCode)
-				d.Grants = []loot.Grant{g}
-				return d
-			}
+			decision := loottest.DecisionFor(t, fz, 1, time.Minute)
 			if _, err := st.RecordGrants(ctx, decision("L\x00")); !errors.Is(err, loot.ErrBadArgument) {
 				t.Errorf("RecordGrants of a NUL loot code = %v, want ErrBadArgument", err)
 			}
