@@ -63,7 +63,7 @@ func DeclarationOf(d any) Declaration {
 // directions: the added faults can make a failure neither part shows
 // (an interleaving only the two together draw), and a join can fail less
 // than a part: a preset may drop a feature it cannot combine
-// (lootworld's late-claim stalls no claim handler when joined with a
+// (lootfaults's late-claim stalls no claim handler when joined with a
 // family that injects faults, and that stall is what fails
 // check-then-claim's FrozenClaims), an added fault can wipe the state a
 // part's failure needed, or make it too rare for the budget. The matrix
@@ -148,7 +148,7 @@ func (d Declaration) Check(checkFamily func(Family) error, props []Property) err
 
 // key names f's set of parts, sorted, each once: the presets build a join
 // from its parts' features regardless of their order (faults.presetOf and
-// lootworld's switch on each part in turn), so "crash+late" is the family
+// lootfaults's switch on each part in turn), so "crash+late" is the family
 // "late+crash" is, and a declaration of one is a declaration of the other.
 func (f Family) key() Family {
 	parts := f.Parts()

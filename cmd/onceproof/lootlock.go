@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 	lootredis "github.com/onceproof/onceproof/ref/loot/redis"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -51,7 +51,7 @@ type redisLocks struct {
 	fail  func(error) // a server error: the run's verdict is void
 }
 
-var _ lootworld.LockService = (*redisLocks)(nil)
+var _ lootfaults.LockService = (*redisLocks)(nil)
 
 // openRedisLocks connects a slot's lock service to the server at url under
 // prefix. Its pool is 2 connections, not go-redis's default of 10 per

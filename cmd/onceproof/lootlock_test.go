@@ -10,10 +10,10 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
-	"github.com/onceproof/onceproof/lootprops"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/props/loot"
 )
 
 // TestRedisLocksAnswerAsTheWorldsModel: a run's lock service on a real
@@ -43,7 +43,7 @@ func TestRedisLocksAnswerAsTheWorldsModel(t *testing.T) {
 		if err := locks.empty(ctx); err != nil {
 			rt.Fatal(err)
 		}
-		model := lootworld.NewLockModel()
+		model := lootfaults.NewLockModel()
 		var now time.Duration
 		for i := range rapid.IntRange(1, 40).Draw(rt, "calls") {
 			now += time.Duration(rapid.IntRange(0, 4).Draw(rt, "step")) * time.Second
@@ -92,11 +92,11 @@ func TestLootMatrixOnPostgresWithRedisLockMatchesMemory(t *testing.T) {
 	url := testserver.Postgres(t)
 	srv := testserver.StartRedis(t) // its own: the key count below is this test's alone
 	m := runStoreMatrixOf[lootprops.Matrix](t, "loot-ref", "-subject", "loot", "-store", url, "-lock", srv.URL(), "-families", lockFamilies, "-n", lootStoreN)
-	mem := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootworld.Design{lootref.Design{}}, Families: familiesOf(lockFamilies), N: m.N, Seed: m.Seed})
+	mem := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{lootref.Design{}}, Families: familiesOf(lockFamilies), N: m.N, Seed: m.Seed})
 	sameCells(t, m, mem, "loot-ref@postgres+redis", "loot-ref in memory")
 	if len(m.Rows) == 1 {
-		i := slices.Index(m.Families, lootworld.LockExpiry)
-		if got := m.Rows[0].Cells[i].Coverage[lootworld.ReachedLockExpired]; got == 0 {
+		i := slices.Index(m.Families, lootfaults.LockExpiry)
+		if got := m.Rows[0].Cells[i].Coverage[lootfaults.ReachedLockExpired]; got == 0 {
 			t.Errorf("lock-expiry on Redis never took a lock whose holder's ttl had ended: the world's lock clock did not reach the server")
 		}
 	}
@@ -110,7 +110,7 @@ func TestLootMatrixOnPostgresWithRedisLockMatchesMemory(t *testing.T) {
 func TestLootMatrixWithOnlyARedisLock(t *testing.T) {
 	srv := testserver.Redis(t)
 	m := runStoreMatrixOf[lootprops.Matrix](t, "loot-ref", "-subject", "loot", "-lock", srv.URL(), "-families", "clean,lock-expiry", "-n", lootStoreN)
-	mem := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootworld.Design{lootref.Design{}}, Families: familiesOf("clean,lock-expiry"), N: m.N, Seed: m.Seed})
+	mem := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{lootref.Design{}}, Families: familiesOf("clean,lock-expiry"), N: m.N, Seed: m.Seed})
 	sameCells(t, m, mem, "loot-ref@memory+redis", "loot-ref in memory")
 }
 

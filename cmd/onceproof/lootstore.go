@@ -13,9 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
-	"github.com/onceproof/onceproof/lootworld"
 	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
 	"github.com/onceproof/onceproof/ref/loot/mysql/docsql"
 	lootpg "github.com/onceproof/onceproof/ref/loot/postgres"
@@ -40,7 +40,7 @@ const clockTable = "onceproof_clock"
 // milliseconds) each time.
 type lootSlot struct {
 	// cluster is the row's cluster on the slot, its database clock db.
-	cluster func(db lootworld.Clock) lootworld.Cluster
+	cluster func(db lootfaults.Clock) lootfaults.Cluster
 	empty   func(ctx context.Context) error
 	drop    func(ctx context.Context) error // closes the store and removes the schema or database
 	// locks is the slot's lock service on -lock's Redis (nil: the world's
@@ -50,7 +50,7 @@ type lootSlot struct {
 
 // memorySlots opens slots for the row d in memory: its own cluster, for
 // -lock without -store (the lock service is the slot's only real part).
-func memorySlots(d lootworld.Design) lootOpener {
+func memorySlots(d lootfaults.Design) lootOpener {
 	return func(context.Context, int) (*lootSlot, error) {
 		none := func(context.Context) error { return nil }
 		return &lootSlot{cluster: d.NewCluster, empty: none, drop: none}, nil
@@ -84,8 +84,8 @@ func withLocks(open lootOpener, url, tag string) lootOpener {
 
 // refSlot is loot-ref's cluster on st, whose test clock setClock moves
 // to the world's database time before every store call.
-func refSlot(st lootref.Store, setClock func(context.Context, time.Time) error) func(lootworld.Clock) lootworld.Cluster {
-	return func(db lootworld.Clock) lootworld.Cluster {
+func refSlot(st lootref.Store, setClock func(context.Context, time.Time) error) func(lootfaults.Clock) lootfaults.Cluster {
+	return func(db lootfaults.Clock) lootfaults.Cluster {
 		return lootref.NewCluster(st, func(ctx context.Context) error { return setClock(ctx, db.Now()) })
 	}
 }
@@ -106,7 +106,7 @@ type lootOpener func(ctx context.Context, k int) (*lootSlot, error)
 // and the command writes nothing when there are any.
 type LootStoreDesign struct {
 	runBook
-	base lootworld.Design // the in-memory row: its declaration, and a failed slot's stand-in
+	base lootfaults.Design // the in-memory row: its declaration, and a failed slot's stand-in
 	name string
 	db   string // the database's kind (postgres, mysql), "" for the row's in-memory store
 	lock bool   // the lock service is a real Redis (-lock)
@@ -119,7 +119,7 @@ type LootStoreDesign struct {
 
 var _ engine.Declarer = (*LootStoreDesign)(nil)
 
-// Name implements lootworld.Design: "loot-ref@postgres", "loot-ref@mysql"
+// Name implements lootfaults.Design: "loot-ref@postgres", "loot-ref@mysql"
 // or "loot-seed-verbatim@mysql".
 func (d *LootStoreDesign) Name() string { return d.name }
 
@@ -137,9 +137,9 @@ func (d *LootStoreDesign) Declare() engine.Declaration {
 	return decl
 }
 
-// NewCluster implements lootworld.Design: a slot's store, its clock moved
+// NewCluster implements lootfaults.Design: a slot's store, its clock moved
 // to db's time before every call.
-func (d *LootStoreDesign) NewCluster(db lootworld.Clock) lootworld.Cluster {
+func (d *LootStoreDesign) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
 	run := d.start()
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
@@ -223,27 +223,27 @@ func (d *LootStoreDesign) Done() error {
 
 // lootStoreCluster is one run's cluster on a slot.
 type lootStoreCluster struct {
-	lootworld.Cluster
+	lootfaults.Cluster
 	d    *LootStoreDesign
 	slot *lootSlot // nil: the slot did not open
 	once sync.Once
 }
 
 var (
-	_ lootworld.ClusterCloser = (*lootStoreCluster)(nil)
-	_ lootworld.LockCluster   = (*lootStoreCluster)(nil)
+	_ lootfaults.ClusterCloser = (*lootStoreCluster)(nil)
+	_ lootfaults.LockCluster   = (*lootStoreCluster)(nil)
 )
 
-// LockService implements lootworld.LockCluster: the slot's Redis with
+// LockService implements lootfaults.LockCluster: the slot's Redis with
 // -lock, else the world's model.
-func (c *lootStoreCluster) LockService() lootworld.LockService {
+func (c *lootStoreCluster) LockService() lootfaults.LockService {
 	if c.slot == nil || c.slot.locks == nil {
 		return nil
 	}
 	return c.slot.locks
 }
 
-// Close implements lootworld.ClusterCloser: the slot is emptied and freed.
+// Close implements lootfaults.ClusterCloser: the slot is emptied and freed.
 func (c *lootStoreCluster) Close() {
 	c.once.Do(func() {
 		if c.slot != nil {
@@ -393,7 +393,7 @@ func mysqlDocSlots(dsn, tag string) lootOpener {
 			return nil, errors.Join(err, cleanup(dropDB))
 		}
 		return &lootSlot{
-			cluster: func(clock lootworld.Clock) lootworld.Cluster {
+			cluster: func(clock lootfaults.Clock) lootfaults.Cluster {
 				return seedverbatim.NewCluster(seedverbatim.SQLTables(db, clock.Now))
 			},
 			empty: truncateAll(db, []string{"loot_grant", "loot_intent", "loot_session"}),
@@ -504,8 +504,8 @@ func (ds lootStores) Done() error {
 }
 
 // designs is the rows as the matrix takes them.
-func (ds lootStores) designs() []lootworld.Design {
-	out := make([]lootworld.Design, len(ds))
+func (ds lootStores) designs() []lootfaults.Design {
+	out := make([]lootfaults.Design, len(ds))
 	for i, d := range ds {
 		out[i] = d
 	}

@@ -15,11 +15,11 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
-	"github.com/onceproof/onceproof/lootprops"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/props/loot"
 )
 
 // lootStoreFamilies are the loot families a real-database test runs: no
@@ -45,9 +45,9 @@ func runLootStoreMatrix(t *testing.T, store string, args ...string) lootprops.Ma
 // sameCellsAsInMemory checks that m's only row has loot-ref's cells in
 // memory under the same families, schedules and seed (sameCells): any
 // difference is the database store breaking ref/loot's contract.
-func sameCellsAsInMemory(t *testing.T, m lootprops.Matrix, d lootworld.Design, row string) {
+func sameCellsAsInMemory(t *testing.T, m lootprops.Matrix, d lootfaults.Design, row string) {
 	t.Helper()
-	mem := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootworld.Design{d}, Families: familiesOf(lootStoreFamilies), N: m.N, Seed: m.Seed})
+	mem := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{d}, Families: familiesOf(lootStoreFamilies), N: m.N, Seed: m.Seed})
 	sameCells(t, m, mem, row, d.Name()+" in memory")
 }
 
@@ -76,7 +76,7 @@ func TestSeedVerbatimOnMariaDBMatchesMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootworld.Design{seedverbatim.Design{}}, Families: familiesOf(lootStoreFamilies + ",ties"), N: m.N, Seed: m.Seed})
+	mem := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{seedverbatim.Design{}}, Families: familiesOf(lootStoreFamilies + ",ties"), N: m.N, Seed: m.Seed})
 	sameVerdicts(t, m, mem, "loot-seed-verbatim@mysql", "loot-seed-verbatim in memory", false)
 	// Nothing undeclared (a declared failure may not show in 4 runs a
 	// cell: the declarations are derived for the default budget).
@@ -137,7 +137,7 @@ func TestLootStoreRowIsJudgedOnTheDatabase(t *testing.T) {
 		s, err := open(ctx, k)
 		if err == nil {
 			onTime := s.cluster
-			s.cluster = func(lootworld.Clock) lootworld.Cluster { return onTime(yearLate{}) }
+			s.cluster = func(lootfaults.Clock) lootfaults.Cluster { return onTime(yearLate{}) }
 		}
 		return s, err
 	}}
@@ -146,11 +146,11 @@ func TestLootStoreRowIsJudgedOnTheDatabase(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	m := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootworld.Design{d}, Families: []engine.Family{lootworld.Clean}, N: 8})
+	m := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{d}, Families: []engine.Family{lootfaults.Clean}, N: 8})
 	if err := d.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if c := m.Rows[0].Cells[0]; !slices.Contains(c.Failed, lootworld.HonestAnswer) {
+	if c := m.Rows[0].Cells[0]; !slices.Contains(c.Failed, lootfaults.HonestAnswer) {
 		t.Errorf("loot-ref on a database a year late fails %v under clean, want HonestAnswer (its opens refused): the row is not judged on its database", c.Failed)
 	}
 	if d.Live() != 0 {

@@ -18,9 +18,9 @@ import (
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/lootprops"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/props"
+	"github.com/onceproof/onceproof/props/loot"
 )
 
 var update = flag.Bool("update", false, "rewrite ../../results/ from the code (same as make proofs)")
@@ -260,19 +260,19 @@ func TestLootConcurrencyOnRealGoroutines(t *testing.T) {
 	// 10 schedules per family and design: 13 designs x 4 families x 10
 	// runs of a few dozen requests stay within seconds under -race.
 	const n = 10
-	fams := []engine.Family{lootworld.Ties, lootworld.ConcurrentSettle, lootworld.CancelRace, lootworld.DuplicateClaim}
+	fams := []engine.Family{lootfaults.Ties, lootfaults.ConcurrentSettle, lootfaults.CancelRace, lootfaults.DuplicateClaim}
 	for _, d := range registry().loot {
 		t.Run("design="+d.Name(), func(t *testing.T) {
 			decl := engine.DeclarationOf(d)
 			for _, f := range fams {
-				declared := decl.Expected(f, lootworld.Properties)
+				declared := decl.Expected(f, lootfaults.Properties)
 				for k := range n {
-					s := lootworld.Generate(f, props.DefaultMatrixSeed+uint64(k))
-					r := lootprops.Judge(lootworld.Run(d, s, engine.RunOptions{Free: true}))
+					s := lootfaults.Generate(f, props.DefaultMatrixSeed+uint64(k))
+					r := lootprops.Judge(lootfaults.Run(d, s, engine.RunOptions{Free: true}))
 					for _, p := range r.Failed() {
 						if !slices.Contains(declared, p) {
 							v, _ := r.Verdict(p)
-							t.Errorf("%s fails %s under %s on real goroutines, undeclared (a race may not replay every time):\n%v\n%s", d.Name(), p, f, v, lootworld.Format(s))
+							t.Errorf("%s fails %s under %s on real goroutines, undeclared (a race may not replay every time):\n%v\n%s", d.Name(), p, f, v, lootfaults.Format(s))
 							return
 						}
 					}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 )
 
 // maxSchedFile bounds the schedule file replay reads. A schedule at every
@@ -40,7 +40,7 @@ func replayCmd(args []string, designs registries, stdout io.Writer, explain bool
 	if err != nil {
 		return 0, err
 	}
-	if engine.SubjectOf(text) == lootworld.Subject {
+	if engine.SubjectOf(text) == lootfaults.Subject {
 		return replay(lootSubject(designs.loot), file, text, *design, stdout, explain)
 	}
 	return replay(settleSubject(designs.settle), file, text, *design, stdout, explain)

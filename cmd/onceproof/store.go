@@ -19,11 +19,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
 	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/internal/redact"
-	"github.com/onceproof/onceproof/lootworld"
 	"github.com/onceproof/onceproof/ref"
 	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
 	"github.com/onceproof/onceproof/ref/postgres"
@@ -343,7 +343,7 @@ func runTag() (string, error) {
 // caller must call Done after the matrix, which removes every run's
 // schema, database and keys.
 func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bool) (lootStores, error) {
-	rows := map[string]lootworld.Design{lootref.Name: lootref.Design{}}
+	rows := map[string]lootfaults.Design{lootref.Name: lootref.Design{}}
 	if sp.kind == "mysql" {
 		rows[seedverbatim.Name] = seedverbatim.Design{}
 	}

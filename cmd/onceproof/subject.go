@@ -6,11 +6,11 @@ import (
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls"
 	lootimpls "github.com/onceproof/onceproof/impls/loot"
-	"github.com/onceproof/onceproof/lootprops"
-	"github.com/onceproof/onceproof/lootworld"
 	"github.com/onceproof/onceproof/props"
+	"github.com/onceproof/onceproof/props/loot"
 )
 
 // registries are the designs the command knows, per subject.
@@ -74,18 +74,18 @@ func settleSubject(ds impls.Registry) subject[faults.Design, faults.Schedule, fa
 	}
 }
 
-func lootSubject(ds lootimpls.Registry) subject[lootworld.Design, lootworld.Schedule, lootworld.Detail] {
-	return subject[lootworld.Design, lootworld.Schedule, lootworld.Detail]{
-		name: lootworld.Subject, world: lootprops.World, designs: ds, results: "results/loot",
+func lootSubject(ds lootimpls.Registry) subject[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail] {
+	return subject[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail]{
+		name: lootfaults.Subject, world: lootprops.World, designs: ds, results: "results/loot",
 		intro: func(n int) string {
 			var deep []string
-			for _, f := range lootworld.Families {
+			for _, f := range lootfaults.Families {
 				if lootprops.Deep(f) {
 					deep = append(deep, string(f))
 				}
 			}
 			return fmt.Sprintf("Every loot allocation design (source 004) runs under every fault family, %d generated schedules per cell (%d under %s, whose known failures show in one run of several hundred: lootprops.DeepN says which), the same for every design: a team, one or two sessions, requests (open, start, claims, the scheduler's settle, cancels, the compensation job's ticks) delivered at least once to two or three nodes, each node on its own clock, the database and the lock service on theirs. ",
-				lootprops.World.Runs(lootworld.Clean, n), lootprops.World.Runs(lootworld.ConcurrentSettle, n), strings.Join(deep, ", ")) +
+				lootprops.World.Runs(lootfaults.Clean, n), lootprops.World.Runs(lootfaults.ConcurrentSettle, n), strings.Join(deep, ", ")) +
 				"The world reads each design's database after every store call, as an auditor would, and judges the allocation from what it saw, the inventory ledger and the answers given. " +
 				"A cell is `holds` (no counterexample within that budget: evidence, not a proof) or `fails:` with the properties violated, linking a minimal counterexample: its timeline, a sequence diagram, and the command that replays it. " +
 				"A cell marked *unexpected* disagrees with what the design declares (the matrix test fails on it). " +

@@ -5,6 +5,7 @@
 package loot
 
 import (
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/appclockdeadline"
 	"github.com/onceproof/onceproof/impls/loot/checkthenclaim"
 	"github.com/onceproof/onceproof/impls/loot/closedbeforegrants"
@@ -18,11 +19,10 @@ import (
 	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
 	"github.com/onceproof/onceproof/impls/loot/selectthenupdate"
 	"github.com/onceproof/onceproof/impls/loot/uuidgrantkey"
-	"github.com/onceproof/onceproof/lootworld"
 )
 
 // Registry is a list of loot designs, looked up by row name.
-type Registry []lootworld.Design
+type Registry []lootfaults.Design
 
 // All returns every loot design in matrix row order.
 func All() Registry {
@@ -53,7 +53,7 @@ func (r Registry) Names() []string {
 }
 
 // ByName returns the design of r whose row name is name.
-func (r Registry) ByName(name string) (lootworld.Design, bool) {
+func (r Registry) ByName(name string) (lootfaults.Design, bool) {
 	for _, d := range r {
 		if d.Name() == name {
 			return d, true

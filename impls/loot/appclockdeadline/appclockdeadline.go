@@ -5,8 +5,8 @@ package appclockdeadline
 
 import (
 	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/internal/shortcut"
-	"github.com/onceproof/onceproof/lootworld"
 )
 
 // Design is the row.
@@ -16,8 +16,8 @@ var Design = shortcut.Row{
 	Decl: engine.Declaration{
 		Doc: "The reference judging deadlines by the node's clock instead of the database's, in the claim's write and the settle CAS: source 004's submitIntent compares with LocalDateTime.now() on the node serving the request.",
 		Fails: []engine.Expect{{
-			Families: []engine.Family{lootworld.ClockSkew},
-			Props:    []engine.Property{lootworld.OnTime, lootworld.HonestAnswer},
+			Families: []engine.Family{lootfaults.ClockSkew},
+			Props:    []engine.Property{lootfaults.OnTime, lootfaults.HonestAnswer},
 			Why:      "a node whose clock runs ahead judges the deadline passed before the database's clock reaches it: its scheduler's trigger wins the CAS early, and the claim window closes seconds short on it: a member's claim there is refused as too late while the session is CLAIMING before its deadline, so the player loses the item without anything recording it (claims stay stamped by the database's clock, so the ranking stands)",
 		}},
 	},

@@ -5,9 +5,9 @@ package checkthenclaim
 
 import (
 	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/internal/shortcut"
 	"github.com/onceproof/onceproof/impls/loot/internal/table"
-	"github.com/onceproof/onceproof/lootworld"
 )
 
 // Design is the row.
@@ -17,8 +17,8 @@ var Design = shortcut.Row{
 	Decl: engine.Declaration{
 		Doc: "The reference whose claim is judged by a read (member, CLAIMING, before the deadline) and written by an unconditional upsert, two statements: source 004's submitIntent (\"先校验后写\").",
 		Fails: []engine.Expect{{
-			Families: []engine.Family{lootworld.LateClaim},
-			Props:    []engine.Property{lootworld.FrozenClaims},
+			Families: []engine.Family{lootfaults.LateClaim},
+			Props:    []engine.Property{lootfaults.FrozenClaims},
 			Why:      "a claim handler stalled between its check and its upsert, just before the deadline, writes its claim after the settle at the deadline froze the set: the claim is answered accepted although the result was computed without it",
 		}},
 	},

@@ -8,8 +8,8 @@ import (
 	"context"
 
 	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/internal/svcnode"
-	"github.com/onceproof/onceproof/lootworld"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/memory"
 )
@@ -22,7 +22,7 @@ type Design struct{}
 
 var _ engine.Declarer = Design{}
 
-// Name implements lootworld.Design.
+// Name implements lootfaults.Design.
 func (Design) Name() string { return Name }
 
 // Declare implements engine.Declarer: loot-ref holds in every family.
@@ -37,9 +37,9 @@ func (Design) Declare() engine.Declaration {
 		"a dead settler left SETTLING is taken over after its lease by Recover, which then delivers what is pending."}
 }
 
-// NewCluster implements lootworld.Design: a fresh memory store on the
+// NewCluster implements lootfaults.Design: a fresh memory store on the
 // database's clock.
-func (Design) NewCluster(db lootworld.Clock) lootworld.Cluster {
+func (Design) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
 	return NewCluster(memory.NewStore(db.Now), nil)
 }
 
@@ -54,7 +54,7 @@ type Store interface {
 // same Service, lock, inventory and Env calls whatever the store. sync, if
 // not nil, runs inside every store call before it (svcnode.Store.Sync):
 // where a real database's test clock is moved to the world's database time.
-func NewCluster(st Store, sync func(context.Context) error) lootworld.Cluster {
+func NewCluster(st Store, sync func(context.Context) error) lootfaults.Cluster {
 	return &cluster{store: st, sync: sync}
 }
 
@@ -64,8 +64,8 @@ type cluster struct {
 	tokens svcnode.Tokens
 }
 
-func (c *cluster) NewNode(_ int, env lootworld.Env) lootworld.Node {
+func (c *cluster) NewNode(_ int, env lootfaults.Env) lootfaults.Node {
 	return svcnode.New(svcnode.Config(env, svcnode.Store{Env: env, Inner: c.store, Sync: c.sync}, &c.tokens))
 }
 
-func (c *cluster) Read(no string) lootworld.Record { return svcnode.Read(c.store, no) }
+func (c *cluster) Read(no string) lootfaults.Record { return svcnode.Read(c.store, no) }

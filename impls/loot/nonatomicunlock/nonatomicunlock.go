@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/internal/shortcut"
-	"github.com/onceproof/onceproof/lootworld"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -25,7 +25,7 @@ var Design = shortcut.Row{
 
 // getThenDel is source 004's release: read the token, delete if it is
 // ours; another settler can take the key between the two.
-type getThenDel struct{ env lootworld.Env }
+type getThenDel struct{ env lootfaults.Env }
 
 func (l getThenDel) Acquire(_ context.Context, key, token string, ttl time.Duration) (bool, error) {
 	return l.env.SetNX(key, token, ttl)

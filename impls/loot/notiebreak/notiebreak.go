@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/internal/svcnode"
 	"github.com/onceproof/onceproof/impls/loot/internal/table"
-	"github.com/onceproof/onceproof/lootworld"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -30,8 +30,8 @@ const Name = "no-tiebreak"
 type Design struct{}
 
 var (
-	_ lootworld.Design = Design{}
-	_ engine.Declarer  = Design{}
+	_ lootfaults.Design = Design{}
+	_ engine.Declarer   = Design{}
 )
 
 func (Design) Name() string { return Name }
@@ -42,13 +42,13 @@ func (Design) Declare() engine.Declaration { return declaration }
 var declaration = engine.Declaration{
 	Doc: "The reference ranking by priority, fairness and claim time only, as source 004's ORDER BY does (\"三级排序之后结果唯一，不存在并列\": after three levels the result is unique, it says), with the frozen claims read in row order. Claim times are kept at microseconds by the database's clock, so only claims written at one instant tie.",
 	Fails: []engine.Expect{{
-		Families: []engine.Family{lootworld.Ties},
-		Props:    []engine.Property{lootworld.RuleOrder, lootworld.Replayable},
+		Families: []engine.Family{lootfaults.Ties},
+		Props:    []engine.Property{lootfaults.RuleOrder, lootfaults.Replayable},
 		Why:      "two NEED claims of equal fairness written at one instant tie on all three keys, and the winner is whichever row was written first (the interleaving's choice), not the lower player id the rule ends on; the audit snapshot, replayed by the rule, names the other player",
 	}},
 }
 
-func (Design) NewCluster(db lootworld.Clock) lootworld.Cluster {
+func (Design) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
 	return &cluster{db: table.NewDB(db.Now)}
 }
 
@@ -57,12 +57,12 @@ type cluster struct {
 	tokens svcnode.Tokens
 }
 
-func (c *cluster) NewNode(_ int, env lootworld.Env) lootworld.Node {
+func (c *cluster) NewNode(_ int, env lootfaults.Env) lootfaults.Node {
 	cfg := svcnode.Config(env, table.Store{DB: c.db, Env: env, Rules: table.Rules{RowOrder: true}}, &c.tokens)
 	return node{Node: svcnode.New(cfg), cfg: cfg}
 }
 
-func (c *cluster) Read(no string) lootworld.Record { return svcnode.Read(table.Store{DB: c.db}, no) }
+func (c *cluster) Read(no string) lootfaults.Record { return svcnode.Read(table.Store{DB: c.db}, no) }
 
 // node is the reference's node whose settles rank without the tiebreak.
 type node struct {
@@ -70,23 +70,23 @@ type node struct {
 	cfg loot.Config
 }
 
-// Handle implements lootworld.Node: a settle through settle, the rest as
+// Handle implements lootfaults.Node: a settle through settle, the rest as
 // the reference.
-func (n node) Handle(now time.Time, r lootworld.Req) (engine.Ack, error) {
-	if r.Kind != lootworld.SettleNow {
+func (n node) Handle(now time.Time, r lootfaults.Req) (engine.Ack, error) {
+	if r.Kind != lootfaults.SettleNow {
 		return n.Node.Handle(now, r)
 	}
 	done, err := n.settle(context.Background(), r.Session)
 	switch {
 	case err != nil && done:
-		return lootworld.Recorded, nil
+		return lootfaults.Recorded, nil
 	case errors.Is(err, loot.ErrAlreadySettled):
-		return lootworld.Already, nil
+		return lootfaults.Already, nil
 	}
 	return svcnode.Answer(err)
 }
 
-// Recover implements lootworld.Recoverer: overdue sessions settled through
+// Recover implements lootfaults.Recoverer: overdue sessions settled through
 // settle, then the reference's Recover delivers what is pending.
 func (n node) Recover(now time.Time) error {
 	ctx := context.Background()

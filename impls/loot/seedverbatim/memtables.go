@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/ref/loot/mysql/docsql"
 )
 
@@ -174,21 +174,21 @@ func (m *memTables) MarkSuccess(grantNo string) error {
 
 // Read is the document's rows as the world reads them; it keeps no audit
 // snapshot.
-func (m *memTables) Read(no string) lootworld.Record {
+func (m *memTables) Read(no string) lootfaults.Record {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sessions[no]
 	if s == nil {
-		return lootworld.Record{}
+		return lootfaults.Record{}
 	}
-	rec := lootworld.Record{Status: lootworld.Status(s.status)}
+	rec := lootfaults.Record{Status: lootfaults.Status(s.status)}
 	for _, r := range m.intents[no] {
-		rec.Claims = append(rec.Claims, lootworld.Claim{Player: lootworld.PlayerID(r.player), Intent: lootworld.Intent(r.kind), At: r.createdAt, Fair: r.fairScore})
+		rec.Claims = append(rec.Claims, lootfaults.Claim{Player: lootfaults.PlayerID(r.player), Intent: lootfaults.Intent(r.kind), At: r.createdAt, Fair: r.fairScore})
 	}
-	slices.SortFunc(rec.Claims, func(a, b lootworld.Claim) int { return cmp.Compare(a.Player, b.Player) })
+	slices.SortFunc(rec.Claims, func(a, b lootfaults.Claim) int { return cmp.Compare(a.Player, b.Player) })
 	for _, gno := range m.order {
 		if g := m.grants[gno]; g.session == no {
-			rec.Granted = append(rec.Granted, lootworld.PlayerID(g.player))
+			rec.Granted = append(rec.Granted, lootfaults.PlayerID(g.player))
 		}
 	}
 	return rec

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/ref/loot/mysql/docsql"
 )
 
@@ -36,8 +36,8 @@ const lockTTL = 10 * time.Second
 type Design struct{}
 
 var (
-	_ lootworld.Design = Design{}
-	_ engine.Declarer  = Design{}
+	_ lootfaults.Design = Design{}
+	_ engine.Declarer   = Design{}
 )
 
 func (Design) Name() string { return Name }
@@ -48,39 +48,39 @@ func (Design) Declare() engine.Declaration { return declaration }
 var declaration = engine.Declaration{
 	Doc: "Source 004's logic verbatim: its tables, its LootMapper statements and its submitIntent and LootSettleService.settle as ref/loot/mysql/docsql runs them, in memory (and on MariaDB with -store mysql://, where every cell fails the same properties). Where it holds, the document's own defences do the work: the unique key (session, player) keeps one claim per player, the conditional UPDATE with the database's NOW() keeps settling to one settler after the deadline whatever its lock does (its GET-then-DEL release deletes another settler's lock under lock-expiry, harmlessly), and grants keyed by grant_no keep compensation from delivering twice.",
 	Fails: []engine.Expect{{
-		Families: []engine.Family{lootworld.LateClaim},
-		Props:    []engine.Property{lootworld.FrozenClaims},
+		Families: []engine.Family{lootfaults.LateClaim},
+		Props:    []engine.Property{lootfaults.FrozenClaims},
 		Why:      "submitIntent checks CLAIMING and the deadline in one statement and upserts in another: a claim handler stalled between them just before the deadline upserts after lockForSettle froze the set, and answers accepted for a claim the result never saw",
 	}, {
-		Families: []engine.Family{lootworld.ClockSkew},
-		Props:    []engine.Property{lootworld.NoLostGrant, lootworld.RuleOrder, lootworld.Replayable, lootworld.HonestAnswer},
+		Families: []engine.Family{lootfaults.ClockSkew},
+		Props:    []engine.Property{lootfaults.NoLostGrant, lootfaults.RuleOrder, lootfaults.Replayable, lootfaults.HonestAnswer},
 		Why:      "created_at is the node's clock, so of two NEED claims on nodes whose clocks differ by more than the time between them the later ranks first; submitIntent compares the deadline with LocalDateTime.now(), so a node whose clock runs ahead refuses a member's claim as too late while the database's clock is still before the deadline; a scheduler on a node whose clock runs ahead triggers before the database's deadline, lockForSettle matches nothing, and nothing ever looks for a CLAIMING session past its deadline again: it is never settled; and two claims of equal priority and fairness that the skewed clocks stamp into one DATETIME second tie, which row order breaks one way and the recompute another, as under ties (rare: about 1 run in 700, so the cell runs lootprops.DeepN schedules)",
 	}, {
-		Families: []engine.Family{lootworld.Crash, lootworld.StoreError, lootworld.TimeoutSuccess},
-		Props:    []engine.Property{lootworld.NoLostGrant},
+		Families: []engine.Family{lootfaults.Crash, lootfaults.StoreError, lootfaults.TimeoutSuccess},
+		Props:    []engine.Property{lootfaults.NoLostGrant},
 		Why:      "a settler that crashes, fails or times out after lockForSettle leaves the session SETTLING, which every retry's lockForSettle then refuses and which the compensation job (it only delivers PENDING grants) never resumes: the document's own most common incident; and a trigger that fails once is never followed by another",
 	}, {
-		Families: []engine.Family{lootworld.CancelRace},
-		Props:    []engine.Property{lootworld.NoOverGrant},
+		Families: []engine.Family{lootfaults.CancelRace},
+		Props:    []engine.Property{lootfaults.NoOverGrant},
 		Why:      "a cancel between lockForSettle and markClosed (the state table allows SETTLING -> CANCELED) is not seen by the settler, whose insertGrantIgnore writes PENDING grants and whose markClosed matches nothing; the compensation job delivers PENDING grants without looking at the session, so the canceled session delivers",
 	}, {
-		Families: []engine.Family{lootworld.Outsider},
-		Props:    []engine.Property{lootworld.NoOverGrant, lootworld.RuleOrder, lootworld.MembersOnly},
+		Families: []engine.Family{lootfaults.Outsider},
+		Props:    []engine.Property{lootfaults.NoOverGrant, lootfaults.RuleOrder, lootfaults.MembersOnly},
 		Why:      "submitIntent never checks the team, so an outsider's claim is recorded, ranked and, when it ranks first, granted and delivered in a member's place",
 	}, {
-		Families: []engine.Family{lootworld.Ties},
-		Props:    []engine.Property{lootworld.RuleOrder, lootworld.Replayable},
+		Families: []engine.Family{lootfaults.Ties},
+		Props:    []engine.Property{lootfaults.RuleOrder, lootfaults.Replayable},
 		Why:      "created_at is a DATETIME, so claims in one second tie, and selectRanked's ORDER BY has no final key: the tie falls to whatever order the database returns: row order in memory, the order the claims were written in, not the rule's (at one instant, whichever node wrote first), and on MariaDB 10.11 often the unique key's (session, player) order, another order again, so a run can fail RuleOrder there and Replayable here; recomputing the session from its rows breaks the tie otherwise (the document's \"recompute and get the same result\" fails), and no snapshot records what was decided",
 	}},
 }
 
-func (Design) NewCluster(db lootworld.Clock) lootworld.Cluster {
+func (Design) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
 	return NewCluster(newMemTables(db.Now))
 }
 
 // NewCluster is the row's cluster on t, a fresh copy of the document's
 // tables (one per run): in memory, or on MySQL or MariaDB (SQLTables).
-func NewCluster(t Tables) lootworld.Cluster { return &cluster{t: t} }
+func NewCluster(t Tables) lootfaults.Cluster { return &cluster{t: t} }
 
 // Tables is the document's database: its three tables and the statements
 // its code runs on them, each one Env.Store call of the caller's. Times
@@ -112,7 +112,7 @@ type Tables interface {
 	// MarkSuccess marks a delivered grant SUCCESS.
 	MarkSuccess(grantNo string) error
 	// Read is session no as an auditor reads the rows (never an Env call).
-	Read(no string) lootworld.Record
+	Read(no string) lootfaults.Record
 }
 
 // Pending is a PENDING grant row.
@@ -128,62 +128,62 @@ type cluster struct {
 }
 
 // exec runs f as one statement named after the document's mapper method.
-func (c *cluster) exec(env lootworld.Env, s docsql.Statement, f func() error) error {
+func (c *cluster) exec(env lootfaults.Env, s docsql.Statement, f func() error) error {
 	return env.Store(s.Name, f)
 }
 
-func (c *cluster) Read(no string) lootworld.Record { return c.t.Read(no) }
+func (c *cluster) Read(no string) lootfaults.Record { return c.t.Read(no) }
 
-func (c *cluster) NewNode(_ int, env lootworld.Env) lootworld.Node { return &node{c: c, env: env} }
+func (c *cluster) NewNode(_ int, env lootfaults.Env) lootfaults.Node { return &node{c: c, env: env} }
 
 type node struct {
 	c   *cluster
-	env lootworld.Env
+	env lootfaults.Env
 }
 
 var (
-	_ lootworld.Node      = (*node)(nil)
-	_ lootworld.Recoverer = (*node)(nil)
+	_ lootfaults.Node      = (*node)(nil)
+	_ lootfaults.Recoverer = (*node)(nil)
 )
 
-func (n *node) Handle(_ time.Time, r lootworld.Req) (engine.Ack, error) {
+func (n *node) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 	c := n.c
 	switch r.Kind {
-	case lootworld.OpenSession:
+	case lootfaults.OpenSession:
 		err := c.exec(n.env, docsql.CreateSession, func() error {
 			return c.t.CreateSession(r.Spec.No, r.Spec.Loot, r.Spec.Quantity, r.Spec.Deadline)
 		})
 		if err != nil {
 			return engine.Nack, err
 		}
-		return lootworld.Accepted, nil
-	case lootworld.StartClaims:
+		return lootfaults.Accepted, nil
+	case lootfaults.StartClaims:
 		// The document opens sessions straight to CLAIMING and has no
 		// endpoint for this step.
-		return lootworld.Noted, nil
-	case lootworld.ClaimItem:
+		return lootfaults.Noted, nil
+	case lootfaults.ClaimItem:
 		return n.submitIntent(r)
-	case lootworld.SettleNow:
+	case lootfaults.SettleNow:
 		if err := n.settle(r.Session); err != nil {
 			return engine.Nack, err
 		}
-		return lootworld.Noted, nil // {"code":0,"message":"settle triggered"}
-	case lootworld.CancelSession:
+		return lootfaults.Noted, nil // {"code":0,"message":"settle triggered"}
+	case lootfaults.CancelSession:
 		return n.cancel(r.Session)
 	}
 	if err := n.compensate(); err != nil {
 		return engine.Nack, err
 	}
-	return lootworld.Noted, nil
+	return lootfaults.Noted, nil
 }
 
-// Recover implements lootworld.Recoverer: the compensation job is all the
+// Recover implements lootfaults.Recoverer: the compensation job is all the
 // document has.
 func (n *node) Recover(time.Time) error { return n.compensate() }
 
 // submitIntent checks the session's status and deadline by the node's
 // clock, then upserts: two statements.
-func (n *node) submitIntent(r lootworld.Req) (engine.Ack, error) {
+func (n *node) submitIntent(r lootfaults.Req) (engine.Ack, error) {
 	c, now := n.c, n.env.Now()
 	var ok bool
 	if err := c.exec(n.env, docsql.CheckIntent, func() error {
@@ -194,13 +194,13 @@ func (n *node) submitIntent(r lootworld.Req) (engine.Ack, error) {
 		return engine.Nack, err
 	}
 	if !ok {
-		return lootworld.Refused, nil // {"code":1001,"accepted":false}
+		return lootfaults.Refused, nil // {"code":1001,"accepted":false}
 	}
 	in := docsql.NewIntent(r.Session, int64(r.Player), string(r.Intent), int(r.Fair), datetime(now))
 	if err := c.exec(n.env, docsql.UpsertIntent, func() error { return c.t.UpsertIntent(in) }); err != nil {
 		return engine.Nack, err
 	}
-	return lootworld.Accepted, nil
+	return lootfaults.Accepted, nil
 }
 
 // settle is LootSettleService.settle.
@@ -266,9 +266,9 @@ func (n *node) cancel(no string) (engine.Ack, error) {
 		return engine.Nack, err
 	}
 	if !done {
-		return lootworld.Refused, nil
+		return lootfaults.Refused, nil
 	}
-	return lootworld.Accepted, nil
+	return lootfaults.Accepted, nil
 }
 
 // compensate is the timed job: every PENDING grant is delivered by its
@@ -285,7 +285,7 @@ func (n *node) compensate() error {
 	}
 	var errs []error
 	for _, g := range pending {
-		if _, err := n.env.Deliver(g.GrantNo, lootworld.Item{Session: g.Session, Player: lootworld.PlayerID(g.Player), Loot: g.Loot}); err != nil {
+		if _, err := n.env.Deliver(g.GrantNo, lootfaults.Item{Session: g.Session, Player: lootfaults.PlayerID(g.Player), Loot: g.Loot}); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/ref/loot/mysql/docsql"
 )
 
@@ -118,36 +118,36 @@ func (t *sqlTables) MarkSuccess(grantNo string) error {
 
 // Read is the rows as an auditor reads them (a read error reads as no
 // session, as the in-memory tables' missing row does).
-func (t *sqlTables) Read(no string) lootworld.Record {
+func (t *sqlTables) Read(no string) lootfaults.Record {
 	ctx := context.Background()
 	var status string
 	if err := t.db.QueryRowContext(ctx, "SELECT status FROM loot_session WHERE session_no = ?", no).Scan(&status); err != nil {
-		return lootworld.Record{}
+		return lootfaults.Record{}
 	}
-	rec := lootworld.Record{Status: lootworld.Status(status)}
+	rec := lootfaults.Record{Status: lootfaults.Status(status)}
 	rows, err := t.db.QueryContext(ctx, "SELECT player_id, intent_type, created_at, fair_score FROM loot_intent WHERE session_no = ?", no)
 	if err != nil {
-		return lootworld.Record{}
+		return lootfaults.Record{}
 	}
 	for rows.Next() {
-		var c lootworld.Claim
+		var c lootfaults.Claim
 		if err := rows.Scan(&c.Player, &c.Intent, &c.At, &c.Fair); err != nil {
 			rows.Close()
-			return lootworld.Record{}
+			return lootfaults.Record{}
 		}
 		rec.Claims = append(rec.Claims, c)
 	}
 	rows.Close()
-	slices.SortFunc(rec.Claims, func(a, b lootworld.Claim) int { return cmp.Compare(a.Player, b.Player) })
+	slices.SortFunc(rec.Claims, func(a, b lootfaults.Claim) int { return cmp.Compare(a.Player, b.Player) })
 	grows, err := t.db.QueryContext(ctx, "SELECT player_id FROM loot_grant WHERE session_no = ? ORDER BY id", no)
 	if err != nil {
-		return lootworld.Record{}
+		return lootfaults.Record{}
 	}
 	defer grows.Close()
 	for grows.Next() {
-		var p lootworld.PlayerID
+		var p lootfaults.PlayerID
 		if err := grows.Scan(&p); err != nil {
-			return lootworld.Record{}
+			return lootfaults.Record{}
 		}
 		rec.Granted = append(rec.Granted, p)
 	}

@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 
 	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/internal/svcnode"
 	"github.com/onceproof/onceproof/impls/loot/internal/table"
-	"github.com/onceproof/onceproof/lootworld"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -32,24 +32,24 @@ type Row struct {
 // running Recover (compensation) now, and fresh delivery keys: what a UUID
 // is to the inventory, numbered per cluster so that a run replays.
 type Wiring struct {
-	Env          lootworld.Env
+	Env          lootfaults.Env
 	Compensating *atomic.Bool
 	NewKey       func() string
 }
 
 var (
-	_ lootworld.Design = Row{}
-	_ engine.Declarer  = Row{}
+	_ lootfaults.Design = Row{}
+	_ engine.Declarer   = Row{}
 )
 
-// Name implements lootworld.Design.
+// Name implements lootfaults.Design.
 func (r Row) Name() string { return r.Row }
 
 // Declare implements engine.Declarer.
 func (r Row) Declare() engine.Declaration { return r.Decl }
 
-// NewCluster implements lootworld.Design.
-func (r Row) NewCluster(db lootworld.Clock) lootworld.Cluster {
+// NewCluster implements lootfaults.Design.
+func (r Row) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
 	return &cluster{row: r, db: table.NewDB(db.Now)}
 }
 
@@ -89,7 +89,7 @@ func itoa(n uint64) string {
 	}
 }
 
-func (c *cluster) NewNode(_ int, env lootworld.Env) lootworld.Node {
+func (c *cluster) NewNode(_ int, env lootfaults.Env) lootfaults.Node {
 	st := table.Store{DB: c.db, Env: env, Rules: c.row.Rules}
 	if c.row.AppClock {
 		st.Clock = env.Now
@@ -103,4 +103,4 @@ func (c *cluster) NewNode(_ int, env lootworld.Env) lootworld.Node {
 	return n
 }
 
-func (c *cluster) Read(no string) lootworld.Record { return svcnode.Read(table.Store{DB: c.db}, no) }
+func (c *cluster) Read(no string) lootfaults.Record { return svcnode.Read(table.Store{DB: c.db}, no) }

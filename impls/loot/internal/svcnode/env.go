@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -12,7 +12,7 @@ import (
 // inner store: the one atomic statement or transaction the contract asks
 // for, at a fault point.
 type Store struct {
-	Env   lootworld.Env
+	Env   lootfaults.Env
 	Inner loot.Store
 	// Sync, if set, runs inside every call before the inner method: a real
 	// database's test clock is moved there to the world's database time
@@ -111,7 +111,7 @@ func (s Store) Overdue(ctx context.Context, limit int) ([]string, error) {
 
 // Lock is the world's lock service as a loot.Lock: SET NX PX to acquire,
 // the compare-and-delete script to release.
-type Lock struct{ Env lootworld.Env }
+type Lock struct{ Env lootfaults.Env }
 
 var _ loot.Lock = Lock{}
 
@@ -127,7 +127,7 @@ func (l Lock) Release(_ context.Context, key, token string) (bool, error) {
 // by the grant's recorded number (Key, if set, keys it otherwise: a
 // shortcut that re-keys).
 type Inventory struct {
-	Env lootworld.Env
+	Env lootfaults.Env
 	Key func(g loot.Grant) string
 }
 
@@ -138,18 +138,18 @@ func (inv Inventory) Deliver(_ context.Context, g loot.Grant) error {
 	if inv.Key != nil {
 		key = inv.Key(g)
 	}
-	_, err := inv.Env.Deliver(key, lootworld.Item{Session: g.Session, Player: lootworld.PlayerID(g.Player), Loot: g.Loot})
+	_, err := inv.Env.Deliver(key, lootfaults.Item{Session: g.Session, Player: lootfaults.PlayerID(g.Player), Loot: g.Loot})
 	return err
 }
 
 // Fairness is the server's fairness record (the world's) as a
 // loot.FairnessProvider.
-type Fairness struct{ Env lootworld.Env }
+type Fairness struct{ Env lootfaults.Env }
 
 func (f Fairness) Fairness(_ context.Context, _ string, players []loot.PlayerID) (map[loot.PlayerID]loot.Fairness, error) {
 	out := make(map[loot.PlayerID]loot.Fairness, len(players))
 	for _, p := range players {
-		out[p] = loot.Fairness{Wins: f.Env.Wins(lootworld.PlayerID(p))}
+		out[p] = loot.Fairness{Wins: f.Env.Wins(lootfaults.PlayerID(p))}
 	}
 	return out, nil
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -22,8 +22,8 @@ type Node struct {
 }
 
 var (
-	_ lootworld.Node      = Node{}
-	_ lootworld.Recoverer = Node{}
+	_ lootfaults.Node      = Node{}
+	_ lootfaults.Recoverer = Node{}
 )
 
 // Tokens is a cluster's source of lock tokens: a counter, so tokens are
@@ -41,7 +41,7 @@ func (t *Tokens) Read(p []byte) (int, error) {
 // Config is the reference's wiring of a node on env: store (already
 // reaching env, e.g. a Store), the world's lock, inventory and fairness,
 // tokens from t. A shortcut changes a field before loot.New.
-func Config(env lootworld.Env, store loot.Store, t *Tokens) loot.Config {
+func Config(env lootfaults.Env, store loot.Store, t *Tokens) loot.Config {
 	return loot.Config{Store: store, Inventory: Inventory{Env: env}, Fairness: Fairness{Env: env}, Lock: Lock{Env: env}, Tokens: t}
 }
 
@@ -54,41 +54,41 @@ func New(cfg loot.Config) Node {
 	return Node{Svc: svc}
 }
 
-// Handle implements lootworld.Node: the request's Service call, answered
+// Handle implements lootfaults.Node: the request's Service call, answered
 // from its result (see Answer).
-func (n Node) Handle(_ time.Time, r lootworld.Req) (engine.Ack, error) {
+func (n Node) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 	ctx := context.Background()
 	no := r.Session
 	switch r.Kind {
-	case lootworld.OpenSession:
+	case lootfaults.OpenSession:
 		_, err := n.Svc.Open(ctx, SpecOf(*r.Spec))
 		return Answer(err)
-	case lootworld.StartClaims:
+	case lootfaults.StartClaims:
 		_, err := n.Svc.StartClaiming(ctx, no)
 		return Answer(err)
-	case lootworld.ClaimItem:
+	case lootfaults.ClaimItem:
 		_, err := n.Svc.Claim(ctx, loot.Caller{Player: loot.PlayerID(r.Player)}, loot.ClaimRequest{Session: no, Intent: loot.Intent(r.Intent)})
 		return Answer(err)
-	case lootworld.SettleNow:
+	case lootfaults.SettleNow:
 		st, err := n.Svc.Settle(ctx, no)
 		switch {
 		case err != nil && st.Session.Status == loot.StatusClosed:
-			return lootworld.Recorded, nil // some deliveries are left to compensation
+			return lootfaults.Recorded, nil // some deliveries are left to compensation
 		case errors.Is(err, loot.ErrAlreadySettled):
-			return lootworld.Already, nil
+			return lootfaults.Already, nil
 		}
 		return Answer(err)
-	case lootworld.CancelSession:
+	case lootfaults.CancelSession:
 		_, err := n.Svc.Cancel(ctx, no)
 		return Answer(err)
 	}
 	if err := n.recover(); err != nil { // the compensation job's tick
 		return engine.Nack, err
 	}
-	return lootworld.Noted, nil
+	return lootfaults.Noted, nil
 }
 
-// Recover implements lootworld.Recoverer: the Service's Recover.
+// Recover implements lootfaults.Recoverer: the Service's Recover.
 func (n Node) Recover(time.Time) error { return n.recover() }
 
 func (n Node) recover() error {
@@ -106,15 +106,15 @@ func (n Node) recover() error {
 func Answer(err error) (engine.Ack, error) {
 	switch {
 	case err == nil:
-		return lootworld.Accepted, nil
+		return lootfaults.Accepted, nil
 	case errors.Is(err, loot.ErrOutcomeUnknown):
 		return engine.Nack, err
 	}
-	return lootworld.Refused, nil
+	return lootfaults.Refused, nil
 }
 
 // SpecOf is a world session spec as ref/loot's.
-func SpecOf(s lootworld.Spec) loot.Spec {
+func SpecOf(s lootfaults.Spec) loot.Spec {
 	ms := make([]loot.PlayerID, len(s.Members))
 	for i, m := range s.Members {
 		ms[i] = loot.PlayerID(m)
@@ -124,28 +124,28 @@ func SpecOf(s lootworld.Spec) loot.Spec {
 
 // Read is what a ref/loot store records of session no, as the world reads
 // it: the status, the claims, the grants in rank order, the snapshot.
-func Read(st loot.Reader, no string) lootworld.Record {
+func Read(st loot.Reader, no string) lootfaults.Record {
 	ctx := context.Background()
 	sess, err := st.Session(ctx, no)
 	if err != nil {
-		return lootworld.Record{}
+		return lootfaults.Record{}
 	}
-	rec := lootworld.Record{Status: lootworld.Status(sess.Status)}
+	rec := lootfaults.Record{Status: lootfaults.Status(sess.Status)}
 	cs, _ := st.Claims(ctx, no)
 	for _, c := range cs {
-		rec.Claims = append(rec.Claims, lootworld.Claim{Player: lootworld.PlayerID(c.Player), Intent: lootworld.Intent(c.Intent), At: c.At})
+		rec.Claims = append(rec.Claims, lootfaults.Claim{Player: lootfaults.PlayerID(c.Player), Intent: lootfaults.Intent(c.Intent), At: c.At})
 	}
 	gs, _ := st.Grants(ctx, no)
 	for _, g := range gs {
-		rec.Granted = append(rec.Granted, lootworld.PlayerID(g.Player))
+		rec.Granted = append(rec.Granted, lootfaults.PlayerID(g.Player))
 	}
 	if snap, err := st.Snapshot(ctx, no); err == nil {
-		s := &lootworld.Snapshot{}
+		s := &lootfaults.Snapshot{}
 		for _, c := range snap.Claims {
-			s.Claims = append(s.Claims, lootworld.Claim{Player: lootworld.PlayerID(c.Player), Intent: lootworld.Intent(c.Intent), At: c.At, Fair: c.Fairness.Wins})
+			s.Claims = append(s.Claims, lootfaults.Claim{Player: lootfaults.PlayerID(c.Player), Intent: lootfaults.Intent(c.Intent), At: c.At, Fair: c.Fairness.Wins})
 		}
 		for _, w := range snap.Winners {
-			s.Winners = append(s.Winners, lootworld.PlayerID(w))
+			s.Winners = append(s.Winners, lootfaults.PlayerID(w))
 		}
 		rec.Snapshot = s
 	}

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -68,7 +68,7 @@ func NewDB(now func() time.Time) *DB {
 // application's: app-clock-deadline).
 type Store struct {
 	DB    *DB
-	Env   lootworld.Env
+	Env   lootfaults.Env
 	Rules Rules
 	Clock func() time.Time
 }

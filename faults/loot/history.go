@@ -1,4 +1,4 @@
-package lootworld
+package lootfaults
 
 import (
 	"github.com/onceproof/onceproof/engine"

@@ -4,35 +4,35 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 )
 
 // seen is what a history shows of one session: its records as the world
 // read them after every store call, the items delivered, and what follows
 // from them. The properties judge sessions through it.
 type seen struct {
-	x     lootworld.Session
-	views []lootworld.Event // EvView events, in order
+	x     lootfaults.Session
+	views []lootfaults.Event // EvView events, in order
 	// freeze is the first view in SETTLING (or CLOSED, for a design that
 	// skips SETTLING): the moment the claim set froze; frozen its claims.
-	freeze *lootworld.Event
-	frozen []lootworld.Claim
+	freeze *lootfaults.Event
+	frozen []lootfaults.Claim
 	// claimedAt is when each player's claim row first appeared, by the
 	// database's clock (the time of the store call that wrote it).
-	claimedAt map[lootworld.PlayerID]time.Duration
+	claimedAt map[lootfaults.PlayerID]time.Duration
 	// final is the record at the end; canceled whether it was ever
 	// CANCELED.
-	final    lootworld.Record
+	final    lootfaults.Record
 	canceled bool
 	// items are the EvItem events the ledger applied.
-	items []lootworld.Event
+	items []lootfaults.Event
 }
 
 // observe reads h once into a seen per session.
-func observe(h lootworld.History) []*seen {
+func observe(h lootfaults.History) []*seen {
 	out := make([]*seen, len(h.Schedule.Sessions))
 	for i, x := range h.Schedule.Sessions {
-		out[i] = &seen{x: x, claimedAt: map[lootworld.PlayerID]time.Duration{}}
+		out[i] = &seen{x: x, claimedAt: map[lootfaults.PlayerID]time.Duration{}}
 	}
 	for i := range h.Events {
 		e := &h.Events[i]
@@ -41,7 +41,7 @@ func observe(h lootworld.History) []*seen {
 		}
 		ss := out[e.Detail.Session]
 		switch e.Kind {
-		case lootworld.EvView:
+		case lootfaults.EvView:
 			rec := e.Detail.Record
 			ss.views = append(ss.views, *e)
 			ss.final = *rec
@@ -50,14 +50,14 @@ func observe(h lootworld.History) []*seen {
 					ss.claimedAt[c.Player] = e.At
 				}
 			}
-			if ss.freeze == nil && (rec.Status == lootworld.Settling || rec.Status == lootworld.Closed) {
+			if ss.freeze == nil && (rec.Status == lootfaults.Settling || rec.Status == lootfaults.Closed) {
 				ss.freeze = e
 				ss.frozen = rec.Claims
 			}
-			if rec.Status == lootworld.Canceled {
+			if rec.Status == lootfaults.Canceled {
 				ss.canceled = true
 			}
-		case lootworld.EvItem:
+		case lootfaults.EvItem:
 			if e.Detail.OK {
 				ss.items = append(ss.items, *e)
 			}
@@ -68,7 +68,7 @@ func observe(h lootworld.History) []*seen {
 
 // winners is the session's result as the design recorded it: its audit
 // snapshot's winners, or, without a snapshot, the players it granted.
-func (ss *seen) winners() []lootworld.PlayerID {
+func (ss *seen) winners() []lootfaults.PlayerID {
 	if ss.final.Snapshot != nil {
 		return ss.final.Snapshot.Winners
 	}
@@ -77,8 +77,8 @@ func (ss *seen) winners() []lootworld.PlayerID {
 
 // recordAt is the session's record as of event seq: the last view before
 // it (the zero Record before the first).
-func (ss *seen) recordAt(seq int) lootworld.Record {
-	var rec lootworld.Record
+func (ss *seen) recordAt(seq int) lootfaults.Record {
+	var rec lootfaults.Record
 	for _, v := range ss.views {
 		if v.Seq > seq {
 			break
@@ -90,7 +90,7 @@ func (ss *seen) recordAt(seq int) lootworld.Record {
 
 // eligible reports whether p's claim in the frozen set can win: a
 // member's NEED or GREED.
-func (ss *seen) eligible(s lootworld.Schedule, p lootworld.PlayerID) bool {
+func (ss *seen) eligible(s lootfaults.Schedule, p lootfaults.PlayerID) bool {
 	for _, c := range ss.frozen {
 		if c.Player == p {
 			return s.Member(p) && c.Intent.Priority() > 0
@@ -101,8 +101,8 @@ func (ss *seen) eligible(s lootworld.Schedule, p lootworld.PlayerID) bool {
 
 // answered lists the answers (EvAck) of requests of kind k, with the
 // request.
-func answered(h lootworld.History, k lootworld.Kind) []lootworld.Event {
-	var out []lootworld.Event
+func answered(h lootfaults.History, k lootfaults.Kind) []lootfaults.Event {
+	var out []lootfaults.Event
 	for _, e := range h.Events {
 		if e.Kind == engine.EvAck && e.Msg >= 0 && h.Schedule.Requests[e.Msg].Kind == k {
 			out = append(out, e)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 )
 
 // tiny is a minimal loot design for the tests, as faultstest's are for
@@ -27,7 +27,7 @@ type tiny struct {
 	// refuseOpen refuses every open; refuseClaimOf refuses player
 	// refuseClaimOf's claims (0: nobody's), neither with a store call.
 	refuseOpen    bool
-	refuseClaimOf lootworld.PlayerID
+	refuseClaimOf lootfaults.PlayerID
 	// nackOpen fails every open (an error: the sender retries).
 	nackOpen bool
 	// noteClaims answers every claim noted and records nothing.
@@ -36,39 +36,39 @@ type tiny struct {
 
 func (d tiny) Name() string { return d.name }
 
-func (d tiny) NewCluster(db lootworld.Clock) lootworld.Cluster {
+func (d tiny) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
 	return &tinyCluster{d: d, db: db, sessions: map[string]*tinySession{}}
 }
 
 type tinySession struct {
-	spec    lootworld.Spec
-	status  lootworld.Status
-	claims  []lootworld.Claim
-	winners []lootworld.PlayerID
+	spec    lootfaults.Spec
+	status  lootfaults.Status
+	claims  []lootfaults.Claim
+	winners []lootfaults.PlayerID
 }
 
 type tinyCluster struct {
 	d        tiny
-	db       lootworld.Clock
+	db       lootfaults.Clock
 	mu       sync.Mutex
 	sessions map[string]*tinySession
 }
 
-func (c *tinyCluster) NewNode(_ int, env lootworld.Env) lootworld.Node { return tinyNode{c, env} }
+func (c *tinyCluster) NewNode(_ int, env lootfaults.Env) lootfaults.Node { return tinyNode{c, env} }
 
-func (c *tinyCluster) Read(no string) lootworld.Record {
+func (c *tinyCluster) Read(no string) lootfaults.Record {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	x := c.sessions[no]
 	if x == nil {
-		return lootworld.Record{}
+		return lootfaults.Record{}
 	}
-	return lootworld.Record{Status: x.status, Claims: slices.Clone(x.claims), Granted: slices.Clone(x.winners)}
+	return lootfaults.Record{Status: x.status, Claims: slices.Clone(x.claims), Granted: slices.Clone(x.winners)}
 }
 
 type tinyNode struct {
 	c   *tinyCluster
-	env lootworld.Env
+	env lootfaults.Env
 }
 
 // store runs f on session no under the lock, as one store call.
@@ -83,77 +83,77 @@ func (n tinyNode) store(op, no string, f func(x *tinySession, now time.Time) eng
 	return a, err
 }
 
-func (n tinyNode) Handle(_ time.Time, r lootworld.Req) (engine.Ack, error) {
+func (n tinyNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 	switch r.Kind {
-	case lootworld.OpenSession:
+	case lootfaults.OpenSession:
 		if n.c.d.refuseOpen {
-			return lootworld.Refused, nil
+			return lootfaults.Refused, nil
 		}
 		if n.c.d.nackOpen {
 			return engine.Nack, errors.New("tiny: open failed")
 		}
 		return n.store("open", r.Session, func(x *tinySession, _ time.Time) engine.Ack {
 			if x == nil {
-				n.c.sessions[r.Session] = &tinySession{spec: *r.Spec, status: lootworld.Open}
+				n.c.sessions[r.Session] = &tinySession{spec: *r.Spec, status: lootfaults.Open}
 			}
-			return lootworld.Accepted
+			return lootfaults.Accepted
 		})
-	case lootworld.StartClaims:
+	case lootfaults.StartClaims:
 		return n.store("start", r.Session, func(x *tinySession, _ time.Time) engine.Ack {
-			if x == nil || (x.status != lootworld.Open && x.status != lootworld.Claiming) {
-				return lootworld.Refused
+			if x == nil || (x.status != lootfaults.Open && x.status != lootfaults.Claiming) {
+				return lootfaults.Refused
 			}
-			x.status = lootworld.Claiming
-			return lootworld.Accepted
+			x.status = lootfaults.Claiming
+			return lootfaults.Accepted
 		})
-	case lootworld.ClaimItem:
+	case lootfaults.ClaimItem:
 		if n.c.d.lie {
-			return lootworld.Accepted, nil
+			return lootfaults.Accepted, nil
 		}
 		if r.Player == n.c.d.refuseClaimOf {
-			return lootworld.Refused, nil
+			return lootfaults.Refused, nil
 		}
 		if n.c.d.noteClaims {
-			return lootworld.Noted, nil
+			return lootfaults.Noted, nil
 		}
 		return n.store("claim", r.Session, func(x *tinySession, now time.Time) engine.Ack {
-			if x == nil || x.status != lootworld.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {
-				return lootworld.Refused
+			if x == nil || x.status != lootfaults.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {
+				return lootfaults.Refused
 			}
-			if !slices.ContainsFunc(x.claims, func(c lootworld.Claim) bool { return c.Player == r.Player }) {
-				x.claims = append(x.claims, lootworld.Claim{Player: r.Player, Intent: r.Intent, At: now, Fair: n.env.Wins(r.Player)})
-				slices.SortFunc(x.claims, func(a, b lootworld.Claim) int { return cmp.Compare(a.Player, b.Player) })
+			if !slices.ContainsFunc(x.claims, func(c lootfaults.Claim) bool { return c.Player == r.Player }) {
+				x.claims = append(x.claims, lootfaults.Claim{Player: r.Player, Intent: r.Intent, At: now, Fair: n.env.Wins(r.Player)})
+				slices.SortFunc(x.claims, func(a, b lootfaults.Claim) int { return cmp.Compare(a.Player, b.Player) })
 			}
-			return lootworld.Accepted
+			return lootfaults.Accepted
 		})
-	case lootworld.SettleNow:
+	case lootfaults.SettleNow:
 		if n.c.d.panics {
 			panic("tiny: settle")
 		}
-		var won []lootworld.PlayerID
+		var won []lootfaults.PlayerID
 		var loot string
 		a, err := n.store("freeze", r.Session, func(x *tinySession, now time.Time) engine.Ack {
-			if x == nil || x.status != lootworld.Claiming || now.Before(x.spec.Deadline) {
-				return lootworld.Refused
+			if x == nil || x.status != lootfaults.Claiming || now.Before(x.spec.Deadline) {
+				return lootfaults.Refused
 			}
-			x.status = lootworld.Settling
-			return lootworld.Accepted
+			x.status = lootfaults.Settling
+			return lootfaults.Accepted
 		})
-		if err != nil || a != lootworld.Accepted {
+		if err != nil || a != lootfaults.Accepted {
 			return a, err
 		}
 		a, err = n.store("record", r.Session, func(x *tinySession, now time.Time) engine.Ack {
-			cs := slices.DeleteFunc(slices.Clone(x.claims), func(c lootworld.Claim) bool { return c.Intent.Priority() == 0 })
-			slices.SortFunc(cs, func(a, b lootworld.Claim) int {
+			cs := slices.DeleteFunc(slices.Clone(x.claims), func(c lootfaults.Claim) bool { return c.Intent.Priority() == 0 })
+			slices.SortFunc(cs, func(a, b lootfaults.Claim) int {
 				return cmp.Or(cmp.Compare(b.Intent.Priority(), a.Intent.Priority()), cmp.Compare(a.Fair, b.Fair), a.At.Compare(b.At), cmp.Compare(a.Player, b.Player))
 			})
 			for _, c := range cs[:min(len(cs), x.spec.Quantity)] {
 				x.winners = append(x.winners, c.Player)
 			}
-			x.status, won, loot = lootworld.Closed, x.winners, x.spec.Loot
-			return lootworld.Accepted
+			x.status, won, loot = lootfaults.Closed, x.winners, x.spec.Loot
+			return lootfaults.Accepted
 		})
-		if err != nil || a != lootworld.Accepted {
+		if err != nil || a != lootfaults.Accepted {
 			return a, err
 		}
 		for _, p := range won {
@@ -163,20 +163,20 @@ func (n tinyNode) Handle(_ time.Time, r lootworld.Req) (engine.Ack, error) {
 				keys = append(keys, key+":again")
 			}
 			for _, k := range keys {
-				if _, err := n.env.Deliver(k, lootworld.Item{Session: r.Session, Player: p, Loot: loot}); err != nil {
+				if _, err := n.env.Deliver(k, lootfaults.Item{Session: r.Session, Player: p, Loot: loot}); err != nil {
 					return engine.Nack, err
 				}
 			}
 		}
-		return lootworld.Accepted, nil
-	case lootworld.CancelSession:
+		return lootfaults.Accepted, nil
+	case lootfaults.CancelSession:
 		return n.store("cancel", r.Session, func(x *tinySession, _ time.Time) engine.Ack {
-			if x == nil || x.status == lootworld.Closed {
-				return lootworld.Refused
+			if x == nil || x.status == lootfaults.Closed {
+				return lootfaults.Refused
 			}
-			x.status = lootworld.Canceled
-			return lootworld.Accepted
+			x.status = lootfaults.Canceled
+			return lootfaults.Accepted
 		})
 	}
-	return lootworld.Noted, nil
+	return lootfaults.Noted, nil
 }

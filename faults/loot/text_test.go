@@ -1,4 +1,4 @@
-package lootworld_test
+package lootfaults_test
 
 import (
 	"reflect"
@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 )
 
 // seeds is how many generated schedules a test looks at per family: the
@@ -18,14 +18,14 @@ import (
 const seeds = 30
 
 func TestFormatParseRoundTripsEveryFamily(t *testing.T) {
-	fams := append(lootworld.Families[:len(lootworld.Families):len(lootworld.Families)],
-		engine.Join(lootworld.Crash, lootworld.LockExpiry, lootworld.Quantity),
-		engine.Join(lootworld.ClockSkew, lootworld.LateClaim, lootworld.Outsider))
+	fams := append(lootfaults.Families[:len(lootfaults.Families):len(lootfaults.Families)],
+		engine.Join(lootfaults.Crash, lootfaults.LockExpiry, lootfaults.Quantity),
+		engine.Join(lootfaults.ClockSkew, lootfaults.LateClaim, lootfaults.Outsider))
 	for _, f := range fams {
 		for seed := uint64(1); seed <= seeds; seed++ {
-			s := lootworld.Generate(f, seed)
-			text := lootworld.Format(s)
-			got, err := lootworld.Parse(text)
+			s := lootfaults.Generate(f, seed)
+			text := lootfaults.Format(s)
+			got, err := lootfaults.Parse(text)
 			if err != nil {
 				t.Fatalf("%s seed %d: Parse(Format(s)): %v\n%s", f, seed, err, text)
 			}
@@ -55,20 +55,20 @@ deliver at=10s r2 node=0
 deliver at=13s r3 node=1
 fault delivery=2 effect=1 pause for=35s
 `
-	s, err := lootworld.Parse(text)
+	s, err := lootfaults.Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := lootworld.Schedule{
-		Frame: engine.Frame{Family: lootworld.LockExpiry, Nodes: 2, RetryAfter: 250e6, MaxAttempts: 4,
+	want := lootfaults.Schedule{
+		Frame: engine.Frame{Family: lootfaults.LockExpiry, Nodes: 2, RetryAfter: 250e6, MaxAttempts: 4,
 			Deliveries: []engine.Delivery{{At: 0, Msg: 0}, {At: 1e9, Msg: 1, Node: 1}, {At: 10e9, Msg: 2}, {At: 13e9, Msg: 3, Node: 1}},
 			Faults:     []engine.Fault{{Attempt: 2, Effect: 1, Kind: engine.Pause, For: 35e9, OnDelivery: true}}},
-		Team:     []lootworld.PlayerID{1, 2, 3},
-		Fairness: []lootworld.Fair{{Player: 2, Wins: 1}},
-		Sessions: []lootworld.Session{{ID: 0, Quantity: 2, Deadline: 10e9}},
-		Requests: []lootworld.Request{
-			{ID: 0, Kind: lootworld.OpenSession}, {ID: 1, Kind: lootworld.ClaimItem, Player: 3, Intent: lootworld.Greed},
-			{ID: 2, Kind: lootworld.SettleNow}, {ID: 3, Kind: lootworld.Compensate, Session: -1},
+		Team:     []lootfaults.PlayerID{1, 2, 3},
+		Fairness: []lootfaults.Fair{{Player: 2, Wins: 1}},
+		Sessions: []lootfaults.Session{{ID: 0, Quantity: 2, Deadline: 10e9}},
+		Requests: []lootfaults.Request{
+			{ID: 0, Kind: lootfaults.OpenSession}, {ID: 1, Kind: lootfaults.ClaimItem, Player: 3, Intent: lootfaults.Greed},
+			{ID: 2, Kind: lootfaults.SettleNow}, {ID: 3, Kind: lootfaults.Compensate, Session: -1},
 		},
 	}
 	if diff := cmp.Diff(want, s); diff != "" {
@@ -90,7 +90,7 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 		{"a fault past the deliveries", head + "request r0 open x0\ndeliver at=0s r0 node=0\nfault delivery=3 effect=0 fail\n", "want a planned delivery 0..0"},
 		{"a pause without a duration", head + "request r0 open x0\ndeliver at=0s r0 node=0\nfault delivery=0 effect=0 pause\n", `want "for=<duration > 0`},
 	} {
-		_, err := lootworld.Parse(c.text)
+		_, err := lootfaults.Parse(c.text)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: Parse error = %v, want it to contain %q", c.name, err, c.want)
 		}

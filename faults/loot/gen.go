@@ -1,4 +1,4 @@
-package lootworld
+package lootfaults
 
 import (
 	"cmp"
@@ -52,7 +52,7 @@ type preset struct {
 
 func presetOf(f engine.Family) preset {
 	if err := CheckFamily(f); err != nil {
-		panic("lootworld: " + err.Error())
+		panic("lootfaults: " + err.Error())
 	}
 	var p preset
 	for _, part := range f.Parts() {

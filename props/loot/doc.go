@@ -1,5 +1,5 @@
 // Package lootprops judges loot allocation designs: a property per kind of
-// harm (Judge turns a lootworld.History into a Report: NoOverGrant,
+// harm (Judge turns a lootfaults.History into a Report: NoOverGrant,
 // NoDupGrant, NoLostGrant, FrozenClaims, RuleOrder, Replayable,
 // MembersOnly, OnTime, ForwardOnly, HonestAnswer, Responsive), the ranking
 // oracle they compare results with, and World, the loot subject as package

@@ -5,32 +5,32 @@ import (
 	"slices"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 )
 
 // Checker judges one property on a history.
-type Checker func(h lootworld.History) engine.Verdict
+type Checker func(h lootfaults.History) engine.Verdict
 
 // checkers maps every property to its checker. The safety properties are
 // judged on whatever prefix a stalled or exhausted run produced (a
 // violation there is a violation); NoLostGrant speaks of the drained end
 // state, so such a run is Unknown for it.
 var checkers = map[engine.Property]Checker{
-	lootworld.NoOverGrant:  CheckNoOverGrant,
-	lootworld.NoDupGrant:   CheckNoDupGrant,
-	lootworld.NoLostGrant:  CheckNoLostGrant,
-	lootworld.FrozenClaims: CheckFrozenClaims,
-	lootworld.RuleOrder:    CheckRuleOrder,
-	lootworld.Replayable:   CheckReplayable,
-	lootworld.MembersOnly:  CheckMembersOnly,
-	lootworld.OnTime:       CheckOnTime,
-	lootworld.ForwardOnly:  CheckForwardOnly,
-	lootworld.HonestAnswer: CheckHonestAnswer,
-	lootworld.Responsive:   CheckResponsive,
+	lootfaults.NoOverGrant:  CheckNoOverGrant,
+	lootfaults.NoDupGrant:   CheckNoDupGrant,
+	lootfaults.NoLostGrant:  CheckNoLostGrant,
+	lootfaults.FrozenClaims: CheckFrozenClaims,
+	lootfaults.RuleOrder:    CheckRuleOrder,
+	lootfaults.Replayable:   CheckReplayable,
+	lootfaults.MembersOnly:  CheckMembersOnly,
+	lootfaults.OnTime:       CheckOnTime,
+	lootfaults.ForwardOnly:  CheckForwardOnly,
+	lootfaults.HonestAnswer: CheckHonestAnswer,
+	lootfaults.Responsive:   CheckResponsive,
 }
 
 // CheckProperty judges property p on h; an unknown property panics.
-func CheckProperty(p engine.Property, h lootworld.History) engine.Verdict {
+func CheckProperty(p engine.Property, h lootfaults.History) engine.Verdict {
 	c, ok := checkers[p]
 	if !ok {
 		panic(fmt.Sprintf("lootprops.CheckProperty: unknown property %q", p))
@@ -38,20 +38,20 @@ func CheckProperty(p engine.Property, h lootworld.History) engine.Verdict {
 	return c(h)
 }
 
-// Judge judges every property of lootworld.Properties on h.
-func Judge(h lootworld.History) engine.Report {
-	r := make(engine.Report, len(lootworld.Properties))
-	for i, p := range lootworld.Properties {
+// Judge judges every property of lootfaults.Properties on h.
+func Judge(h lootfaults.History) engine.Report {
+	r := make(engine.Report, len(lootfaults.Properties))
+	for i, p := range lootfaults.Properties {
 		r[i] = CheckProperty(p, h)
 	}
 	return r
 }
 
-func safety(p engine.Property, h lootworld.History, as []engine.Anomaly) engine.Verdict {
+func safety(p engine.Property, h lootfaults.History, as []engine.Anomaly) engine.Verdict {
 	return engine.Safety(p, h.Stalled, h.Exhausted, as)
 }
 
-func anomaly(h lootworld.History, p engine.Property, msg int, evs []lootworld.Event, format string, args ...any) engine.Anomaly {
+func anomaly(h lootfaults.History, p engine.Property, msg int, evs []lootfaults.Event, format string, args ...any) engine.Anomaly {
 	a := engine.NewAnomaly(h.Events, p, msg, evs)
 	a.Explain = fmt.Sprintf(format, args...)
 	return a
@@ -60,32 +60,32 @@ func anomaly(h lootworld.History, p engine.Property, msg int, evs []lootworld.Ev
 // CheckNoOverGrant: a session delivers at most its quantity of items, none
 // once it was ever canceled, and none to a player without a winning claim
 // (a member's NEED or GREED) in the set that froze.
-func CheckNoOverGrant(h lootworld.History) engine.Verdict {
+func CheckNoOverGrant(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
 		no := ss.x.No()
 		if n := len(ss.items); n > ss.x.Quantity {
-			as = append(as, anomaly(h, lootworld.NoOverGrant, -1, ss.items, "%s delivered %d items for a drop of %d", no, n, ss.x.Quantity))
+			as = append(as, anomaly(h, lootfaults.NoOverGrant, -1, ss.items, "%s delivered %d items for a drop of %d", no, n, ss.x.Quantity))
 		}
 		if ss.canceled && len(ss.items) > 0 {
-			as = append(as, anomaly(h, lootworld.NoOverGrant, -1, ss.items, "%s was canceled and still delivered %d item(s)", no, len(ss.items)))
+			as = append(as, anomaly(h, lootfaults.NoOverGrant, -1, ss.items, "%s was canceled and still delivered %d item(s)", no, len(ss.items)))
 		}
 		for _, it := range ss.items {
 			if p := it.Detail.Player; !ss.eligible(h.Schedule, p) {
-				as = append(as, anomaly(h, lootworld.NoOverGrant, -1, []lootworld.Event{it}, "%s delivered an item to player %d, who has no winning claim in the set that froze", no, p))
+				as = append(as, anomaly(h, lootfaults.NoOverGrant, -1, []lootfaults.Event{it}, "%s delivered an item to player %d, who has no winning claim in the set that froze", no, p))
 			}
 		}
 	}
-	return safety(lootworld.NoOverGrant, h, as)
+	return safety(lootfaults.NoOverGrant, h, as)
 }
 
 // CheckNoDupGrant: no player gets a session's item twice (under two keys:
 // the ledger applies one key once).
-func CheckNoDupGrant(h lootworld.History) engine.Verdict {
+func CheckNoDupGrant(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
-		by := map[lootworld.PlayerID][]lootworld.Event{}
-		var order []lootworld.PlayerID
+		by := map[lootfaults.PlayerID][]lootfaults.Event{}
+		var order []lootfaults.PlayerID
 		for _, it := range ss.items {
 			p := it.Detail.Player
 			if len(by[p]) == 0 {
@@ -99,11 +99,11 @@ func CheckNoDupGrant(h lootworld.History) engine.Verdict {
 				for i, it := range its {
 					keys[i] = it.Detail.Key
 				}
-				as = append(as, anomaly(h, lootworld.NoDupGrant, -1, its, "player %d got %s's item %d times (keys %v)", p, ss.x.No(), len(its), keys))
+				as = append(as, anomaly(h, lootfaults.NoDupGrant, -1, its, "player %d got %s's item %d times (keys %v)", p, ss.x.No(), len(its), keys))
 			}
 		}
 	}
-	return safety(lootworld.NoDupGrant, h, as)
+	return safety(lootfaults.NoDupGrant, h, as)
 }
 
 // CheckNoLostGrant: once the schedule drained (every retry and Recover
@@ -115,15 +115,15 @@ func CheckNoDupGrant(h lootworld.History) engine.Verdict {
 // MaxAttempts sends twice over, with at most a few faults among them, and
 // never an answer is a design that lost the request (a never-answered open
 // is a session, a never-answered claim a player's item).
-func CheckNoLostGrant(h lootworld.History) engine.Verdict {
+func CheckNoLostGrant(h lootfaults.History) engine.Verdict {
 	if h.Stalled || h.Exhausted {
-		return engine.Verdict{Property: lootworld.NoLostGrant, Outcome: engine.Unknown, Reason: "the run did not drain (it blocked or ran out of budget): retries or Recover may still have delivered"}
+		return engine.Verdict{Property: lootfaults.NoLostGrant, Outcome: engine.Unknown, Reason: "the run did not drain (it blocked or ran out of budget): retries or Recover may still have delivered"}
 	}
 	var as []engine.Anomaly
 	if !h.Schedule.GiveUp {
 		for _, e := range h.Events {
 			if e.Kind == engine.EvGiveUp {
-				as = append(as, anomaly(h, lootworld.NoLostGrant, e.Msg, []lootworld.Event{e}, "%s was never answered: %s", describe(h, e.Msg), e.Err))
+				as = append(as, anomaly(h, lootfaults.NoLostGrant, e.Msg, []lootfaults.Event{e}, "%s was never answered: %s", describe(h, e.Msg), e.Err))
 			}
 		}
 	}
@@ -133,31 +133,31 @@ func CheckNoLostGrant(h lootworld.History) engine.Verdict {
 			last = last[n-1:]
 		}
 		switch ss.final.Status {
-		case lootworld.None, lootworld.Open, lootworld.Canceled:
-		case lootworld.Closed:
+		case lootfaults.None, lootfaults.Open, lootfaults.Canceled:
+		case lootfaults.Closed:
 			for _, w := range ss.winners() {
-				if !slices.ContainsFunc(ss.items, func(e lootworld.Event) bool { return e.Detail.Player == w }) {
-					as = append(as, anomaly(h, lootworld.NoLostGrant, -1, last, "%s closed with player %d among its winners, who never got the item", ss.x.No(), w))
+				if !slices.ContainsFunc(ss.items, func(e lootfaults.Event) bool { return e.Detail.Player == w }) {
+					as = append(as, anomaly(h, lootfaults.NoLostGrant, -1, last, "%s closed with player %d among its winners, who never got the item", ss.x.No(), w))
 				}
 			}
 		default:
-			as = append(as, anomaly(h, lootworld.NoLostGrant, -1, last, "%s is left %s after the drain, past its deadline and every lease", ss.x.No(), ss.final.Status))
+			as = append(as, anomaly(h, lootfaults.NoLostGrant, -1, last, "%s is left %s after the drain, past its deadline and every lease", ss.x.No(), ss.final.Status))
 		}
 	}
 	if len(as) > 0 {
-		return engine.Verdict{Property: lootworld.NoLostGrant, Outcome: engine.Fails, Anomalies: as}
+		return engine.Verdict{Property: lootfaults.NoLostGrant, Outcome: engine.Fails, Anomalies: as}
 	}
-	return engine.Verdict{Property: lootworld.NoLostGrant, Outcome: engine.Holds}
+	return engine.Verdict{Property: lootfaults.NoLostGrant, Outcome: engine.Holds}
 }
 
 // settled is the set the session's result was computed from: its audit
 // snapshot's claims, or, without one, the claims on record when it closed.
-func (ss *seen) settled() ([]lootworld.Claim, bool) {
+func (ss *seen) settled() ([]lootfaults.Claim, bool) {
 	if ss.final.Snapshot != nil {
 		return ss.final.Snapshot.Claims, true
 	}
 	for _, v := range ss.views {
-		if v.Detail.Record.Status == lootworld.Closed {
+		if v.Detail.Record.Status == lootfaults.Closed {
 			return v.Detail.Record.Claims, true
 		}
 	}
@@ -167,11 +167,11 @@ func (ss *seen) settled() ([]lootworld.Claim, bool) {
 // CheckFrozenClaims: a claim answered accepted (or already) before the
 // claim set froze is in the set the result was computed from, and no claim
 // is answered so after it froze.
-func CheckFrozenClaims(h lootworld.History) engine.Verdict {
+func CheckFrozenClaims(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	sessions := observe(h)
-	for _, ack := range answered(h, lootworld.ClaimItem) {
-		if ack.Ack != lootworld.Accepted && ack.Ack != lootworld.Already {
+	for _, ack := range answered(h, lootfaults.ClaimItem) {
+		if ack.Ack != lootfaults.Accepted && ack.Ack != lootfaults.Already {
 			continue
 		}
 		r := h.Schedule.Requests[ack.Msg]
@@ -180,69 +180,69 @@ func CheckFrozenClaims(h lootworld.History) engine.Verdict {
 			continue // never settled: NoLostGrant's business
 		}
 		if ack.Seq > ss.freeze.Seq {
-			as = append(as, anomaly(h, lootworld.FrozenClaims, ack.Msg, []lootworld.Event{*ss.freeze, ack},
-				"r%d, player %d's %s claim, was answered %s at %s, after %s's claims froze at %s", r.ID, r.Player, r.Intent, lootworld.AnswerName(ack.Ack), ack.At, ss.x.No(), ss.freeze.At))
+			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{*ss.freeze, ack},
+				"r%d, player %d's %s claim, was answered %s at %s, after %s's claims froze at %s", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), ack.At, ss.x.No(), ss.freeze.At))
 			continue
 		}
 		set, ok := ss.settled()
-		if ok && !slices.ContainsFunc(set, func(c lootworld.Claim) bool { return c.Player == r.Player }) {
-			as = append(as, anomaly(h, lootworld.FrozenClaims, ack.Msg, []lootworld.Event{ack, *ss.freeze},
-				"r%d, player %d's %s claim, was answered %s before %s froze, but the result was computed without it", r.ID, r.Player, r.Intent, lootworld.AnswerName(ack.Ack), ss.x.No()))
+		if ok && !slices.ContainsFunc(set, func(c lootfaults.Claim) bool { return c.Player == r.Player }) {
+			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{ack, *ss.freeze},
+				"r%d, player %d's %s claim, was answered %s before %s froze, but the result was computed without it", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), ss.x.No()))
 		}
 	}
-	return safety(lootworld.FrozenClaims, h, as)
+	return safety(lootfaults.FrozenClaims, h, as)
 }
 
 // CheckRuleOrder: a closed session's winners are the oracle's: the top
 // quantity of the frozen claims of members by priority, fairness (the
 // server's), claim time (when the world saw the claim written) and player
 // id.
-func CheckRuleOrder(h lootworld.History) engine.Verdict {
+func CheckRuleOrder(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
-		if ss.final.Status != lootworld.Closed || ss.freeze == nil {
+		if ss.final.Status != lootfaults.Closed || ss.freeze == nil {
 			continue
 		}
 		want, got := ss.truth(h.Schedule), ss.winners()
 		if !sameSet(want, got) {
-			as = append(as, anomaly(h, lootworld.RuleOrder, -1, ss.views[len(ss.views)-1:],
+			as = append(as, anomaly(h, lootfaults.RuleOrder, -1, ss.views[len(ss.views)-1:],
 				"%s's winners are %v; by the rule (priority, then fewest wins, then the earliest claim, then the lowest id) over the claims that froze they are %v", ss.x.No(), got, want))
 		}
 	}
-	return safety(lootworld.RuleOrder, h, as)
+	return safety(lootfaults.RuleOrder, h, as)
 }
 
 // CheckReplayable: a closed session's recorded evidence (its audit
 // snapshot, or without one the claims on record) replays to its recorded
 // winners, the winners are the players it granted, and the evidence is the
 // set that froze (not one some node saw at another moment).
-func CheckReplayable(h lootworld.History) engine.Verdict {
+func CheckReplayable(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
-		if ss.final.Status != lootworld.Closed {
+		if ss.final.Status != lootfaults.Closed {
 			continue
 		}
 		last := ss.views[len(ss.views)-1:]
 		set, _ := ss.settled()
 		won := ss.winners()
 		if again := replay(ss.x.Quantity, set); !slices.Equal(again, won) {
-			as = append(as, anomaly(h, lootworld.Replayable, -1, last, "%s's recorded claims replay to the winners %v, not the recorded %v", ss.x.No(), again, won))
+			as = append(as, anomaly(h, lootfaults.Replayable, -1, last, "%s's recorded claims replay to the winners %v, not the recorded %v", ss.x.No(), again, won))
 		}
 		if ss.final.Snapshot != nil && !sameSet(ss.final.Snapshot.Winners, ss.final.Granted) {
-			as = append(as, anomaly(h, lootworld.Replayable, -1, last, "%s's snapshot names the winners %v but the grants on record are %v", ss.x.No(), ss.final.Snapshot.Winners, ss.final.Granted))
+			as = append(as, anomaly(h, lootfaults.Replayable, -1, last, "%s's snapshot names the winners %v but the grants on record are %v", ss.x.No(), ss.final.Snapshot.Winners, ss.final.Granted))
 		}
 		if !sameClaims(set, ss.frozen) {
-			as = append(as, anomaly(h, lootworld.Replayable, -1, last, "%s's result was computed from the claims %s, but the claims that froze were %s", ss.x.No(), claimList(set), claimList(ss.frozen)))
+			as = append(as, anomaly(h, lootfaults.Replayable, -1, last, "%s's result was computed from the claims %s, but the claims that froze were %s", ss.x.No(), claimList(set), claimList(ss.frozen)))
 		}
 	}
-	return safety(lootworld.Replayable, h, as)
+	return safety(lootfaults.Replayable, h, as)
 }
 
-func sameClaims(a, b []lootworld.Claim) bool {
-	return slices.EqualFunc(a, b, func(x, y lootworld.Claim) bool { return x.Player == y.Player && x.Intent == y.Intent })
+func sameClaims(a, b []lootfaults.Claim) bool {
+	return slices.EqualFunc(a, b, func(x, y lootfaults.Claim) bool { return x.Player == y.Player && x.Intent == y.Intent })
 }
 
-func claimList(cs []lootworld.Claim) string {
+func claimList(cs []lootfaults.Claim) string {
 	s := "["
 	for i, c := range cs {
 		if i > 0 {
@@ -255,53 +255,53 @@ func claimList(cs []lootworld.Claim) string {
 
 // CheckMembersOnly: no claim of a player outside the team snapshot is
 // recorded, or answered accepted.
-func CheckMembersOnly(h lootworld.History) engine.Verdict {
+func CheckMembersOnly(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
-		reported := map[lootworld.PlayerID]bool{}
+		reported := map[lootfaults.PlayerID]bool{}
 		for _, v := range ss.views {
 			for _, c := range v.Detail.Record.Claims {
 				if !h.Schedule.Member(c.Player) && !reported[c.Player] {
 					reported[c.Player] = true
-					as = append(as, anomaly(h, lootworld.MembersOnly, -1, []lootworld.Event{v}, "%s recorded a %s claim of player %d, who is not in its team snapshot", ss.x.No(), c.Intent, c.Player))
+					as = append(as, anomaly(h, lootfaults.MembersOnly, -1, []lootfaults.Event{v}, "%s recorded a %s claim of player %d, who is not in its team snapshot", ss.x.No(), c.Intent, c.Player))
 				}
 			}
 		}
 	}
-	return safety(lootworld.MembersOnly, h, as)
+	return safety(lootfaults.MembersOnly, h, as)
 }
 
 // CheckOnTime: no session starts settling (or closes) before its deadline
 // by the database's clock.
-func CheckOnTime(h lootworld.History) engine.Verdict {
+func CheckOnTime(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
 		if f := ss.freeze; f != nil && f.At < ss.x.Deadline {
-			as = append(as, anomaly(h, lootworld.OnTime, -1, []lootworld.Event{*f}, "%s went %s at %s by the database's clock, before its deadline %s", ss.x.No(), f.Detail.Record.Status, f.At, ss.x.Deadline))
+			as = append(as, anomaly(h, lootfaults.OnTime, -1, []lootfaults.Event{*f}, "%s went %s at %s by the database's clock, before its deadline %s", ss.x.No(), f.Detail.Record.Status, f.At, ss.x.Deadline))
 		}
 	}
-	return safety(lootworld.OnTime, h, as)
+	return safety(lootfaults.OnTime, h, as)
 }
 
 // CheckForwardOnly: every status change follows source 004's table
-// (lootworld.Forward): forward, CANCELED before CLOSED, never back.
-func CheckForwardOnly(h lootworld.History) engine.Verdict {
+// (lootfaults.Forward): forward, CANCELED before CLOSED, never back.
+func CheckForwardOnly(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
-		from := lootworld.None
+		from := lootfaults.None
 		for _, v := range ss.views {
 			to := v.Detail.Record.Status
-			if to != from && !lootworld.Forward(from, to) {
-				as = append(as, anomaly(h, lootworld.ForwardOnly, -1, []lootworld.Event{v}, "%s went from %s to %s", ss.x.No(), statusName(from), statusName(to)))
+			if to != from && !lootfaults.Forward(from, to) {
+				as = append(as, anomaly(h, lootfaults.ForwardOnly, -1, []lootfaults.Event{v}, "%s went from %s to %s", ss.x.No(), statusName(from), statusName(to)))
 			}
 			from = to
 		}
 	}
-	return safety(lootworld.ForwardOnly, h, as)
+	return safety(lootfaults.ForwardOnly, h, as)
 }
 
-func statusName(s lootworld.Status) string {
-	if s == lootworld.None {
+func statusName(s lootfaults.Status) string {
+	if s == lootfaults.None {
 		return "nothing"
 	}
 	return string(s)
@@ -316,11 +316,11 @@ func statusName(s lootworld.Status) string {
 // before the deadline by the database's clock from the request's arrival
 // to its answer, is never refused (wrongRefusal), nor answered noted
 // without taking effect.
-func CheckHonestAnswer(h lootworld.History) engine.Verdict {
+func CheckHonestAnswer(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	sessions := observe(h)
 	for i, e := range h.Events {
-		if e.Kind != engine.EvAck || (e.Ack != lootworld.Accepted && e.Ack != lootworld.Already && e.Ack != lootworld.Recorded && e.Ack != lootworld.Refused && e.Ack != lootworld.Noted) {
+		if e.Kind != engine.EvAck || (e.Ack != lootfaults.Accepted && e.Ack != lootfaults.Already && e.Ack != lootfaults.Recorded && e.Ack != lootfaults.Refused && e.Ack != lootfaults.Noted) {
 			continue
 		}
 		r := h.Schedule.Requests[e.Msg]
@@ -328,52 +328,52 @@ func CheckHonestAnswer(h lootworld.History) engine.Verdict {
 			continue
 		}
 		ss := sessions[r.Session]
-		if e.Ack == lootworld.Refused {
+		if e.Ack == lootfaults.Refused {
 			if why := wrongRefusal(h, ss, r, i); why != "" {
-				as = append(as, anomaly(h, lootworld.HonestAnswer, e.Msg, []lootworld.Event{e}, "%s was refused, but %s", describe(h, r.ID), why))
+				as = append(as, anomaly(h, lootfaults.HonestAnswer, e.Msg, []lootfaults.Event{e}, "%s was refused, but %s", describe(h, r.ID), why))
 			}
 			continue
 		}
-		if e.Ack == lootworld.Noted {
+		if e.Ack == lootfaults.Noted {
 			// Noted claims nothing, but an open or a claim the rules said
 			// yes to throughout must have taken effect by its answer: a
 			// "noted" that recorded nothing is a refusal in disguise.
 			rec := ss.recordAt(e.Seq)
-			taken := rec.Status != lootworld.None
-			if r.Kind == lootworld.ClaimItem {
-				taken = slices.ContainsFunc(rec.Claims, func(c lootworld.Claim) bool { return c.Player == r.Player && c.Intent == r.Intent })
+			taken := rec.Status != lootfaults.None
+			if r.Kind == lootfaults.ClaimItem {
+				taken = slices.ContainsFunc(rec.Claims, func(c lootfaults.Claim) bool { return c.Player == r.Player && c.Intent == r.Intent })
 			}
 			if why := wrongRefusal(h, ss, r, i); why != "" && !taken {
-				as = append(as, anomaly(h, lootworld.HonestAnswer, e.Msg, []lootworld.Event{e}, "%s was answered noted and nothing was recorded, but %s", describe(h, r.ID), why))
+				as = append(as, anomaly(h, lootfaults.HonestAnswer, e.Msg, []lootfaults.Event{e}, "%s was answered noted and nothing was recorded, but %s", describe(h, r.ID), why))
 			}
 			continue
 		}
 		rec := ss.recordAt(e.Seq)
 		var lie string
 		switch r.Kind {
-		case lootworld.OpenSession:
-			if rec.Status == lootworld.None {
+		case lootfaults.OpenSession:
+			if rec.Status == lootfaults.None {
 				lie = "the session does not exist"
 			}
-		case lootworld.StartClaims:
-			if rec.Status == lootworld.None || rec.Status == lootworld.Open {
+		case lootfaults.StartClaims:
+			if rec.Status == lootfaults.None || rec.Status == lootfaults.Open {
 				lie = fmt.Sprintf("the session is %s", statusName(rec.Status))
 			}
-		case lootworld.ClaimItem:
-			if !slices.ContainsFunc(rec.Claims, func(c lootworld.Claim) bool { return c.Player == r.Player && c.Intent == r.Intent }) {
+		case lootfaults.ClaimItem:
+			if !slices.ContainsFunc(rec.Claims, func(c lootfaults.Claim) bool { return c.Player == r.Player && c.Intent == r.Intent }) {
 				lie = fmt.Sprintf("no %s claim of player %d is recorded", r.Intent, r.Player)
 			}
-		case lootworld.CancelSession:
-			if rec.Status != lootworld.Canceled {
+		case lootfaults.CancelSession:
+			if rec.Status != lootfaults.Canceled {
 				lie = fmt.Sprintf("the session is %s", statusName(rec.Status))
 			}
-		case lootworld.SettleNow:
+		case lootfaults.SettleNow:
 			switch {
-			case rec.Status != lootworld.Closed:
+			case rec.Status != lootfaults.Closed:
 				lie = fmt.Sprintf("the session is %s", statusName(rec.Status))
-			case e.Ack == lootworld.Accepted:
+			case e.Ack == lootfaults.Accepted:
 				for _, w := range winnersOf(rec) {
-					if !slices.ContainsFunc(ss.items, func(it lootworld.Event) bool { return it.Detail.Player == w && it.Seq < e.Seq }) {
+					if !slices.ContainsFunc(ss.items, func(it lootfaults.Event) bool { return it.Detail.Player == w && it.Seq < e.Seq }) {
 						lie = fmt.Sprintf("winner %d's item is not delivered", w)
 						break
 					}
@@ -381,10 +381,10 @@ func CheckHonestAnswer(h lootworld.History) engine.Verdict {
 			}
 		}
 		if lie != "" {
-			as = append(as, anomaly(h, lootworld.HonestAnswer, e.Msg, []lootworld.Event{e}, "r%d (%s %s) was answered %s, but %s", r.ID, r.Kind, ss.x.No(), lootworld.AnswerName(e.Ack), lie))
+			as = append(as, anomaly(h, lootfaults.HonestAnswer, e.Msg, []lootfaults.Event{e}, "r%d (%s %s) was answered %s, but %s", r.ID, r.Kind, ss.x.No(), lootfaults.AnswerName(e.Ack), lie))
 		}
 	}
-	return safety(lootworld.HonestAnswer, h, as)
+	return safety(lootfaults.HonestAnswer, h, as)
 }
 
 // wrongRefusal says why the rules said yes to r at every instant of the
@@ -398,7 +398,7 @@ func CheckHonestAnswer(h lootworld.History) engine.Verdict {
 // are not judged: a settle may be refused while another settler holds the
 // session, a cancel once the result is due, and a start races nothing the
 // generated schedules make wrong.
-func wrongRefusal(h lootworld.History, ss *seen, r lootworld.Request, ack int) string {
+func wrongRefusal(h lootfaults.History, ss *seen, r lootfaults.Request, ack int) string {
 	e := h.Events[ack]
 	if e.At >= ss.x.Deadline {
 		return ""
@@ -407,15 +407,15 @@ func wrongRefusal(h lootworld.History, ss *seen, r lootworld.Request, ack int) s
 	for from > 0 && !(h.Events[from].Kind == engine.EvArrive && h.Events[from].Attempt == e.Attempt) {
 		from--
 	}
-	var want lootworld.Status
+	var want lootfaults.Status
 	switch r.Kind {
-	case lootworld.OpenSession:
-		want = lootworld.None
-	case lootworld.ClaimItem:
+	case lootfaults.OpenSession:
+		want = lootfaults.None
+	case lootfaults.ClaimItem:
 		if !slices.Contains(h.Schedule.Team, r.Player) {
 			return ""
 		}
-		want = lootworld.Claiming
+		want = lootfaults.Claiming
 	default:
 		return ""
 	}
@@ -427,13 +427,13 @@ func wrongRefusal(h lootworld.History, ss *seen, r lootworld.Request, ack int) s
 			return ""
 		}
 	}
-	if want == lootworld.None {
+	if want == lootfaults.None {
 		return fmt.Sprintf("%s did not exist and its deadline %v was ahead by the database's clock (%v) from the open's arrival to its answer", ss.x.No(), ss.x.Deadline, e.At)
 	}
 	return fmt.Sprintf("%s was CLAIMING, player %d is in the team, and the deadline %v was ahead by the database's clock (%v) from the claim's arrival to its answer", ss.x.No(), r.Player, ss.x.Deadline, e.At)
 }
 
-func winnersOf(rec lootworld.Record) []lootworld.PlayerID {
+func winnersOf(rec lootfaults.Record) []lootfaults.PlayerID {
 	if rec.Snapshot != nil {
 		return rec.Snapshot.Winners
 	}
@@ -442,18 +442,18 @@ func winnersOf(rec lootworld.Record) []lootworld.PlayerID {
 
 // CheckResponsive: every Handle and Recover returns: no panic, no
 // deadlock (engine.CheckResponsive).
-func CheckResponsive(h lootworld.History) engine.Verdict {
-	return engine.CheckResponsive(h.Events, h.Exhausted, lootworld.Responsive, "r", func(id int) string { return describe(h, id) })
+func CheckResponsive(h lootfaults.History) engine.Verdict {
+	return engine.CheckResponsive(h.Events, h.Exhausted, lootfaults.Responsive, "r", func(id int) string { return describe(h, id) })
 }
 
 // describe names request id with what a reader needs.
-func describe(h lootworld.History, id int) string {
+func describe(h lootfaults.History, id int) string {
 	if id < 0 || id >= len(h.Schedule.Requests) {
 		return fmt.Sprintf("r%d", id)
 	}
 	r := h.Schedule.Requests[id]
 	switch {
-	case r.Kind == lootworld.ClaimItem:
+	case r.Kind == lootfaults.ClaimItem:
 		return fmt.Sprintf("r%d (player %d's %s claim on x%d)", id, r.Player, r.Intent, r.Session)
 	case r.Session >= 0:
 		return fmt.Sprintf("r%d (%s x%d)", id, r.Kind, r.Session)

@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 )
 
 // candidate is one claim as the oracle ranks it.
 type candidate struct {
-	player lootworld.PlayerID
+	player lootfaults.PlayerID
 	prio   int
 	wins   int64
 	at     time.Duration
@@ -22,12 +22,12 @@ type candidate struct {
 // descending, wins ascending, claim time ascending and, last, player id
 // ascending, so the order is total; a player wins at most once. It
 // returns the winners in rank order.
-func oracle(quantity int, cs []candidate) []lootworld.PlayerID {
+func oracle(quantity int, cs []candidate) []lootfaults.PlayerID {
 	cs = slices.DeleteFunc(slices.Clone(cs), func(c candidate) bool { return c.prio == 0 })
 	slices.SortFunc(cs, func(a, b candidate) int {
 		return cmp.Or(cmp.Compare(b.prio, a.prio), cmp.Compare(a.wins, b.wins), cmp.Compare(a.at, b.at), cmp.Compare(a.player, b.player))
 	})
-	var won []lootworld.PlayerID
+	var won []lootfaults.PlayerID
 	for _, c := range cs {
 		if len(won) < quantity && !slices.Contains(won, c.player) {
 			won = append(won, c.player)
@@ -39,7 +39,7 @@ func oracle(quantity int, cs []candidate) []lootworld.PlayerID {
 // truth is what the oracle says the session's winners are: its frozen
 // claims of members, with the server's fairness and the times the world
 // saw them written.
-func (ss *seen) truth(s lootworld.Schedule) []lootworld.PlayerID {
+func (ss *seen) truth(s lootfaults.Schedule) []lootfaults.PlayerID {
 	var cs []candidate
 	for _, c := range ss.frozen {
 		if s.Member(c.Player) {
@@ -51,7 +51,7 @@ func (ss *seen) truth(s lootworld.Schedule) []lootworld.PlayerID {
 
 // replay is what the oracle makes of the design's own evidence: the
 // claims it recorded, with the fairness and the times it stored.
-func replay(quantity int, claims []lootworld.Claim) []lootworld.PlayerID {
+func replay(quantity int, claims []lootfaults.Claim) []lootfaults.PlayerID {
 	cs := make([]candidate, len(claims))
 	for i, c := range claims {
 		cs[i] = candidate{c.Player, c.Intent.Priority(), c.Fair, c.At.Sub(engine.Epoch)}
@@ -60,7 +60,7 @@ func replay(quantity int, claims []lootworld.Claim) []lootworld.PlayerID {
 }
 
 // sameSet reports whether a and b hold the same players.
-func sameSet(a, b []lootworld.PlayerID) bool {
+func sameSet(a, b []lootfaults.PlayerID) bool {
 	x, y := slices.Clone(a), slices.Clone(b)
 	slices.Sort(x)
 	slices.Sort(y)

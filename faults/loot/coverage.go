@@ -1,4 +1,4 @@
-package lootworld
+package lootfaults
 
 import (
 	"slices"

@@ -8,43 +8,43 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
-	"github.com/onceproof/onceproof/lootprops"
-	"github.com/onceproof/onceproof/lootworld"
 	"github.com/onceproof/onceproof/props"
+	"github.com/onceproof/onceproof/props/loot"
 )
 
 // session is one session of members 1..3 with claims by 1 (NEED, at 1s)
 // and 2 (NEED, at 2s), settled at its 10s deadline on node 0.
-func session(f engine.Family) lootworld.Schedule {
-	return lootworld.Schedule{
+func session(f engine.Family) lootfaults.Schedule {
+	return lootfaults.Schedule{
 		Frame: engine.Frame{Family: f, Nodes: 1, RetryAfter: 250 * time.Millisecond, MaxAttempts: 4, Deliveries: []engine.Delivery{
 			{At: 0, Msg: 0}, {At: time.Second / 2, Msg: 1}, {At: time.Second, Msg: 2}, {At: 2 * time.Second, Msg: 3}, {At: 10 * time.Second, Msg: 4},
 		}},
-		Team:     []lootworld.PlayerID{1, 2, 3},
-		Sessions: []lootworld.Session{{ID: 0, Quantity: 1, Deadline: 10 * time.Second}},
-		Requests: []lootworld.Request{
-			{ID: 0, Kind: lootworld.OpenSession}, {ID: 1, Kind: lootworld.StartClaims},
-			{ID: 2, Kind: lootworld.ClaimItem, Player: 1, Intent: lootworld.Need},
-			{ID: 3, Kind: lootworld.ClaimItem, Player: 2, Intent: lootworld.Need},
-			{ID: 4, Kind: lootworld.SettleNow},
+		Team:     []lootfaults.PlayerID{1, 2, 3},
+		Sessions: []lootfaults.Session{{ID: 0, Quantity: 1, Deadline: 10 * time.Second}},
+		Requests: []lootfaults.Request{
+			{ID: 0, Kind: lootfaults.OpenSession}, {ID: 1, Kind: lootfaults.StartClaims},
+			{ID: 2, Kind: lootfaults.ClaimItem, Player: 1, Intent: lootfaults.Need},
+			{ID: 3, Kind: lootfaults.ClaimItem, Player: 2, Intent: lootfaults.Need},
+			{ID: 4, Kind: lootfaults.SettleNow},
 		},
 	}
 }
 
 func TestEveryPropertyHoldsForTheTinyDesign(t *testing.T) {
-	for _, f := range lootworld.Families {
-		s := lootworld.Generate(f, 3)
-		r := lootprops.Judge(lootworld.Run(tiny{name: "tiny"}, s, engine.RunOptions{}))
+	for _, f := range lootfaults.Families {
+		s := lootfaults.Generate(f, 3)
+		r := lootprops.Judge(lootfaults.Run(tiny{name: "tiny"}, s, engine.RunOptions{}))
 		for _, v := range r {
-			if v.Outcome != engine.Holds && !(f == lootworld.Crash || f == lootworld.StoreError || f == lootworld.TimeoutSuccess || f == lootworld.CompensationRace || f == lootworld.LockExpiry) {
+			if v.Outcome != engine.Holds && !(f == lootfaults.Crash || f == lootfaults.StoreError || f == lootfaults.TimeoutSuccess || f == lootfaults.CompensationRace || f == lootfaults.LockExpiry) {
 				// tiny has no recovery, so the fault families may lose;
 				// every other family must hold.
-				t.Errorf("%s: %v\n%s", f, v, lootworld.Format(s))
+				t.Errorf("%s: %v\n%s", f, v, lootfaults.Format(s))
 			}
 		}
 	}
-	if r := lootprops.Judge(lootworld.Run(tiny{name: "tiny"}, session(lootworld.Clean), engine.RunOptions{})); len(r.Failed()) > 0 {
+	if r := lootprops.Judge(lootfaults.Run(tiny{name: "tiny"}, session(lootfaults.Clean), engine.RunOptions{})); len(r.Failed()) > 0 {
 		t.Fatalf("the hand-written session fails %v:\n%v", r.Failed(), r)
 	}
 }
@@ -55,26 +55,26 @@ func TestEveryPropertyHoldsForTheTinyDesign(t *testing.T) {
 func TestPropertiesHaveTeeth(t *testing.T) {
 	for _, c := range []struct {
 		d       tiny
-		s       lootworld.Schedule
+		s       lootfaults.Schedule
 		fail    []engine.Property
 		explain string
 	}{
-		{tiny{name: "liar", lie: true}, session(lootworld.Clean), []engine.Property{lootworld.FrozenClaims, lootworld.HonestAnswer}, "was answered accepted, but no NEED claim of player 1 is recorded"},
-		{tiny{name: "twice", twice: true}, session(lootworld.Clean), []engine.Property{lootworld.NoOverGrant, lootworld.NoDupGrant}, "player 1 got x0's item 2 times"},
-		{tiny{name: "panics", panics: true}, session(lootworld.Clean), []engine.Property{lootworld.NoLostGrant, lootworld.Responsive}, "panicked: tiny: settle"},
-		{tiny{name: "refuses-a-claim", refuseClaimOf: 1}, session(lootworld.Clean), []engine.Property{lootworld.HonestAnswer},
+		{tiny{name: "liar", lie: true}, session(lootfaults.Clean), []engine.Property{lootfaults.FrozenClaims, lootfaults.HonestAnswer}, "was answered accepted, but no NEED claim of player 1 is recorded"},
+		{tiny{name: "twice", twice: true}, session(lootfaults.Clean), []engine.Property{lootfaults.NoOverGrant, lootfaults.NoDupGrant}, "player 1 got x0's item 2 times"},
+		{tiny{name: "panics", panics: true}, session(lootfaults.Clean), []engine.Property{lootfaults.NoLostGrant, lootfaults.Responsive}, "panicked: tiny: settle"},
+		{tiny{name: "refuses-a-claim", refuseClaimOf: 1}, session(lootfaults.Clean), []engine.Property{lootfaults.HonestAnswer},
 			"r2 (player 1's NEED claim on x0) was refused, but x0 was CLAIMING, player 1 is in the team, and the deadline 10s was ahead by the database's clock (1s)"},
-		{tiny{name: "refuses-opens", refuseOpen: true}, session(lootworld.Clean), []engine.Property{lootworld.HonestAnswer},
+		{tiny{name: "refuses-opens", refuseOpen: true}, session(lootfaults.Clean), []engine.Property{lootfaults.HonestAnswer},
 			"r0 (open x0) was refused, but x0 did not exist and its deadline 10s was ahead by the database's clock (0s)"},
-		{tiny{name: "notes-claims", noteClaims: true}, session(lootworld.Clean), []engine.Property{lootworld.HonestAnswer},
+		{tiny{name: "notes-claims", noteClaims: true}, session(lootfaults.Clean), []engine.Property{lootfaults.HonestAnswer},
 			"r2 (player 1's NEED claim on x0) was answered noted and nothing was recorded, but x0 was CLAIMING"},
-		{tiny{name: "nacks-opens", nackOpen: true}, session(lootworld.Clean), []engine.Property{lootworld.NoLostGrant},
+		{tiny{name: "nacks-opens", nackOpen: true}, session(lootfaults.Clean), []engine.Property{lootfaults.NoLostGrant},
 			"r0 (open x0) was never answered: the sender gave up on r0 after 12 sends"},
 		// An outsider's claim, and a member's after the deadline, are
 		// refused by the rules: not a dishonest answer.
 		{tiny{name: "refuses-an-outsider", refuseClaimOf: 4}, outsiderClaims(), nil, ""},
 	} {
-		r := lootprops.Judge(lootworld.Run(c.d, c.s, engine.RunOptions{}))
+		r := lootprops.Judge(lootfaults.Run(c.d, c.s, engine.RunOptions{}))
 		if !slices.Equal(r.Failed(), c.fail) || !strings.Contains(r.String(), c.explain) {
 			t.Errorf("%s fails %v, want %v with %q:\n%v", c.d.name, r.Failed(), c.fail, c.explain, r)
 		}
@@ -84,11 +84,11 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 // outsiderClaims is session with player 4 (not in the team) claiming at
 // 3s and player 3 claiming at the 10s deadline, just before the settle:
 // the session is still CLAIMING, but its deadline has come.
-func outsiderClaims() lootworld.Schedule {
-	s := session(lootworld.Clean)
+func outsiderClaims() lootfaults.Schedule {
+	s := session(lootfaults.Clean)
 	s.Requests = append(s.Requests,
-		lootworld.Request{ID: 5, Kind: lootworld.ClaimItem, Player: 4, Intent: lootworld.Need},
-		lootworld.Request{ID: 6, Kind: lootworld.ClaimItem, Player: 3, Intent: lootworld.Need})
+		lootfaults.Request{ID: 5, Kind: lootfaults.ClaimItem, Player: 4, Intent: lootfaults.Need},
+		lootfaults.Request{ID: 6, Kind: lootfaults.ClaimItem, Player: 3, Intent: lootfaults.Need})
 	d := s.Deliveries
 	s.Deliveries = append(d[:len(d)-1:len(d)-1], engine.Delivery{At: 3 * time.Second, Msg: 5}, engine.Delivery{At: 10 * time.Second, Msg: 6}, d[len(d)-1])
 	return s
@@ -97,16 +97,16 @@ func outsiderClaims() lootworld.Schedule {
 // TestRuleOrderIsTheRule: the oracle ranks priority, then fewest wins,
 // then the earliest claim, then the lowest id.
 func TestRuleOrderIsTheRule(t *testing.T) {
-	s := session(lootworld.Ties)
-	s.Requests[3].Intent = lootworld.Greed
-	h := lootworld.Run(tiny{name: "tiny"}, s, engine.RunOptions{})
-	if v, _ := lootprops.Judge(h).Verdict(lootworld.RuleOrder); v.Outcome != engine.Holds {
+	s := session(lootfaults.Ties)
+	s.Requests[3].Intent = lootfaults.Greed
+	h := lootfaults.Run(tiny{name: "tiny"}, s, engine.RunOptions{})
+	if v, _ := lootprops.Judge(h).Verdict(lootfaults.RuleOrder); v.Outcome != engine.Holds {
 		t.Fatalf("NEED over GREED: %v", v)
 	}
-	s.Requests[3].Intent = lootworld.Need
-	s.Fairness = []lootworld.Fair{{Player: 1, Wins: 1}}
-	h = lootworld.Run(tiny{name: "tiny"}, s, engine.RunOptions{})
-	if v, _ := lootprops.Judge(h).Verdict(lootworld.RuleOrder); v.Outcome != engine.Holds {
+	s.Requests[3].Intent = lootfaults.Need
+	s.Fairness = []lootfaults.Fair{{Player: 1, Wins: 1}}
+	h = lootfaults.Run(tiny{name: "tiny"}, s, engine.RunOptions{})
+	if v, _ := lootprops.Judge(h).Verdict(lootfaults.RuleOrder); v.Outcome != engine.Holds {
 		t.Fatalf("fewest wins first: %v", v)
 	}
 }
@@ -125,7 +125,7 @@ func TestBothKitsInOneBinaryShareTheFlags(t *testing.T) {
 	_ = props.TestDesign // this binary links props as well as lootprops
 	for _, name := range []string{"onceproof.n", "onceproof.seed"} {
 		if flag.Lookup(name) == nil {
-			t.Errorf("-%s is not registered in a binary importing props and lootprops (go test -run '^TestBothKitsInOneBinaryShareTheFlags$' ./lootprops/)", name)
+			t.Errorf("-%s is not registered in a binary importing props and lootprops (go test -run '^TestBothKitsInOneBinaryShareTheFlags$' ./props/loot/)", name)
 		}
 	}
 }

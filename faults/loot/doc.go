@@ -1,4 +1,4 @@
-// Package lootworld is the loot allocation world of the onceproof harness
+// Package lootfaults is the loot allocation world of the onceproof harness
 // (source 004): a team and its member snapshot, sessions, requests (open,
 // start, claim, settle, cancel, compensate) delivered at least once to
 // several nodes, three clocks (each node's, the database's, the lock
@@ -7,4 +7,4 @@
 // family (Generate), world rules (CheckWorld) and Run, which plays a
 // schedule against a Design on the engine's runner. Design states a
 // design's duties; package lootprops judges the runs.
-package lootworld
+package lootfaults

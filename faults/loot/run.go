@@ -1,4 +1,4 @@
-package lootworld
+package lootfaults
 
 import (
 	"cmp"
@@ -30,7 +30,7 @@ const (
 // rejects.
 func Run(d Design, s Schedule, opt engine.RunOptions) History {
 	if err := validateTruth(s); err != nil {
-		panic("lootworld.Run: invalid schedule: " + err.Error())
+		panic("lootfaults.Run: invalid schedule: " + err.Error())
 	}
 	sys := newSystem(d, s)
 	t := engine.Run[Detail](sys, s.Frame, MessagesOf(s), opt)

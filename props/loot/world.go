@@ -8,22 +8,22 @@ import (
 	"testing"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/lootworld"
+	"github.com/onceproof/onceproof/faults/loot"
 )
 
-// World is the loot subject as the engine runs it: lootworld's families,
+// World is the loot subject as the engine runs it: lootfaults's families,
 // schedules, runner and coverage, with this package's properties and
 // renderings.
-var World engine.World[lootworld.Design, lootworld.Schedule, lootworld.Detail] = world{}
+var World engine.World[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail] = world{}
 
 // The matrix's types, for loot designs (see package engine).
 type (
-	MatrixOptions  = engine.MatrixOptions[lootworld.Design]
-	Matrix         = engine.Matrix[lootworld.Schedule, lootworld.Detail]
-	Row            = engine.Row[lootworld.Schedule, lootworld.Detail]
-	Cell           = engine.Cell[lootworld.Schedule, lootworld.Detail]
-	Counterexample = engine.Counterexample[lootworld.Schedule, lootworld.Detail]
-	SchedFile      = engine.SchedFile[lootworld.Schedule]
+	MatrixOptions  = engine.MatrixOptions[lootfaults.Design]
+	Matrix         = engine.Matrix[lootfaults.Schedule, lootfaults.Detail]
+	Row            = engine.Row[lootfaults.Schedule, lootfaults.Detail]
+	Cell           = engine.Cell[lootfaults.Schedule, lootfaults.Detail]
+	Counterexample = engine.Counterexample[lootfaults.Schedule, lootfaults.Detail]
+	SchedFile      = engine.SchedFile[lootfaults.Schedule]
 )
 
 // RunMatrix runs every design under every loot family (engine.RunMatrix).
@@ -34,7 +34,7 @@ func RunMatrix(opt MatrixOptions) Matrix { return engine.RunMatrix(World, opt) }
 // engine.TestDesign: the kit settlement designs get from props.TestDesign,
 // and the same options (engine.Families, engine.Schedules, ...; props'
 // are the same functions).
-func TestDesign(t *testing.T, d lootworld.Design, opts ...engine.Option) {
+func TestDesign(t *testing.T, d lootfaults.Design, opts ...engine.Option) {
 	t.Helper()
 	engine.TestDesign(t, World, d, opts...)
 }
@@ -52,7 +52,7 @@ const DefaultN = engine.DefaultMatrixN / 2
 // DeepN is how many schedules a loot cell runs, when the matrix asks for
 // engine.DefaultMatrixN, under a family whose known failures are rare per
 // run: one that interleaves requests at one instant
-// (lootworld.Interleaves), and clock-skew. A run fails only when the
+// (lootfaults.Interleaves), and clock-skew. A run fails only when the
 // scheduling choices (or the clock offsets) line up with the requests:
 //   - lock-only's settle answered accepted while a second settler has
 //     already written SETTLING over the CLOSED session (concurrent-settle,
@@ -72,16 +72,16 @@ const DefaultN = engine.DefaultMatrixN / 2
 // a generator that finds these more often, measured the same way.
 const DeepN = 30 * DefaultN
 
-func (world) Subject() string                   { return lootworld.Subject }
-func (world) Families() []engine.Family         { return lootworld.Families }
-func (world) Properties() []engine.Property     { return lootworld.Properties }
-func (world) CheckFamily(f engine.Family) error { return lootworld.CheckFamily(f) }
-func (world) FamilyDoc(f engine.Family) string  { return lootworld.FamilyDoc(f) }
+func (world) Subject() string                   { return lootfaults.Subject }
+func (world) Families() []engine.Family         { return lootfaults.Families }
+func (world) Properties() []engine.Property     { return lootfaults.Properties }
+func (world) CheckFamily(f engine.Family) error { return lootfaults.CheckFamily(f) }
+func (world) FamilyDoc(f engine.Family) string  { return lootfaults.FamilyDoc(f) }
 func (world) Describe(p engine.Property) string { return Describe(p) }
 func (world) Exercises(f engine.Family) []string {
-	return lootworld.Exercises(f)
+	return lootfaults.Exercises(f)
 }
-func (world) Reached() []string { return lootworld.Reached }
+func (world) Reached() []string { return lootfaults.Reached }
 
 // Runs is n scaled by DefaultN/DefaultMatrixN, or by DeepN/DefaultMatrixN
 // under a family of rare failures (at least 1): a cell of the default
@@ -95,56 +95,56 @@ func (world) Runs(f engine.Family, n int) int {
 
 // Deep reports whether family f's cells run DeepN schedules by default.
 func Deep(f engine.Family) bool {
-	return lootworld.Interleaves(f) || slices.Contains(f.Parts(), lootworld.ClockSkew)
+	return lootfaults.Interleaves(f) || slices.Contains(f.Parts(), lootfaults.ClockSkew)
 }
 
-func (world) Generate(f engine.Family, seed uint64) lootworld.Schedule {
-	return lootworld.Generate(f, seed)
+func (world) Generate(f engine.Family, seed uint64) lootfaults.Schedule {
+	return lootfaults.Generate(f, seed)
 }
 
-func (world) Exhaustive(engine.Family) (iter.Seq[lootworld.Schedule], string, bool) {
+func (world) Exhaustive(engine.Family) (iter.Seq[lootfaults.Schedule], string, bool) {
 	return nil, "", false
 }
 
-func (world) Frame(s *lootworld.Schedule) *engine.Frame     { return &s.Frame }
-func (world) Messages(s lootworld.Schedule) engine.Messages { return lootworld.MessagesOf(s) }
-func (world) Clone(s lootworld.Schedule) lootworld.Schedule { return lootworld.Clone(s) }
-func (world) Validate(s lootworld.Schedule) error           { return lootworld.Validate(s) }
-func (world) CheckWorld(s lootworld.Schedule) error         { return lootworld.CheckWorld(s) }
-func (world) Format(s lootworld.Schedule) string            { return lootworld.Format(s) }
-func (world) Parse(text string) (lootworld.Schedule, error) { return lootworld.Parse(text) }
-func (world) Canonical(s lootworld.Schedule) (lootworld.Schedule, bool) {
-	return lootworld.Canonical(s)
+func (world) Frame(s *lootfaults.Schedule) *engine.Frame      { return &s.Frame }
+func (world) Messages(s lootfaults.Schedule) engine.Messages  { return lootfaults.MessagesOf(s) }
+func (world) Clone(s lootfaults.Schedule) lootfaults.Schedule { return lootfaults.Clone(s) }
+func (world) Validate(s lootfaults.Schedule) error            { return lootfaults.Validate(s) }
+func (world) CheckWorld(s lootfaults.Schedule) error          { return lootfaults.CheckWorld(s) }
+func (world) Format(s lootfaults.Schedule) string             { return lootfaults.Format(s) }
+func (world) Parse(text string) (lootfaults.Schedule, error)  { return lootfaults.Parse(text) }
+func (world) Canonical(s lootfaults.Schedule) (lootfaults.Schedule, bool) {
+	return lootfaults.Canonical(s)
 }
-func (world) Drops(s lootworld.Schedule) []engine.Drop[lootworld.Schedule] {
-	return lootworld.Drops(s)
-}
-
-func (world) Run(d lootworld.Design, s lootworld.Schedule, o engine.RunOptions) engine.History[lootworld.Schedule, lootworld.Detail] {
-	return engine.History[lootworld.Schedule, lootworld.Detail](lootworld.Run(d, s, o))
+func (world) Drops(s lootfaults.Schedule) []engine.Drop[lootfaults.Schedule] {
+	return lootfaults.Drops(s)
 }
 
-func (world) Judge(h engine.History[lootworld.Schedule, lootworld.Detail]) engine.Report {
-	return Judge(lootworld.History(h))
+func (world) Run(d lootfaults.Design, s lootfaults.Schedule, o engine.RunOptions) engine.History[lootfaults.Schedule, lootfaults.Detail] {
+	return engine.History[lootfaults.Schedule, lootfaults.Detail](lootfaults.Run(d, s, o))
 }
 
-func (world) Coverage(h engine.History[lootworld.Schedule, lootworld.Detail]) engine.Coverage {
-	return lootworld.CoverageOf(lootworld.History(h))
+func (world) Judge(h engine.History[lootfaults.Schedule, lootfaults.Detail]) engine.Report {
+	return Judge(lootfaults.History(h))
+}
+
+func (world) Coverage(h engine.History[lootfaults.Schedule, lootfaults.Detail]) engine.Coverage {
+	return lootfaults.CoverageOf(lootfaults.History(h))
 }
 
 // propertyDocs is the one-line meaning of each property, for matrix.md.
 var propertyDocs = map[engine.Property]string{
-	lootworld.NoOverGrant:  "a session delivers at most its quantity, nothing once canceled, nothing to a player without a winning claim in the frozen set",
-	lootworld.NoDupGrant:   "no player gets a session's item twice",
-	lootworld.NoLostGrant:  "after the drain every session that took claims is CLOSED or CANCELED, every winner holds its item, and no request a patient sender kept resending went unanswered",
-	lootworld.FrozenClaims: "a claim answered accepted before the freeze is in the set the result came from; none is answered so after it",
-	lootworld.RuleOrder:    "the winners are the rule's top N of the frozen claims (priority, fewest wins, earliest claim, lowest id)",
-	lootworld.Replayable:   "the recorded evidence replays to the recorded winners, which are the grants, from the claims that froze",
-	lootworld.MembersOnly:  "no claim of a player outside the team snapshot is recorded",
-	lootworld.OnTime:       "no session starts settling before its deadline by the database's clock",
-	lootworld.ForwardOnly:  "every status change follows the table: forward, CANCELED before CLOSED, never back",
-	lootworld.HonestAnswer: "a reply says accepted, already or recorded only when the database (and the inventory) say so, and refused only when the rules say no (an open, or a member's claim on a CLAIMING session, before the deadline by the database's clock is never refused, nor answered noted without taking effect)",
-	lootworld.Responsive:   "every Handle and Recover returns: no panic, no deadlock",
+	lootfaults.NoOverGrant:  "a session delivers at most its quantity, nothing once canceled, nothing to a player without a winning claim in the frozen set",
+	lootfaults.NoDupGrant:   "no player gets a session's item twice",
+	lootfaults.NoLostGrant:  "after the drain every session that took claims is CLOSED or CANCELED, every winner holds its item, and no request a patient sender kept resending went unanswered",
+	lootfaults.FrozenClaims: "a claim answered accepted before the freeze is in the set the result came from; none is answered so after it",
+	lootfaults.RuleOrder:    "the winners are the rule's top N of the frozen claims (priority, fewest wins, earliest claim, lowest id)",
+	lootfaults.Replayable:   "the recorded evidence replays to the recorded winners, which are the grants, from the claims that froze",
+	lootfaults.MembersOnly:  "no claim of a player outside the team snapshot is recorded",
+	lootfaults.OnTime:       "no session starts settling before its deadline by the database's clock",
+	lootfaults.ForwardOnly:  "every status change follows the table: forward, CANCELED before CLOSED, never back",
+	lootfaults.HonestAnswer: "a reply says accepted, already or recorded only when the database (and the inventory) say so, and refused only when the rules say no (an open, or a member's claim on a CLAIMING session, before the deadline by the database's clock is never refused, nor answered noted without taking effect)",
+	lootfaults.Responsive:   "every Handle and Recover returns: no panic, no deadlock",
 }
 
 // Describe is property p's one-line meaning.
@@ -157,7 +157,7 @@ func Describe(p engine.Property) string {
 
 // The loot world's part of the renderings (engine.Render).
 
-func (world) GroundTruth(h engine.History[lootworld.Schedule, lootworld.Detail]) string {
+func (world) GroundTruth(h engine.History[lootfaults.Schedule, lootfaults.Detail]) string {
 	s := h.Schedule
 	var b strings.Builder
 	fmt.Fprintf(&b, "team %v", s.Team)
@@ -181,47 +181,47 @@ func (world) GroundTruth(h engine.History[lootworld.Schedule, lootworld.Detail])
 	}
 	b.WriteString("requests:\n")
 	for _, r := range s.Requests {
-		fmt.Fprintf(&b, "  %s\n", describe(lootworld.History(h), r.ID))
+		fmt.Fprintf(&b, "  %s\n", describe(lootfaults.History(h), r.ID))
 	}
 	return b.String()
 }
 
-func (world) AckName(a engine.Ack) string        { return lootworld.AnswerName(a) }
-func (world) KindName(k engine.EventKind) string { return lootworld.KindName(k) }
+func (world) AckName(a engine.Ack) string        { return lootfaults.AnswerName(a) }
+func (world) KindName(k engine.EventKind) string { return lootfaults.KindName(k) }
 
-func (world) EventText(_ engine.History[lootworld.Schedule, lootworld.Detail], e lootworld.Event) string {
+func (world) EventText(_ engine.History[lootfaults.Schedule, lootfaults.Detail], e lootfaults.Event) string {
 	d := e.Detail
 	errs := ""
 	if e.Err != "" {
 		errs = " (error: " + e.Err + ")"
 	}
 	switch e.Kind {
-	case lootworld.EvView:
+	case lootfaults.EvView:
 		return fmt.Sprintf("x%d is %s", d.Session, recordText(*d.Record))
-	case lootworld.EvItem:
+	case lootfaults.EvItem:
 		res := "no-op (key already applied)"
 		if d.OK {
 			res = "applied"
 		}
 		return fmt.Sprintf("x%d's item to player %d, key %s: %s%s", d.Session, d.Player, d.Key, res, errs)
-	case lootworld.EvLock:
+	case lootfaults.EvLock:
 		switch e.Op {
-		case lootworld.OpLockGet:
+		case lootfaults.OpLockGet:
 			return fmt.Sprintf("%s %s -> %q", e.Op, d.Key, d.Value)
-		case lootworld.OpLockDel:
+		case lootfaults.OpLockDel:
 			return fmt.Sprintf("%s %s (deleted: %t)", e.Op, d.Key, d.OK)
 		}
 		return fmt.Sprintf("%s %s token %s: %t", e.Op, d.Key, short(d.Token), d.OK)
 	}
-	return lootworld.KindName(e.Kind)
+	return lootfaults.KindName(e.Kind)
 }
 
 // short is a lock token's last 8 characters: tokens differ at their end.
 func short(token string) string { return token[max(0, len(token)-8):] }
 
 // recordText is a session record in one line.
-func recordText(r lootworld.Record) string {
-	if r.Status == lootworld.None {
+func recordText(r lootfaults.Record) string {
+	if r.Status == lootfaults.None {
 		return "not on record"
 	}
 	s := string(r.Status) + ", claims " + claimList(r.Claims)
@@ -238,18 +238,18 @@ func (world) Participants() string {
 	return "    participant D as Database\n    participant K as Lock service\n    participant I as Inventory\n"
 }
 
-func (w world) MermaidLine(h engine.History[lootworld.Schedule, lootworld.Detail], e lootworld.Event) string {
+func (w world) MermaidLine(h engine.History[lootfaults.Schedule, lootfaults.Detail], e lootfaults.Event) string {
 	n := fmt.Sprintf("N%d", e.Node)
 	switch e.Kind {
-	case lootworld.EvItem:
+	case lootfaults.EvItem:
 		return fmt.Sprintf("%s->>I: %s", n, w.EventText(h, e))
-	case lootworld.EvLock:
+	case lootfaults.EvLock:
 		return fmt.Sprintf("%s->>K: %s", n, w.EventText(h, e))
 	}
 	return fmt.Sprintf("Note over D: %s", w.EventText(h, e))
 }
 
 // Timeline renders h as text (engine.Timeline).
-func Timeline(h lootworld.History, r engine.Report) string {
-	return engine.Timeline(World, engine.History[lootworld.Schedule, lootworld.Detail](h), r)
+func Timeline(h lootfaults.History, r engine.Report) string {
+	return engine.Timeline(World, engine.History[lootfaults.Schedule, lootfaults.Detail](h), r)
 }

@@ -1,0 +1,134 @@
+package lootfaults_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/faults/loot"
+)
+
+// joins is every family and every pair that can be joined (a concurrent
+// family does not join one that injects faults).
+func joins() []engine.Family {
+	fs := slices.Clone(lootfaults.Families)
+	for i, f := range lootfaults.Families {
+		for _, g := range lootfaults.Families[i+1:] {
+			if j := engine.Join(f, g); lootfaults.CheckFamily(j) == nil {
+				fs = append(fs, j)
+			}
+		}
+	}
+	return fs
+}
+
+// TestGenSatisfiesTheWorldRules: every generated schedule, of every family
+// and joinable pair, is valid and a world that can happen.
+func TestGenSatisfiesTheWorldRules(t *testing.T) {
+	for _, f := range joins() {
+		for seed := uint64(1); seed <= seeds/3; seed++ {
+			s := lootfaults.Generate(f, seed)
+			if err := lootfaults.Validate(s); err != nil {
+				t.Fatalf("%s seed %d: Validate: %v\n%s", f, seed, err, lootfaults.Format(s))
+			}
+			if err := lootfaults.CheckWorld(s); err != nil {
+				t.Fatalf("%s seed %d: CheckWorld: %v\n%s", f, seed, err, lootfaults.Format(s))
+			}
+		}
+	}
+}
+
+// TestInterleavesSaysWhichFamiliesInterleave: a family's schedules are
+// ever Concurrent exactly when Interleaves says so (the matrix's budget,
+// lootprops.DeepN, depends on it).
+func TestInterleavesSaysWhichFamiliesInterleave(t *testing.T) {
+	for _, f := range joins() {
+		seen := false
+		for seed := uint64(1); seed <= seeds/3 && !seen; seed++ {
+			seen = lootfaults.Generate(f, seed).Concurrent
+		}
+		if seen != lootfaults.Interleaves(f) {
+			t.Errorf("%s: Interleaves says %v, but a Concurrent schedule among seeds 1..%d: %v", f, lootfaults.Interleaves(f), seeds/3, seen)
+		}
+	}
+}
+
+func TestCheckWorldNamesTheRule(t *testing.T) {
+	base := func(f engine.Family) lootfaults.Schedule {
+		return lootfaults.Schedule{
+			Frame: engine.Frame{Family: f, Nodes: 2, RetryAfter: time.Second, MaxAttempts: 4, Deliveries: []engine.Delivery{
+				{At: 0, Msg: 0}, {At: time.Second / 2, Msg: 1}, {At: 2 * time.Second, Msg: 2}, {At: 10 * time.Second, Msg: 3},
+			}},
+			Team:     []lootfaults.PlayerID{1, 2},
+			Sessions: []lootfaults.Session{{ID: 0, Quantity: 1, Deadline: 10 * time.Second}},
+			Requests: []lootfaults.Request{
+				{ID: 0, Kind: lootfaults.OpenSession}, {ID: 1, Kind: lootfaults.StartClaims},
+				{ID: 2, Kind: lootfaults.ClaimItem, Player: 1, Intent: lootfaults.Need}, {ID: 3, Kind: lootfaults.SettleNow},
+			},
+		}
+	}
+	if err := lootfaults.CheckWorld(base(lootfaults.Clean)); err != nil {
+		t.Fatalf("the base world: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*lootfaults.Schedule)
+		rule lootfaults.WorldRule
+	}{
+		{"no settle request", func(s *lootfaults.Schedule) {
+			s.Requests[3].Kind = lootfaults.ClaimItem
+			s.Requests[3].Player, s.Requests[3].Intent = 2, lootfaults.Greed
+		}, lootfaults.RuleAnnounced},
+		{"a request never sent", func(s *lootfaults.Schedule) { s.Deliveries = s.Deliveries[:3] }, lootfaults.RuleSent},
+		{"an early trigger", func(s *lootfaults.Schedule) { s.Deliveries[3].At = 9 * time.Second }, lootfaults.RuleTrigger},
+		{"two claims in one second", func(s *lootfaults.Schedule) {
+			s.Requests = append(s.Requests, lootfaults.Request{ID: 4, Kind: lootfaults.ClaimItem, Player: 2, Intent: lootfaults.Need})
+			s.Deliveries = slices.Insert(s.Deliveries, 3, engine.Delivery{At: 2*time.Second + time.Second/2, Msg: 4})
+		}, lootfaults.RuleSeconds},
+		{"an outsider", func(s *lootfaults.Schedule) { s.Requests[2].Player = 9 }, lootfaults.RuleOutsiders},
+		{"a skewed clock", func(s *lootfaults.Schedule) { s.Skews = []time.Duration{0, time.Second} }, lootfaults.RuleClocks},
+		{"a stall", func(s *lootfaults.Schedule) {
+			s.Faults = []engine.Fault{{Attempt: 3, Effect: 0, Kind: engine.Pause, For: time.Second, OnDelivery: true}}
+		}, lootfaults.RulePauses},
+	} {
+		s := base(lootfaults.Clean)
+		c.edit(&s)
+		var we *lootfaults.WorldError
+		if err := lootfaults.CheckWorld(s); !errors.As(err, &we) || we.Rule != c.rule {
+			t.Errorf("%s: CheckWorld = %v, want the rule %s", c.name, err, c.rule)
+		}
+	}
+}
+
+// TestShrinkOpsKeepTheWorld: the world's drops and Canonical give valid
+// schedules (CheckWorld may reject them: the shrinker then skips them),
+// and Canonical names players 1, 2, ... with the team first.
+func TestShrinkOpsKeepTheWorld(t *testing.T) {
+	for _, f := range []engine.Family{lootfaults.Outsider, lootfaults.Crash, lootfaults.Ties} {
+		s := lootfaults.Generate(f, 7)
+		for _, d := range lootfaults.Drops(s) {
+			for i := range d.N {
+				if c, ok := d.Apply(s, i, i+1); ok {
+					if err := lootfaults.Validate(c); err != nil {
+						t.Errorf("%s: dropping item %d of %d: %v\n%s", f, i, d.N, err, lootfaults.Format(c))
+					}
+				}
+			}
+		}
+		c, _ := lootfaults.Canonical(s)
+		if err := lootfaults.CheckWorld(c); err != nil {
+			t.Errorf("%s: Canonical: %v", f, err)
+		}
+		for i, p := range c.Team {
+			if p != lootfaults.PlayerID(i+1) {
+				t.Errorf("%s: Canonical team %v, want 1..%d", f, c.Team, len(c.Team))
+			}
+		}
+		if strings.Contains(lootfaults.Format(c), "skew node=") && !slices.Contains(f.Parts(), lootfaults.ClockSkew) {
+			t.Errorf("%s: Canonical invented a skew", f)
+		}
+	}
+}
