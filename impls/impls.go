@@ -1,19 +1,14 @@
 // Package impls registers every design of the matrix, in row order: the
 // reference and the designs of source document 000, then the alternatives
 // and mutants of source document 001. Each design lives in its own package
-// below, and declares itself (faults.Declaration) with the derivation of
-// every verdict it expects.
+// below, a family of variants in its design's package (four-sig's mutants
+// in foursig/variants.go), and declares itself (faults.Declaration) with
+// the derivation of every verdict it expects.
 package impls
 
 import (
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/impls/creditcurrentroom"
 	"github.com/onceproof/onceproof/impls/foursig"
-	"github.com/onceproof/onceproof/impls/foursigcap3"
-	"github.com/onceproof/onceproof/impls/foursigclearonfull"
-	"github.com/onceproof/onceproof/impls/foursignofinal"
-	"github.com/onceproof/onceproof/impls/foursignonet"
-	"github.com/onceproof/onceproof/impls/foursignoroom"
 	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/impls/ristretto"
 	"github.com/onceproof/onceproof/impls/seedverbatim"
@@ -39,12 +34,12 @@ func All() Registry {
 		sharded.Design{},
 		ristretto.Design{},
 		foursig.Design,
-		foursigcap3.Design,
-		foursigclearonfull.Design,
-		foursignoroom.Design,
-		foursignonet.Design,
-		foursignofinal.Design,
-		creditcurrentroom.Design,
+		foursig.Cap3,
+		foursig.ClearOnFull,
+		foursig.NoRoom,
+		foursig.NoNet,
+		foursig.NoFinal,
+		foursig.CreditCurrentRoom,
 	}
 }
 
