@@ -19,12 +19,9 @@ import (
 	"github.com/onceproof/onceproof/impls/windowonly"
 )
 
-// Registry is a list of designs, looked up by row name.
-type Registry []faults.Design
-
 // All returns every design in matrix row order.
-func All() Registry {
-	return Registry{
+func All() Registry[faults.Design] {
+	return Registry[faults.Design]{
 		refdesign.Design{},
 		seedverbatim.Design{},
 		windowonly.Design{},
@@ -41,23 +38,4 @@ func All() Registry {
 		foursig.NoFinal,
 		foursig.CreditCurrentRoom,
 	}
-}
-
-// Names returns the row names of r, in order.
-func (r Registry) Names() []string {
-	out := make([]string, len(r))
-	for i, d := range r {
-		out[i] = d.Name()
-	}
-	return out
-}
-
-// ByName returns the design of r whose row name is name.
-func (r Registry) ByName(name string) (faults.Design, bool) {
-	for _, d := range r {
-		if d.Name() == name {
-			return d, true
-		}
-	}
-	return nil, false
 }

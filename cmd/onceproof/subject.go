@@ -8,15 +8,14 @@ import (
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls"
-	lootimpls "github.com/onceproof/onceproof/impls/loot"
 	"github.com/onceproof/onceproof/props"
 	"github.com/onceproof/onceproof/props/loot"
 )
 
 // registries are the designs the command knows, per subject.
 type registries struct {
-	settle impls.Registry
-	loot   lootimpls.Registry
+	settle impls.Registry[faults.Design]
+	loot   impls.Registry[lootfaults.Design]
 }
 
 // subject is one world the command runs: its engine World, its designs in
@@ -60,7 +59,7 @@ func (sub subject[D, S, X]) qualifier() string {
 	return sub.name + " "
 }
 
-func settleSubject(ds impls.Registry) subject[faults.Design, faults.Schedule, faults.Detail] {
+func settleSubject(ds impls.Registry[faults.Design]) subject[faults.Design, faults.Schedule, faults.Detail] {
 	return subject[faults.Design, faults.Schedule, faults.Detail]{
 		name: "settle", world: props.World, designs: ds, results: "results", steady: faults.Steady,
 		intro: func(n int) string {
@@ -74,7 +73,7 @@ func settleSubject(ds impls.Registry) subject[faults.Design, faults.Schedule, fa
 	}
 }
 
-func lootSubject(ds lootimpls.Registry) subject[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail] {
+func lootSubject(ds impls.Registry[lootfaults.Design]) subject[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail] {
 	return subject[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail]{
 		name: lootfaults.Subject, world: lootprops.World, designs: ds, results: "results/loot",
 		intro: func(n int) string {

@@ -8,18 +8,16 @@ package loot
 
 import (
 	"github.com/onceproof/onceproof/faults/loot"
+	"github.com/onceproof/onceproof/impls"
 	"github.com/onceproof/onceproof/impls/loot/internal/shortcut"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/impls/loot/notiebreak"
 	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
 )
 
-// Registry is a list of loot designs, looked up by row name.
-type Registry []lootfaults.Design
-
 // All returns every loot design in matrix row order.
-func All() Registry {
-	return Registry{
+func All() impls.Registry[lootfaults.Design] {
+	return impls.Registry[lootfaults.Design]{
 		lootref.Design{},
 		seedverbatim.Design{},
 		shortcut.SelectThenUpdate,
@@ -34,23 +32,4 @@ func All() Registry {
 		shortcut.AppClockDeadline,
 		shortcut.CheckThenClaim,
 	}
-}
-
-// Names returns the row names of r, in order.
-func (r Registry) Names() []string {
-	out := make([]string, len(r))
-	for i, d := range r {
-		out[i] = d.Name()
-	}
-	return out
-}
-
-// ByName returns the design of r whose row name is name.
-func (r Registry) ByName(name string) (lootfaults.Design, bool) {
-	for _, d := range r {
-		if d.Name() == name {
-			return d, true
-		}
-	}
-	return nil, false
 }
