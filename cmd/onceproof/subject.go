@@ -37,17 +37,12 @@ type subject[D engine.Design, S, X any] struct {
 
 // find is sub's design named name.
 func (sub subject[D, S, X]) find(name string) (D, error) {
-	for _, d := range sub.designs {
-		if d.Name() == name {
-			return d, nil
-		}
+	r := impls.Registry[D](sub.designs)
+	d, ok := r.ByName(name)
+	if ok {
+		return d, nil
 	}
-	var zero D
-	names := make([]string, len(sub.designs))
-	for i, d := range sub.designs {
-		names[i] = d.Name()
-	}
-	return zero, badf("unknown %sdesign %q (valid %sdesigns: %s; onceproof list says what each is)", sub.qualifier(), name, sub.qualifier(), strings.Join(names, ", "))
+	return d, badf("unknown %sdesign %q (valid %sdesigns: %s; onceproof list says what each is)", sub.qualifier(), name, sub.qualifier(), strings.Join(r.Names(), ", "))
 }
 
 // qualifier is "" for the default subject, "loot " for the other, in
