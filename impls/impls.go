@@ -1,19 +1,14 @@
 // Package impls registers every design of the matrix, in row order: the
 // reference and the designs of source document 000, then the alternatives
 // and mutants of source document 001. Each design lives in its own package
-// below, and declares itself (faults.Declaration) with the derivation of
-// every verdict it expects.
+// below, a family of variants in its design's package (four-sig's mutants
+// in foursig/variants.go), and declares itself (faults.Declaration) with
+// the derivation of every verdict it expects.
 package impls
 
 import (
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/impls/creditcurrentroom"
 	"github.com/onceproof/onceproof/impls/foursig"
-	"github.com/onceproof/onceproof/impls/foursigcap3"
-	"github.com/onceproof/onceproof/impls/foursigclearonfull"
-	"github.com/onceproof/onceproof/impls/foursignofinal"
-	"github.com/onceproof/onceproof/impls/foursignonet"
-	"github.com/onceproof/onceproof/impls/foursignoroom"
 	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/impls/ristretto"
 	"github.com/onceproof/onceproof/impls/seedverbatim"
@@ -24,12 +19,9 @@ import (
 	"github.com/onceproof/onceproof/impls/windowonly"
 )
 
-// Registry is a list of designs, looked up by row name.
-type Registry []faults.Design
-
 // All returns every design in matrix row order.
-func All() Registry {
-	return Registry{
+func All() Registry[faults.Design] {
+	return Registry[faults.Design]{
 		refdesign.Design{},
 		seedverbatim.Design{},
 		windowonly.Design{},
@@ -39,30 +31,11 @@ func All() Registry {
 		sharded.Design{},
 		ristretto.Design{},
 		foursig.Design,
-		foursigcap3.Design,
-		foursigclearonfull.Design,
-		foursignoroom.Design,
-		foursignonet.Design,
-		foursignofinal.Design,
-		creditcurrentroom.Design,
+		foursig.Cap3,
+		foursig.ClearOnFull,
+		foursig.NoRoom,
+		foursig.NoNet,
+		foursig.NoFinal,
+		foursig.CreditCurrentRoom,
 	}
-}
-
-// Names returns the row names of r, in order.
-func (r Registry) Names() []string {
-	out := make([]string, len(r))
-	for i, d := range r {
-		out[i] = d.Name()
-	}
-	return out
-}
-
-// ByName returns the design of r whose row name is name.
-func (r Registry) ByName(name string) (faults.Design, bool) {
-	for _, d := range r {
-		if d.Name() == name {
-			return d, true
-		}
-	}
-	return nil, false
 }

@@ -36,7 +36,7 @@ func TestAnExplicitJoinDeclarationOverridesItsParts(t *testing.T) {
 	}})
 	args := []string{"matrix", "-families", "crash,late+crash", "-n", "30", "-out", t.TempDir()}
 	var o, e bytes.Buffer
-	code := run(args, registries{settle: impls.Registry{d}, loot: lootimpls.All()}, &o, &e)
+	code := run(args, registries{settle: impls.Registry[faults.Design]{d}, loot: lootimpls.All()}, &o, &e)
 	want := "test-memo-join-holds under late+crash: declared to hold, fails NoDup"
 	if code != exitFailed || !strings.Contains(o.String(), want) || strings.Contains(o.String(), "under crash:") {
 		t.Fatalf("onceproof %s (registry: memo declaring crash NoDup and late+crash holds): exit %d, want 1 and only %q; stdout:\n%s\nstderr:\n%s",

@@ -30,7 +30,7 @@ var (
 		Why: "a crash after its unkeyed credit loses the memory of it, and the retry credits again"}}})
 )
 
-var testDesigns = impls.Registry{keyed, memo, memoDeclared}
+var testDesigns = impls.Registry[faults.Design]{keyed, memo, memoDeclared}
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer

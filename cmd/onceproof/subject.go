@@ -8,15 +8,14 @@ import (
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls"
-	lootimpls "github.com/onceproof/onceproof/impls/loot"
 	"github.com/onceproof/onceproof/props"
 	"github.com/onceproof/onceproof/props/loot"
 )
 
 // registries are the designs the command knows, per subject.
 type registries struct {
-	settle impls.Registry
-	loot   lootimpls.Registry
+	settle impls.Registry[faults.Design]
+	loot   impls.Registry[lootfaults.Design]
 }
 
 // subject is one world the command runs: its engine World, its designs in
@@ -38,17 +37,12 @@ type subject[D engine.Design, S, X any] struct {
 
 // find is sub's design named name.
 func (sub subject[D, S, X]) find(name string) (D, error) {
-	for _, d := range sub.designs {
-		if d.Name() == name {
-			return d, nil
-		}
+	r := impls.Registry[D](sub.designs)
+	d, ok := r.ByName(name)
+	if ok {
+		return d, nil
 	}
-	var zero D
-	names := make([]string, len(sub.designs))
-	for i, d := range sub.designs {
-		names[i] = d.Name()
-	}
-	return zero, badf("unknown %sdesign %q (valid %sdesigns: %s; onceproof list says what each is)", sub.qualifier(), name, sub.qualifier(), strings.Join(names, ", "))
+	return d, badf("unknown %sdesign %q (valid %sdesigns: %s; onceproof list says what each is)", sub.qualifier(), name, sub.qualifier(), strings.Join(r.Names(), ", "))
 }
 
 // qualifier is "" for the default subject, "loot " for the other, in
@@ -60,7 +54,7 @@ func (sub subject[D, S, X]) qualifier() string {
 	return sub.name + " "
 }
 
-func settleSubject(ds impls.Registry) subject[faults.Design, faults.Schedule, faults.Detail] {
+func settleSubject(ds impls.Registry[faults.Design]) subject[faults.Design, faults.Schedule, faults.Detail] {
 	return subject[faults.Design, faults.Schedule, faults.Detail]{
 		name: "settle", world: props.World, designs: ds, results: "results", steady: faults.Steady,
 		intro: func(n int) string {
@@ -74,7 +68,7 @@ func settleSubject(ds impls.Registry) subject[faults.Design, faults.Schedule, fa
 	}
 }
 
-func lootSubject(ds lootimpls.Registry) subject[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail] {
+func lootSubject(ds impls.Registry[lootfaults.Design]) subject[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail] {
 	return subject[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail]{
 		name: lootfaults.Subject, world: lootprops.World, designs: ds, results: "results/loot",
 		intro: func(n int) string {

@@ -3,15 +3,16 @@
 // chooses in section 5, a per-player window of the last 4 content
 // signatures (room, round, net, final) kept in the player's record (package
 // playerstate) and saved in the document's array form (save.go). Config is
-// the rule set a mutant changes one field of, and Mutant derives a mutant's
-// declaration from four-sig's, whose declaration derives where it fails.
+// the rule set a mutant changes one field of; the mutants are the table in
+// variants.go, and Mutant derives each one's declaration from four-sig's,
+// whose declaration derives where it fails.
 package foursig
 
 import "github.com/onceproof/onceproof/faults"
 
 // Variant is a design built on the four-signature core: a row name, a rule
-// set and the design's declaration. four-sig and each mutant package is one
-// Variant value.
+// set and the design's declaration. four-sig and each of its mutants
+// (variants.go) is one Variant value.
 type Variant struct {
 	Row   string
 	Rules Config

@@ -1,7 +1,8 @@
 // Package shortcut builds the loot rows that break one rule of the
 // reference: ref/loot's Service on the table database (package table) with
 // the table's Rules, the application's clock, or one part of the node's
-// wiring swapped. Each row's package is its Row value and its declaration.
+// wiring swapped. The rows are the table in variants.go, each a Row value
+// with its declaration.
 package shortcut
 
 import (
