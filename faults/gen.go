@@ -113,7 +113,7 @@ func presetOf(f Family) preset {
 	// identical fields), 1..5 matches each (5 matches span 2.5 times any
 	// per-player state of two adjacent matches, so such state must evict;
 	// 3x5x2 = 30 first arrivals keeps a schedule near 50 deliveries with
-	// the extras below).
+	// the copies the arrival steps add).
 	if err := CheckFamily(f); err != nil {
 		panic("faults: " + err.Error())
 	}
@@ -131,7 +131,7 @@ func presetOf(f Family) preset {
 			// A settlement arrives after the player's next match started
 			// (the lateArrivals step), and the player moved to another
 			// room: every next match in another room (roomsFor keeps a
-			// room open); 2..5 matches so a next match exists.
+			// room open); at least 2 matches so a next match exists.
 			p.late = true
 			p.alwaysMove = true
 			p.minMatches = max(p.minMatches, 2)
@@ -141,7 +141,8 @@ func presetOf(f Family) preset {
 			p.deepReplay = true
 		case Interleave:
 			// The old match's final after the new match's instant (the
-			// interleavedFinals step): 2..5 matches so a new match exists.
+			// interleavedFinals step): at least 2 matches so a new match
+			// exists.
 			p.interleave = true
 			p.minMatches = max(p.minMatches, 2)
 		case WindowExpiry:
