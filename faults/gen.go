@@ -283,8 +283,8 @@ type gen struct {
 	// by player and by match index.
 	widePlayers []uint32
 	wideMatches []uint64
-	dels        []Delivery // planned arrivals, first arrivals first
-	faults      []Fault    // faults on attempts among dels, as drawn
+	dels        []engine.Delivery // planned arrivals, first arrivals first
+	faults      []engine.Fault    // faults on attempts among dels, as drawn
 }
 
 // draw draws an int in lo..hi (rapid shrinks it toward lo).

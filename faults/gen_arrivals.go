@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/onceproof/onceproof/engine"
 )
 
 // The arrival steps: when and where each settlement arrives, first and
@@ -64,7 +66,7 @@ func (g *gen) firstArrivals() {
 			copies = g.draw(2, g.s.Nodes, "copies")
 		}
 		for c := range copies {
-			g.dels = append(g.dels, Delivery{At: a.arrive, Msg: i, Node: (a.node + c) % g.s.Nodes})
+			g.dels = append(g.dels, engine.Delivery{At: a.arrive, Msg: i, Node: (a.node + c) % g.s.Nodes})
 		}
 	}
 }
@@ -74,7 +76,7 @@ func (g *gen) pick(label string) *pending { return &g.all[g.draw(0, len(g.all)-1
 
 // again delivers a's settlement once more, at, on a's node.
 func (g *gen) again(a *pending, at time.Duration) {
-	g.dels = append(g.dels, Delivery{At: at, Msg: a.st.ID, Node: a.node})
+	g.dels = append(g.dels, engine.Delivery{At: at, Msg: a.st.ID, Node: a.node})
 }
 
 // duplicates: 1..6 extra copies, at a gap of 0 (the same instant), 1ms,
@@ -104,7 +106,7 @@ func (g *gen) otherNodeCopies() {
 		a := g.pick("copy-of")
 		gap := time.Duration(g.draw(0, 2, "copy-gap")) * tick
 		other := (a.node + g.draw(1, g.s.Nodes-1, "copy-node")) % g.s.Nodes
-		g.dels = append(g.dels, Delivery{At: a.arrive + gap, Msg: a.st.ID, Node: other})
+		g.dels = append(g.dels, engine.Delivery{At: a.arrive + gap, Msg: a.st.ID, Node: other})
 	}
 }
 
@@ -152,6 +154,6 @@ func (g *gen) expiryCopies() {
 // sortDeliveries puts the deliveries in time order, stable: equal times
 // keep generation order (first arrivals first).
 func (g *gen) sortDeliveries() {
-	slices.SortStableFunc(g.dels, func(a, b Delivery) int { return cmp.Compare(a.At, b.At) })
+	slices.SortStableFunc(g.dels, func(a, b engine.Delivery) int { return cmp.Compare(a.At, b.At) })
 	g.s.Deliveries = g.dels
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"pgregory.net/rapid"
+
+	"github.com/onceproof/onceproof/engine"
 )
 
 // The fault steps: faults on the planned attempts, then what is drawn last
@@ -15,9 +17,9 @@ import (
 // attempts among the planned deliveries, each of which is an attempt, so
 // every fault drawn here fires (unless its effect index is past what a
 // fail or timeout can hit).
-func (g *gen) addFaults(label string, minN, maxN, maxEffect int, kinds ...FaultKind) {
+func (g *gen) addFaults(label string, minN, maxN, maxEffect int, kinds ...engine.FaultKind) {
 	for range g.draw(minN, maxN, label) {
-		g.faults = append(g.faults, Fault{
+		g.faults = append(g.faults, engine.Fault{
 			Attempt: g.draw(0, len(g.dels)-1, "attempt"),
 			Effect:  g.draw(0, maxEffect, "effect"),
 			Kind:    kinds[g.draw(0, len(kinds)-1, "kind")],
@@ -28,32 +30,32 @@ func (g *gen) addFaults(label string, minN, maxN, maxEffect int, kinds ...FaultK
 // crashes: 1..4 crashes, before or after effect 0..3 of an attempt among
 // the planned ones: 4 effects cover claim, credit, commit and one past the
 // last (the lost ack) of a three-effect design.
-func (g *gen) crashes() { g.addFaults("crashes", 1, 4, 3, CrashBefore, CrashAfter) }
+func (g *gen) crashes() { g.addFaults("crashes", 1, 4, 3, engine.CrashBefore, engine.CrashAfter) }
 
 // storeErrors: 1..4 FailBefore faults at effects 0..3 (as crashes): the
 // store or sink refused, nothing happened, the sender retries.
-func (g *gen) storeErrors() { g.addFaults("failures", 1, 4, 3, FailBefore) }
+func (g *gen) storeErrors() { g.addFaults("failures", 1, 4, 3, engine.FailBefore) }
 
 // timeouts: 1..4 TimeoutAfter faults at effects 0..3 (as crashes): the
 // effect happened, the caller was told it timed out.
-func (g *gen) timeouts() { g.addFaults("timeouts", 1, 4, 3, TimeoutAfter) }
+func (g *gen) timeouts() { g.addFaults("timeouts", 1, 4, 3, engine.TimeoutAfter) }
 
 // nodeFailures: multi-node's 0..2 failures before the first effect, so
 // the sender's retry lands on the next node.
-func (g *gen) nodeFailures() { g.addFaults("node-failures", 0, 2, 0, FailBefore) }
+func (g *gen) nodeFailures() { g.addFaults("node-failures", 0, 2, 0, engine.FailBefore) }
 
 // canonicalFaults puts the faults in canonical order; of two faults at one
 // point the first drawn wins.
 func (g *gen) canonicalFaults() {
 	slices.SortStableFunc(g.faults, byPoint)
-	g.faults = slices.CompactFunc(g.faults, func(a, b Fault) bool { return a.Attempt == b.Attempt && a.Effect == b.Effect })
+	g.faults = slices.CompactFunc(g.faults, func(a, b engine.Fault) bool { return a.Attempt == b.Attempt && a.Effect == b.Effect })
 	if len(g.faults) > 0 {
 		g.s.Faults = g.faults
 	}
 }
 
 // byPoint orders faults by attempt, then effect.
-func byPoint(a, b Fault) int {
+func byPoint(a, b engine.Fault) int {
 	return cmp.Or(cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.Effect, b.Effect))
 }
 
@@ -95,10 +97,10 @@ func (g *gen) sender() {
 // 0..3, then the faults in canonical order again.
 func (g *gen) recoverCrashes() {
 	for range g.draw(0, 1, "recover-crashes") {
-		g.s.Faults = append(g.s.Faults, Fault{
-			Attempt: Recovery(g.draw(0, 2, "recovery")),
+		g.s.Faults = append(g.s.Faults, engine.Fault{
+			Attempt: engine.Recovery(g.draw(0, 2, "recovery")),
 			Effect:  g.draw(0, 3, "effect"),
-			Kind:    []FaultKind{CrashBefore, CrashAfter}[g.draw(0, 1, "kind")],
+			Kind:    []engine.FaultKind{engine.CrashBefore, engine.CrashAfter}[g.draw(0, 1, "kind")],
 		})
 	}
 	slices.SortStableFunc(g.s.Faults, byPoint)

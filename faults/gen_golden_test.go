@@ -49,10 +49,10 @@ var generators = map[string]generator{
 		// interleave (return gap 3), with room-return (gap 1), rewind with
 		// room-return and a third kind, faults on several nodes.
 		families: joinsOf(faults.Families, faults.CheckFamily,
-			faults.Join(faults.Late, faults.Interleave, faults.Duplicate),
-			faults.Join(faults.Late, faults.Interleave, faults.RoomReturn),
-			faults.Join(faults.SequenceRewind, faults.RoomReturn, faults.ThirdKind),
-			faults.Join(faults.Late, faults.Interleave, faults.Crash, faults.MultiNode),
+			engine.Join(faults.Late, faults.Interleave, faults.Duplicate),
+			engine.Join(faults.Late, faults.Interleave, faults.RoomReturn),
+			engine.Join(faults.SequenceRewind, faults.RoomReturn, faults.ThirdKind),
+			engine.Join(faults.Late, faults.Interleave, faults.Crash, faults.MultiNode),
 		),
 		// 12 seeds x 137 families and joins is about 1.4 s on one core,
 		// two thirds of it the 17 with long-history (2,000 settlements a
