@@ -49,6 +49,9 @@ type preset struct {
 	quantity, compensation                                     bool
 }
 
+// presetOf returns the preset of a family, or of a Join of families; the
+// steps each flag switches on (genSteps, sessionSteps) say what they add
+// and why their numbers are what they are.
 func presetOf(f engine.Family) preset {
 	if err := CheckFamily(f); err != nil {
 		panic("lootfaults: " + err.Error())
