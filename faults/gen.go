@@ -1,9 +1,6 @@
 package faults
 
 import (
-	"cmp"
-	"math"
-	"slices"
 	"time"
 
 	"pgregory.net/rapid"
@@ -16,7 +13,8 @@ import (
 // +2 ticks (the player leaves), its final at +4 (the match ends), its third
 // at +5. Eight ticks per match leave room to place a late arrival between
 // the next match's start (+8) and its instant (+10), and an interleaved one
-// after that instant. Changing tick changes every placement below.
+// after that instant. Changing tick changes every placement the steps make
+// (gen_*.go).
 const tick = MatchEvery / 8
 
 // Sender defaults of generated schedules.
@@ -53,7 +51,7 @@ const (
 //   - same (room, round, final) with another net: only a third kind with
 //     its sibling's final flag. Third-kind.
 //   - a copy of match k's settlement arriving in match k+2, after 3 newer
-//     settlements of its player. Duplicate (see the preset).
+//     settlements of its player. Duplicate (see its duplicates step).
 //   - a settlement arriving when the player's latest instant was in another
 //     room: an old final interleaved after the next match's instant
 //     (interleave), or a late instant after its own final (late).
@@ -107,14 +105,15 @@ type preset struct {
 }
 
 // presetOf returns the preset of a family, or of a Join of families. Each
-// family's comment says what it does and why its numbers are what they are.
+// family's comment says what it does and which steps (genSteps) add it;
+// the numbers drawn are derived where the step draws them.
 func presetOf(f Family) preset {
 	// Base for every family: 1..3 players (3 is enough for players to share
 	// rooms and for per-player state to be tested against another player's
 	// identical fields), 1..5 matches each (5 matches span 2.5 times any
 	// per-player state of two adjacent matches, so such state must evict;
 	// 3x5x2 = 30 first arrivals keeps a schedule near 50 deliveries with
-	// the extras below).
+	// the copies the arrival steps add).
 	if err := CheckFamily(f); err != nil {
 		panic("faults: " + err.Error())
 	}
@@ -125,82 +124,67 @@ func presetOf(f Family) preset {
 			// Every settlement once, in order: the baseline every design
 			// must hold; a failure here is a plain bug.
 		case Duplicate:
-			// 1..6 extra copies, 0..2 ticks after the first arrival (inside
-			// RetryAfter and WindowTTL, the window's fast path) or 1 tick
-			// after the player's match k+2 starts, for a settlement of match
-			// k: the latest a copy can come that per-player state of two
-			// adjacent matches still promises to catch (3 newer settlements
-			// of k and k+1 arrived in between), still inside WindowTTL (2
-			// matches - 1 tick after the earliest arrival, 2 ticks into
-			// match k).
+			// Extra copies close together, or two matches on: the
+			// duplicates step.
 			p.duplicate = true
 		case Late:
-			// 1..4 times, a match's instant or final arrives 0..1.5 ticks
-			// after the next match started (before the next instant at +2 ticks), and the
-			// player moved to another room: "the player is already in the
-			// new room when the old room's final arrives" (seed 001 §3).
-			// Every next match in another room: roomsFor keeps a room open.
+			// A settlement arrives after the player's next match started
+			// (the lateArrivals step), and the player moved to another
+			// room: every next match in another room (roomsFor keeps a
+			// room open); at least 2 matches so a next match exists.
 			p.late = true
 			p.alwaysMove = true
 			p.minMatches = max(p.minMatches, 2)
 		case DeepReplay:
-			// 1..2 batches: a queue replays 1..6 consecutive settlements,
-			// in their order, 3..6 matches after they first arrived; 3
-			// matches > WindowTTL (2.5 matches), so only durable state can
-			// catch them.
+			// A queue replays a block of settlements past every window:
+			// the deepReplays step.
 			p.deepReplay = true
 		case Interleave:
-			// 1..4 times, the old match's final arrives 0.5..2 ticks after
-			// the new match's instant (seed 001 §2: its seq is the predecessor of
-			// the instant that was already processed).
+			// The old match's final after the new match's instant (the
+			// interleavedFinals step): at least 2 matches so a new match
+			// exists.
 			p.interleave = true
 			p.minMatches = max(p.minMatches, 2)
 		case WindowExpiry:
-			// 1..4 copies at exactly WindowTTL, WindowTTL+1ns or
-			// WindowTTL+1 tick after the first arrival: the window forgot
-			// (an entry put at t is gone at t+ttl), the store must catch it.
+			// Copies just as the window forgets: the expiryCopies step.
 			p.expiry = true
 		case Crash:
+			// Crashes at any effect (the crashes step) and inside Recover
+			// (recoverCrashes), with a drawn sender (the sender step).
 			p.sender = true
-			// 1..4 crashes, before or after effect 0..3 of an attempt
-			// among the planned ones: 4 effects cover claim, credit, commit
-			// and one past the last (the lost ack) of a three-effect design.
 			p.crash = true
 		case StoreError:
+			// Transient refusals (the storeErrors step), a drawn sender.
 			p.sender = true
-			// 1..4 FailBefore faults at effects 0..3: the store or sink
-			// refused, nothing happened, the sender retries.
 			p.storeError = true
 		case TimeoutSuccess:
+			// Effects the caller is told timed out (the timeouts step), a
+			// drawn sender.
 			p.sender = true
-			// 1..4 TimeoutAfter faults at effects 0..3: the effect happened,
-			// the caller was told it timed out.
 			p.timeout = true
 		case MultiNode:
-			// 2..3 nodes (2 is the smallest cluster; 3 makes round-robin
-			// retries skip a node), first arrivals on random nodes, 1..4
-			// close copies on another node, 0..2 failures before the first
-			// effect so the sender's retry lands on the next node.
+			// A cluster (the nodes step), first arrivals on random nodes
+			// (firstArrivals), close copies on another node
+			// (otherNodeCopies) and failures that move the sender's retry
+			// to the next node (nodeFailures).
 			p.multiNode = true
 			p.nodeFailure = true
 		case Concurrent:
-			// 2..3 identical copies of every first arrival at the same
-			// instant on distinct nodes: goroutines race on one settlement,
-			// interleaved at every env call as Switches says. Only identical copies: an instant racing its own
-			// final is an ordering fault, the business of late and
-			// interleave, and mixing it in would blur the column. No faults
-			// (under RunOptions.Free attempt numbers are not deterministic).
-			// The interleaving is drawn too: Schedule.Switches, below.
+			// Identical copies of every first arrival at one instant on
+			// distinct nodes (the nodes and firstArrivals steps),
+			// interleaved at every env call as Switches says (the
+			// switches step). No faults: CheckFamily refuses the joins.
 			p.concurrent = true
 		case SequenceRewind:
 			// Each player's seq restarts at 1 from one match on (the sender
-			// restarted and lost its counter): 2..5 matches so a rewind
-			// point exists.
+			// restarted and lost its counter; the plan step draws the
+			// match): 2..5 matches so a rewind point exists.
 			p.rewind = true
 			p.minMatches = max(p.minMatches, 2)
 		case ThirdKind:
-			// Three settlements per match (instant, final, third): 6 per two
-			// adjacent matches, where the business promised 4.
+			// Three settlements per match (instant, final, third; the
+			// playMatch step): 6 per two adjacent matches, where the
+			// business promised 4.
 			p.third = true
 		case SmallScope:
 			// Not a preset: Gen samples Enumerate(DefaultScope) instead.
@@ -211,18 +195,15 @@ func presetOf(f Family) preset {
 			// from the previous in one random bit: a key that drops the
 			// player collides on every shared match, one that keeps 16 bits
 			// of an id collides whenever the flipped bit is above them (3
-			// times in 4 for a player id, 12 in 16 for a match id).
+			// times in 4 for a player id, 12 in 16 for a match id): the
+			// drawWideIDs step.
 			p.wide = true
 			p.maxPlayers = 3
 		case LongHistory:
 			// One player, 1000..1200 matches (2000+ settlements, 400+ ttl
-			// spans of the window), 5..20 replays of single settlements
-			// from 3 to 1000 matches later, and close duplicates. A design
-			// whose memory grows with history instead of rate x ttl shows
-			// (BoundedState), and so does a store that forgets records
-			// older than some count (NoDup on the far replays). A run is
-			// about 40 times a plain family's: the matrix still runs it in
-			// seconds.
+			// spans of the window), replays from far back (the farReplays
+			// step), and close duplicates. A run is about 40 times a plain
+			// family's: the matrix still runs it in seconds.
 			p.long = true
 			p.duplicate = true
 			p.minMatches, p.maxMatches = max(p.minMatches, 1000), 1200
@@ -230,7 +211,8 @@ func presetOf(f Family) preset {
 			// One player returns, once, to the room of the match before
 			// the previous one (k-2 -> k-1 elsewhere -> k), both entries at
 			// round 1 and the returning match's instant paying what k-2's
-			// paid: the same (room, round, net, final) two matches apart. 3..5
+			// paid: the same (room, round, net, final) two matches apart
+			// (drawReturnPlayer, plan and enterRoom draw it). 3..5
 			// matches so the pattern fits. Other moves may return right
 			// away too (MinReturnGap is 1 here).
 			p.roomReturn = true
@@ -278,398 +260,89 @@ type pending struct {
 	hasNext bool          // the player plays a next match
 }
 
-// indexes returns the indexes of the elements of all that keep accepts.
-func indexes(all []pending, keep func(pending) bool) []int {
-	var out []int
-	for i, a := range all {
-		if keep(a) {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// genSchedule draws one schedule. If trace is not nil it receives the
-// settlements with their generation-time facts (in ID order), for tests.
-func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
-	s := Schedule{Frame: engine.Frame{Family: f, Nodes: 1, RetryAfter: genRetryAfter, MaxAttempts: genMaxAttempts, Concurrent: p.concurrent}}
-	if p.multiNode || p.concurrent {
-		s.Nodes = rapid.IntRange(2, 3).Draw(t, "nodes")
-	}
-	kinds := []Kind{KindInstant, KindFinal}
-	if p.third {
-		kinds = append(kinds, KindThird)
-	}
-	bornAt := [...]time.Duration{KindInstant: 2 * tick, KindFinal: 4 * tick, KindThird: 5 * tick}
-
-	var all []pending
-	minPlayers := 1
-	if p.wide {
-		minPlayers = 2
-	}
-	players := rapid.IntRange(minPlayers, p.maxPlayers).Draw(t, "players")
-	returnPlayer := -1 // room-return: the player who makes the forced return
-	if p.roomReturn && !p.wide {
-		returnPlayer = rapid.IntRange(0, players-1).Draw(t, "return-player")
-	} else if p.roomReturn {
-		returnPlayer = 0 // the team follows player 0's rooms
-	}
-	// wide-ids: the team plays player 0's matches, at its times, in its
-	// rooms.
-	var team struct {
+// gen is one schedule while the steps draw it.
+type gen struct {
+	t *rapid.T
+	p preset
+	s Schedule
+	// all is every settlement with its generation facts: in generation
+	// order (player by player, match by match) until the ids step sorts
+	// it into ID order.
+	all []pending
+	// players is how many players play; returnPlayer is room-return's
+	// player who makes the forced return (-1: none).
+	players, returnPlayer int
+	// team is, in wide-ids, player 0's matches: the team plays them, at
+	// its times, in its rooms.
+	team struct {
 		matches int
 		offset  time.Duration
 		rooms   []uint32
 	}
-	for pl := range players {
-		var matches int
-		var offset time.Duration
-		if p.wide && pl > 0 {
-			matches, offset = team.matches, team.offset
-		} else {
-			matches = rapid.IntRange(p.minMatches, p.maxMatches).Draw(t, "matches")
-			offset = time.Duration(rapid.IntRange(0, 7).Draw(t, "offset")) * tick
-		}
-		rewindAt := -1
-		if p.rewind {
-			rewindAt = rapid.IntRange(1, matches-1).Draw(t, "rewind-at")
-		}
-		returnAt := -1 // the match that returns to the room of returnAt-2
-		if pl == returnPlayer {
-			returnAt = rapid.IntRange(2, matches-1).Draw(t, "return-at")
-		}
-		roomOf := make([]uint32, 0, matches)
-		instantNets := make([]int64, 0, matches)
-		// moveTo draws the room of match k among those a move may enter:
-		// not the current one, none played within the last returnGap
-		// matches (roomsFor guarantees one is open).
-		moveTo := func(k int) uint32 {
-			var open []uint32
-			for r := uint32(1); r <= uint32(p.rooms); r++ {
-				ok := r != roomOf[k-1]
-				for j := k - 1; ok && j >= 0 && j >= k-p.returnGap; j-- {
-					ok = roomOf[j] != r
-				}
-				if ok {
-					open = append(open, r)
-				}
-			}
-			return open[rapid.IntRange(0, len(open)-1).Draw(t, "move-to")]
-		}
-		var room, round uint32
-		var seq uint64
-		for k := range matches {
-			// After the first match: stay (0, where rapid shrinks to) or
-			// move (1, forced in late). A move may be a return to an
-			// earlier room, round restarting, which is how (room, round)
-			// repeats across matches; MinReturnGap keeps it at least two
-			// matches away except in room-return.
-			switch {
-			case p.wide && pl > 0:
-				room = team.rooms[k]
-			case k == 0:
-				room = uint32(rapid.IntRange(1, p.rooms).Draw(t, "room"))
-			case k == returnAt:
-				room = roomOf[k-2]
-			case k == returnAt-1 || k == returnAt-2:
-				// Enter k-2's room at round 1, then leave it for k-1.
-				room = moveTo(k)
-			case p.alwaysMove || rapid.IntRange(0, 1).Draw(t, "move") == 1:
-				room = moveTo(k)
-			}
-			if k > 0 && room == roomOf[k-1] {
-				round++
-			} else {
-				round = 1
-			}
-			roomOf = append(roomOf, room)
-			if k == rewindAt {
-				seq = 0
-			}
-			start := offset + time.Duration(k)*MatchEvery
-			var instantNet int64
-			if k == returnAt {
-				// The collision room-return exists for: k-2's instant
-				// signature, (room, 1, net, false), is still in the window.
-				instantNet = instantNets[k-2]
-			} else {
-				instantNet = genNets[rapid.IntRange(0, len(genNets)-1).Draw(t, "net")]
-			}
-			instantNets = append(instantNets, instantNet)
-			for _, kind := range kinds {
-				net := instantNet
-				// Index 0 (same net as the instant) is the collision a
-				// signature without the final flag cannot tell apart.
-				if kind != KindInstant && rapid.IntRange(0, 1).Draw(t, "net-differs") == 1 {
-					net = genNets[rapid.IntRange(0, len(genNets)-1).Draw(t, "net")]
-				}
-				final := kind == KindFinal
-				if kind == KindThird {
-					final = rapid.Bool().Draw(t, "third-final")
-				}
-				seq++
-				born := start + bornAt[kind]
-				arrive := born
-				all = append(all, pending{
-					st:      Settlement{Player: uint32(pl + 1), Room: room, Round: round, Kind: kind, Net: net, Final: final, Seq: seq},
-					born:    born,
-					arrive:  arrive,
-					player:  pl,
-					match:   k,
-					next:    start + MatchEvery,
-					hasNext: k+1 < matches,
-				})
-			}
-		}
-		if p.wide && pl == 0 {
-			team.matches, team.offset, team.rooms = matches, offset, roomOf
-		}
-	}
-	// Late and interleaved arrivals: 1..4 picks each (at least one, so every
-	// schedule of the family has the feature; rapid shrinks toward one).
-	if p.late {
-		// Any settlement of a match that has a next one: it arrives 0..1.5
-		// ticks after the next match started, before that match's instant.
-		eligible := indexes(all, func(a pending) bool { return a.hasNext })
-		for range rapid.IntRange(1, 4).Draw(t, "lates") {
-			a := &all[eligible[rapid.IntRange(0, len(eligible)-1).Draw(t, "late")]]
-			a.arrive = a.next + time.Duration(rapid.IntRange(0, 3).Draw(t, "late-by"))*tick/2
-		}
-	}
-	if p.interleave {
-		// A final of a match that has a next one: it arrives 0.5..2 ticks
-		// after the next match's instant (+2 ticks).
-		eligible := indexes(all, func(a pending) bool { return a.hasNext && a.st.Kind == KindFinal })
-		for range rapid.IntRange(1, 4).Draw(t, "interleaves") {
-			a := &all[eligible[rapid.IntRange(0, len(eligible)-1).Draw(t, "interleaved")]]
-			a.arrive = a.next + 2*tick + time.Duration(rapid.IntRange(1, 4).Draw(t, "interleave-by"))*tick/2
-		}
-	}
-	// IDs in production order (ties: player, then kind, as generated).
-	slices.SortStableFunc(all, func(a, b pending) int { return cmp.Compare(a.born, b.born) })
-	var widePlayers []uint32
-	var wideMatches []uint64
-	if p.wide {
-		widePlayers, wideMatches = drawWideIDs(t, players, team.matches)
-	}
-	matchIDs := map[[2]int]uint64{}
-	for i := range all {
-		a := &all[i]
-		key := [2]int{a.player, a.match}
-		if p.wide {
-			key[0] = 0 // the team shares its matches
-		}
-		id, ok := matchIDs[key]
-		if !ok {
-			id = uint64(len(matchIDs) + 1)
-			matchIDs[key] = id
-		}
-		a.st.ID = i
-		a.st.Match = id
-		if p.wide {
-			a.st.Player, a.st.Match = widePlayers[a.player], wideMatches[a.match]
-		}
-		s.Settlements = append(s.Settlements, a.st)
-	}
-	n := len(all)
+	// widePlayers and wideMatches are wide-ids' full-width identities,
+	// by player and by match index.
+	widePlayers []uint32
+	wideMatches []uint64
+	dels        []engine.Delivery // planned arrivals, first arrivals first
+	faults      []engine.Fault    // faults on attempts among dels, as drawn
+}
 
-	// First arrivals.
-	var dels []Delivery
-	for i := range all {
-		a := &all[i]
-		if p.multiNode {
-			a.node = rapid.IntRange(0, s.Nodes-1).Draw(t, "node")
-		}
-		copies := 1
-		if p.concurrent {
-			copies = rapid.IntRange(2, s.Nodes).Draw(t, "copies")
-		}
-		for c := range copies {
-			dels = append(dels, Delivery{At: a.arrive, Msg: i, Node: (a.node + c) % s.Nodes})
-		}
-	}
-	pick := func(label string) *pending { return &all[rapid.IntRange(0, n-1).Draw(t, label)] }
-	if p.duplicate {
-		// Gaps: 0 (the same instant), 1ms, 1 tick, 2 ticks (= RetryAfter).
-		// Gaps: 0 (the same instant), 1ms, 1 tick, 2 ticks (= RetryAfter),
-		// or (-1) 1 tick into the player's match k+2 (see the preset).
-		gaps := []time.Duration{0, time.Millisecond, tick, 2 * tick, -1}
-		for range rapid.IntRange(1, 6).Draw(t, "duplicates") {
-			a := pick("dup-of")
-			at := a.arrive + gaps[rapid.IntRange(0, len(gaps)-1).Draw(t, "dup-gap")]
-			if at < a.arrive {
-				at = a.next + MatchEvery + tick
-			}
-			dels = append(dels, Delivery{At: at, Msg: a.st.ID, Node: a.node})
-		}
-	}
-	if p.multiNode {
-		for range rapid.IntRange(1, 4).Draw(t, "other-node-copies") {
-			a := pick("copy-of")
-			gap := time.Duration(rapid.IntRange(0, 2).Draw(t, "copy-gap")) * tick
-			other := (a.node + rapid.IntRange(1, s.Nodes-1).Draw(t, "copy-node")) % s.Nodes
-			dels = append(dels, Delivery{At: a.arrive + gap, Msg: a.st.ID, Node: other})
-		}
-	}
-	if p.deepReplay {
-		for range rapid.IntRange(1, 2).Draw(t, "replays") {
-			lo := rapid.IntRange(0, n-1).Draw(t, "replay-from")
-			count := rapid.IntRange(1, 6).Draw(t, "replay-count")
-			shift := time.Duration(rapid.IntRange(3, 6).Draw(t, "replay-matches")) * MatchEvery
-			for i := lo; i < n && i < lo+count; i++ {
-				dels = append(dels, Delivery{At: all[i].arrive + shift, Msg: i, Node: all[i].node})
-			}
-		}
-	}
-	if p.long {
-		// Replays of single settlements 3..1000 matches after their first
-		// arrival (within the schedule's span or past it: a queue can hold
-		// a message for days).
-		for range rapid.IntRange(5, 20).Draw(t, "far-replays") {
-			a := pick("far-replay-of")
-			shift := time.Duration(rapid.IntRange(3, 1000).Draw(t, "far-replay-matches")) * MatchEvery
-			dels = append(dels, Delivery{At: a.arrive + shift, Msg: a.st.ID, Node: a.node})
-		}
-	}
-	if p.expiry {
-		eps := []time.Duration{0, time.Nanosecond, tick}
-		for range rapid.IntRange(1, 4).Draw(t, "expiry-copies") {
-			a := pick("expiry-of")
-			e := eps[rapid.IntRange(0, len(eps)-1).Draw(t, "expiry-eps")]
-			dels = append(dels, Delivery{At: a.arrive + WindowTTL + e, Msg: a.st.ID, Node: a.node})
-		}
-	}
-	// Stable: equal times keep generation order (first arrivals first).
-	slices.SortStableFunc(dels, func(a, b Delivery) int { return cmp.Compare(a.At, b.At) })
-	s.Deliveries = dels
+// draw draws an int in lo..hi (rapid shrinks it toward lo).
+func (g *gen) draw(lo, hi int, label string) int { return rapid.IntRange(lo, hi).Draw(g.t, label) }
 
-	// Faults: attempts among the planned deliveries, each of which is an
-	// attempt, so every fault drawn here fires (unless its effect index is
-	// past what a fail or timeout can hit).
-	var faults []Fault
-	addFaults := func(label string, minN, maxN, maxEffect int, kinds ...FaultKind) {
-		for range rapid.IntRange(minN, maxN).Draw(t, label) {
-			faults = append(faults, Fault{
-				Attempt: rapid.IntRange(0, len(dels)-1).Draw(t, "attempt"),
-				Effect:  rapid.IntRange(0, maxEffect).Draw(t, "effect"),
-				Kind:    kinds[rapid.IntRange(0, len(kinds)-1).Draw(t, "kind")],
-			})
+// genStep is one feature's part of a schedule: run adds it when on says
+// the preset has it (nil: every family).
+type genStep struct {
+	on  func(p preset) bool
+	run func(g *gen)
+}
+
+// genSteps are the generator's steps in the order they draw. A step's
+// draws come after every draw of the steps above it, so moving a step, or
+// adding or dropping a draw in one, changes every schedule of the families
+// that run it (TestGeneratorsArePinned fails, and the committed results/
+// would change with it): a new feature's step goes last, as the
+// concurrent switches and the sender did. Each step's comment says what it
+// adds and why its numbers are what they are.
+var genSteps = []genStep{
+	{func(p preset) bool { return p.multiNode || p.concurrent }, (*gen).nodes},
+	{nil, (*gen).drawPlayers},
+	{func(p preset) bool { return p.roomReturn }, (*gen).drawReturnPlayer},
+	{nil, (*gen).matches},
+	{func(p preset) bool { return p.late }, (*gen).lateArrivals},
+	{func(p preset) bool { return p.interleave }, (*gen).interleavedFinals},
+	{nil, (*gen).sortByBirth},
+	{func(p preset) bool { return p.wide }, (*gen).drawWideIDs},
+	{nil, (*gen).number},
+	{nil, (*gen).firstArrivals},
+	{func(p preset) bool { return p.duplicate }, (*gen).duplicates},
+	{func(p preset) bool { return p.multiNode }, (*gen).otherNodeCopies},
+	{func(p preset) bool { return p.deepReplay }, (*gen).deepReplays},
+	{func(p preset) bool { return p.long }, (*gen).farReplays},
+	{func(p preset) bool { return p.expiry }, (*gen).expiryCopies},
+	{nil, (*gen).sortDeliveries},
+	{func(p preset) bool { return p.crash }, (*gen).crashes},
+	{func(p preset) bool { return p.storeError }, (*gen).storeErrors},
+	{func(p preset) bool { return p.timeout }, (*gen).timeouts},
+	{func(p preset) bool { return p.nodeFailure }, (*gen).nodeFailures},
+	{nil, (*gen).canonicalFaults},
+	{func(p preset) bool { return p.concurrent }, (*gen).switches},
+	{func(p preset) bool { return p.sender }, (*gen).sender},
+	{func(p preset) bool { return p.crash }, (*gen).recoverCrashes},
+}
+
+// genSchedule draws one schedule: every step of genSteps the preset has,
+// in order. If trace is not nil it receives the settlements with their
+// generation-time facts (in ID order), for tests.
+func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
+	g := &gen{t: t, p: p, s: Schedule{Frame: engine.Frame{Family: f, Nodes: 1, RetryAfter: genRetryAfter, MaxAttempts: genMaxAttempts, Concurrent: p.concurrent}}}
+	for _, st := range genSteps {
+		if st.on == nil || st.on(p) {
+			st.run(g)
 		}
-	}
-	if p.crash {
-		addFaults("crashes", 1, 4, 3, CrashBefore, CrashAfter)
-	}
-	if p.storeError {
-		addFaults("failures", 1, 4, 3, FailBefore)
-	}
-	if p.timeout {
-		addFaults("timeouts", 1, 4, 3, TimeoutAfter)
-	}
-	if p.nodeFailure {
-		addFaults("node-failures", 0, 2, 0, FailBefore)
-	}
-	// Canonical order; of two faults at one point the first drawn wins.
-	slices.SortStableFunc(faults, func(a, b Fault) int {
-		return cmp.Or(cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.Effect, b.Effect))
-	})
-	faults = slices.CompactFunc(faults, func(a, b Fault) bool { return a.Attempt == b.Attempt && a.Effect == b.Effect })
-	if len(faults) > 0 {
-		s.Faults = faults
-	}
-	if p.concurrent {
-		// The interleaving, drawn last so the draws above (and every other
-		// family) are unchanged. Values 0..2: a group runs at most 3
-		// goroutines (one per node, Nodes <= 3), so larger values only
-		// repeat these modulo. Up to 48 choices: a group of 2..3 copies of
-		// one settlement makes about 3 choices per attempt (its start and
-		// its env calls, ~3 for a three-effect design), about 8 per group,
-		// so 48 interleave the first 6 groups or so; later groups run in
-		// the sequential order. Rapid shrinks toward fewer and zero
-		// switches: the sequential order, where a shrunk counterexample
-		// keeps only the switches its bug needs.
-		sw := rapid.SliceOfN(rapid.IntRange(0, 2), 0, 48).Draw(t, "switches")
-		if len(sw) > 0 {
-			s.Switches = sw
-		}
-	}
-	if p.sender {
-		// Drawn after everything else, so the other draws (and families)
-		// are unchanged. 0, where rapid shrinks to, is the fast sender.
-		switch rapid.IntRange(0, 2).Draw(t, "sender") {
-		case 1:
-			s.RetryAfter = genSlowRetryAfter
-		case 2:
-			// One send, no resend at the drain: what a crash or a
-			// failure left unfinished, only Recover completes.
-			s.MaxAttempts, s.GiveUp = 1, true
-		}
-	}
-	if p.crash {
-		// 0..1 crash inside Recover: of the first 3 recovery calls (the
-		// rebuilt nodes' and the drain's), at its effect 0..3.
-		for range rapid.IntRange(0, 1).Draw(t, "recover-crashes") {
-			s.Faults = append(s.Faults, Fault{
-				Attempt: Recovery(rapid.IntRange(0, 2).Draw(t, "recovery")),
-				Effect:  rapid.IntRange(0, 3).Draw(t, "effect"),
-				Kind:    []FaultKind{CrashBefore, CrashAfter}[rapid.IntRange(0, 1).Draw(t, "kind")],
-			})
-		}
-		slices.SortStableFunc(s.Faults, func(a, b Fault) int {
-			return cmp.Or(cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.Effect, b.Effect))
-		})
 	}
 	if trace != nil {
-		*trace = all
+		*trace = g.all
 	}
-	return s
-}
-
-// drawWideIDs draws the wide-ids family's identities: full-width player ids
-// and match ids, each next one differing from the previous in one bit.
-// Player ids are never 0; the ids of one kind are distinct; match ids grow.
-func drawWideIDs(t *rapid.T, players, matches int) ([]uint32, []uint64) {
-	ps := []uint32{rapid.Uint32Range(1, math.MaxUint32).Draw(t, "player-id")}
-	for len(ps) < players {
-		ps = append(ps, uint32(flipBit(uint64(ps[len(ps)-1]), rapid.IntRange(0, 31).Draw(t, "player-bit"), 32, func(v uint64) bool {
-			return v == 0 || slices.Contains(ps, uint32(v))
-		})))
-	}
-	// Match ids count up with time, as the world rules read them (a
-	// player's matches in id order), in pairs that differ in one bit:
-	// match 2j is base + j x 2^40 and match 2j+1 sets one bit below 40 that
-	// match 2j has clear, staying below match 2j+2. base has 39 random
-	// bits, so about 20 are clear; 1200 matches stay below 2^50.
-	base := rapid.Uint64().Draw(t, "match-id") >> 25
-	ms := make([]uint64, 0, matches)
-	for k := range matches {
-		if k%2 == 0 {
-			ms = append(ms, base+uint64(k/2)<<40)
-			continue
-		}
-		prev := ms[k-1]
-		var clear []int
-		for b := range 40 {
-			if prev&(1<<b) == 0 {
-				clear = append(clear, b)
-			}
-		}
-		if len(clear) == 0 { // base was all ones below bit 39
-			ms = append(ms, prev+1<<39)
-			continue
-		}
-		ms = append(ms, prev|1<<clear[rapid.IntRange(0, len(clear)-1).Draw(t, "match-bit")])
-	}
-	return ps, ms
-}
-
-// flipBit is v with bit b flipped, or, if taken says that value is taken,
-// with the next bit up flipped instead (wrapping at width): one of width
-// candidates is free whenever fewer than width values are taken.
-func flipBit(v uint64, b, width int, taken func(uint64) bool) uint64 {
-	for i := range width {
-		if c := v ^ 1<<((b+i)%width); !taken(c) {
-			return c
-		}
-	}
-	panic("faults: every one-bit neighbour is taken")
+	return g.s
 }
