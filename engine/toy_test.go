@@ -162,26 +162,52 @@ func toyCheckWorld(s toySched) error {
 	return nil
 }
 
-// toyDrops is the shrinker's first pass: drop increments [i, j) with
-// their deliveries (and the faults on those), renumbering the rest.
+// toyDrops are the shrinker's first passes: drop increments [i, j) with
+// their deliveries (and the faults on those), renumbering the rest; the
+// second pass also moves the faults numbered by attempt down by the
+// deliveries dropped before them, as the engine's own delivery pass does
+// (without it, a fault on a later attempt pins every increment before it).
 func toyDrops(s toySched) []engine.Drop[toySched] {
-	return []engine.Drop[toySched]{{N: len(s.Incs), Apply: func(s toySched, i, j int) (toySched, bool) {
-		if j-i >= len(s.Incs) {
-			return s, false
-		}
-		c := toyClone(s)
-		c.Frame = engine.KeepDeliveries(c.Frame, func(d int) bool { m := s.Deliveries[d].Msg; return m < i || m >= j })
-		c.Incs = append(c.Incs[:i:i], c.Incs[j:]...)
-		for k := range c.Incs {
-			c.Incs[k].ID = k
-		}
-		for k := range c.Deliveries {
-			if c.Deliveries[k].Msg >= j {
-				c.Deliveries[k].Msg -= j - i
+	drop := func(shift bool) func(s toySched, i, j int) (toySched, bool) {
+		return func(s toySched, i, j int) (toySched, bool) {
+			if j-i >= len(s.Incs) {
+				return s, false
 			}
+			gone := func(d int) bool { m := s.Deliveries[d].Msg; return m >= i && m < j }
+			c := toyClone(s)
+			c.Frame = engine.KeepDeliveries(c.Frame, func(d int) bool { return !gone(d) })
+			if shift {
+				var fs []engine.Fault
+				for _, f := range c.Faults {
+					if !f.OnDelivery && f.Attempt >= 0 && f.Attempt < len(s.Deliveries) {
+						if gone(f.Attempt) {
+							continue
+						}
+						n := 0
+						for d := range f.Attempt {
+							if gone(d) {
+								n++
+							}
+						}
+						f.Attempt -= n
+					}
+					fs = append(fs, f)
+				}
+				c.Faults = fs
+			}
+			c.Incs = append(c.Incs[:i:i], c.Incs[j:]...)
+			for k := range c.Incs {
+				c.Incs[k].ID = k
+			}
+			for k := range c.Deliveries {
+				if c.Deliveries[k].Msg >= j {
+					c.Deliveries[k].Msg -= j - i
+				}
+			}
+			return c, true
 		}
-		return c, true
-	}}}
+	}
+	return []engine.Drop[toySched]{{N: len(s.Incs), Apply: drop(false)}, {N: len(s.Incs), Apply: drop(true)}}
 }
 
 // toyCanonical renumbers the increments in the order of their first
