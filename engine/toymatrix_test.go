@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -55,5 +56,61 @@ func TestToyMatrixAgreesWithTheDeclarations(t *testing.T) {
 func TestToyMatrixIsDeterministicWhateverParallel(t *testing.T) {
 	if a, b := renderMatrix(toyMatrix(1)), renderMatrix(toyMatrix(2)); a != b {
 		t.Errorf("the matrix differs between Parallel 1 and 2:\n%s\n---\n%s\n(go test -run '^TestToyMatrixIsDeterministicWhateverParallel$' ./engine)", a, b)
+	}
+}
+
+// A counterexample renders as the markdown the kit saves beside it: the
+// shrunk failure of forgetful's long cell (one node, i0 i1 i2 i0).
+func TestToyCounterexampleMarkdown(t *testing.T) {
+	c := engine.RunCell(toyWorld, toyDesign(forgetful{}), famLong, engine.MatrixOptions[toyDesign]{N: toyN})
+	if len(c.Counterexamples) != 1 {
+		t.Fatalf("forgetful under long: %d counterexamples, want 1 (go test -run '^TestToyCounterexampleMarkdown$' ./engine)", len(c.Counterexamples))
+	}
+	cx := c.Counterexamples[0]
+	checkGolden(t, cx.Name+".md", engine.Markdown(toyWorld, cx, "go test -run '^TestToyCounterexampleMarkdown$' ./engine", "TestToyCounterexampleMarkdown"))
+}
+
+// A cell that disagrees with its design's declaration is a mismatch, each
+// way: a declared failure that does not show, an undeclared one that
+// does, a run that could not be judged, a family not exercised.
+func TestToyMismatchesSayWhatDisagrees(t *testing.T) {
+	const repro = "go test -run '^TestToyMismatchesSayWhatDisagrees$' ./engine"
+	m := engine.RunMatrix(toyWorld, engine.MatrixOptions[toyDesign]{
+		Designs: []toyDesign{overclaims{}, undeclared{unkeyed{}}, keyed{}}, Families: []engine.Family{famDup}, N: toyN})
+	want := []string{
+		"overclaims under dup: declared to fail NoDup, holds",
+		"undeclared-unkeyed under dup: declared to hold, fails NoDup",
+	}
+	var got []string
+	for _, mm := range m.Mismatches() {
+		got = append(got, mm.String())
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mismatches\n got %q\nwant %q (%s)", got, want, repro)
+	}
+	if r, ok := m.Row("keyed"); !ok || !r.Cells[0].Holds() || r.Cells[0].Mismatch() {
+		t.Errorf("keyed's row: %+v, %v; want its one cell to hold and agree (%s)", r, ok, repro)
+	}
+	if _, ok := m.Row("nobody"); ok {
+		t.Errorf("Row found a design the matrix does not have")
+	}
+	// Check is the matrix's row of one design.
+	if row := engine.Check(toyWorld, toyDesign(overclaims{}), engine.MatrixOptions[toyDesign]{Families: []engine.Family{famDup}, N: toyN}); !reflect.DeepEqual(row, m.Rows[0]) {
+		t.Errorf("Check's row differs from the matrix's (%s)", repro)
+	}
+
+	// Unknown and unexercised: a budget of 3 events reaches no copy.
+	cut := engine.RunMatrix(toyWorld, engine.MatrixOptions[toyDesign]{Designs: []toyDesign{keyed{}}, Families: []engine.Family{famDup}, N: 5, Run: engine.RunOptions{MaxEvents: 3}})
+	c := cut.Rows[0].Cells[0]
+	if c.Holds() || c.UnknownOf(noDup) != 5 || c.UnknownOf(responsive) != 5 || !strings.HasPrefix(c.Text(), "unknown: 5 of 5 runs") {
+		t.Errorf("a cut-short cell: %s, unknown NoDup %d; want 5 of 5 unknown (%s)", c.Text(), c.UnknownOf(noDup), repro)
+	}
+	wantCut := "keyed under dup: declared to hold, is unknown (5 of 5 runs ran out of budget), and its runs never reached what the family exists for (no duplicate in 5 runs)"
+	if mm := cut.Mismatches(); len(mm) != 1 || mm[0].String() != wantCut {
+		t.Errorf("mismatches of a cut-short cell: %v\nwant %q (%s)", mm, wantCut, repro)
+	}
+	c.Unknown = 0
+	if got := c.Text(); got != "not exercised: no duplicate in 5 runs" {
+		t.Errorf("an unexercised cell's text: %q", got)
 	}
 }
