@@ -113,4 +113,12 @@ func TestToyMismatchesSayWhatDisagrees(t *testing.T) {
 	if got := c.Text(); got != "not exercised: no duplicate in 5 runs" {
 		t.Errorf("an unexercised cell's text: %q", got)
 	}
+
+	// Unknown alone is a mismatch: small's cut-short runs (4 events: past
+	// both copies' arrivals) exercised their family and could not be
+	// judged.
+	small := engine.RunMatrix(toyWorld, engine.MatrixOptions[toyDesign]{Designs: []toyDesign{keyed{}}, Families: []engine.Family{famSmall}, Run: engine.RunOptions{MaxEvents: 4}})
+	if c := small.Rows[0].Cells[0]; len(c.Unexercised) > 0 || c.Unknown == 0 || !c.Mismatch() || len(small.Mismatches()) != 1 {
+		t.Errorf("a cut-short small cell: %s, unexercised %v, mismatch %v; want unknown, exercised, and a mismatch (%s)", c.Text(), c.Unexercised, c.Mismatch(), repro)
+	}
 }

@@ -114,6 +114,33 @@ inc i0 amount=1
 deliver at=0s i0 node=0
 deliver at=0s i0 node=1
 `,
+	}, {
+		// Choices count modulo the runnable goroutines (2): 3 and 5 are
+		// the 1 and 1 above, and dropping either holds, so only lowering
+		// each to its smallest failing value reaches them.
+		name: "racy-lowered", d: racy{}, p: noDup,
+		start: func() toySched {
+			return mustParse(t, `family toy:concurrent
+nodes 2
+retry 250ms
+max-attempts 4
+concurrent true
+switches 3 5
+inc i0 amount=1
+deliver at=0s i0 node=0
+deliver at=0s i0 node=1
+`)
+		},
+		want: `family toy:concurrent
+nodes 2
+retry 250ms
+max-attempts 4
+concurrent true
+switches 1 1
+inc i0 amount=1
+deliver at=0s i0 node=0
+deliver at=0s i0 node=1
+`,
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			repro := "go test -run '^TestToyShrinkReachesTheMinimalCounterexample$/^" + c.name + "$' ./engine"
