@@ -262,6 +262,12 @@ func toyFormat(s toySched) string {
 	return engine.FormatFrame(s.Frame, toyForm, b.String())
 }
 
+// toyHeader is the header lines of a hand-written toy schedule of family
+// f on nodes nodes, with the generators' sender (retry 250ms, 4 sends).
+func toyHeader(f engine.Family, nodes int) string {
+	return fmt.Sprintf("family toy:%s\nnodes %d\nretry 250ms\nmax-attempts 4\n", f, nodes)
+}
+
 // toyText reads the toy's directives for ParseFrame.
 type toyText struct {
 	incs   []toyInc

@@ -11,12 +11,9 @@ import (
 	"github.com/onceproof/onceproof/engine"
 )
 
-// pair is i0 and its copy at one instant on two nodes, concurrent.
-const pair = `family toy:concurrent
-nodes 2
-retry 250ms
-max-attempts 4
-concurrent true
+// pair is i0 and its copy at one instant on two nodes, concurrent (more
+// lines may follow: directives come in any order but for deliveries).
+var pair = toyHeader(famConcurrent, 2) + `concurrent true
 inc i0 amount=1
 deliver at=0s i0 node=0
 deliver at=0s i0 node=1
@@ -155,11 +152,7 @@ func TestToyFreeRunsReportNoFalseFailure(t *testing.T) {
 }
 
 // seven is one +7 after a +1: hangs blocks on the +7.
-const seven = `family toy:dup
-nodes 1
-retry 250ms
-max-attempts 4
-inc i0 amount=1
+var seven = toyHeader(famDup, 1) + `inc i0 amount=1
 inc i1 amount=7
 deliver at=0s i0 node=0
 deliver at=100ms i1 node=0

@@ -42,11 +42,7 @@ func TestToyShrinkReachesTheMinimalCounterexample(t *testing.T) {
 		// increments and 20 deliveries on up to 2 nodes.
 		name: "forgetful-long", d: forgetful{}, p: noDup,
 		start: func() toySched { return toyGenerate(famLong, 1) },
-		want: `family toy:long
-nodes 1
-retry 250ms
-max-attempts 4
-inc i0 amount=7
+		want: toyHeader(famLong, 1) + `inc i0 amount=7
 inc i1 amount=8
 inc i2 amount=9
 deliver at=0s i0 node=0
@@ -63,22 +59,14 @@ deliver at=0s i0 node=0
 		// the fault moved down) goes.
 		name: "forgetful-pause", d: forgetful{}, p: honestAck,
 		start: func() toySched {
-			return mustParse(t, `family toy:pause
-nodes 2
-retry 250ms
-max-attempts 4
-inc i0 amount=1
+			return mustParse(t, toyHeader(famPause, 2)+`inc i0 amount=1
 inc i1 amount=2
 deliver at=0s i1 node=1
 deliver at=3s i0 node=0
 fault attempt=1 effect=1 pause for=1h
 `)
 		},
-		want: `family toy:pause
-nodes 1
-retry 250ms
-max-attempts 4
-inc i0 amount=1
+		want: toyHeader(famPause, 1) + `inc i0 amount=1
 deliver at=0s i0 node=0
 fault attempt=0 effect=1 pause for=439.453125ms
 `,
@@ -91,56 +79,18 @@ fault attempt=0 effect=1 pause for=439.453125ms
 		// "0 1" lets node 0 check and apply first: both hold.
 		name: "racy-switches", d: racy{}, p: noDup,
 		start: func() toySched {
-			return mustParse(t, `family toy:concurrent
-nodes 2
-retry 250ms
-max-attempts 4
-concurrent true
-switches 0 1 0 1 1 1 1 1
-inc i0 amount=1
-inc i1 amount=2
-deliver at=0s i0 node=0
-deliver at=0s i0 node=1
-deliver at=1s i1 node=0
-`)
+			return mustParse(t, pair+"switches 0 1 0 1 1 1 1 1\ninc i1 amount=2\ndeliver at=1s i1 node=0\n")
 		},
-		want: `family toy:concurrent
-nodes 2
-retry 250ms
-max-attempts 4
-concurrent true
-switches 1 1
-inc i0 amount=1
-deliver at=0s i0 node=0
-deliver at=0s i0 node=1
-`,
+		want: pair + "switches 1 1\n",
 	}, {
 		// Choices count modulo the runnable goroutines (2): 3 and 5 are
 		// the 1 and 1 above, and dropping either holds, so only lowering
 		// each to its smallest failing value reaches them.
 		name: "racy-lowered", d: racy{}, p: noDup,
 		start: func() toySched {
-			return mustParse(t, `family toy:concurrent
-nodes 2
-retry 250ms
-max-attempts 4
-concurrent true
-switches 3 5
-inc i0 amount=1
-deliver at=0s i0 node=0
-deliver at=0s i0 node=1
-`)
+			return mustParse(t, pair+"switches 3 5\n")
 		},
-		want: `family toy:concurrent
-nodes 2
-retry 250ms
-max-attempts 4
-concurrent true
-switches 1 1
-inc i0 amount=1
-deliver at=0s i0 node=0
-deliver at=0s i0 node=1
-`,
+		want: pair + "switches 1 1\n",
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			repro := "go test -run '^TestToyShrinkReachesTheMinimalCounterexample$/^" + c.name + "$' ./engine"

@@ -47,11 +47,7 @@ func TestToyScheduleTextRoundTrips(t *testing.T) {
 }
 
 // toyBase is a valid schedule the parse cases change one line of.
-const toyBase = `family toy:dup
-nodes 1
-retry 250ms
-max-attempts 4
-inc i0 amount=1
+var toyBase = toyHeader(famDup, 1) + `inc i0 amount=1
 deliver at=0s i0 node=0
 `
 
