@@ -26,8 +26,9 @@ import (
 
 // The toy's world event kinds.
 const (
-	evApply = engine.EvWorld     // a ledger Apply (Detail: Key, Applied)
-	evRead  = engine.EvWorld + 1 // a ledger Applied (Detail: Applied)
+	evApply  = engine.EvWorld     // a ledger Apply (Detail: Key, Applied)
+	evRead   = engine.EvWorld + 1 // a ledger Applied (Detail: Applied)
+	evSample = engine.EvWorld + 2 // the store's notes after an attempt (Detail: Noted)
 )
 
 // The toy's answers.
@@ -42,9 +43,13 @@ const (
 	noLoss     engine.Property = "NoLoss"
 	honestAck  engine.Property = "HonestAck"
 	responsive engine.Property = "Responsive"
+	// tidy: a node that keeps notes in its store (toyNoter) holds no note
+	// of an increment once it answered it. Designs without notes give it
+	// nothing to judge: engine.NotJudged, the kit's skip.
+	tidy engine.Property = "Tidy"
 )
 
-var toyProperties = []engine.Property{noDup, noLoss, honestAck, responsive}
+var toyProperties = []engine.Property{noDup, noLoss, honestAck, responsive, tidy}
 
 // The toy's families: each draws one feature, as the real worlds' do.
 const (
@@ -89,6 +94,7 @@ var toyExercises = map[engine.Family][]string{
 type toyDetail struct {
 	Key     string
 	Applied bool
+	Noted   []int // evSample: the increments noted in the store, in order
 }
 
 // toyInc is one increment: its id (its index) and what it adds.
@@ -485,6 +491,35 @@ func (sys *toySystem) Close() {
 
 func (sys *toySystem) Drains() int { return sys.s.Drains }
 
+// toyNoter is a node that keeps notes in its store (journal): the system
+// samples them after each of its attempts, for Tidy.
+type toyNoter interface{ KeepsNotes() }
+
+// AfterAttempt implements engine.Observer: it records the store's notes
+// after an attempt of a toyNoter, unless they are what the node's last
+// sample showed (the history stays short).
+func (sys *toySystem) AfterAttempt(p *engine.Port[toyDetail], n engine.Node, attempt, msg int, at time.Duration) {
+	if _, ok := n.(toyNoter); !ok {
+		return
+	}
+	sys.store.mu.Lock()
+	var noted []int
+	for m := range sys.store.set {
+		noted = append(noted, m)
+	}
+	sys.store.mu.Unlock()
+	slices.Sort(noted)
+	ev := toyEvent{At: at, Kind: evSample, Node: p.Node(), Attempt: attempt, Msg: msg, Op: "sample", Detail: toyDetail{Noted: noted}}
+	p.Record(ev, func(ev *toyEvent, past []toyEvent) bool {
+		for i := len(past) - 1; i >= 0; i-- {
+			if past[i].Kind == evSample && past[i].Node == ev.Node {
+				return !slices.Equal(past[i].Detail.Noted, ev.Detail.Noted)
+			}
+		}
+		return true
+	})
+}
+
 // racerSystem is a toySystem whose answers may be overtaken.
 type racerSystem struct{ *toySystem }
 
@@ -562,7 +597,8 @@ func (e toyEnv) Applied(msg int) (bool, error) {
 
 func toyJudge(h toyHistory) engine.Report {
 	return engine.Report{judgeNoDup(h), judgeNoLoss(h), judgeHonestAck(h),
-		engine.CheckResponsive(h.Events, h.Exhausted, responsive, "i", func(m int) string { return fmt.Sprintf("i%d", m) })}
+		engine.CheckResponsive(h.Events, h.Exhausted, responsive, "i", func(m int) string { return fmt.Sprintf("i%d", m) }),
+		judgeTidy(h)}
 }
 
 // applies returns, per increment, the ledger events that added it.
@@ -612,6 +648,34 @@ func judgeNoLoss(h toyHistory) engine.Verdict {
 		return engine.Verdict{Property: noLoss, Outcome: engine.Fails, Anomalies: as}
 	}
 	return engine.Verdict{Property: noLoss, Outcome: engine.Holds}
+}
+
+// judgeTidy: no note of an increment is left in the store of a node that
+// answered it, at the sample after that answer (the sample is the last
+// word on the attempt: a later one may show the note again, from a
+// resend). NotJudged when the design keeps no notes (no sample: a sample
+// that shows what the last one did is not recorded, but the first is).
+func judgeTidy(h toyHistory) engine.Verdict {
+	sampled := false
+	acked := map[int]toyEvent{} // attempt -> its answer
+	var as []engine.Anomaly
+	for _, e := range h.Events {
+		switch {
+		case e.Kind == engine.EvAck && e.Ack.Acked():
+			acked[e.Attempt] = e
+		case e.Kind == evSample:
+			sampled = true
+			if a, ok := acked[e.Attempt]; ok && slices.Contains(e.Detail.Noted, e.Msg) {
+				an := engine.NewAnomaly(h.Events, tidy, e.Msg, []toyEvent{a, e})
+				an.Explain = fmt.Sprintf("node %d answered i%d %s with its note still in the store", e.Node, e.Msg, toyAckName(a.Ack))
+				as = append(as, an)
+			}
+		}
+	}
+	if !sampled {
+		return engine.Verdict{Property: tidy, Outcome: engine.NotJudged, Reason: "the design keeps no notes (its nodes are not toyNoters)"}
+	}
+	return engine.Safety(tidy, h.Stalled, h.Exhausted, as)
 }
 
 // judgeHonestAck: an answer that stops the sender comes after the ledger
@@ -689,6 +753,8 @@ func toyKindName(k engine.EventKind) string {
 		return "apply"
 	case evRead:
 		return "read"
+	case evSample:
+		return "sample"
 	}
 	return k.String()
 }
@@ -715,11 +781,16 @@ func toyEventText(e toyEvent) string {
 		return fmt.Sprintf("i%d not added (%s already applied)", e.Msg, key)
 	case evRead:
 		return fmt.Sprintf("i%d applied? %t", e.Msg, e.Detail.Applied)
+	case evSample:
+		return fmt.Sprintf("the store notes %v", e.Detail.Noted)
 	}
 	return toyKindName(e.Kind)
 }
 
 func toyMermaidLine(e toyEvent) string {
+	if e.Kind == evSample {
+		return fmt.Sprintf("Note over D: %s", toyEventText(e))
+	}
 	return fmt.Sprintf("N%d->>L: %s", e.Node, toyEventText(e))
 }
 

@@ -52,6 +52,8 @@ func (journal) NewNode(_ int, e toyEnv) engine.Node { return journalNode{e} }
 
 type journalNode struct{ e toyEnv }
 
+func (journalNode) KeepsNotes() {}
+
 func (n journalNode) Deliver(_ time.Time, m int) (engine.Ack, error) {
 	if err := n.e.Store("note", func(st *toyStore) error { st.set[m] = true; return nil }); err != nil {
 		return engine.Nack, err
@@ -86,6 +88,29 @@ func (n journalNode) Recover(time.Time) error {
 		}
 	}
 	return nil
+}
+
+// sloppy is journal answering even when its clear failed: the note it
+// leaves is the one Tidy looks for. It is no matrix row (only a fault on
+// its clear shows it); a schedule file shows it.
+type sloppy struct{ journal }
+
+func (sloppy) Name() string                        { return "sloppy" }
+func (sloppy) Declare() engine.Declaration         { return engine.Declaration{} }
+func (sloppy) NewNode(_ int, e toyEnv) engine.Node { return sloppyNode{journalNode{e}} }
+
+type sloppyNode struct{ journalNode }
+
+func (n sloppyNode) Deliver(_ time.Time, m int) (engine.Ack, error) {
+	if err := n.e.Store("note", func(st *toyStore) error { st.set[m] = true; return nil }); err != nil {
+		return engine.Nack, err
+	}
+	applied, err := n.e.Apply(m, keyOf(m))
+	if err != nil {
+		return engine.Nack, err
+	}
+	n.e.Store("clear", func(st *toyStore) error { delete(st.set, m); return nil }) //nolint:errcheck // the mutant's bug
+	return answer(applied, nil)
 }
 
 // unkeyed applies without a key: every arrival adds again.

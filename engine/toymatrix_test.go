@@ -44,6 +44,19 @@ func TestToyMatrixAgreesWithTheDeclarations(t *testing.T) {
 			t.Errorf("%s's declaration: %v", r.Design, err)
 		}
 	}
+	// Only journal keeps notes: every other cell's runs gave Tidy nothing
+	// to judge, every journal run did.
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			want := c.Runs
+			if r.Design == "journal" {
+				want = 0
+			}
+			if got := c.NotJudgedBy[tidy]; got != want {
+				t.Errorf("%s under %s: Tidy not judged in %d of %d runs, want %d (go test -run '^TestToyMatrixAgreesWithTheDeclarations$' ./engine)", r.Design, c.Family, got, c.Runs, want)
+			}
+		}
+	}
 	checkGolden(t, "matrix.golden", renderMatrix(m))
 }
 

@@ -121,7 +121,7 @@ func TestToyParseNamesTheLineAndWhatItWants(t *testing.T) {
 // A schedule file's header must name properties of its world.
 func TestToySchedFileRefusesAnUnknownProperty(t *testing.T) {
 	_, err := engine.ParseSchedFile(toyWorld, "# design: keyed\n# fails: NoDup, Bogus\n"+toyBase)
-	if err == nil || !strings.Contains(err.Error(), `unknown property "Bogus" (want one of NoDup, NoLoss, HonestAck, Responsive)`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown property "Bogus" (want one of NoDup, NoLoss, HonestAck, Responsive, Tidy)`) {
 		t.Errorf("ParseSchedFile with an unknown property: %v", err)
 	}
 }
