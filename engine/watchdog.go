@@ -71,7 +71,12 @@ func watchLoop() {
 	t := time.NewTicker(watchdogTick)
 	defer t.Stop()
 	var stalled []watched
-	for now := range t.C {
+	// Not the tick's own time: a tick delivered late (the loop waited on
+	// mu, or the machine was busy) carries the time it fired, and a run
+	// registered since would be stamped before it started, so given up up
+	// to that lateness before its Stall.
+	for range t.C {
+		now := time.Now()
 		watchdog.mu.Lock()
 		if len(watchdog.runs) == 0 {
 			watchdog.running = false
