@@ -384,14 +384,18 @@ func genFaults(t *rapid.T, s *Schedule, p preset, settles []int) []engine.Fault 
 		// The settler of one session stalls, for longer than the lock's
 		// ttl or every lease: lock-expiry anywhere in its settle up to its
 		// unlock (effects 0..8: before the CAS, the record, a delivery, the
-		// unlock's second call), compensation-race between its record and
-		// its deliveries (effects 3..7); another node is triggered, or
+		// unlock's second call), compensation-race after its first call
+		// (effects 1..7): the record is a settle's call 1 at the earliest
+		// (a settle that freezes, ranks and records in one transaction
+		// delivers from call 1; the reference, after its lock and CAS,
+		// from call 3), so every design is stalled between its record and
+		// its deliveries in some runs; another node is triggered, or
 		// compensation runs, while it sleeps.
 		x := rapid.IntRange(0, len(settles)-1).Draw(t, "stalled-session")
 		a := deliveryOf(settles[x])
 		lo, hi := 0, 8
 		if p.compensation {
-			lo, hi = 3, 7
+			lo, hi = 1, 7
 		}
 		pause := []time.Duration{farPause, nearPause}[rapid.IntRange(0, 1).Draw(t, "pause")]
 		fs = append(fs, engine.Fault{Attempt: a, Effect: rapid.IntRange(lo, hi).Draw(t, "pause-effect"), Kind: engine.Pause, For: pause, OnDelivery: true})

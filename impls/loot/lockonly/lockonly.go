@@ -17,9 +17,9 @@ var Design = shortcut.Row{
 	Decl: engine.Declaration{
 		Doc: "The reference with no conditional write in its settle at all: BeginSettle writes SETTLING with the next fence whatever the row says, and RecordGrants closes the session with its grants whatever its status and fence; the Redis lock (SET NX PX, compare-and-delete) is the only thing between two settlers. Claims are still judged in their write, and every delivery is keyed by the recorded grant number, so no item is granted twice: what breaks is the state machine and the deadline.",
 		Fails: []engine.Expect{{
-			Families: []engine.Family{lootfaults.ConcurrentSettle, lootfaults.LockExpiry, lootfaults.Crash, lootfaults.StoreError, lootfaults.TimeoutSuccess},
+			Families: []engine.Family{lootfaults.ConcurrentSettle, lootfaults.LockExpiry, lootfaults.Crash, lootfaults.StoreError, lootfaults.TimeoutSuccess, lootfaults.CompensationRace},
 			Props:    []engine.Property{lootfaults.ForwardOnly},
-			Why:      "a second settle after the first released its lock (a trigger on another node, a retry after a lost answer or a failed call, or one that takes a lock whose holder stalled past its ttl) meets no refusal: its BeginSettle writes SETTLING over CLOSED and its record closes the session again; the grant numbers and the ranking are the same, so the inventory applies nothing twice",
+			Why:      "a second settle after the first released its lock (a trigger on another node, a retry after a lost answer or a failed call, or one that takes a lock whose holder stalled past its ttl: in compensation-race the settler stalls at any of its calls from the first on, so one stalled before its BeginSettle past the lock's ttl wakes after compensation's Recover took the expired lock and closed the session) meets no refusal: its BeginSettle writes SETTLING over CLOSED and its record closes the session again; the grant numbers and the ranking are the same, so the inventory applies nothing twice",
 		}, {
 			Families: []engine.Family{lootfaults.ConcurrentSettle},
 			Props:    []engine.Property{lootfaults.HonestAnswer},
