@@ -40,6 +40,16 @@ func TestNoFalsePositiveForAOneWriteSettle(t *testing.T) {
 	lootprops.TestDesign(t, oneWrite{}, engine.Schedules(100, 1), engine.Dir(t.TempDir()))
 }
 
+// TestNoFalsePositiveForALateRetryAnsweredAlready: the one-write settle
+// answering a resend of a claim on record already, even after the freeze
+// (a client whose first send timed out and who resends a minute later).
+// Before FrozenClaims let a late answer stand for a claim the frozen set
+// holds, its late-claim, crash and timeout-after-success cells failed
+// FrozenClaims ("answered already ... after x0's claims froze").
+func TestNoFalsePositiveForALateRetryAnsweredAlready(t *testing.T) {
+	lootprops.TestDesign(t, oneWrite{retriesAlready: true}, engine.Schedules(100, 1), engine.Dir(t.TempDir()))
+}
+
 // TestNoFalsePositiveForASnapshotOfValidClaims: the reference whose audit
 // snapshot holds the valid claims (NEED and GREED, as the source
 // document's 4.6 lists them) and no PASS rows. Before the evidence was
@@ -111,12 +121,23 @@ func (c validSnapshotCluster) Read(no string) lootfaults.Record {
 // late settle of a CLOSED session delivers what is still pending and
 // answers already; compensation and Recover settle what is overdue and
 // deliver what is pending. Every write is judged by the database's clock.
-type oneWrite struct{}
+//
+// retriesAlready answers a claim already on record already whatever the
+// session's status and the time (a slow client's resend after the
+// freeze), before judging anything else: the answer its first send
+// earned. The reference refuses such a resend once claims closed; both
+// are correct (source 004's 2.2: a repeated claim is "already there").
+type oneWrite struct{ retriesAlready bool }
 
-func (oneWrite) Name() string { return "one-write-settle" }
+func (d oneWrite) Name() string {
+	if d.retriesAlready {
+		return "one-write-settle-retries-already"
+	}
+	return "one-write-settle"
+}
 
-func (oneWrite) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
-	return &owCluster{db: db, sessions: map[string]*owSession{}}
+func (d oneWrite) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
+	return &owCluster{d: d, db: db, sessions: map[string]*owSession{}}
 }
 
 type owSession struct {
@@ -132,6 +153,7 @@ type owGrant struct {
 }
 
 type owCluster struct {
+	d        oneWrite
 	db       lootfaults.Clock
 	mu       sync.Mutex
 	sessions map[string]*owSession
@@ -201,13 +223,23 @@ func (n owNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 		wins := n.env.Wins(r.Player)
 		return n.tx("claim", func(now time.Time) engine.Ack {
 			x := n.c.sessions[r.Session]
-			if x == nil || x.status != lootfaults.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {
+			if x == nil {
 				return lootfaults.Refused
 			}
-			if i := slices.IndexFunc(x.claims, func(c lootfaults.Claim) bool { return c.Player == r.Player }); i >= 0 {
-				if x.claims[i].Intent == r.Intent {
-					return lootfaults.Already
-				}
+			i := slices.IndexFunc(x.claims, func(c lootfaults.Claim) bool { return c.Player == r.Player })
+			if n.c.d.retriesAlready && i >= 0 && x.claims[i].Intent == r.Intent {
+				// A retry of a claim on record gets the answer its first
+				// send earned, whenever it comes (a slow client's resend
+				// after the freeze included): it is in the frozen set.
+				return lootfaults.Already
+			}
+			if x.status != lootfaults.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {
+				return lootfaults.Refused
+			}
+			if i >= 0 && x.claims[i].Intent == r.Intent {
+				return lootfaults.Already
+			}
+			if i >= 0 {
 				x.claims[i].Intent = r.Intent
 				return lootfaults.Accepted
 			}

@@ -177,10 +177,14 @@ func (ss *seen) settled() ([]lootfaults.Claim, bool) {
 // CheckFrozenClaims: a claim answered accepted (or already) before the
 // claim set froze is in the set the result was computed from, unless it is
 // a PASS (settled says why the evidence may leave PASS rows out), and no
-// claim is answered so after it froze. Whether a claim is a PASS is the
-// database's word at the freeze (the player's row then: a player may
-// change its answer before the deadline), or the request's for a player
-// with no row (a claim answered accepted and never written).
+// claim is answered so after it froze unless the set that froze holds it
+// (a retry of a claim recorded in time, told what its first send earned:
+// source 004's 2.2 makes a repeated claim "already there", not an error;
+// a claim written after the freeze is not in the set, so still fails).
+// Whether a claim is a PASS is the database's word at the freeze (the
+// player's row then: a player may change its answer before the deadline),
+// or the request's for a player with no row (a claim answered accepted
+// and never written).
 func CheckFrozenClaims(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	sessions := observe(h)
@@ -193,10 +197,14 @@ func CheckFrozenClaims(h lootfaults.History) engine.Verdict {
 		if ss.freeze == nil {
 			continue // never settled: NoLostGrant's business
 		}
-		if ack.Seq > ss.freeze.Seq {
+		if ack.Seq > ss.freeze.Seq && !slices.ContainsFunc(ss.frozen, func(c lootfaults.Claim) bool { return c.Player == r.Player && c.Intent == r.Intent }) {
 			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{*ss.freeze, ack},
 				"r%d, player %d's %s claim, was answered %s at %s, after %s's claims froze at %s", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), ack.At, ss.x.No(), ss.freeze.At))
 			continue
+		}
+		when := "before"
+		if ack.Seq > ss.freeze.Seq {
+			when = "after" // a late retry, told what its first send earned
 		}
 		in := r.Intent
 		if i := slices.IndexFunc(ss.frozen, func(c lootfaults.Claim) bool { return c.Player == r.Player }); i >= 0 {
@@ -205,7 +213,7 @@ func CheckFrozenClaims(h lootfaults.History) engine.Verdict {
 		set, ok := ss.settled()
 		if ok && canWin(lootfaults.Claim{Intent: in}) && !slices.ContainsFunc(set, func(c lootfaults.Claim) bool { return c.Player == r.Player }) {
 			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{ack, *ss.freeze},
-				"r%d, player %d's %s claim, was answered %s before %s froze, but the result was computed without it", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), ss.x.No()))
+				"r%d, player %d's %s claim, was answered %s %s %s froze, but the result was computed without it", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), when, ss.x.No()))
 		}
 	}
 	return safety(lootfaults.FrozenClaims, h, as)
