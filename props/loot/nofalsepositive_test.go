@@ -59,6 +59,16 @@ func TestNoFalsePositiveForASnapshotOfValidClaims(t *testing.T) {
 	lootprops.TestDesign(t, validSnapshot{}, engine.Schedules(100, 1), engine.Dir(t.TempDir()))
 }
 
+// TestNoFalsePositiveForASnapshotInRankOrder: the reference whose snapshot
+// lists its claims in rank order (winners first) rather than by player:
+// lootfaults.Snapshot states no order, so neither may the check. Before
+// Replayable compared the claims as sets, every cell with two claims that
+// can win in another order than their players' failed Replayable. Clean
+// and quantity (several winners) are enough: the order is all it changes.
+func TestNoFalsePositiveForASnapshotInRankOrder(t *testing.T) {
+	lootprops.TestDesign(t, validSnapshot{rankOrder: true}, engine.Families(lootfaults.Clean, lootfaults.Quantity), engine.Schedules(100, 1), engine.Dir(t.TempDir()))
+}
+
 // lockless is the reference with no lock: its nodes' Env answers every
 // lock call itself, as a lock no one else ever holds (SetNX sets, Unlock
 // deletes), without reaching the world's lock service. The Service then
@@ -91,24 +101,45 @@ func (noLockEnv) Unlock(string, string) (bool, error)               { return tru
 // only: the auditor reads the snapshot without its PASS rows, as it would
 // read a snapshot table the settler had written without them. The Service
 // ranks from the frozen claims, never from a snapshot it reads back, so
-// nothing else changes.
-type validSnapshot struct{}
+// nothing else changes. rankOrder instead keeps every row and lists them
+// winners first, in rank order, then the rest by player.
+type validSnapshot struct{ rankOrder bool }
 
-func (validSnapshot) Name() string { return "loot-ref-valid-snapshot" }
-
-func (validSnapshot) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
-	return validSnapshotCluster{lootref.Design{}.NewCluster(db)}
+func (d validSnapshot) Name() string {
+	if d.rankOrder {
+		return "loot-ref-rank-order-snapshot"
+	}
+	return "loot-ref-valid-snapshot"
 }
 
-type validSnapshotCluster struct{ lootfaults.Cluster }
+func (d validSnapshot) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
+	return validSnapshotCluster{lootref.Design{}.NewCluster(db), d}
+}
+
+type validSnapshotCluster struct {
+	lootfaults.Cluster
+	d validSnapshot
+}
 
 func (c validSnapshotCluster) Read(no string) lootfaults.Record {
 	rec := c.Cluster.Read(no)
-	if rec.Snapshot != nil {
-		s := *rec.Snapshot
-		s.Claims = slices.DeleteFunc(slices.Clone(s.Claims), func(c lootfaults.Claim) bool { return c.Intent == lootfaults.Pass })
-		rec.Snapshot = &s
+	if rec.Snapshot == nil {
+		return rec
 	}
+	s := *rec.Snapshot
+	s.Claims = slices.Clone(s.Claims)
+	if c.d.rankOrder {
+		rank := func(p lootfaults.PlayerID) int {
+			if i := slices.Index(s.Winners, p); i >= 0 {
+				return i
+			}
+			return len(s.Winners)
+		}
+		slices.SortStableFunc(s.Claims, func(a, b lootfaults.Claim) int { return cmp.Compare(rank(a.Player), rank(b.Player)) })
+	} else {
+		s.Claims = slices.DeleteFunc(s.Claims, func(c lootfaults.Claim) bool { return c.Intent == lootfaults.Pass })
+	}
+	rec.Snapshot = &s
 	return rec
 }
 
