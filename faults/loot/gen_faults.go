@@ -88,15 +88,18 @@ func (g *gen) stalledClaim() {
 // stalledSettler: the settler of one session stalls, for longer than the
 // lock's ttl or every lease (farPause, nearPause): lock-expiry anywhere in
 // its settle up to its unlock (effects 0..8: before the CAS, the record, a
-// delivery, the unlock's second call), compensation-race between its
-// record and its deliveries (effects 3..7); another node is triggered, or
-// compensation runs, while it sleeps.
+// delivery, the unlock's second call), compensation-race after its first
+// call (effects 1..7): the record is a settle's call 1 at the earliest (a
+// settle that freezes, ranks and records in one transaction delivers from
+// call 1; the reference, after its lock and CAS, from call 3), so every
+// design is stalled between its record and its deliveries in some runs;
+// another node is triggered, or compensation runs, while it sleeps.
 func (g *gen) stalledSettler() {
 	x := g.draw(0, len(g.settles)-1, "stalled-session")
 	a := g.deliveryOf(g.settles[x])
 	lo, hi := 0, 8
 	if g.p.compensation {
-		lo, hi = 3, 7
+		lo, hi = 1, 7
 	}
 	pause := []time.Duration{farPause, nearPause}[g.draw(0, 1, "pause")]
 	g.faults = append(g.faults, engine.Fault{Attempt: a, Effect: g.draw(lo, hi, "pause-effect"), Kind: engine.Pause, For: pause, OnDelivery: true})

@@ -1,6 +1,7 @@
 package lootprops
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -152,6 +153,15 @@ func CheckNoLostGrant(h lootfaults.History) engine.Verdict {
 
 // settled is the set the session's result was computed from: its audit
 // snapshot's claims, or, without one, the claims on record when it closed.
+//
+// What that evidence must hold is the source document's 4.6: the snapshot
+// records the participants, the valid claims (有效表态: NEED and GREED,
+// the rows its ranking query selects, intent_type <> 'PASS'), the grants
+// and the rule version. So the evidence must hold every claim that can win,
+// with what it ranks by; a PASS row may be there (the reference keeps it:
+// the player answered) or not, since a PASS never wins and cannot change
+// the replay. FrozenClaims and Replayable judge only the claims that can
+// win (canWin), in any order.
 func (ss *seen) settled() ([]lootfaults.Claim, bool) {
 	if ss.final.Snapshot != nil {
 		return ss.final.Snapshot.Claims, true
@@ -165,8 +175,16 @@ func (ss *seen) settled() ([]lootfaults.Claim, bool) {
 }
 
 // CheckFrozenClaims: a claim answered accepted (or already) before the
-// claim set froze is in the set the result was computed from, and no claim
-// is answered so after it froze.
+// claim set froze is in the set the result was computed from, unless it is
+// a PASS (settled says why the evidence may leave PASS rows out), and no
+// claim is answered so after it froze unless the set that froze holds it
+// (a retry of a claim recorded in time, told what its first send earned:
+// source 004's 2.2 makes a repeated claim "already there", not an error;
+// a claim written after the freeze is not in the set, so still fails).
+// Whether a claim is a PASS is the database's word at the freeze (the
+// player's row then: a player may change its answer before the deadline),
+// or the request's for a player with no row (a claim answered accepted
+// and never written).
 func CheckFrozenClaims(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	sessions := observe(h)
@@ -179,15 +197,23 @@ func CheckFrozenClaims(h lootfaults.History) engine.Verdict {
 		if ss.freeze == nil {
 			continue // never settled: NoLostGrant's business
 		}
-		if ack.Seq > ss.freeze.Seq {
+		if ack.Seq > ss.freeze.Seq && !slices.ContainsFunc(ss.frozen, func(c lootfaults.Claim) bool { return c.Player == r.Player && c.Intent == r.Intent }) {
 			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{*ss.freeze, ack},
 				"r%d, player %d's %s claim, was answered %s at %s, after %s's claims froze at %s", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), ack.At, ss.x.No(), ss.freeze.At))
 			continue
 		}
+		when := "before"
+		if ack.Seq > ss.freeze.Seq {
+			when = "after" // a late retry, told what its first send earned
+		}
+		in := r.Intent
+		if i := slices.IndexFunc(ss.frozen, func(c lootfaults.Claim) bool { return c.Player == r.Player }); i >= 0 {
+			in = ss.frozen[i].Intent
+		}
 		set, ok := ss.settled()
-		if ok && !slices.ContainsFunc(set, func(c lootfaults.Claim) bool { return c.Player == r.Player }) {
+		if ok && canWin(lootfaults.Claim{Intent: in}) && !slices.ContainsFunc(set, func(c lootfaults.Claim) bool { return c.Player == r.Player }) {
 			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{ack, *ss.freeze},
-				"r%d, player %d's %s claim, was answered %s before %s froze, but the result was computed without it", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), ss.x.No()))
+				"r%d, player %d's %s claim, was answered %s %s %s froze, but the result was computed without it", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), when, ss.x.No()))
 		}
 	}
 	return safety(lootfaults.FrozenClaims, h, as)
@@ -214,8 +240,10 @@ func CheckRuleOrder(h lootfaults.History) engine.Verdict {
 
 // CheckReplayable: a closed session's recorded evidence (its audit
 // snapshot, or without one the claims on record) replays to its recorded
-// winners, the winners are the players it granted, and the evidence is the
-// set that froze (not one some node saw at another moment).
+// winners, the winners are the players it granted, and the evidence's
+// claims that can win are those of the set that froze (not those some node
+// saw at another moment), in whatever order the design lists them; PASS
+// rows are the design's to keep or leave out (settled).
 func CheckReplayable(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
@@ -232,15 +260,29 @@ func CheckReplayable(h lootfaults.History) engine.Verdict {
 			as = append(as, anomaly(h, lootfaults.Replayable, -1, last, "%s's snapshot names the winners %v but the grants on record are %v", ss.x.No(), ss.final.Snapshot.Winners, ss.final.Granted))
 		}
 		if !sameClaims(set, ss.frozen) {
+			// Both sides cut to the claims that can win, sorted by player
+			// (sameClaims), so a snapshot without PASS rows or in rank
+			// order is the frozen set it came from.
 			as = append(as, anomaly(h, lootfaults.Replayable, -1, last, "%s's result was computed from the claims %s, but the claims that froze were %s", ss.x.No(), claimList(set), claimList(ss.frozen)))
 		}
 	}
 	return safety(lootfaults.Replayable, h, as)
 }
 
+// sameClaims reports whether a and b hold the same claims that can win
+// (player and intent), whatever their order and their PASS rows.
 func sameClaims(a, b []lootfaults.Claim) bool {
-	return slices.EqualFunc(a, b, func(x, y lootfaults.Claim) bool { return x.Player == y.Player && x.Intent == y.Intent })
+	valid := func(cs []lootfaults.Claim) []lootfaults.Claim {
+		out := slices.DeleteFunc(slices.Clone(cs), func(c lootfaults.Claim) bool { return !canWin(c) })
+		slices.SortStableFunc(out, func(x, y lootfaults.Claim) int { return cmp.Compare(x.Player, y.Player) })
+		return out
+	}
+	return slices.EqualFunc(valid(a), valid(b), func(x, y lootfaults.Claim) bool { return x.Player == y.Player && x.Intent == y.Intent })
 }
+
+// canWin reports whether c is a valid claim (NEED or GREED), one the rule
+// ranks: the claims the evidence must hold.
+func canWin(c lootfaults.Claim) bool { return c.Intent.Priority() > 0 }
 
 func claimList(cs []lootfaults.Claim) string {
 	s := "["
@@ -285,13 +327,40 @@ func CheckOnTime(h lootfaults.History) engine.Verdict {
 
 // CheckForwardOnly: every status change follows source 004's table
 // (lootfaults.Forward): forward, CANCELED before CLOSED, never back.
+//
+// The contract is the table's reason (the source document's 2.3): the
+// claims freeze at the lock and nothing ever goes back. The world reads
+// the database after every store call, so one atomic write that takes
+// several forward edges (a serializable transaction that freezes, ranks
+// and closes: CLAIMING -> SETTLING -> CLOSED with no reader able to see
+// the middle) shows as one change, CLAIMING -> CLOSED: what an observer of
+// the reference would see if its two writes were one. A change is
+// therefore accepted when a path of the table's edges leads from the
+// status before it to the status after it (Forward's transitive closure),
+// and refused when none does: backwards (CLOSED -> SETTLING, SETTLING ->
+// CLAIMING), out of a final status (CLOSED -> CANCELED, CANCELED -> ...),
+// or off the table. The freeze such a write makes is still judged by
+// OnTime and FrozenClaims, at the view that shows it.
 func CheckForwardOnly(h lootfaults.History) engine.Verdict {
+	statuses := []lootfaults.Status{lootfaults.Open, lootfaults.Claiming, lootfaults.Settling, lootfaults.Closed, lootfaults.Canceled}
+	// reachable: a path of table edges from one status to another. The
+	// table has no cycle, so a path is at most 4 edges long (OPEN ->
+	// CLAIMING -> SETTLING -> CLOSED from nothing) and the search ends.
+	var reachable func(from, to lootfaults.Status) bool
+	reachable = func(from, to lootfaults.Status) bool {
+		for _, next := range statuses {
+			if lootfaults.Forward(from, next) && (next == to || reachable(next, to)) {
+				return true
+			}
+		}
+		return false
+	}
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
 		from := lootfaults.None
 		for _, v := range ss.views {
 			to := v.Detail.Record.Status
-			if to != from && !lootfaults.Forward(from, to) {
+			if to != from && !reachable(from, to) {
 				as = append(as, anomaly(h, lootfaults.ForwardOnly, -1, []lootfaults.Event{v}, "%s went from %s to %s", ss.x.No(), statusName(from), statusName(to)))
 			}
 			from = to

@@ -19,9 +19,9 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference whose settle CAS is split in two: a SELECT of the row that the application judges (CLAIMING, past the deadline, or a lapsed lease), then an UPDATE to SETTLING with the next fence that judges nothing: source 004's \"selsect 出来判断 status 再 update\". The settle lock and the fenced record still stand in front of and behind it, so most races are still caught; what gets through is a write landing on a row that changed between the two statements.",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.LockExpiry},
+				Families: []engine.Family{lootfaults.LockExpiry, lootfaults.CompensationRace},
 				Props:    []engine.Property{lootfaults.ForwardOnly},
-				Why:      "a settler reads CLAIMING, then stalls before its UPDATE past the lock's ttl and its lease; a second trigger takes the expired lock and settles the session to CLOSED; the first wakes and writes SETTLING over CLOSED (a closed session goes back), though its record is then refused by the fence (its value is stale), so nothing is granted twice",
+				Why:      "a settler reads CLAIMING, then stalls before its UPDATE past the lock's ttl and its lease; a second trigger (in compensation-race, whose stall may land at any settle call from the first on, the compensation tick's Recover, which settles the overdue session) takes the expired lock and settles the session to CLOSED; the first wakes and writes SETTLING over CLOSED (a closed session goes back), though its record is then refused by the fence (its value is stale), so nothing is granted twice",
 			}, {
 				Families: []engine.Family{lootfaults.CancelRace},
 				Props:    []engine.Property{lootfaults.NoOverGrant, lootfaults.ForwardOnly, lootfaults.HonestAnswer},
@@ -38,9 +38,9 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference with no conditional write in its settle at all: BeginSettle writes SETTLING with the next fence whatever the row says, and RecordGrants closes the session with its grants whatever its status and fence; the Redis lock (SET NX PX, compare-and-delete) is the only thing between two settlers. Claims are still judged in their write, and every delivery is keyed by the recorded grant number, so no item is granted twice: what breaks is the state machine and the deadline.",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.ConcurrentSettle, lootfaults.LockExpiry, lootfaults.Crash, lootfaults.StoreError, lootfaults.TimeoutSuccess},
+				Families: []engine.Family{lootfaults.ConcurrentSettle, lootfaults.LockExpiry, lootfaults.Crash, lootfaults.StoreError, lootfaults.TimeoutSuccess, lootfaults.CompensationRace},
 				Props:    []engine.Property{lootfaults.ForwardOnly},
-				Why:      "a second settle after the first released its lock (a trigger on another node, a retry after a lost answer or a failed call, or one that takes a lock whose holder stalled past its ttl) meets no refusal: its BeginSettle writes SETTLING over CLOSED and its record closes the session again; the grant numbers and the ranking are the same, so the inventory applies nothing twice",
+				Why:      "a second settle after the first released its lock (a trigger on another node, a retry after a lost answer or a failed call, or one that takes a lock whose holder stalled past its ttl: in compensation-race the settler stalls at any of its calls from the first on, so one stalled before its BeginSettle past the lock's ttl wakes after compensation's Recover took the expired lock and closed the session) meets no refusal: its BeginSettle writes SETTLING over CLOSED and its record closes the session again; the grant numbers and the ranking are the same, so the inventory applies nothing twice",
 			}, {
 				Families: []engine.Family{lootfaults.ConcurrentSettle},
 				Props:    []engine.Property{lootfaults.HonestAnswer},
