@@ -33,9 +33,9 @@ type Impl struct {
 }
 
 // RefShards is the shard count of the ref window in every benchmark: a few
-// locks per core on machines of 2 to 8 cores (16 = 2 x 8), so the Parallel variant
-// rarely contends; a single goroutine pays the same one lock per operation
-// whatever the count.
+// locks per core on machines of 2 to 8 cores (16 locks: 8 per core on 2, 2
+// per core on 8), so the Parallel variant rarely contends; a single
+// goroutine pays the same one lock per operation whatever the count.
 const RefShards = 16
 
 // PeerTTL is the wall-clock ttl given to ristretto and golang-lru, which read
