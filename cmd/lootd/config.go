@@ -19,7 +19,7 @@ import (
 //  1. Expose -listen to players and -internal only to the game's servers.
 //  2. Authenticate players: tokens, or -player-header behind a gateway that
 //     strips that header from every client request.
-//  3. Give the database account SELECT, INSERT and UPDATE (see ref/loot).
+//  3. Give the database account SELECT, INSERT and UPDATE (see ref/loot.Service).
 //     Items go to the store's loot_inventory table, which the game reads;
 //     sessions rank by rule v1, a player's wins counted in that table.
 //  4. Pick -lock-ttl above the slowest settle; stop with SIGTERM (in-flight

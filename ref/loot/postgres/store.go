@@ -68,7 +68,7 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // the transaction's start (queries.go says why); Options.TestClock replaces
 // it, in tests only. Options.Batch coalesces concurrent settles (batch.go).
 //
-// The caller's duties, beyond package loot's:
+// The caller's duties, beyond loot.Service's:
 //
 //  1. Run under READ COMMITTED (PostgreSQL's default): the statements rely
 //     on a blocked UPDATE re-checking the row it waited for.
