@@ -25,7 +25,7 @@ type Dedup interface {
 type Impl struct {
 	Name string
 	// New builds an empty instance sized for a live set of live keys under
-	// ttl (virtual time; wall-clock implementations ignore it, see doc.go).
+	// ttl (virtual time; wall-clock implementations ignore it, see BenchmarkWindowPut).
 	New func(live int, ttl time.Duration) Dedup
 	// Exact implementations must catch every in-ttl retry and never report a
 	// fresh key: the benchmark fails otherwise.
@@ -33,14 +33,14 @@ type Impl struct {
 }
 
 // RefShards is the shard count of the ref window in every benchmark: a few
-// locks per core of the machines measured (2 to 8), so the Parallel variant
-// rarely contends; a single goroutine pays the same one lock per operation
-// whatever the count.
+// locks per core on machines of 2 to 8 cores (16 locks: 8 per core on 2, 2
+// per core on 8), so the Parallel variant rarely contends; a single
+// goroutine pays the same one lock per operation whatever the count.
 const RefShards = 16
 
 // PeerTTL is the wall-clock ttl given to ristretto and golang-lru, which read
 // the wall clock themselves: longer than any benchmark run, so capacity (N),
-// not time, bounds their live set (see doc.go).
+// not time, bounds their live set (see BenchmarkWindowPut).
 const PeerTTL = time.Hour
 
 // Impls lists the implementations BenchmarkWindowPut and

@@ -38,6 +38,11 @@ func WarmOps(live int) int {
 // 64-bit values (a bijective mix of a counter and the stream id), retries
 // repeat one of the last `recent` fresh keys. It is seeded by its id and uses
 // no global randomness, so two runs see the same keys in the same order.
+//
+// The workload of every window benchmark is one such stream: 90% fresh, 10%
+// retries of one of the last N/2 fresh keys (always inside the ttl), with
+// virtual time advancing by a fixed step per operation so that the live set
+// (distinct keys put within the last ttl) stays at N.
 type Stream struct {
 	rng    uint64
 	id     uint64

@@ -40,6 +40,20 @@ const (
 )
 
 // apiError is every error body: a stable code and one line for people.
+//
+// Errors are {"code","message"}:
+//
+//   - 400 bad input, 401, 404 (to a player, a session they are not a member
+//     of is 404 too), 409 for the session's state, 413.
+//   - 503 outcome_unknown with Retry-After: repeat the request (every
+//     endpoint is idempotent). It is also the answer to a request the store
+//     has not finished within its budget: 2s for a claim, 5s for other
+//     operations, -lock-ttl for a settle (timeouts.go).
+//   - 503 too_many_connections, then the connection is closed: a connection
+//     over a listener's cap.
+//
+// A repeated open, start or cancel is 200; a settle of a settled session is
+// 200 "already_settled".
 type apiError struct {
 	status  int
 	Code    string `json:"code"`

@@ -13,6 +13,20 @@ import (
 )
 
 // config is what the flags (or their LOOTD_* environment variables) say.
+//
+// The operator's duties:
+//
+//  1. Expose -listen to players and -internal only to the game's servers.
+//  2. Authenticate players: tokens, or -player-header behind a gateway that
+//     strips that header from every client request.
+//  3. Give the database account SELECT, INSERT and UPDATE (see ref/loot.Service).
+//     Items go to the store's loot_inventory table, which the game reads;
+//     sessions rank by rule v1, a player's wins counted in that table.
+//  4. Pick -lock-ttl above the slowest settle; stop with SIGTERM (in-flight
+//     requests drain); alert on lootd_grants_pending, settle outcomes and
+//     lootd_lock_degraded (a lock call failed, or timed out after
+//     loot.DefaultLockTimeout(-lock-ttl), 300ms at the default: settles
+//     go on through the store's CAS).
 type config struct {
 	listen, internal string
 	db, redis        string

@@ -56,6 +56,8 @@ type noOverdue struct{ loot.Store }
 func (noOverdue) Overdue(context.Context, int) ([]string, error) { return nil, nil }
 
 // playerHandler is the player-facing listener's: the claim, nothing else.
+// The player claims with {"sessionNo","intentType"}: a body with playerId
+// is 400.
 func (s *server) playerHandler() http.Handler {
 	mux := http.NewServeMux()
 	handle(mux, "POST", "/api/loot/intent", s.intent)
@@ -63,7 +65,17 @@ func (s *server) playerHandler() http.Handler {
 	return mux
 }
 
-// internalHandler is the operations listener's.
+// internalHandler is the operations listener's. Its endpoints:
+//
+//   - POST /api/loot/sessions opens (sessionNo, dungeonCode, lootCode,
+//     quantity, members, claimWindowSeconds; the deadline is the store's
+//     clock at the open plus the window, 1..86400 s; the ranges of the rest
+//     are loot.Spec's, the same on every store).
+//   - POST /api/loot/sessions/{no}/start, POST /api/loot/settle and
+//     /api/loot/cancel ({"sessionNo"}).
+//   - GET /api/loot/sessions/{no} and /api/loot/sessions/{no}/audit.
+//   - GET /metrics, GET /healthz (the store), GET /readyz (the store, and
+//     "lock": "ok", "degraded" or "none").
 func (s *server) internalHandler() http.Handler {
 	mux := http.NewServeMux()
 	handle(mux, "POST", "/api/loot/sessions", s.open)

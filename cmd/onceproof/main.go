@@ -1,28 +1,13 @@
-// Command onceproof runs the design matrix and replays counterexamples.
-//
-//	onceproof matrix  [-subject settle|loot] [flags]   designs x fault families -> matrix.md + counterexamples/
-//	onceproof replay  FILE [-design D]    re-run a schedule file and judge it
-//	onceproof explain FILE [-design D]    render a run as a timeline and a mermaid diagram
-//	onceproof list                        the designs, families and properties of both subjects
-//	onceproof help [COMMAND]              usage, or a command's flags and defaults
-//	onceproof version                     one line: version, Go version, the commit it was built from
-//
-// Two subjects: settle (settlement designs, the default) and loot (loot
-// allocation designs); replay and explain read a file's subject from its
-// family header. `make proofs` runs `onceproof matrix` and `onceproof
-// matrix -subject loot` with their defaults, which rewrite the committed
-// results/ and results/loot/. Any other matrix run writes to a fresh
-// private directory (mode 0700, an unpredictable name) under the temporary
-// directory unless -out names one, and prints its path. A run removes only
-// files that an earlier run listed in the directory's manifest
-// (.onceproof-files): it never deletes or overwrites a file it did not
-// write, and it refuses a symlink or another user's file or directory
-// where it would write, and a manifest entry outside the directory.
-//
-// Exit codes: 0 ok; 1 a property failed (replay: the failure reproduced), a
-// cell disagrees with its design's declaration, or a store broke its
-// contract or could not be used; 2 bad input (one line on stderr naming it);
-// 130 interrupted (every store object the run created was removed).
+// Command onceproof runs the design matrix and replays counterexamples:
+// matrix (designs x fault families of -subject settle, the default, or loot,
+// into matrix.md and counterexamples/), replay FILE and explain FILE (a
+// schedule file, whose family header names its subject), list, help
+// [COMMAND] and version; `onceproof help COMMAND` prints a command's flags.
+// `make proofs` runs both subjects' matrix with their defaults, rewriting the
+// committed results/ and results/loot/; any other run writes to a fresh
+// private directory unless -out names one, and never overwrites or removes a
+// file no run of it wrote (matrix's -out help says how).
+// Exit codes: 0 ok, 1 a check failed, 2 bad input, 130 interrupted.
 package main
 
 import (
@@ -42,22 +27,31 @@ func main() {
 	os.Exit(run(os.Args[1:], registry(), os.Stdout, os.Stderr))
 }
 
-// tuneGC runs the collector less often than Go's default. A matrix
-// allocates a short-lived history per run, hundreds of thousands of them,
-// while what it keeps is small: at GOGC=100 the collector cost a third of
-// make proofs' CPU (measured: 37 s of user time against 26 s at 400, the
-// peak resident set 250 MB against 640 MB). The memory limit brings the
-// collector back before 1 GiB. GOGC or GOMEMLIMIT in the environment win.
+// tuneGC sets the collector's target to 400 and its memory limit to 1 GiB,
+// unless GOGC or GOMEMLIMIT in the environment set them (the environment
+// wins). A matrix allocates a short-lived history per run, hundreds of
+// thousands of them, while what it keeps is small.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
+		// 400, not Go's 100: at 100 the collector cost a third of make
+		// proofs' CPU (measured: 37 s of user time against 26 s at 400, the
+		// peak resident set 250 MB against 640 MB).
 		debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
+		// 1 GiB brings the collector back before the resident set
+		// reaches it, whatever GOGC=400 would allow.
 		debug.SetMemoryLimit(1 << 30)
 	}
 }
 
-// Exit codes (see the package doc).
+// Exit codes (the package doc and usage list them):
+//   - 0: ok.
+//   - 1: a property failed (replay: the failure reproduced), a cell
+//     disagrees with its design's declaration, or a store broke its
+//     contract or could not be used.
+//   - 2: bad input, with one line on stderr naming it.
+//   - 130: interrupted; every store object the run created was removed.
 const (
 	exitOK          = 0
 	exitFailed      = 1

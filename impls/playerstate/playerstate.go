@@ -1,21 +1,12 @@
 // Package playerstate is the shape every design of source document
 // 001_73391d5f79abbe3d.txt shares: the dedup state is the player's own
 // record, written in one atomic durable step ("claim"), and the credits
-// that follow go straight to the player's balance, unkeyed. A design is a
-// Rule over its per-player state; LostAfterClaim and EarlyAck derive the
-// failures the shape gives every design built on it.
-//
-// A delivery is one durable step and then the credits:
-//
-//  1. "claim": under the record's lock, the design's Rule reads the
-//     player's state and decides (duplicate, hold, or credit these), and
-//     writes the state it decided on. One atomic step, so two deliveries of
-//     one settlement can never both decide "new".
-//  2. the credits the rule asked for, unkeyed (env.Credit with grant ""):
-//     the record is the only memory of what was credited.
-//
-// The order claim-then-credit is source 000's (claim before grant), shared
-// on purpose, so that what differs between the rows is the rule alone.
+// that follow go straight to the player's balance, unkeyed (Node.Deliver
+// lists the steps). The order claim-then-credit is source 000's (claim
+// before grant), shared on purpose, so that what differs between the rows
+// is the rule alone: a design is a Rule over its per-player state, and
+// LostAfterClaim and EarlyAck derive the failures the shape gives every
+// design built on it.
 package playerstate
 
 import (
@@ -120,7 +111,14 @@ var (
 	_ faults.Bounded = (*Node[int])(nil)
 )
 
-// Deliver implements faults.Node: claim, then the credits.
+// Deliver implements faults.Node: one durable step, then the credits.
+//
+//  1. "claim": under the record's lock, the design's Rule reads the
+//     player's state and decides (duplicate, hold, or credit these), and
+//     writes the state it decided on. One atomic step, so two deliveries of
+//     one settlement can never both decide "new".
+//  2. the credits the rule asked for, unkeyed (env.Credit with grant ""):
+//     the record is the only memory of what was credited.
 func (n *Node[S]) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
 	var v Verdict
 	if err := n.env.Durable("claim", func() error {

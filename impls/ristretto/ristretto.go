@@ -1,26 +1,13 @@
 // Package ristretto is the row "ristretto" of the design matrix: ref's
 // Settler (source 000's three layers with ref's fixes) with a
 // github.com/dgraph-io/ristretto/v2 cache as the window, the cache a team
-// would reach for first.
-//
-// It must hold everywhere, and does, because the window only speeds up what
-// the durable store decides: a cache's admission policy (TinyLFU) and its
-// lossy buffers drop exactly the fresh, once-seen keys a dedup window exists
-// for, and every key it drops is caught by the store instead. The cost is
-// speed, not correctness: Stats (on the cluster) reports how many
-// duplicates the cache caught against the store, its catch rate.
-//
-// Two departures from a plain cache, both forced by the harness:
-//   - no TTL in ristretto: its expiry reads the wall clock. The entry's
-//     value keeps its expiry in virtual time and Lookup compares it with now;
-//     an expired entry stays until the cache evicts it, within MaxCost.
-//   - Set is asynchronous in ristretto; Put calls Wait so a put is
-//     visible to the next delivery, as a window must be.
-//
-// Ristretto's admission samples with Go map iteration, so which duplicates
-// the cache catches (and hence which deliveries reach the store) differs
-// from run to run: this row's histories are not reproducible event for
-// event; its verdicts are (the store decides them).
+// would reach for first. It holds everywhere because the window only speeds
+// up what the durable store decides: the fresh, once-seen keys its admission
+// policy (TinyLFU) and lossy buffers drop are caught by the store instead, so
+// the cost is speed (Stats, on the cluster: its catch rate), not correctness.
+// Admission samples with Go map iteration, so its histories are not
+// reproducible event for event; its verdicts are (the store decides them).
+// Window says how it departs from a plain cache.
 package ristretto
 
 import (
@@ -122,6 +109,14 @@ type entry struct {
 }
 
 // Window is a ristretto cache used as a dedup window.
+//
+// Two departures from a plain cache, both forced by the harness:
+//
+//   - no TTL in ristretto: its expiry reads the wall clock. The entry's
+//     value keeps its expiry in virtual time and Lookup compares it with now;
+//     an expired entry stays until the cache evicts it, within MaxCost.
+//   - Set is asynchronous in ristretto; Put calls Wait so a put is
+//     visible to the next delivery, as a window must be.
 type Window struct {
 	ttl   time.Duration
 	cache *ristretto.Cache[uint64, entry]

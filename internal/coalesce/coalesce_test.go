@@ -160,7 +160,10 @@ func TestAbandonedCallIsNotReused(t *testing.T) {
 }
 
 // BenchmarkDo measures the batcher's own cost per call (no database) with 64
-// callers: what coalescing adds to every claim before any round trip.
+// callers: what coalescing adds to every claim before any round trip. It
+// has been a channel hand-off of a few hundred nanoseconds per call, and at
+// 64 concurrent claims a worker finds dozens queued behind the one it
+// waited for.
 //
 //	go test -run '^$' -bench BenchmarkDo -benchmem ./internal/coalesce
 func BenchmarkDo(b *testing.B) {

@@ -3,15 +3,8 @@
 // parameters) in whatever the commands print: the address itself, and the
 // messages of the parsers and drivers that quote it. cmd/lootd and
 // cmd/onceproof print an address, or an error that may hold one, only
-// through Scrub (or Addr, or Error, which call it).
-//
-// The secrets of the addresses it is given are masked however a message
-// renders them (verbatim, %q-quoted, percent-decoded, re-encoded; one
-// shorter than minGlobal only inside its address or a quoted fragment);
-// where an address is ambiguous it masks more than the secret, never less.
-// An address it is not given is masked by its form alone
-// (scheme://user:pass@, user:pass@tcp(, key=value), which a password
-// holding a space or a quote escapes: pass every address you hold.
+// through Scrub (or Addr, or Error, which call it); Scrub says what it
+// masks and what it cannot.
 package redact
 
 import (
@@ -92,6 +85,13 @@ func (e *scrubbed) Unwrap() error { return e.err }
 //  4. the forms: scheme://user:SECRET@, user:SECRET@tcp(, and
 //     password=SECRET (also sslpassword, passwd, pass, pwd, secret, token,
 //     sslkey; any case; 'quoted' values too).
+//
+// So the secrets of the addresses it is given are masked however a message
+// renders them (a secret shorter than minGlobal only inside its address or
+// a quoted fragment); where an address is ambiguous it masks more than the
+// secret, never less. An address it is not given is masked by its form
+// alone (step 4), which a password holding a space or a quote escapes:
+// pass every address you hold.
 func Scrub(msg string, addrs ...string) string {
 	var (
 		parsed  []address

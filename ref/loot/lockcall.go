@@ -7,26 +7,29 @@ import (
 )
 
 // DefaultLockTimeout is Config.LockTimeout when it is zero: lease/100,
-// at least minLockTimeout, at most lease/4.
-//
-//   - lease/100: a lock service that has not answered in 1% of the lease
-//     is stalled, not slow (a healthy Redis round trip is 0.1-1ms on
-//     loopback or a LAN: the default lease's 300ms is hundreds of them),
-//     and Acquire plus Release then cost a settle at most 2% of the
-//     lease, the time it has before another node takes it over and the
-//     budget an API settle answers within.
-//   - minLockTimeout: on a short lease (tests run 300ms-3s) 1% is a few
-//     milliseconds, which a healthy server on a loaded machine (a GC
-//     pause, two shared cores under -race) overruns; each overrun skips
-//     the lock for nothing.
-//   - lease/4: whatever the floor, the two calls take at most half a
-//     short lease.
+// at least 100ms (minLockTimeout), at most lease/4. The lock's two calls
+// then cost a settle at most 2% of a long lease and half of a short one.
 func DefaultLockTimeout(lease time.Duration) time.Duration {
+	// Each bound's reason:
+	//
+	//   - lease/100: a lock service that has not answered in 1% of the lease
+	//     is stalled, not slow (a healthy Redis round trip is 0.1-1ms on
+	//     loopback or a LAN: the default lease's 300ms is hundreds of them),
+	//     and Acquire plus Release then cost a settle at most 2% of the
+	//     lease, the time it has before another node takes it over and the
+	//     budget an API settle answers within.
+	//   - minLockTimeout: on a short lease (tests run 300ms-3s) 1% is a few
+	//     milliseconds, which a healthy server on a loaded machine (a GC
+	//     pause, two shared cores under -race) overruns; each overrun skips
+	//     the lock for nothing.
+	//   - lease/4: whatever the floor, the two calls take at most half a
+	//     short lease.
 	return min(max(lease/100, minLockTimeout), lease/4)
 }
 
 // minLockTimeout: 100ms, two orders of magnitude above a healthy round
-// trip and above a loaded test machine's stalls (see DefaultLockTimeout).
+// trip and above a loaded test machine's stalls (DefaultLockTimeout's body
+// says why).
 const minLockTimeout = 100 * time.Millisecond
 
 // takeLock takes the settle lock of session no, if the Service has one,

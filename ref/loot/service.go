@@ -58,6 +58,39 @@ const DefaultBatch = 64
 // Service is the loot allocation reference: Open, StartClaiming, Claim,
 // Cancel, Settle, Recover, Audit. Safe for concurrent use; build one per
 // process, any number of processes on one Store.
+//
+// Its effects beside the Store are Lock, Inventory and FairnessProvider.
+//
+// The caller's duties:
+//
+//  1. Build one Service per process with New; every process shares the Store.
+//  2. Open a session per shared drop (team snapshot, deadline as an instant
+//     the database's clock will judge) and StartClaiming when it is shown.
+//  3. Claim with the Caller your authentication established, never with a
+//     player id or score from the request body.
+//  4. Settle from the server (a scheduler at the deadline), never on a
+//     player's request. ErrNotDue: later; ErrAlreadySettling/Settled: done.
+//  5. Run Recover at start and periodically on every node: it settles
+//     overdue and stalled sessions and delivers PENDING grants.
+//  6. Make the Inventory idempotent by grant number; its errors are unknown.
+//  7. Give the application's database role SELECT, INSERT, UPDATE only.
+//
+// Where the Service departs from the source document, and why (each has a
+// test that breaks a model of the document's logic, departures_test.go):
+//
+//   - A claim's status, deadline and membership are checked in its write,
+//     not before it, so no claim lands after settling began or from outside.
+//   - Deadlines and leases are judged by the database's clock alone; times
+//     are kept in UTC at microseconds (DATETIME's seconds make ties).
+//   - The claimant comes from the Caller and fairness from the server.
+//   - Ranking ends on player id, a total order; the document's cold-start
+//     fixes (8.3) are rule versions beside its own rule.
+//   - A stalled settler's session is taken over after its lease, under a
+//     new fence that refuses the old settler's write.
+//   - Closing, the grants and the snapshot are one write, and Cancel is only
+//     possible before it: a canceled session never has a grant to deliver.
+//   - The lock is released by compare-and-delete; compensation is leased,
+//     backs off, and delivers through the recorded grant number.
 type Service struct {
 	store   Store
 	inv     Inventory

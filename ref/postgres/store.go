@@ -66,6 +66,14 @@ var tableName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
 // Store is a ref.PendingStore on a PostgreSQL table. Safe for concurrent use;
 // one Store (one pool) per process is the intended use, and any number of
 // processes may share the table.
+//
+// The claims table (Options.Table) is keyed by the full 128-bit ref.Key
+// (bytea PRIMARY KEY: a 64-bit fingerprint collision is two rows, never a
+// lost settlement). Begin is INSERT ... ON CONFLICT DO NOTHING, so the
+// claim is atomic across every node; Commit is an UPDATE guarded by
+// state < new, so states only move forward; Pending reads the partial index
+// of Granted rows by lease. Options.Batch coalesces concurrent calls into
+// multi-row statements, one round trip per batch.
 type Store struct {
 	pool   *pgxpool.Pool
 	table  string
@@ -85,6 +93,15 @@ var (
 // store. ctx bounds only the connecting and the schema setup. A failed
 // step is reported by what it was doing ("creating table x: ERROR:
 // permission denied for schema public (SQLSTATE 42501)").
+//
+// Use:
+//
+//	st, err := postgres.Open(ctx, "postgres://user@host/db", postgres.Options{Batch: true})
+//	sink := st.Sink(func(ctx context.Context, tx pgx.Tx, key ref.Key, payload []byte) error {
+//		_, err := tx.Exec(ctx, "UPDATE wallet SET coins = coins + $2 WHERE player = $1", ...)
+//		return err
+//	})
+//	settler := ref.NewSettler(ref.NewWindow(ttl, shards), st, ref.WithSink(sink))
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.Table == "" {
 		opts.Table = DefaultTable

@@ -68,7 +68,7 @@ func TestSinkConformance(t *testing.T) {
 }
 
 // TestClaimsSurviveRestartWithAppendOnly: with appendonly yes and
-// appendfsync always (what the package doc requires for durability), a
+// appendfsync always (what Open requires for durability), a
 // restarted server still holds every claim and its state, and Recover on a
 // new client finds the Granted ones.
 func TestClaimsSurviveRestartWithAppendOnly(t *testing.T) {

@@ -79,13 +79,27 @@ type Options struct {
 	AllowWeakDurability bool
 	// Config, if set, adjusts the client options parsed from the URL
 	// (dialer, TLS, timeouts, ...) before the client is created. Setting
-	// MaxRetries there brings back transparent retries; see the package doc
+	// MaxRetries there brings back transparent retries; see Open
 	// for why they are off.
 	Config func(*goredis.Options)
 	_      struct{}
 }
 
 // Store is a ref.PendingStore on Redis. Safe for concurrent use.
+//
+// The keys, each under Options.Prefix (default "onceproof:"), where hex is
+// the 32 lowercase hex digits of ref.Key.Bytes (the full 128 bits: a 64-bit
+// fingerprint collision is two claims, never a lost settlement):
+//
+//	prefix+"c:"+hex   hash, one claim: s state (1 Granted, 2 Delivered);
+//	                  p payload and l lease (Unix ms) while Granted
+//	prefix+"pending"  sorted set: hex of each Granted claim, scored by lease
+//	prefix+"g:"+hex   string, the Sink's grant key: the payload applied
+//	prefix+"ledger"   list, the Sink's ledger: hex+payload per grant, in order
+//
+// The scripts touch keys derived from their arguments, which standalone
+// Redis and a single-shard deployment allow; Redis Cluster is not
+// supported.
 type Store struct {
 	rdb     *goredis.Client
 	prefix  string
@@ -105,6 +119,18 @@ var (
 // appendfsync: yes and always); otherwise it returns an error wrapping
 // ErrNotDurable that names the setting or the refused command. ctx bounds
 // the checks.
+//
+// Durability is Redis's: a claim survives a Redis crash only if the server
+// runs with appendonly yes and appendfsync always (everysec can lose the last
+// second of claims, and a lost claim can be granted again), hence the
+// check. The client does not retry
+// commands on its own (MaxRetries -1): a retried claim whose first attempt
+// landed would report created=false to the node that created it.
+//
+// Use:
+//
+//	st, err := redis.Open(ctx, "redis://127.0.0.1:6379/0", redis.Options{Prefix: "game:", Batch: true})
+//	settler := ref.NewSettler(ref.NewWindow(ttl, shards), st, ref.WithSink(st.Sink()))
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.Prefix == "" {
 		opts.Prefix = "onceproof:"
@@ -118,7 +144,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.BatchWorkers < 1 || opts.MaxBatch < 1 || opts.PoolSize < 0 {
 		return nil, fmt.Errorf("%w: BatchWorkers %d, MaxBatch %d, PoolSize %d", ErrBadOptions, opts.BatchWorkers, opts.MaxBatch, opts.PoolSize)
 	}
-	// No transparent retries (see the package doc), and callers' deadlines
+	// No transparent retries (see Open), and callers' deadlines
 	// bound the socket reads and writes too.
 	rdb, err := redisstore.NewClient(ctx, url, opts.PoolSize, opts.Config)
 	if err != nil {

@@ -7,32 +7,6 @@
 // atomic form) keeps the ledger of applied grants under a UNIQUE grant key
 // and runs the caller's Effect (the credit) in the same transaction, so a
 // credit and its grant key survive a crash together or not at all.
-//
-// Contract choices, beyond ref.Store's:
-//
-//   - Durability: WAL journal with synchronous=FULL, so a call that returned
-//     nil survives kill -9 and power loss (NORMAL would survive kill -9 only).
-//   - Claim: INSERT ... ON CONFLICT(key) DO NOTHING; created is its row
-//     count. Only when it inserted nothing does a SELECT read the recorded
-//     state, which can only be at or past Granted, so the two statements need
-//     no transaction: whatever the SELECT sees is a state the record really
-//     had after the claim.
-//   - Commit: UPDATE ... WHERE key = ? AND state < ?, so states move only
-//     forward even when Commits race; a Delivered record's payload is
-//     dropped (nothing will read it again).
-//   - Leases are stored as Unix nanoseconds (exact round trip); the zero
-//     time means "expired at once". Other times outside 1678..2262 are
-//     refused with ErrLeaseRange rather than silently wrapped.
-//   - Errors: ref.ErrNotFound, ref.ErrClosed (wrapped), ErrLeaseRange,
-//     ErrBadState, ErrBadPath, ErrBadOptions; a cancelled context returns
-//     an error wrapping ctx.Err(). Any other error is "outcome unknown" in
-//     ref's sense.
-//   - Several Stores (processes, nodes) may open one file: SQLite's file
-//     locks serialise writers, each waiting up to 10s for the lock.
-//   - Options.Batch (OpenWith) runs the concurrent Begins (and Commits) of
-//     one handle as one transaction: one fsync for the batch instead of one
-//     per call. Each call's answer is the same as unbatched; a failed batch
-//     fails every call in it ("outcome unknown", as for one call).
 package sqlite
 
 import (
@@ -167,6 +141,28 @@ func (h *handle) close() error {
 }
 
 // Store is a ref.PendingStore on one SQLite file. Safe for concurrent use.
+//
+// Its contract choices, beyond ref.Store's:
+//
+//   - Durability: WAL journal with synchronous=FULL, so a call that returned
+//     nil survives kill -9 and power loss (NORMAL would survive kill -9 only).
+//   - Claim: INSERT ... ON CONFLICT(key) DO NOTHING; created is its row
+//     count. Only when it inserted nothing does a SELECT read the recorded
+//     state, which can only be at or past Granted, so the two statements need
+//     no transaction: whatever the SELECT sees is a state the record really
+//     had after the claim.
+//   - Commit: UPDATE ... WHERE key = ? AND state < ?, so states move only
+//     forward even when Commits race; a Delivered record's payload is
+//     dropped (nothing will read it again).
+//   - Leases are stored as Unix nanoseconds (exact round trip); the zero
+//     time means "expired at once". Other times outside 1678..2262 are
+//     refused with ErrLeaseRange rather than silently wrapped.
+//   - Errors: ref.ErrNotFound, ref.ErrClosed (wrapped), ErrLeaseRange,
+//     ErrBadState, ErrBadPath, ErrBadOptions; a cancelled context returns
+//     an error wrapping ctx.Err(). Any other error is "outcome unknown" in
+//     ref's sense.
+//   - Several Stores (processes, nodes) may open one file: SQLite's file
+//     locks serialise writers, each waiting up to 10s for the lock.
 type Store struct {
 	h       *handle
 	begins  *coalesce.Batcher[beginReq, beginRes]  // nil unless Options.Batch
@@ -185,7 +181,8 @@ type Options struct {
 	// fsync per transaction, so under concurrency a batch of n claims costs
 	// about what one did. At concurrency 1 a batch holds one call and adds
 	// one channel hand-off (well under a microsecond) to a write that takes
-	// hundreds.
+	// hundreds. Each call's answer is the same as unbatched; a failed batch
+	// fails every call in it ("outcome unknown", as for one call).
 	Batch bool
 	// MaxBatch bounds the calls of one batch (default 128: above the 64
 	// concurrent callers the suite and benchmarks use, so a burst is one

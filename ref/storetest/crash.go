@@ -357,6 +357,8 @@ func wantAt(point string, sinkCommits bool) crashWant {
 // child killed at each fault point, and children of four workers killed at
 // seeded random moments. The process must have called CrashChild(targets)
 // from TestMain. Unix only (it needs SIGKILL); elsewhere it skips.
+// After each kill it recovers and checks the ledger exactly-once. Passing
+// is not a proof: a kill may miss the one bad instant.
 func RunCrash(t *testing.T, targets map[string]CrashTarget) {
 	t.Helper()
 	if !canKill {

@@ -33,6 +33,8 @@ type SinkHarness struct {
 
 // RunSink runs the sink conformance checks as subtests of t. newHarness is
 // called once per subtest and must return a harness on an empty ledger.
+// The checks (named subtests, rerun as Run's are): one application per key
+// under racing deliveries, 128-bit keys, contexts, Close, Break.
 func RunSink(t *testing.T, newHarness func(t *testing.T) SinkHarness) {
 	t.Helper()
 	if newHarness == nil {

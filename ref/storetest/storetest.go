@@ -1,30 +1,13 @@
 // Package storetest is the conformance kit for ref's durable backends: every
 // store and sink in this module (ref.MemStore and MemSink, ref/sqlite,
-// ref/postgres, ref/redis) runs it, and so can a user's own.
-//
-//   - Run(t, newHarness): the ref.PendingStore contract (atomic claim under
-//     64 goroutines on 4 handles, forward-only Commit, ErrNotFound, payload
-//     copies, Pending's lease boundary and limit, 128-bit keys, close and
-//     reopen, cancelled contexts, ErrClosed, a broken connection's error).
-//   - RunSink(t, newHarness): the ref.Sink contract (one application per
-//     key under racing deliveries, 128-bit keys, contexts, Close, Break).
-//   - RunCrash(t, targets) with CrashChild in TestMain: kill -9 of a child
-//     process at each fault point and at seeded random moments, recovery,
-//     and the ledger checked exactly-once.
-//   - BenchClaimCommit(b, store, conc): the BenchmarkStore body.
-//
-// A suite is a function (like testing/fstest.TestFS): each property is a
-// named subtest, so `go test -run 'TestX/begin/atomic'` reruns one check,
-// and a failing check logs the -run pattern that reruns it. Optional
-// capabilities (io.Closer, a Break hook) are detected, and the checks that
-// need them skip with a line saying why when absent.
-//
-// What the kit can and cannot show: a failure is a real contract violation
-// (no false positives), but passing is not a proof (false negatives are
-// possible: a race the goroutines did not hit, a kill that did not land in
-// the one bad instant). Its teeth are tested: teeth_test.go runs every check
-// against a store or sink that breaks exactly the rule it guards and
-// requires the check to fail.
+// ref/postgres, ref/redis) runs it, and so can a user's own. Run checks the
+// ref.PendingStore contract, RunSink the ref.Sink contract, RunCrash
+// recovery after kill -9, and BenchClaimCommit is the BenchmarkStore body.
+// Each suite is a function whose checks are named subtests (Run says how to
+// rerun one). A failure is a real contract violation (no false positives),
+// but passing is not a proof (false negatives are possible); teeth_test.go
+// runs every check against a store or sink that breaks exactly the rule it
+// guards and requires the check to fail.
 package storetest
 
 import (
@@ -62,6 +45,16 @@ type Harness struct {
 
 // Run runs every conformance check as a subtest of t. newHarness is called
 // once per subtest and must return a harness on fresh, empty data.
+//
+// The checks: atomic claim under 64 goroutines on 4 handles, forward-only
+// Commit, ErrNotFound, payload copies, Pending's lease boundary and limit,
+// 128-bit keys, close and reopen, cancelled contexts, ErrClosed, a broken
+// connection's error. Each is a named subtest, so `go test -run
+// 'TestX/begin/atomic'` reruns one check, and a failing check logs the -run
+// pattern that reruns it (like testing/fstest.TestFS). Optional
+// capabilities (io.Closer, a Break hook) are detected, and the checks that
+// need them skip with a line saying why when absent. Passing is not a
+// proof: a race the goroutines did not hit goes unseen.
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Helper()
 	runChecks(t, "storetest.Run", checks, newHarness)

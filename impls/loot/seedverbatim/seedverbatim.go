@@ -2,17 +2,8 @@
 // logic exactly, on its tables in memory (or on MySQL or MariaDB through
 // docsql's verbatim statements: SQLTables, what `onceproof matrix -subject
 // loot -store mysql://...` runs), each statement of ref/loot/mysql/docsql
-// one Env.Store call. A claim is submitIntent: a
-// read judged by the node's clock, then the upsert (created_at the node's
-// clock in whole seconds, fair_score from the request, no membership
-// check). A settle is LootSettleService.settle: SET NX PX for 10s,
-// lockForSettle (the conditional UPDATE with the database's NOW() in
-// seconds), selectRanked (its ORDER BY, ties in row order),
-// insertGrantIgnore per winner (PENDING), markClosed, then GET and DEL.
-// Items are delivered by the compensation job (each PENDING grant by its
-// grant_no, then marked SUCCESS); there is no audit snapshot and nothing
-// resumes a session a dead settler left SETTLING. Its declaration derives
-// its verdicts.
+// one Env.Store call. Design says what a claim, a settle and a delivery
+// run; its declaration derives its verdicts.
 package seedverbatim
 
 import (
@@ -32,7 +23,16 @@ const Name = "loot-seed-verbatim"
 // lockTTL is the document's loot.settle.lock-expire-millis, 10000.
 const lockTTL = 10 * time.Second
 
-// Design is the row.
+// Design is the row. A claim is submitIntent: a read judged by the node's
+// clock, then the upsert (created_at the node's clock in whole seconds,
+// fair_score from the request, no membership check). A settle is
+// LootSettleService.settle: SET NX PX for 10s, lockForSettle (the
+// conditional UPDATE with the database's NOW() in seconds), selectRanked
+// (its ORDER BY, ties in row order), insertGrantIgnore per winner
+// (PENDING), markClosed, then GET and DEL. Items are delivered by the
+// compensation job (each PENDING grant by its grant_no, then marked
+// SUCCESS); there is no audit snapshot and nothing resumes a session a
+// dead settler left SETTLING.
 type Design struct{}
 
 var (

@@ -1,18 +1,9 @@
 // Package testserver starts throwaway PostgreSQL, MariaDB and Redis servers
 // for tests, from the binaries the Debian packages install (postgresql,
-// mariadb-server, redis-server).
-//
-// One server of each kind runs per test binary: it starts on first use and
-// stops when the package's TestMain calls Main (a parent-death signal kills it
-// too if the test binary dies first). Each test gets its own database
-// (Postgres, MariaDB) or key prefix (RedisPrefix), so tests never see each
-// other's data.
-// Servers listen on 127.0.0.1 only, on a free port, with their data in a
-// temporary directory that is removed when they stop.
-//
-// Without the binaries the helpers skip the test with one line naming the
-// packages to install; with ONCEPROOF_REQUIRE_SERVICES=1 in the environment
-// (CI sets it) they fail it instead, so a missing server never passes as a skip.
+// mariadb-server, redis-server), on 127.0.0.1 only. One server of each kind
+// runs per test binary, from first use until Main; each test gets its own
+// database or key prefix, so tests never see each other's data. Without the
+// binaries a test skips, or fails under RequireEnv=1.
 package testserver
 
 import (
@@ -23,7 +14,10 @@ import (
 )
 
 // RequireEnv is the environment variable under which a missing server fails
-// the test instead of skipping it.
+// the test instead of skipping it: without the binaries the helpers skip the
+// test with one line naming the packages to install; with
+// ONCEPROOF_REQUIRE_SERVICES=1 in the environment (CI sets it) they fail it
+// instead, so a missing server never passes as a skip.
 const RequireEnv = "ONCEPROOF_REQUIRE_SERVICES"
 
 // installHint is the one line a skip prints.
@@ -101,6 +95,10 @@ func StopAll() {
 }
 
 // Main runs the package's tests and then stops the servers they started.
+// A server starts on first use and stops here (a parent-death signal kills
+// it too if the test binary dies first). Servers listen on 127.0.0.1 only,
+// on a free port, with their data in a temporary directory that is removed
+// when they stop.
 // Use it as the package's TestMain body:
 //
 //	func TestMain(m *testing.M) { testserver.Main(m) }

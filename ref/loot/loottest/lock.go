@@ -30,7 +30,8 @@ const lockTTL = 100 * time.Millisecond
 
 // RunLock runs every Lock check as a subtest of t. newHarness is called
 // once per subtest and must return a harness on a lock service with no
-// keys held.
+// keys held. The checks: one holder, ttl by the lock's clock, atomic
+// compare-and-delete.
 func RunLock(t *testing.T, newHarness func(t *testing.T) LockHarness) {
 	t.Helper()
 	if newHarness == nil {

@@ -1,24 +1,12 @@
 // Package loottest is the conformance kit for loot.Store and loot.Lock
 // implementations: ref/loot/memory runs it, and so must every SQL store
-// and Redis lock written against those contracts.
-//
-//   - Run(t, newHarness): every clause of the Store contract, as a named
-//     subtest (the transitions table, claim upsert under 20 concurrent
-//     identical claims, deadlines by the store's clock, membership, claims
-//     frozen at the CAS, exactly one CAS winner of 10, takeover and stale
-//     fences, all-or-nothing RecordGrants, grant numbers, forward-only
-//     grants, the compensation lease and its backoff, cancel semantics and
-//     its race with RecordGrants, Overdue, nothing deleted, UTC
-//     microsecond times, the audit snapshot, cancelled contexts), and, with
-//     a same-store Inventory, exactly-once delivery end to end.
-//   - RunLock(t, newHarness): the Lock contract (one holder, ttl by the
-//     lock's clock, atomic compare-and-delete).
-//
-// A failure is a real contract violation (no false positives); passing is
-// not a proof (a race the goroutines did not hit goes unseen). Its teeth
-// are tested: teeth_test.go runs every check against a store or lock built
-// to break exactly the clause it guards and requires the check to fail. A
-// failing check logs the -run pattern that reruns it.
+// and Redis lock written against those contracts. Run checks every clause
+// of the Store contract and RunLock the Lock contract, each clause a named
+// subtest; a failing check logs the -run pattern that reruns it. A failure
+// is a real contract violation (no false positives); passing is not a
+// proof (a race the goroutines did not hit goes unseen). Its teeth are
+// tested: teeth_test.go runs every check against a store or lock built to
+// break exactly the clause it guards and requires the check to fail.
 package loottest
 
 import (
@@ -60,6 +48,15 @@ type Harness struct {
 }
 
 // Run runs every Store check as a subtest of t.
+//
+// The checks: the transitions table, claim upsert under 20 concurrent
+// identical claims, deadlines by the store's clock, membership, claims
+// frozen at the CAS, exactly one CAS winner of 10, takeover and stale
+// fences, all-or-nothing RecordGrants, grant numbers, forward-only grants,
+// the compensation lease and its backoff, cancel semantics and its race
+// with RecordGrants, Overdue, nothing deleted, UTC microsecond times, the
+// audit snapshot, cancelled contexts, and, with a same-store Inventory,
+// exactly-once delivery end to end.
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Helper()
 	if newHarness == nil {

@@ -11,10 +11,14 @@ import (
 )
 
 // Schema is what Open creates where it is missing, in one transaction
-// under an advisory lock, one object at a time (see createSchema). Times
-// are timestamptz (UTC instants at microseconds, as loot.StoreTime keeps
-// them); statuses and intents are the text of the loot constants; nothing
-// has ON DELETE, because nothing is ever deleted.
+// under an advisory lock, one object at a time (see createSchema).
+// Its tables: loot_session (with fence and settle_until), loot_member (the
+// team snapshot), loot_claim (one row per session and player), loot_grant
+// (keyed by the source document's grant number), loot_snapshot (the audit
+// record) and loot_inventory (the Inventory's ledger, keyed by grant
+// number). Times are timestamptz (UTC instants at microseconds, as
+// loot.StoreTime keeps them); statuses and intents are the text of the
+// loot constants; nothing has ON DELETE, because nothing is ever deleted.
 //
 // Run it yourself as the schema's owner, grant the application's role
 // SELECT, INSERT and UPDATE on the six tables, and Open (as that role)

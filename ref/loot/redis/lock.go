@@ -44,6 +44,28 @@ type Options struct {
 }
 
 // Lock is a loot.Lock on Redis. Safe for concurrent use.
+//
+// Keys: Options.Prefix + key, where key is what the caller passes (the
+// Service passes loot.LockKey(no), "loot:settle:lock:" + the session
+// number: the document's own layout when Prefix is empty). The value is
+// the holder's token. Each call touches one key, so standalone Redis, a
+// replica set and Redis Cluster all work; Options.Batch sends concurrent
+// calls as one script (batch.go): many keys in one call, so a standalone
+// server only.
+//
+// Errors: the client does not retry commands on its own (MaxRetries -1): an
+// error is "outcome unknown", which the Service handles (it goes on to the
+// CAS), where a silent retry of an Acquire that landed would answer "held".
+//
+// Timeouts: a call returns by ctx's deadline (go-redis's
+// ContextTimeoutEnabled: the deadline becomes the socket's), so a server
+// that hangs with its connections open (stopped, swapping, a network that
+// drops packets) costs a caller its own deadline, which the Service sets
+// (loot.Config.LockTimeout). A ctx without a deadline falls back to the
+// client's ReadTimeout and WriteTimeout (5s each by default; set them
+// through Options.Config): cancelling such a ctx does not interrupt a read
+// already waiting on the socket. With Batch, the caller returns at its
+// deadline while the batch it joined runs on under the client's timeouts.
 type Lock struct {
 	rdb    *goredis.Client
 	prefix string
@@ -63,6 +85,18 @@ return 0
 
 // Open connects to the server at url (redis://[user:password@]host:port/db)
 // and checks that it answers. ctx bounds the check.
+//
+// Persistence: none is required. The lock spares the database the CAS
+// attempts of settlers that would lose anyway; a Redis that loses the key
+// (a restart without AOF, an asynchronous failover, an expiry under a
+// paused settler) lets a second settler past the lock, and the CAS refuses
+// it. So Open does not ask for appendfsync always, unlike ref/redis, whose
+// keys are the durable claims themselves.
+//
+// Use:
+//
+//	lock, err := redis.Open(ctx, "redis://cache:6379/0", redis.Options{})
+//	svc, err := loot.New(loot.Config{Store: st, Inventory: inv, Fairness: history, Lock: lock})
 func Open(ctx context.Context, url string, opts Options) (*Lock, error) {
 	if opts.BatchWorkers == 0 {
 		opts.BatchWorkers = 2
@@ -74,7 +108,7 @@ func Open(ctx context.Context, url string, opts Options) (*Lock, error) {
 		return nil, fmt.Errorf("loot/redis: open: PoolSize %d, BatchWorkers %d, MaxBatch %d: %w",
 			opts.PoolSize, opts.BatchWorkers, opts.MaxBatch, loot.ErrBadArgument)
 	}
-	rdb, err := redisstore.NewClient(ctx, url, opts.PoolSize, opts.Config) // no retries: see the package doc
+	rdb, err := redisstore.NewClient(ctx, url, opts.PoolSize, opts.Config) // no retries: see Lock
 	if err != nil {
 		return nil, fmt.Errorf("loot/redis: open: %w", err)
 	}
@@ -85,7 +119,9 @@ func Open(ctx context.Context, url string, opts Options) (*Lock, error) {
 	return l, nil
 }
 
-// Acquire implements loot.Lock: SET key token NX PX ttl.
+// Acquire implements loot.Lock: SET key token NX PX ttl, the ttl rounded
+// up to the millisecond: one command, judged by Redis's clock, never
+// extending a live key.
 func (l *Lock) Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
 	if ttl <= 0 || token == "" {
 		return false, fmt.Errorf("loot/redis: lock %q: ttl %v, token %q: %w", key, ttl, token, loot.ErrBadArgument)
@@ -111,7 +147,10 @@ func (l *Lock) Acquire(ctx context.Context, key, token string, ttl time.Duration
 	return false, fmt.Errorf("loot/redis: lock %q: %w", key, err)
 }
 
-// Release implements loot.Lock: the compare-and-delete script.
+// Release implements loot.Lock: one Lua script, if GET key == token then
+// DEL key, run by EVALSHA with an EVAL fallback when the server lost its
+// script cache (a restart, SCRIPT FLUSH). The document's GET then DEL from
+// the client can delete the next holder's lock.
 func (l *Lock) Release(ctx context.Context, key, token string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("loot/redis: unlock %q: %w", key, err)

@@ -65,7 +65,7 @@ func (d dilated) Acquire(ctx context.Context, key, token string, ttl time.Durati
 }
 
 // TestLockNeedsNoPersistence: Open accepts a server without AOF (the lock
-// is an optimisation; see the package doc), where ref/redis refuses one.
+// is an optimisation; see Open), where ref/redis refuses one.
 func TestLockNeedsNoPersistence(t *testing.T) {
 	srv := testserver.StartRedis(t, "--appendonly", "no")
 	l := open(t, srv.URL(), redis.Options{})

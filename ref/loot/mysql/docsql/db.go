@@ -13,6 +13,13 @@ import (
 // parseTime=true; the document stores every time in one zone (its
 // serverTimezone), so give the connection's loc and time_zone the same
 // zone.
+//
+// It runs the steps as the document's Java does: submitIntent checks, then
+// upserts; LootSettleService.settle locks, ranks, inserts grants one by
+// one, then closes. Not from the document: CreateSession, CheckIntent,
+// CancelSession, SelectPending and MarkSuccess (the document describes each
+// step but shows no SQL for it). The Redis lock is left out (the document
+// calls it an optimisation; the conditional UPDATE decides).
 type DB struct {
 	db Querier
 }

@@ -1,19 +1,12 @@
 // Package docsql is the source document's loot allocation SQL, verbatim,
-// runnable on MySQL or MariaDB: its schema.sql (Schema) and its LootMapper
+// runnable on MySQL or MariaDB: its schema.sql (Schema), its LootMapper
 // statements (UpsertIntent, LockForSettle, SelectRanked, InsertGrantIgnore,
-// MarkClosed), and DB, which runs them as the document's Java does
-// (submitIntent checks, then upserts; LootSettleService.settle locks,
-// ranks, inserts grants one by one, then closes), each step a method so a
-// test or a fault schedule can interleave them.
-//
-// It is the document's design kept for comparison with ref/loot/mysql,
-// flaws included (DATETIME without fraction, check-then-upsert, an ORDER
-// BY without a final tiebreak, grants outside any transaction), and is not
-// meant for use. Not from the document: CreateSession, CheckIntent,
-// CancelSession, SelectPending and MarkSuccess (the document describes
-// each step but shows no SQL for it) and the Redis
-// lock, which DB leaves out (the document calls it an optimisation; the
-// conditional UPDATE decides).
+// MarkClosed), and DB, which runs them as the document's Java does, each
+// step a method so a test or a fault schedule can interleave them. It is
+// the document's design kept for comparison with ref/loot/mysql, flaws
+// included (DATETIME without fraction, check-then-upsert, an ORDER BY
+// without a final tiebreak, grants outside any transaction), and is not
+// meant for use. DB says which of its statements are not the document's.
 package docsql
 
 import "regexp"
