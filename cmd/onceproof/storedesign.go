@@ -8,7 +8,6 @@ import (
 
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/impls/refdesign"
-	"github.com/onceproof/onceproof/internal/refenv"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -74,9 +73,9 @@ func (d *StoreDesign) NewCluster() faults.Cluster {
 	if err != nil {
 		err = fmt.Errorf("%s: opening the store of run %d: %w", d.name, run, err)
 		d.fail(err)
-		return &StoreCluster{Cluster: refdesign.NewCluster(brokenStore{err}), d: d}
+		return &StoreCluster{Cluster: refdesign.NewCluster(brokenStore{err}, refdesign.NewWindow), d: d}
 	}
-	return &StoreCluster{Cluster: refdesign.NewCluster(st), d: d, cleanup: cleanup}
+	return &StoreCluster{Cluster: refdesign.NewCluster(st, refdesign.NewWindow), d: d, cleanup: cleanup}
 }
 
 // Probe opens one fresh store under ctx and cleans it up, before a matrix:
@@ -93,7 +92,7 @@ func (d *StoreDesign) Probe(ctx context.Context) error {
 // StoreCluster is one run's durable state on a real store: the ref row's
 // cluster on it.
 type StoreCluster struct {
-	*refenv.Cluster
+	*refdesign.Cluster
 	d       *StoreDesign
 	cleanup func() error
 	once    sync.Once
