@@ -1,8 +1,11 @@
 // Package refdesign runs the reference Settler of package ref as a design
 // of the proof harness: the row "ref" of the design matrix (Design, each
-// node with its own ref.Window in front of one shared ref.MemStore), and
-// ref's pipeline as a cluster on any store and window (NewCluster: a ref
-// row on a real store, and the rows that swap the window). Every store
+// node with its own ref.Window in front of one shared ref.MemStore), the
+// same row on a store the caller opened (OnStore: a user's
+// props.TestDesign on their own PostgreSQL; OnStores: a fresh store per
+// run, as `onceproof matrix -store` opens them), and ref's pipeline as a
+// cluster on any store and window (NewCluster, for the rows that swap the
+// window). Every store
 // call is one env.Durable operation and the sink credits through
 // env.Credit, so the runner injects faults where a real store fails. A
 // design built on it is its window and one line of wiring. Design's
