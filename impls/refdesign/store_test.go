@@ -174,3 +174,14 @@ func TestOnStoreWithoutEmptyingIsCaught(t *testing.T) {
 		t.Errorf("ref on a store never emptied holds under clean: the runs do not start from an empty store\nreproduce: go test ./impls/refdesign -run TestOnStoreWithoutEmptyingIsCaught")
 	}
 }
+
+// A user's test on their own store is props.TestDesign on OnStore: the kit
+// runs every family it is given on the one store, each run emptied.
+func TestOnStoreUnderTheKit(t *testing.T) {
+	st := newEmptiable()
+	d := refdesign.OnStore("mem", st, st.empty)
+	props.TestDesign(t, d, props.Families(faults.Clean, faults.Crash, faults.StoreError), props.Schedules(5, 1), props.Dir(t.TempDir()))
+	if err := d.Err(); err != nil {
+		t.Errorf("store failures under the kit: %v", err)
+	}
+}

@@ -154,3 +154,16 @@ func TestOnStoreRunsOneAtATimeInAParallelMatrix(t *testing.T) {
 		t.Errorf("loot-ref on one store under a 3-way parallel matrix: mismatches %v, Err %v, Live %d; want none\nreproduce: go test ./impls/loot/lootref -run TestOnStoreRunsOneAtATimeInAParallelMatrix", ms, d.Err(), d.Live())
 	}
 }
+
+// A user's test on their own database is lootprops.TestDesign on OnStore:
+// the kit runs every family it is given on the one store, each run
+// emptied. 8 schedules a family: store-error runs a fraction of them
+// (lootfaults.Runs), and at 5 its 2 runs reach no failing call.
+func TestOnStoreUnderTheKit(t *testing.T) {
+	st := newTable()
+	d := lootref.OnStore(lootref.Where{DB: "memory"}, st, lootref.Options{SetClock: st.clock.Set, Empty: st.empty})
+	lootprops.TestDesign(t, d, engine.Families(lootfaults.Clean, lootfaults.Crash, lootfaults.StoreError), engine.Schedules(8, 1), engine.Dir(t.TempDir()))
+	if err := d.Err(); err != nil {
+		t.Errorf("store failures under the kit: %v", err)
+	}
+}
