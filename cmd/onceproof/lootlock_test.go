@@ -17,32 +17,34 @@ import (
 )
 
 // TestRedisLocksAnswerAsTheWorldsModel: a run's lock service on a real
-// Redis gives every call the answer the world's model gives, under any
-// sequence of calls and times: in particular a key whose ttl ended by the
-// lock clock is free, though Redis's own ttl (an hour longer) is not.
+// Redis (lootref.LockService of the command's lock server) gives every
+// call the answer the world's model gives, under any sequence of calls and
+// times: in particular a key whose ttl ended by the lock clock is free,
+// though Redis's own ttl (an hour longer) is not.
 func TestRedisLocksAnswerAsTheWorldsModel(t *testing.T) {
 	srv := testserver.Redis(t)
 	prefix := testserver.RedisPrefix(t)
 	ctx := context.Background()
-	locks, err := openRedisLocks(ctx, srv.URL(), prefix)
+	server, err := openRedisLocks(ctx, srv.URL(), prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := locks.close(ctx); err != nil {
+		if err := server.close(ctx); err != nil {
 			t.Error(err)
 		}
 	}()
-	locks.fail = func(err error) { t.Errorf("lock service failed: %v", err) }
 	// Two keys and three tokens: calls collide on a key and on a holder.
 	// Whole-second steps of 0-4 s against ttls of 1-5 s: a ttl ends within
 	// a few calls about as often as not, and a call lands exactly on a
 	// ttl's end (now == until, the boundary where the key is free).
 	keys, tokens := []string{"loot:settle:lock:1", "loot:settle:lock:2"}, []string{"a", "b", "c"}
 	rapid.Check(t, func(rt *rapid.T) {
-		if err := locks.empty(ctx); err != nil {
+		if err := server.empty(ctx); err != nil {
 			rt.Fatal(err)
 		}
+		// One lock service per run, on an emptied server, as a slot's.
+		locks := lootref.LockService(server)
 		model := lootfaults.NewLockModel()
 		var now time.Duration
 		for i := range rapid.IntRange(1, 40).Draw(rt, "calls") {
@@ -50,26 +52,30 @@ func TestRedisLocksAnswerAsTheWorldsModel(t *testing.T) {
 			key := rapid.SampledFrom(keys).Draw(rt, "key")
 			var got, want any
 			var call string
+			var err error
 			switch op := rapid.IntRange(0, 3).Draw(rt, "op"); op {
 			case 0:
 				token := rapid.SampledFrom(tokens).Draw(rt, "token")
 				ttl := time.Duration(rapid.IntRange(1, 5).Draw(rt, "ttl")) * time.Second
 				call = fmt.Sprintf("SetNX(%v, %s, %s, %v)", now, key, token, ttl)
-				got, _ = locks.SetNX(now, key, token, ttl)
+				got, err = locks.SetNX(now, key, token, ttl)
 				want, _ = model.SetNX(now, key, token, ttl)
 			case 1:
 				call = fmt.Sprintf("Get(%v, %s)", now, key)
-				got, _ = locks.Get(now, key)
+				got, err = locks.Get(now, key)
 				want, _ = model.Get(now, key)
 			case 2:
 				call = fmt.Sprintf("Del(%v, %s)", now, key)
-				got, _ = locks.Del(now, key)
+				got, err = locks.Del(now, key)
 				want, _ = model.Del(now, key)
 			default:
 				token := rapid.SampledFrom(tokens).Draw(rt, "token")
 				call = fmt.Sprintf("Unlock(%v, %s, %s)", now, key, token)
-				got, _ = locks.Unlock(now, key, token)
+				got, err = locks.Unlock(now, key, token)
 				want, _ = model.Unlock(now, key, token)
+			}
+			if err != nil {
+				rt.Fatalf("call %d, %s: the lock service failed: %v", i, call, err)
 			}
 			if got != want {
 				rt.Fatalf("call %d, %s: Redis answered %v, the world's model %v", i, call, got, want)

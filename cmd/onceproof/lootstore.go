@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
@@ -32,233 +30,44 @@ const lootStoreForms = "postgres://user:pass@host:port/db or postgresql://... (o
 // virtual time of every store call before it runs.
 const clockTable = "onceproof_clock"
 
-// lootSlot is the durable state of one loot run on a real server: a
-// PostgreSQL schema or a MySQL database holding ref/loot's tables and the
-// clock table, and the store open on it. A slot serves one run at a time;
-// the run's Close empties its tables and hands it to the next run, so every
-// run starts from empty tables without paying a schema's creation (tens of
-// milliseconds) each time.
-type lootSlot struct {
-	// cluster is the row's cluster on the slot, its database clock db.
-	cluster func(db lootfaults.Clock) lootfaults.Cluster
-	empty   func(ctx context.Context) error
-	drop    func(ctx context.Context) error // closes the store and removes the schema or database
-	// locks is the slot's lock service on -lock's Redis (nil: the world's
-	// model), emptied and closed with the slot.
-	locks *redisLocks
-}
-
 // memorySlots opens slots for the row d in memory: its own cluster, for
 // -lock without -store (the lock service is the slot's only real part).
-func memorySlots(d lootfaults.Design) lootOpener {
-	return func(context.Context, int) (*lootSlot, error) {
+func memorySlots(d lootfaults.Design) lootref.Opener {
+	return func(context.Context, int) (*lootref.Slot, error) {
 		none := func(context.Context) error { return nil }
-		return &lootSlot{cluster: d.NewCluster, empty: none, drop: none}, nil
+		return &lootref.Slot{Cluster: d.NewCluster, Empty: none, Drop: none}, nil
 	}
 }
 
 // withLocks gives every slot of open a lock service on the Redis server at
 // url: key prefix onceproof:loot:<tag>:<k>: for slot k.
-func withLocks(open lootOpener, url, tag string) lootOpener {
-	return func(ctx context.Context, k int) (*lootSlot, error) {
+func withLocks(open lootref.Opener, url, tag string) lootref.Opener {
+	return func(ctx context.Context, k int) (*lootref.Slot, error) {
 		s, err := open(ctx, k)
 		if err != nil {
 			return nil, err
 		}
 		locks, err := openRedisLocks(ctx, url, fmt.Sprintf("onceproof:loot:%s:%d:", tag, k))
 		if err != nil {
-			return nil, errors.Join(lockError{err}, cleanup(s.drop))
+			return nil, errors.Join(lockError{err}, cleanup(s.Drop))
 		}
 		// Keys a killed process left under this prefix (a tag repeats
 		// only by chance, but a slot must start empty).
 		if err := locks.empty(ctx); err != nil {
-			return nil, errors.Join(lockError{err}, cleanup(locks.close), cleanup(s.drop))
+			return nil, errors.Join(lockError{err}, cleanup(locks.close), cleanup(s.Drop))
 		}
-		empty, drop := s.empty, s.drop
-		s.locks = locks
-		s.empty = func(ctx context.Context) error { return errors.Join(empty(ctx), locks.empty(ctx)) }
-		s.drop = func(ctx context.Context) error { return errors.Join(locks.close(ctx), drop(ctx)) }
+		empty, drop := s.Empty, s.Drop
+		s.Locks = locks
+		s.Empty = func(ctx context.Context) error { return errors.Join(empty(ctx), locks.empty(ctx)) }
+		s.Drop = func(ctx context.Context) error { return errors.Join(locks.close(ctx), drop(ctx)) }
 		return s, nil
 	}
-}
-
-// refSlot is loot-ref's cluster on st, whose test clock setClock moves
-// to the world's database time before every store call.
-func refSlot(st lootref.Store, setClock func(context.Context, time.Time) error) func(lootfaults.Clock) lootfaults.Cluster {
-	return func(db lootfaults.Clock) lootfaults.Cluster {
-		return lootref.NewCluster(st, func(ctx context.Context) error { return setClock(ctx, db.Now()) })
-	}
-}
-
-// lootOpener creates slot number k (0, 1, ...; as many as runs in flight).
-type lootOpener func(ctx context.Context, k int) (*lootSlot, error)
-
-// LootStoreDesign is a loot row on a real database: loot-ref (the same
-// Service, world lock and inventory as in memory, with ref/loot's
-// PostgreSQL or MySQL store under it) or loot-seed-verbatim (the
-// document's tables and verbatim SQL on MySQL or MariaDB), the database's
-// clock the world's (moved before every statement). Every store call is
-// still one Env call, so faults land where they do in memory and the
-// verdicts must be the in-memory row's: a cell that differs is the
-// database behaving otherwise than the in-memory model of it.
-//
-// Failures to open, empty or drop a slot are not verdicts: Err returns them
-// and the command writes nothing when there are any.
-type LootStoreDesign struct {
-	runBook
-	base lootfaults.Design // the in-memory row: its declaration, and a failed slot's stand-in
-	name string
-	db   string // the database's kind (postgres, mysql), "" for the row's in-memory store
-	lock bool   // the lock service is a real Redis (-lock)
-	open lootOpener
-
-	smu  sync.Mutex
-	free []*lootSlot
-	all  []*lootSlot
-}
-
-var _ engine.Declarer = (*LootStoreDesign)(nil)
-
-// Name implements lootfaults.Design: "loot-ref@postgres", "loot-ref@mysql"
-// or "loot-seed-verbatim@mysql".
-func (d *LootStoreDesign) Name() string { return d.name }
-
-// Declare implements engine.Declarer: the in-memory row's declaration
-// (the database and the lock service keep the contracts the in-memory
-// models assume, or the cells differ).
-func (d *LootStoreDesign) Declare() engine.Declaration {
-	decl := engine.DeclarationOf(d.base)
-	if d.db != "" {
-		decl.Doc += " This row runs it on a real database (" + d.db + "), emptied before every run, its clock the world's database clock, every call still through the fault-injecting environment."
-	}
-	if d.lock {
-		decl.Doc += " Its lock service is a real Redis (ref/loot/redis's Lock: SET NX PX, the compare-and-delete script; GET and DEL), one key prefix per run in flight, emptied before every run; a key's ttl ends by the world's lock clock (the key is deleted before the first call at or past its end), every call still through the fault-injecting environment."
-	}
-	return decl
-}
-
-// NewCluster implements lootfaults.Design: a slot's store, its clock moved
-// to db's time before every call.
-func (d *LootStoreDesign) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
-	run := d.start()
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	slot, err := d.acquire(ctx)
-	if err != nil {
-		d.fail(fmt.Errorf("%s: opening the database of run %d: %w", d.name, run, err))
-		// The run goes on in memory so the harness need not stop; its
-		// verdict is never written: Err reports the failure first.
-		return &lootStoreCluster{Cluster: d.base.NewCluster(db), d: d}
-	}
-	if slot.locks != nil {
-		slot.locks.fail = d.fail
-	}
-	return &lootStoreCluster{Cluster: slot.cluster(db), d: d, slot: slot}
-}
-
-// acquire returns a free slot, or a new one.
-func (d *LootStoreDesign) acquire(ctx context.Context) (*lootSlot, error) {
-	d.smu.Lock()
-	if n := len(d.free); n > 0 {
-		s := d.free[n-1]
-		d.free = d.free[:n-1]
-		d.smu.Unlock()
-		return s, nil
-	}
-	k := len(d.all)
-	d.all = append(d.all, nil) // reserve k while opening without the lock
-	d.smu.Unlock()
-	s, err := d.open(ctx, k)
-	d.smu.Lock()
-	defer d.smu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	d.all[k] = s
-	return s, nil
-}
-
-// release empties s and makes it free; a slot that cannot be emptied is
-// never used again (Done still drops it).
-func (d *LootStoreDesign) release(s *lootSlot) error {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	if err := s.empty(ctx); err != nil {
-		return err
-	}
-	d.smu.Lock()
-	defer d.smu.Unlock()
-	d.free = append(d.free, s)
-	return nil
-}
-
-// Probe opens a slot under ctx before the matrix and frees it: a database
-// that cannot be used fails here, at once and with its cause.
-func (d *LootStoreDesign) Probe(ctx context.Context) error {
-	d.probe()
-	s, err := d.acquire(ctx)
-	if err != nil {
-		return err
-	}
-	return d.release(s)
-}
-
-// Done closes every slot and removes its schema or database; the command
-// calls it after the matrix, interrupted or not.
-func (d *LootStoreDesign) Done() error {
-	d.smu.Lock()
-	defer d.smu.Unlock()
-	var errs []error
-	for _, s := range d.all {
-		if s == nil {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		errs = append(errs, s.drop(ctx))
-		cancel()
-	}
-	d.all, d.free = nil, nil
-	return errors.Join(errs...)
-}
-
-// lootStoreCluster is one run's cluster on a slot.
-type lootStoreCluster struct {
-	lootfaults.Cluster
-	d    *LootStoreDesign
-	slot *lootSlot // nil: the slot did not open
-	once sync.Once
-}
-
-var (
-	_ lootfaults.ClusterCloser = (*lootStoreCluster)(nil)
-	_ lootfaults.LockCluster   = (*lootStoreCluster)(nil)
-)
-
-// LockService implements lootfaults.LockCluster: the slot's Redis with
-// -lock, else the world's model.
-func (c *lootStoreCluster) LockService() lootfaults.LockService {
-	if c.slot == nil || c.slot.locks == nil {
-		return nil
-	}
-	return c.slot.locks
-}
-
-// Close implements lootfaults.ClusterCloser: the slot is emptied and freed.
-func (c *lootStoreCluster) Close() {
-	c.once.Do(func() {
-		if c.slot != nil {
-			if err := c.d.release(c.slot); err != nil {
-				c.d.fail(fmt.Errorf("%s: emptying a run's database: %w", c.d.name, err))
-			}
-		}
-		c.d.end()
-	})
 }
 
 // postgresLootSlots opens slots on the PostgreSQL server at url: schema
 // onceproof_loot_<tag>_<k>, the pool's search_path set to it alone.
-func postgresLootSlots(url, tag string) lootOpener {
-	return func(ctx context.Context, k int) (*lootSlot, error) {
+func postgresLootSlots(url, tag string) lootref.Opener {
+	return func(ctx context.Context, k int) (*lootref.Slot, error) {
 		schema := fmt.Sprintf("onceproof_loot_%s_%d", tag, k)
 		conn, err := pgx.Connect(ctx, url)
 		if err != nil {
@@ -299,16 +108,17 @@ func postgresLootSlots(url, tag string) lootOpener {
 		// and RESTART IDENTITY makes every run's ids start where the
 		// first run's did.
 		truncate := "TRUNCATE " + strings.Join(tables, ", ") + " RESTART IDENTITY"
-		return &lootSlot{
-			cluster: refSlot(st, func(ctx context.Context, now time.Time) error {
-				_, err := pool.Exec(ctx, "UPDATE "+clockTable+" SET now = $1", now)
-				return err
-			}),
-			empty: func(ctx context.Context) error {
+		setClock := func(ctx context.Context, now time.Time) error {
+			_, err := pool.Exec(ctx, "UPDATE "+clockTable+" SET now = $1", now)
+			return err
+		}
+		return &lootref.Slot{
+			Cluster: func(db lootfaults.Clock) lootfaults.Cluster { return lootref.NewCluster(st, db, setClock) },
+			Empty: func(ctx context.Context) error {
 				_, err := pool.Exec(ctx, truncate)
 				return err
 			},
-			drop: func(ctx context.Context) error {
+			Drop: func(ctx context.Context) error {
 				st.Close()
 				return dropSchema(ctx)
 			},
@@ -318,8 +128,8 @@ func postgresLootSlots(url, tag string) lootOpener {
 
 // mysqlLootSlots opens slots on the MySQL or MariaDB server of dsn:
 // database onceproof_loot_<tag>_<k> (the account needs CREATE and DROP).
-func mysqlLootSlots(dsn, tag string) lootOpener {
-	return func(ctx context.Context, k int) (*lootSlot, error) {
+func mysqlLootSlots(dsn, tag string) lootref.Opener {
+	return func(ctx context.Context, k int) (*lootref.Slot, error) {
 		run, dropDB, err := mysqlDatabase(ctx, dsn, fmt.Sprintf("onceproof_loot_%s_%d", tag, k))
 		if err != nil {
 			return nil, err
@@ -355,13 +165,14 @@ func mysqlLootSlots(dsn, tag string) lootOpener {
 			st.Close()
 			return nil, errors.Join(err, cleanup(dropDB))
 		}
-		return &lootSlot{
-			cluster: refSlot(st, func(ctx context.Context, now time.Time) error {
-				_, err := db.ExecContext(ctx, "UPDATE "+clockTable+" SET at = ?", now.UTC())
-				return err
-			}),
-			empty: truncateAll(db, tables),
-			drop: func(ctx context.Context) error {
+		setClock := func(ctx context.Context, now time.Time) error {
+			_, err := db.ExecContext(ctx, "UPDATE "+clockTable+" SET at = ?", now.UTC())
+			return err
+		}
+		return &lootref.Slot{
+			Cluster: func(clock lootfaults.Clock) lootfaults.Cluster { return lootref.NewCluster(st, clock, setClock) },
+			Empty:   truncateAll(db, tables),
+			Drop: func(ctx context.Context) error {
 				return errors.Join(st.Close(), dropDB(ctx))
 			},
 		}, nil
@@ -372,8 +183,8 @@ func mysqlLootSlots(dsn, tag string) lootOpener {
 // server of dsn: database onceproof_doc_<tag>_<k> holding the document's
 // schema.sql (docsql.Schema), its clock each statement's connection
 // timestamp (seedverbatim.SQLTables).
-func mysqlDocSlots(dsn, tag string) lootOpener {
-	return func(ctx context.Context, k int) (*lootSlot, error) {
+func mysqlDocSlots(dsn, tag string) lootref.Opener {
+	return func(ctx context.Context, k int) (*lootref.Slot, error) {
 		run, dropDB, err := mysqlDatabase(ctx, dsn, fmt.Sprintf("onceproof_doc_%s_%d", tag, k))
 		if err != nil {
 			return nil, err
@@ -392,12 +203,12 @@ func mysqlDocSlots(dsn, tag string) lootOpener {
 			db.Close()
 			return nil, errors.Join(err, cleanup(dropDB))
 		}
-		return &lootSlot{
-			cluster: func(clock lootfaults.Clock) lootfaults.Cluster {
+		return &lootref.Slot{
+			Cluster: func(clock lootfaults.Clock) lootfaults.Cluster {
 				return seedverbatim.NewCluster(seedverbatim.SQLTables(db, clock.Now))
 			},
-			empty: truncateAll(db, []string{"loot_grant", "loot_intent", "loot_session"}),
-			drop: func(ctx context.Context) error {
+			Empty: truncateAll(db, []string{"loot_grant", "loot_intent", "loot_session"}),
+			Drop: func(ctx context.Context) error {
 				return errors.Join(db.Close(), dropDB(ctx))
 			},
 		}, nil
@@ -458,7 +269,7 @@ func mysqlExec(ctx context.Context, cfg *gomysql.Config, stmt string) error {
 
 // lootStores is the loot rows of one `matrix -subject loot -store`, as
 // the command reports them (storeRows).
-type lootStores []*LootStoreDesign
+type lootStores []*lootref.StoreDesign
 
 // Name is the rows' names, joined by "+".
 func (ds lootStores) Name() string {
@@ -469,7 +280,7 @@ func (ds lootStores) Name() string {
 	return strings.Join(names, "+")
 }
 
-// Runs is the runs (and probes) of every row.
+// Runs is the runs of every row.
 func (ds lootStores) Runs() (n int) {
 	for _, d := range ds {
 		n += d.Runs()

@@ -133,14 +133,14 @@ func TestLootMatrixOnMariaDBMatchesMemoryAndDropsItsDatabases(t *testing.T) {
 func TestLootStoreRowIsJudgedOnTheDatabase(t *testing.T) {
 	url := testserver.Postgres(t)
 	open := postgresLootSlots(url, "teeth")
-	d := &LootStoreDesign{base: lootref.Design{}, name: "loot-ref@postgres-a-year-late", db: "postgres", open: func(ctx context.Context, k int) (*lootSlot, error) {
+	d := lootref.OnSlots(lootref.Design{}, lootref.Where{DB: "postgres-a-year-late"}, func(ctx context.Context, k int) (*lootref.Slot, error) {
 		s, err := open(ctx, k)
 		if err == nil {
-			onTime := s.cluster
-			s.cluster = func(lootfaults.Clock) lootfaults.Cluster { return onTime(yearLate{}) }
+			onTime := s.Cluster
+			s.Cluster = func(lootfaults.Clock) lootfaults.Cluster { return onTime(yearLate{}) }
 		}
 		return s, err
-	}}
+	})
 	defer func() {
 		if err := d.Done(); err != nil {
 			t.Error(err)

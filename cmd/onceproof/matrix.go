@@ -173,7 +173,7 @@ type matrixRun struct {
 }
 
 // storeRows is a design on a real store, as the command reports it
-// (StoreDesign, LootStoreDesign).
+// (refdesign.StoreDesign, lootref.StoreDesign).
 type storeRows interface {
 	Name() string
 	Runs() int

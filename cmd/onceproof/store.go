@@ -24,6 +24,7 @@ import (
 	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
 	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/internal/redact"
+	"github.com/onceproof/onceproof/internal/slots"
 	"github.com/onceproof/onceproof/ref"
 	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
 	"github.com/onceproof/onceproof/ref/postgres"
@@ -58,8 +59,8 @@ const DefaultLootStoreN = 20
 
 // storeTimeout bounds one open or cleanup of a run's store: a server that
 // does not answer fails the run's store (reported, exit 1) instead of
-// hanging the matrix.
-const storeTimeout = 30 * time.Second
+// hanging the matrix. It is the adapters' own bound on a slot.
+const storeTimeout = slots.Timeout
 
 // probeTimeout bounds the probe before the matrix starts. A server on the
 // other side of the world answers a connection within a second; one that
@@ -213,7 +214,7 @@ func (sp storeSpec) scrub(msg string) string {
 // command itself created (the SQLite run directory) after the matrix. tag
 // makes this invocation's table names and key prefixes unique, so two
 // matrices (or other users of the database) never share state.
-func (sp storeSpec) design(tag string) (*StoreDesign, func() error, error) {
+func (sp storeSpec) design(tag string) (*refdesign.StoreDesign, func() error, error) {
 	switch sp.kind {
 	case "sqlite":
 		if err := os.MkdirAll(sp.target, 0o755); err != nil {
@@ -240,7 +241,7 @@ func (sp storeSpec) design(tag string) (*StoreDesign, func() error, error) {
 				return err
 			}, nil
 		}
-		return WithStore("sqlite", open), func() error { return os.RemoveAll(dir) }, nil
+		return refdesign.OnStores("sqlite", open), func() error { return os.RemoveAll(dir) }, nil
 	case "postgres":
 		open := func(ctx context.Context, run int) (ref.PendingStore, func() error, error) {
 			ctx, cancel := context.WithTimeout(ctx, storeTimeout)
@@ -271,7 +272,7 @@ func (sp storeSpec) design(tag string) (*StoreDesign, func() error, error) {
 				return errors.Join(err, st.Close())
 			}, nil
 		}
-		return WithStore("postgres", open), func() error { return nil }, nil
+		return refdesign.OnStores("postgres", open), func() error { return nil }, nil
 	case "redis":
 		open := func(ctx context.Context, run int) (ref.PendingStore, func() error, error) {
 			ctx, cancel := context.WithTimeout(ctx, storeTimeout)
@@ -287,7 +288,7 @@ func (sp storeSpec) design(tag string) (*StoreDesign, func() error, error) {
 				return errors.Join(deletePrefix(ctx, st.Client(), prefix), st.Close())
 			}, nil
 		}
-		return WithStore("redis", open), func() error { return nil }, nil
+		return refdesign.OnStores("redis", open), func() error { return nil }, nil
 	}
 	return nil, nil, fmt.Errorf("matrix: store kind %q has no opener", sp.kind)
 }
@@ -377,32 +378,36 @@ func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bo
 	if err != nil {
 		return nil, err
 	}
+	at := lootref.Where{DB: sp.kind}
+	if sp.lock != "" {
+		at.Lock = "redis"
+	}
 	var ds lootStores
 	for _, name := range names {
-		d := &LootStoreDesign{base: rows[name], name: name + "@" + where, db: sp.kind, lock: sp.lock != ""}
+		var open lootref.Opener
 		switch {
 		case sp.kind == "":
-			d.open = memorySlots(rows[name])
+			open = memorySlots(rows[name])
 		case sp.kind == "postgres":
-			d.open = postgresLootSlots(sp.target, tag)
+			open = postgresLootSlots(sp.target, tag)
 		case name == seedverbatim.Name:
 			dsn, err := lootmysql.DSN(sp.target)
 			if err != nil {
 				return nil, err
 			}
-			d.open = mysqlDocSlots(dsn, tag)
+			open = mysqlDocSlots(dsn, tag)
 		default:
 			dsn, err := lootmysql.DSN(sp.target)
 			if err != nil {
 				return nil, err
 			}
-			d.open = mysqlLootSlots(dsn, tag)
+			open = mysqlLootSlots(dsn, tag)
 		}
 		if sp.lock != "" {
 			// Each row its own prefixes: two rows' slot k must not share keys.
-			d.open = withLocks(d.open, sp.lock, tag+":"+strings.ReplaceAll(d.name, "@", "-"))
+			open = withLocks(open, sp.lock, tag+":"+name+"-"+where)
 		}
-		ds = append(ds, d)
+		ds = append(ds, lootref.OnSlots(rows[name], at, open))
 	}
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -424,7 +429,7 @@ func lootStoreDesigns(ctx context.Context, sp storeSpec, list string, verbose bo
 // store opened and cleaned up) before the matrix starts. -designs may only
 // name ref. done removes what the command created besides the runs' own
 // stores (the SQLite run directory).
-func storeDesign(ctx context.Context, sp storeSpec, list string, verbose bool) (*StoreDesign, func() error, error) {
+func storeDesign(ctx context.Context, sp storeSpec, list string, verbose bool) (*refdesign.StoreDesign, func() error, error) {
 	for _, name := range strings.Split(list, ",") {
 		if name = strings.TrimSpace(name); name != "" && name != refdesign.Name && name != refdesign.Name+"@"+sp.kind {
 			return nil, nil, badf("matrix: -store runs only the %s design (the other rows keep their durable state in their own in-memory stores), got -designs %q", refdesign.Name, list)
@@ -434,10 +439,12 @@ func storeDesign(ctx context.Context, sp storeSpec, list string, verbose bool) (
 	if err != nil {
 		return nil, nil, err
 	}
-	sd, done, err := sp.design(tag)
+	sd, rmdir, err := sp.design(tag)
 	if err != nil {
 		return nil, nil, err
 	}
+	// The stores of runs the watchdog gave up on go too.
+	done := func() error { return errors.Join(sd.Done(), rmdir()) }
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	if err := sd.Probe(pctx); err != nil {

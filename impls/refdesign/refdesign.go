@@ -1,13 +1,19 @@
-// Package refdesign is the row "ref" of the design matrix: the reference
-// Settler of package ref run as a design of the proof harness, each node
-// with its own ref.Window in front of one shared store (a ref.MemStore
-// here, a real store under `onceproof matrix -store`). Its declaration says
-// why it holds everywhere.
+// Package refdesign runs the reference Settler of package ref as a design
+// of the proof harness: the row "ref" of the design matrix (Design, each
+// node with its own ref.Window in front of one shared ref.MemStore), the
+// same row on a store the caller opened (OnStore: a user's
+// props.TestDesign on their own PostgreSQL; OnStores: a fresh store per
+// run, as `onceproof matrix -store` opens them), and ref's pipeline as a
+// cluster on any store and window (NewCluster, for the rows that swap the
+// window). Every store
+// call is one env.Durable operation and the sink credits through
+// env.Credit, so the runner injects faults where a real store fails. A
+// design built on it is its window and one line of wiring. Design's
+// declaration says why the row holds everywhere.
 package refdesign
 
 import (
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/internal/refenv"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -41,10 +47,8 @@ func (Design) Declare() faults.Declaration {
 }
 
 // NewCluster implements faults.Design: a fresh MemStore.
-func (Design) NewCluster() faults.Cluster { return NewCluster(ref.NewMemStore()) }
+func (Design) NewCluster() faults.Cluster { return NewCluster(ref.NewMemStore(), NewWindow) }
 
-// NewCluster is the ref row on st: every node a ref.Settler with its own
-// window (ttl faults.WindowTTL) on st.
-func NewCluster(st ref.PendingStore) *refenv.Cluster {
-	return refenv.NewCluster(st, func(int) refenv.Window { return ref.NewWindow(faults.WindowTTL, windowShards) })
-}
+// NewWindow is the window every node of the ref row builds: a ref.Window
+// of ttl faults.WindowTTL (the node id does not matter).
+func NewWindow(int) Window { return ref.NewWindow(faults.WindowTTL, windowShards) }

@@ -18,7 +18,7 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/internal/refenv"
+	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -59,13 +59,13 @@ func (Design) Declare() faults.Declaration {
 // builds hundreds of thousands of clusters.
 func (Design) NewCluster() faults.Cluster {
 	reg := &registry{caches: map[int]*Window{}}
-	return &Cluster{Cluster: refenv.NewCluster(ref.NewMemStore(), func(node int) refenv.Window { return reg.replace(node) }), reg: reg}
+	return &Cluster{Cluster: refdesign.NewCluster(ref.NewMemStore(), func(node int) refdesign.Window { return reg.replace(node) }), reg: reg}
 }
 
 // Cluster is ref's cluster with ristretto windows, which it closes when the
 // run ends.
 type Cluster struct {
-	*refenv.Cluster
+	*refdesign.Cluster
 	reg *registry
 }
 
@@ -123,7 +123,7 @@ type Window struct {
 	max   int
 }
 
-var _ refenv.Window = (*Window)(nil)
+var _ refdesign.Window = (*Window)(nil)
 
 // NewWindow returns a window of at most max entries living ttl. It panics
 // on a configuration ristretto rejects (a programming error).
@@ -162,12 +162,12 @@ func (w *Window) Put(fp, val uint64, now time.Time) (uint64, bool) {
 	return 0, false
 }
 
-// Live implements refenv.Window: the cost in use, i.e. the entries the
+// Live implements refdesign.Window: the cost in use, i.e. the entries the
 // cache holds (at cost 1 each), expired ones included until it evicts them:
 // a cache cannot tell them apart, so this counts what it keeps.
 func (w *Window) Live(time.Time) int { return int(w.cache.MaxCost() - w.cache.RemainingCost()) }
 
-// TTL implements refenv.Window.
+// TTL implements refdesign.Window.
 func (w *Window) TTL() time.Duration { return w.ttl }
 
 // Bound declares the cache's capacity, MaxCost entries, as its bound: a

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/internal/refenv"
+	"github.com/onceproof/onceproof/impls/refdesign"
 )
 
 func TestWindowExpiresInVirtualTime(t *testing.T) {
@@ -52,7 +52,7 @@ func TestStoreCatchesWhatTheCacheDrops(t *testing.T) {
 			t.Fatalf("seed %d: %d duplicate acks but window %d + store %d (to reproduce: go test ./impls/ristretto/ -run TestStoreCatchesWhatTheCacheDrops)", seed, dups, st.WindowDup, st.StoreDup)
 		}
 	}
-	var total refenv.Stats // the embedded refenv.Cluster's counters
+	var total refdesign.Stats // the embedded refdesign.Cluster's counters
 	for _, c := range d.clusters {
 		st := c.Stats()
 		total.WindowDup += st.WindowDup

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/internal/refenv"
+	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -104,7 +104,7 @@ var _ faults.Node = (*Node)(nil)
 func (n *Node) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
 	// The seed's FingerprintOf of the settlement's identity: the first 64
 	// bits of the key ref uses, so both designs name a settlement alike.
-	fp := refenv.KeyOf(s).Fingerprint()
+	fp := refdesign.KeyOf(s).Fingerprint()
 	// Layer 1, verbatim: Put first, before anything durable happened.
 	if _, existed := n.win.Put(uint64(fp), uint64(ref.StateDelivered), now); existed {
 		return faults.AckDuplicate, nil

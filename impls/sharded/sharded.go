@@ -7,7 +7,7 @@ package sharded
 
 import (
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/internal/refenv"
+	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -25,7 +25,7 @@ func (Design) Name() string { return Name }
 // NewCluster implements faults.Design: ref's pipeline on a MemStore, each
 // node with a MapWindow.
 func (Design) NewCluster() faults.Cluster {
-	return refenv.NewCluster(ref.NewMemStore(), func(int) refenv.Window { return NewMapWindow(faults.WindowTTL) })
+	return refdesign.NewCluster(ref.NewMemStore(), func(int) refdesign.Window { return NewMapWindow(faults.WindowTTL) })
 }
 
 // Declare implements faults.Declarer: sharded holds everywhere.

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onceproof/onceproof/internal/refenv"
+	"github.com/onceproof/onceproof/impls/refdesign"
 )
 
 // shardCount is the number of shards of MapWindow: a power of two so the
@@ -58,7 +58,7 @@ func NewMapWindow(ttl time.Duration) *MapWindow {
 	return w
 }
 
-var _ refenv.Window = (*MapWindow)(nil)
+var _ refdesign.Window = (*MapWindow)(nil)
 
 func (w *MapWindow) shard(fp uint64) *mapShard {
 	// The fingerprint is a SHA-256 prefix: its top bits are already uniform.
@@ -115,7 +115,7 @@ func (w *MapWindow) Put(fp, val uint64, now time.Time) (uint64, bool) {
 	return 0, false
 }
 
-// Live implements refenv.Window: the live entries at now, after sweeping
+// Live implements refdesign.Window: the live entries at now, after sweeping
 // every shard.
 func (w *MapWindow) Live(now time.Time) int {
 	t := now.UnixNano()
@@ -130,5 +130,5 @@ func (w *MapWindow) Live(now time.Time) int {
 	return n
 }
 
-// TTL implements refenv.Window.
+// TTL implements refdesign.Window.
 func (w *MapWindow) TTL() time.Duration { return w.ttl }

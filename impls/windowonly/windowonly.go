@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/internal/refenv"
+	"github.com/onceproof/onceproof/impls/refdesign"
 	"github.com/onceproof/onceproof/ref"
 )
 
@@ -68,7 +68,7 @@ var _ faults.Node = (*Node)(nil)
 
 // Deliver implements faults.Node.
 func (n *Node) Deliver(now time.Time, s faults.Settlement) (faults.Ack, error) {
-	fp := uint64(refenv.KeyOf(s).Fingerprint())
+	fp := uint64(refdesign.KeyOf(s).Fingerprint())
 	if _, ok := n.win.Lookup(fp, now); ok {
 		return faults.AckDuplicate, nil
 	}

@@ -4,6 +4,6 @@
 // application role) and benchkit (the benchmarks' parallel loop and
 // redis-benchmark). Nothing outside a _test.go file or another test kit
 // imports them; the runtime helpers (internal/coalesce, internal/pgstore,
-// internal/redisstore, internal/refenv) live beside this directory and
+// internal/redisstore, internal/slots) live beside this directory and
 // import no test kit.
 package testkit

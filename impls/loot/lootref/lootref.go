@@ -1,15 +1,24 @@
-// Package lootref is the row "loot-ref" of the loot matrix: ref/loot's
-// Service on its in-memory store (ref/loot/memory), with the world's lock
-// service and inventory, every store method, lock call and delivery one
-// call through the world's Env. Its declaration says why it holds.
+// Package lootref runs ref/loot's Service as a loot design of the proof
+// harness: the row "loot-ref" of the loot matrix (Design, on ref/loot's
+// in-memory store, ref/loot/memory, with the world's lock service and
+// inventory), the same row on a store and lock the caller opened
+// (OnStore: a user's lootprops.TestDesign on their own database; OnSlots:
+// one store per run in flight, as `onceproof matrix -subject loot -store`
+// opens them; NewCluster: one run's cluster on a store), and the node the
+// other rows on the reference build (Config, New, Node): the design's
+// loot.Store, lock and inventory reached through the node's
+// lootfaults.Env, one Env call per store method, lock call and delivery,
+// and requests answered from the Service's errors. A design on the
+// reference is its store and, for a shortcut, the one part it swaps.
+// Design's declaration says why the row holds.
 package lootref
 
 import (
 	"context"
+	"time"
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults/loot"
-	"github.com/onceproof/onceproof/impls/loot/internal/svcnode"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/memory"
 )
@@ -40,7 +49,7 @@ func (Design) Declare() engine.Declaration {
 // NewCluster implements lootfaults.Design: a fresh memory store on the
 // database's clock.
 func (Design) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
-	return NewCluster(memory.NewStore(db.Now), nil)
+	return NewCluster(memory.NewStore(db.Now), db, nil)
 }
 
 // Store is what the row runs on: a loot.Store the world can also read as
@@ -50,22 +59,28 @@ type Store interface {
 	loot.Reader
 }
 
-// NewCluster is the row's cluster on st, a fresh store (one per run): the
-// same Service, lock, inventory and Env calls whatever the store. sync, if
-// not nil, runs inside every store call before it (svcnode.Store.Sync):
-// where a real database's test clock is moved to the world's database time.
-func NewCluster(st Store, sync func(context.Context) error) lootfaults.Cluster {
-	return &cluster{store: st, sync: sync}
+// NewCluster is the row's cluster on st, a fresh or emptied store (one per
+// run): the same Service, lock, inventory and Env calls whatever the
+// store. setClock, if not nil, runs inside every store call before it
+// (EnvStore.Sync) with db's time: where a real database's test clock is
+// moved to the world's database time (a store that reads db itself, as
+// ref/loot/memory's does, needs none).
+func NewCluster(st Store, db lootfaults.Clock, setClock func(ctx context.Context, now time.Time) error) lootfaults.Cluster {
+	c := &cluster{store: st}
+	if setClock != nil {
+		c.sync = func(ctx context.Context) error { return setClock(ctx, db.Now()) }
+	}
+	return c
 }
 
 type cluster struct {
 	store  Store
 	sync   func(context.Context) error
-	tokens svcnode.Tokens
+	tokens Tokens
 }
 
 func (c *cluster) NewNode(_ int, env lootfaults.Env) lootfaults.Node {
-	return svcnode.New(svcnode.Config(env, svcnode.Store{Env: env, Inner: c.store, Sync: c.sync}, &c.tokens))
+	return New(Config(env, EnvStore{Env: env, Inner: c.store, Sync: c.sync}, &c.tokens))
 }
 
-func (c *cluster) Read(no string) lootfaults.Record { return svcnode.Read(c.store, no) }
+func (c *cluster) Read(no string) lootfaults.Record { return Read(c.store, no) }

@@ -18,8 +18,8 @@ import (
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults/loot"
-	"github.com/onceproof/onceproof/impls/loot/internal/svcnode"
 	"github.com/onceproof/onceproof/impls/loot/internal/table"
+	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -54,19 +54,19 @@ func (Design) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
 
 type cluster struct {
 	db     *table.DB
-	tokens svcnode.Tokens
+	tokens lootref.Tokens
 }
 
 func (c *cluster) NewNode(_ int, env lootfaults.Env) lootfaults.Node {
-	cfg := svcnode.Config(env, table.Store{DB: c.db, Env: env, Rules: table.Rules{RowOrder: true}}, &c.tokens)
-	return node{Node: svcnode.New(cfg), cfg: cfg}
+	cfg := lootref.Config(env, table.Store{DB: c.db, Env: env, Rules: table.Rules{RowOrder: true}}, &c.tokens)
+	return node{Node: lootref.New(cfg), cfg: cfg}
 }
 
-func (c *cluster) Read(no string) lootfaults.Record { return svcnode.Read(table.Store{DB: c.db}, no) }
+func (c *cluster) Read(no string) lootfaults.Record { return lootref.Read(table.Store{DB: c.db}, no) }
 
 // node is the reference's node whose settles rank without the tiebreak.
 type node struct {
-	svcnode.Node
+	lootref.Node
 	cfg loot.Config
 }
 
@@ -83,7 +83,7 @@ func (n node) Handle(now time.Time, r lootfaults.Req) (engine.Ack, error) {
 	case errors.Is(err, loot.ErrAlreadySettled):
 		return lootfaults.Already, nil
 	}
-	return svcnode.Answer(err)
+	return lootref.Answer(err)
 }
 
 // Recover implements lootfaults.Recoverer: overdue sessions settled through

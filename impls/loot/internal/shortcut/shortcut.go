@@ -10,8 +10,8 @@ import (
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults/loot"
-	"github.com/onceproof/onceproof/impls/loot/internal/svcnode"
 	"github.com/onceproof/onceproof/impls/loot/internal/table"
+	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -57,7 +57,7 @@ func (r Row) NewCluster(db lootfaults.Clock) lootfaults.Cluster {
 type cluster struct {
 	row    Row
 	db     *table.DB
-	tokens svcnode.Tokens
+	tokens lootref.Tokens
 	// seq numbers the keys a re-keying row makes up.
 	seq atomic.Uint64
 }
@@ -68,7 +68,7 @@ func (c *cluster) newKey() string { return "uuid-" + itoa(c.seq.Add(1)) }
 // fresh says so, and under its recorded grant number otherwise.
 func Rekeyed(fresh func(w Wiring) bool) func(*loot.Config, Wiring) {
 	return func(c *loot.Config, w Wiring) {
-		c.Inventory = svcnode.Inventory{Env: w.Env, Key: func(g loot.Grant) string {
+		c.Inventory = lootref.Inventory{Env: w.Env, Key: func(g loot.Grant) string {
 			if fresh(w) {
 				return w.NewKey()
 			}
@@ -95,13 +95,13 @@ func (c *cluster) NewNode(_ int, env lootfaults.Env) lootfaults.Node {
 	if c.row.AppClock {
 		st.Clock = env.Now
 	}
-	cfg := svcnode.Config(env, st, &c.tokens)
-	n := svcnode.Node{Compensating: &atomic.Bool{}}
+	cfg := lootref.Config(env, st, &c.tokens)
+	n := lootref.Node{Compensating: &atomic.Bool{}}
 	if c.row.Wire != nil {
 		c.row.Wire(&cfg, Wiring{Env: env, Compensating: n.Compensating, NewKey: c.newKey})
 	}
-	n.Svc = svcnode.New(cfg).Svc
+	n.Svc = lootref.New(cfg).Svc
 	return n
 }
 
-func (c *cluster) Read(no string) lootfaults.Record { return svcnode.Read(table.Store{DB: c.db}, no) }
+func (c *cluster) Read(no string) lootfaults.Record { return lootref.Read(table.Store{DB: c.db}, no) }

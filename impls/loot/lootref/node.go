@@ -1,4 +1,4 @@
-package svcnode
+package lootref
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func Config(env lootfaults.Env, store loot.Store, t *Tokens) loot.Config {
 func New(cfg loot.Config) Node {
 	svc, err := loot.New(cfg)
 	if err != nil {
-		panic("svcnode: " + err.Error()) // a design's wiring is a programming error
+		panic("lootref: " + err.Error()) // a design's wiring is a programming error
 	}
 	return Node{Svc: svc}
 }

@@ -1,9 +1,4 @@
-// Package refenv runs a ref pipeline (ref.Settler: a Memory, a durable
-// store, the keyed credit, Recover) as a faults design's cluster and nodes.
-// Every store call is one env.Durable operation and the sink credits through
-// env.Credit, so the runner injects faults where a real store fails. A
-// design built on it is its Memory and one line of wiring.
-package refenv
+package refdesign
 
 import (
 	"context"

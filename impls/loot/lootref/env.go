@@ -1,4 +1,4 @@
-package svcnode
+package lootref
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
-// Store is a loot.Store whose every method is one Env.Store call of the
+// EnvStore is a loot.Store whose every method is one Env.Store call of the
 // inner store: the one atomic statement or transaction the contract asks
 // for, at a fault point.
-type Store struct {
+type EnvStore struct {
 	Env   lootfaults.Env
 	Inner loot.Store
 	// Sync, if set, runs inside every call before the inner method: a real
@@ -21,10 +21,10 @@ type Store struct {
 	Sync func(context.Context) error
 }
 
-var _ loot.Store = Store{}
+var _ loot.Store = EnvStore{}
 
 // call runs f as the store call op.
-func call[T any](s Store, op string, f func() (T, error)) (T, error) {
+func call[T any](s EnvStore, op string, f func() (T, error)) (T, error) {
 	var out T
 	err := s.Env.Store(op, func() error {
 		if s.Sync != nil {
@@ -39,19 +39,19 @@ func call[T any](s Store, op string, f func() (T, error)) (T, error) {
 	return out, err
 }
 
-func (s Store) Session(ctx context.Context, no string) (loot.Session, error) {
+func (s EnvStore) Session(ctx context.Context, no string) (loot.Session, error) {
 	return call(s, "read-session", func() (loot.Session, error) { return s.Inner.Session(ctx, no) })
 }
 
-func (s Store) Claims(ctx context.Context, no string) ([]loot.Claim, error) {
+func (s EnvStore) Claims(ctx context.Context, no string) ([]loot.Claim, error) {
 	return call(s, "read-claims", func() ([]loot.Claim, error) { return s.Inner.Claims(ctx, no) })
 }
 
-func (s Store) Grants(ctx context.Context, no string) ([]loot.Grant, error) {
+func (s EnvStore) Grants(ctx context.Context, no string) ([]loot.Grant, error) {
 	return call(s, "read-grants", func() ([]loot.Grant, error) { return s.Inner.Grants(ctx, no) })
 }
 
-func (s Store) Snapshot(ctx context.Context, no string) (loot.Snapshot, error) {
+func (s EnvStore) Snapshot(ctx context.Context, no string) (loot.Snapshot, error) {
 	return call(s, "read-snapshot", func() (loot.Snapshot, error) { return s.Inner.Snapshot(ctx, no) })
 }
 
@@ -60,7 +60,7 @@ type opened struct {
 	created bool
 }
 
-func (s Store) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, error) {
+func (s EnvStore) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, error) {
 	o, err := call(s, "open", func() (opened, error) {
 		sess, created, err := s.Inner.Open(ctx, spec)
 		return opened{sess, created}, err
@@ -68,7 +68,7 @@ func (s Store) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, er
 	return o.s, o.created, err
 }
 
-func (s Store) StartClaiming(ctx context.Context, no string) (loot.Session, error) {
+func (s EnvStore) StartClaiming(ctx context.Context, no string) (loot.Session, error) {
 	return call(s, "start", func() (loot.Session, error) { return s.Inner.StartClaiming(ctx, no) })
 }
 
@@ -77,7 +77,7 @@ type claimed struct {
 	created bool
 }
 
-func (s Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.Intent) (loot.Claim, bool, error) {
+func (s EnvStore) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.Intent) (loot.Claim, bool, error) {
 	c, err := call(s, "claim", func() (claimed, error) {
 		c, created, err := s.Inner.Claim(ctx, no, p, in)
 		return claimed{c, created}, err
@@ -85,27 +85,27 @@ func (s Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.In
 	return c.c, c.created, err
 }
 
-func (s Store) Cancel(ctx context.Context, no string) (loot.Session, error) {
+func (s EnvStore) Cancel(ctx context.Context, no string) (loot.Session, error) {
 	return call(s, "cancel", func() (loot.Session, error) { return s.Inner.Cancel(ctx, no) })
 }
 
-func (s Store) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
+func (s EnvStore) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
 	return call(s, "begin-settle", func() (loot.Frozen, error) { return s.Inner.BeginSettle(ctx, no, lease) })
 }
 
-func (s Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session, error) {
+func (s EnvStore) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session, error) {
 	return call(s, "record", func() (loot.Session, error) { return s.Inner.RecordGrants(ctx, d) })
 }
 
-func (s Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, error) {
+func (s EnvStore) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, error) {
 	return call(s, "mark-delivered", func() (loot.Grant, error) { return s.Inner.MarkDelivered(ctx, grantNo) })
 }
 
-func (s Store) LeaseGrants(ctx context.Context, limit int, b loot.Backoff) ([]loot.Grant, error) {
+func (s EnvStore) LeaseGrants(ctx context.Context, limit int, b loot.Backoff) ([]loot.Grant, error) {
 	return call(s, "lease-grants", func() ([]loot.Grant, error) { return s.Inner.LeaseGrants(ctx, limit, b) })
 }
 
-func (s Store) Overdue(ctx context.Context, limit int) ([]string, error) {
+func (s EnvStore) Overdue(ctx context.Context, limit int) ([]string, error) {
 	return call(s, "overdue", func() ([]string, error) { return s.Inner.Overdue(ctx, limit) })
 }
 

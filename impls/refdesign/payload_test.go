@@ -1,4 +1,4 @@
-package refenv
+package refdesign
 
 import (
 	"strings"
@@ -40,7 +40,7 @@ func TestSettlementOfRejectsCorruptPayloads(t *testing.T) {
 		"long":      append(append([]byte(nil), good...), 0),
 		"final=2":   bad,
 	} {
-		if _, err := SettlementOf(p); err == nil || !strings.Contains(err.Error(), "refenv: payload") {
+		if _, err := SettlementOf(p); err == nil || !strings.Contains(err.Error(), "refdesign: payload") {
 			t.Errorf("%s: SettlementOf = %v, want a payload error", name, err)
 		}
 	}

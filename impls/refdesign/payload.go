@@ -1,4 +1,4 @@
-package refenv
+package refdesign
 
 import (
 	"encoding/binary"
@@ -45,7 +45,7 @@ func Payload(s faults.Settlement) []byte {
 // or a final flag other than 0 or 1 is corrupt.
 func SettlementOf(p []byte) (faults.Settlement, error) {
 	if len(p) != payloadLen {
-		return faults.Settlement{}, fmt.Errorf("refenv: payload is %d bytes, want %d", len(p), payloadLen)
+		return faults.Settlement{}, fmt.Errorf("refdesign: payload is %d bytes, want %d", len(p), payloadLen)
 	}
 	var s faults.Settlement
 	s.Player = binary.BigEndian.Uint32(p[0:])
@@ -59,7 +59,7 @@ func SettlementOf(p []byte) (faults.Settlement, error) {
 	case 1:
 		s.Final = true
 	default:
-		return faults.Settlement{}, fmt.Errorf("refenv: payload final flag is %d, want 0 or 1", p[29])
+		return faults.Settlement{}, fmt.Errorf("refdesign: payload final flag is %d, want 0 or 1", p[29])
 	}
 	s.Seq = binary.BigEndian.Uint64(p[30:])
 	return s, nil
