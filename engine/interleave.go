@@ -22,6 +22,10 @@ import (
 // (holds a Cluster lock across an env call, or spins until a partner
 // delivery arrives) deadlocks here; the package doc forbids both, and
 // RunOptions.Free is the way to run them.
+//
+// work is never empty: group drops an instant whose every send was a
+// retry acked meanwhile before it gets here, since the baton has no
+// goroutine to hand to first (next would index an empty runnable list).
 func (r *runner[X]) interleave(items []item, work [][]int, acked []bool) {
 	if len(work) == 1 {
 		// Nothing to interleave: no goroutine, no choice.

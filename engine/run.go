@@ -531,6 +531,16 @@ func (r *runner[X]) group(pi *int) bool {
 		r.msgs[it.msg].lastNode = it.node
 		items = append(items, it)
 	}
+	if len(items) == 0 {
+		// Every send due at this instant was a retry of a message acked
+		// since it was queued: one copy nacked (say, "a live owner holds
+		// the lease") while a sibling copy on another node settled it in
+		// the same group. Nothing is sent, so nothing happens at this
+		// instant: no attempt, no scheduling choice, and lastAt stays,
+		// as the sequential loop does for a dropped retry. The next
+		// instant's sends are a group of their own.
+		return true
+	}
 	r.lastAt = at
 	acked := make([]bool, len(items))
 	// One goroutine per node, in the order of the node's first item in the
