@@ -2,6 +2,8 @@ package engine
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -90,4 +92,60 @@ func TestRetryOfAnAckedMessageIsNoGroup(t *testing.T) {
 		t.Fatal("no interleaving had a copy nack on its sibling's live lease: the test no longer reaches the empty group " +
 			"(reproduce: go test -run '^TestRetryOfAnAckedMessageIsNoGroup$' ./engine)")
 	}
+}
+
+// observed is tape with an Observer that panics after attempt panicAt: a
+// panic of the world's own code on the runner's goroutines, outside
+// Deliver, where only the run boundary can catch it.
+type observed struct {
+	tape
+	panicAt int
+}
+
+func (o *observed) AfterAttempt(_ *Port[struct{}], _ Node, attempt, _ int, _ time.Duration) {
+	if attempt == o.panicAt {
+		panic(fmt.Sprintf("injected: the observer broke after attempt %d", attempt))
+	}
+}
+
+// TestEnginePanicIsRaisedOnTheCallersGoroutine injects a panic outside
+// Deliver on each goroutine a run uses (the run's own, an interleaved
+// group's, a free-running group's): Run must raise it on its caller's
+// goroutine as a HarnessError naming its frame, where it can be recovered.
+// Before, it escaped on the runner's goroutine and killed the test binary.
+func TestEnginePanicIsRaisedOnTheCallersGoroutine(t *testing.T) {
+	seq := frame(1, nil, Delivery{At: 0, Msg: 0, Node: 0}, Delivery{At: time.Second, Msg: 1, Node: 0})
+	conc := frame(2, nil, Delivery{At: 0, Msg: 0, Node: 0}, Delivery{At: 0, Msg: 1, Node: 1})
+	conc.Concurrent = true
+	for _, c := range []struct {
+		name string
+		f    Frame
+		o    RunOptions
+	}{
+		{"sequential", seq, RunOptions{}},
+		{"interleaved", conc, RunOptions{}},
+		{"free", conc, RunOptions{Free: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := runRecovering(func() { Run[struct{}](&observed{panicAt: 1}, c.f, two, c.o) })
+			if e == nil {
+				t.Fatalf("Run returned; want it to raise the observer's panic (reproduce: go test -run '^TestEnginePanicIsRaisedOnTheCallersGoroutine$/^%s$' ./engine)", c.name)
+			}
+			he, ok := e.(HarnessError)
+			if !ok || !strings.Contains(he.Value, "observer broke after attempt 1") || !strings.Contains(he.Frame, "panic_test.go") || !strings.Contains(he.Stack, "AfterAttempt") {
+				t.Fatalf("Run raised %#v; want a HarnessError with the observer's value, its frame in panic_test.go and a stack (reproduce: go test -run '^TestEnginePanicIsRaisedOnTheCallersGoroutine$/^%s$' ./engine)", e, c.name)
+			}
+			// The runner's goroutine pool survived: the next run is whole.
+			if tr := Run[struct{}](&tape{}, c.f, two, c.o); len(tr.Events) == 0 || tr.Stalled {
+				t.Fatalf("the run after the panic: %d events, stalled %v (reproduce: go test -run '^TestEnginePanicIsRaisedOnTheCallersGoroutine$/^%s$' ./engine)", len(tr.Events), tr.Stalled, c.name)
+			}
+		})
+	}
+}
+
+// runRecovering runs f and returns what it panicked with (nil: nothing).
+func runRecovering(f func()) (v any) {
+	defer func() { v = recover() }()
+	f()
+	return nil
 }
