@@ -198,12 +198,12 @@ func Run[X any](sys System[X], f Frame, m Messages, opt RunOptions) Trace[X] {
 }
 
 // HarnessError is a panic that escaped a run outside the design's Deliver
-// and Recover: a bug of the engine or of a world's own code (its System,
-// generator, properties; or design code a world calls outside them, such
-// as a node's constructor or its state report), which no property judges. Run raises it on
-// its caller's goroutine; the matrix and the kit recover it and report it
-// as the cell's, naming the run (Design, Family, Seed, Schedule); the other
-// cells run on.
+// and Recover, which no property judges: a bug of the engine or of a
+// world's own code (its System, generator, properties), or of design code
+// a world calls outside them (a node's constructor, its state report).
+// Run raises it on its caller's goroutine; the matrix and the kit recover
+// it and report it as the cell's, naming the run (Design, Family, Seed,
+// Schedule); the other cells run on.
 type HarnessError struct {
 	Design string
 	Family Family
@@ -267,7 +267,7 @@ func asHarnessError(v any) HarnessError {
 	if e, ok := v.(HarnessError); ok {
 		return e
 	}
-	frame, _ := panicFrame(func(string) bool { return false })
+	frame := panicFrame(func(string) bool { return false })
 	return HarnessError{Value: fmt.Sprint(v), Frame: frame, Stack: string(debug.Stack())}
 }
 
@@ -863,16 +863,15 @@ func asDesignPanic(v any) any {
 	case crashSignal, budgetSignal:
 		return v
 	}
-	frame, _ := panicFrame(harness)
-	return designPanic{value: v, frame: frame}
+	return designPanic{value: v, frame: panicFrame(harness)}
 }
 
 // panicFrame is the first frame of the panicking stack, below the panic,
 // that is neither the runtime's nor one skip names: "pkg.Func
-// (file.go:line)" (false: none). It must be called from a deferred
+// (file.go:line)" ("" if none). It must be called from a deferred
 // function that recovered the panic, through one helper (asDesignPanic,
 // asHarnessError): the stack still holds the panicking frames then.
-func panicFrame(skip func(fn string) bool) (string, bool) {
+func panicFrame(skip func(fn string) bool) string {
 	var pcs [64]uintptr
 	n := runtime.Callers(3, pcs[:])
 	frames := runtime.CallersFrames(pcs[:n])
@@ -886,10 +885,10 @@ func panicFrame(skip func(fn string) bool) (string, bool) {
 			// The file's base name, not its path: a history must not
 			// depend on where the module was checked out.
 			fn := f.Function[strings.LastIndexByte(f.Function, '/')+1:] // "pkg.(*T).Method"
-			return fmt.Sprintf("%s (%s:%d)", fn, filepath.Base(f.File), f.Line), true
+			return fmt.Sprintf("%s (%s:%d)", fn, filepath.Base(f.File), f.Line)
 		}
 		if !more {
-			return "", false
+			return ""
 		}
 	}
 }
