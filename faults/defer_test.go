@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/faults/faultstest"
 	"github.com/onceproof/onceproof/props"
@@ -190,11 +191,10 @@ var deferring = []struct {
 }
 
 // deferN is the schedules per family of TestDeferringDesignsRunEveryFamily:
-// a tenth of DefaultMatrixN (20; long-history runs a twentieth of it, 1),
-// which reaches what each family exists for (the kit's own -short budget,
-// engine.ShortMatrixN, is the same tenth), times 4 designs and 2 ways to
-// run concurrent.
-const deferN = props.DefaultMatrixN / 10
+// the kit's -short budget (20; long-history runs a twentieth of it, 1),
+// which reaches what each family exists for, times 4 designs and 2 ways
+// to run concurrent.
+const deferN = engine.ShortMatrixN
 
 // TestDeferringDesignsRunEveryFamily runs every settlement family against
 // designs that nack, defer, answer late and answer unknown: no cell may

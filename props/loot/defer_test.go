@@ -128,11 +128,10 @@ func (n deferNode) Recover(now time.Time) error {
 	return nil
 }
 
-// deferN is the schedules per family: a tenth of DefaultMatrixN (20; a
-// loot cell runs half of it, 15 times that under the rare-failure
-// families), the kit's own -short budget (engine.ShortMatrixN), which
-// reaches what each family exists for.
-const deferN = engine.DefaultMatrixN / 10
+// deferN is the schedules per family: the kit's -short budget (20; a loot
+// cell runs half of it, 15 times that under the rare-failure families),
+// which reaches what each family exists for.
+const deferN = engine.ShortMatrixN
 
 // TestDeferringLootDesignsRunEveryFamily runs every loot family against
 // loot-ref answering late, unknown and noted: no cell may end in a harness
