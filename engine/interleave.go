@@ -22,6 +22,10 @@ import (
 // (holds a Cluster lock across an env call, or spins until a partner
 // delivery arrives) deadlocks here; the package doc forbids both, and
 // RunOptions.Free is the way to run them.
+//
+// work is never empty: group drops an instant whose every send was a
+// retry acked meanwhile before it gets here, since the baton has no
+// goroutine to hand to first (next would index an empty runnable list).
 func (r *runner[X]) interleave(items []item, work [][]int, acked []bool) {
 	if len(work) == 1 {
 		// Nothing to interleave: no goroutine, no choice.
@@ -31,12 +35,25 @@ func (r *runner[X]) interleave(items []item, work [][]int, acked []bool) {
 		return
 	}
 	b := &baton{choose: r.choose, wake: make([]chan struct{}, len(work)), runnable: make([]int, len(work)), done: make(chan struct{})}
+	var esc escaped
 	for w, mine := range work {
 		b.wake[w] = make(chan struct{})
 		b.runnable[w] = w
 		p := r.ports[items[mine[0]].node]
 		p.park = func() { b.pass(w, false) }
 		go func() {
+			defer func() {
+				if v := recover(); v != nil {
+					// A panic outside Deliver (attempt recovers the
+					// design's): the baton holder raised it, so the
+					// run's goroutine raises it again, where Run
+					// recovers it. The other goroutines stay parked for
+					// good: a harness bug leaks them rather than kill
+					// the process.
+					esc.keep(asHarnessError(v))
+					close(b.done)
+				}
+			}()
 			<-b.wake[w]
 			for j, i := range mine {
 				if j > 0 {
@@ -50,6 +67,7 @@ func (r *runner[X]) interleave(items []item, work [][]int, acked []bool) {
 	}
 	b.wake[b.next()] <- struct{}{}
 	<-b.done
+	esc.raise()
 }
 
 // baton is the scheduler of one interleaved group. Its fields other than

@@ -187,8 +187,12 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 			t.Errorf("saved counterexample %s: %v (fix or delete the file)", file, err)
 			continue
 		}
-		h := w.Run(d, sf.Schedule, c.run)
-		r := w.Judge(h)
+		var h History[S, X]
+		var r Report
+		if e := catch(func() { h = w.Run(d, sf.Schedule, c.run); r = w.Judge(h) }); e != nil {
+			t.Errorf("saved counterexample %s: %v\nstack:\n%s\nTo reproduce (the saved file replays first): %s", file, e, e.Stack, rerun(t, c))
+			continue
+		}
 		if r.Outcome(p) != Fails {
 			t.Logf("saved counterexample %s no longer fails %s (now %v); keeping it as a regression test", file, p, r.Outcome(p))
 			continue
@@ -201,6 +205,9 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 		ran = fmt.Sprintf("all %d runs of %s in %v", cell.Runs, cell.Scope, took.Round(time.Millisecond))
 	}
 	t.Logf("%s reached: %s", ran, cell.Coverage.Format(w.Reached()))
+	if cell.Harness != nil {
+		t.Errorf("family %s stopped: %v\nTo reproduce: %s", f, *cell.Harness, rerun(t, c))
+	}
 	if len(cell.Unexercised) > 0 {
 		t.Errorf("family %s not exercised: no %s in %d runs, so its properties say nothing of what it exists to test (%s)",
 			f, strings.Join(cell.Unexercised, ", "), cell.Runs, rerun(t, c))
@@ -229,6 +236,8 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 				t.Errorf("%s fails under %s:\n%s", p, f, describeFinding(t, w, c, p, fd))
 			case fd != nil:
 				t.Logf("%s fails under %s, as %s declares:\n%s", p, f, d.Name(), describeFinding(t, w, c, p, fd))
+			case cell.Harness != nil:
+				t.Errorf("%s is not judged under %s: the cell stopped at a harness error after %d runs (family=%s says where) (%s)", p, f, cell.Runs, f, rerun(t, c))
 			case unknown > 0 && c.tolerant:
 				t.Logf("%s is unknown under %s: %d of %d runs could not be judged (%s); tolerated (TolerateUnknown)", p, f, unknown, cell.Runs, cell.UnknownWhy)
 			case unknown > 0:
@@ -257,7 +266,7 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 // BoundedState, faults.Bounded). One more run, made only for a property
 // that no run judged.
 func notJudgedWhy[D Design, S, X any](w World[D, S, X], d D, f Family, c config, p Property) string {
-	for run := range cellRuns(w, d, f, MatrixOptions[D]{N: 1, Seed: c.seed, Run: c.run}.withDefaults(w)) {
+	for run := range cellRuns(w, d, f, MatrixOptions[D]{N: 1, Seed: c.seed, Run: c.run}.withDefaults(w), nil) {
 		if v, ok := w.Judge(run.hist).Verdict(p); ok && v.Reason != "" {
 			return v.Reason
 		}

@@ -89,6 +89,11 @@ type Cell[S, X any] struct {
 	// Failed; one more for each property of Failed the earlier ones do not
 	// show.
 	Counterexamples []Counterexample[S, X]
+
+	// Harness is the cell's harness error: a panic outside the design's
+	// Deliver and Recover (the engine's bug or a world's, not a verdict on
+	// the design). The cell stopped at that run.
+	Harness *HarnessError `json:",omitempty"`
 }
 
 // Counterexample is a shrunk failing schedule and its run.
@@ -106,14 +111,16 @@ type Counterexample[S, X any] struct {
 func (c Cell[S, X]) UnknownOf(p Property) int { return c.UnknownBy[p] }
 
 // Holds reports whether the cell showed no failure, no unknown run, and
-// exercised its family.
+// no harness error, and exercised its family.
 func (c Cell[S, X]) Holds() bool {
-	return len(c.Failed) == 0 && c.Unknown == 0 && len(c.Unexercised) == 0
+	return len(c.Failed) == 0 && c.Unknown == 0 && len(c.Unexercised) == 0 && c.Harness == nil
 }
 
 // Text is the cell as the matrix shows it.
 func (c Cell[S, X]) Text() string {
 	switch {
+	case c.Harness != nil:
+		return fmt.Sprintf("harness error: %s, seed %d", c.Harness.Value, c.Harness.Seed)
 	case len(c.Failed) > 0:
 		return "fails: " + JoinProps(c.Failed)
 	case c.Unknown > 0:
@@ -135,9 +142,14 @@ type Mismatch struct {
 	Unknown     int
 	Unexercised []string
 	Runs        int
+	// Harness is the cell's harness error, which overrides the rest.
+	Harness *HarnessError
 }
 
 func (m Mismatch) String() string {
+	if m.Harness != nil {
+		return fmt.Sprintf("%s under %s: %v", m.Design, m.Family, *m.Harness)
+	}
 	want := "hold"
 	if len(m.Want) > 0 {
 		want = "fail " + JoinProps(m.Want)
@@ -157,9 +169,10 @@ func (m Mismatch) String() string {
 // Mismatch reports whether the cell disagrees with its design's declaration:
 // an undeclared failure, a declared failure that did not show (the checker
 // lost its teeth, or the budget is too small to find it), or any run that
-// could not be judged (an unknown run is not a pass, whatever is declared).
+// could not be judged (an unknown run is not a pass, whatever is declared),
+// or a harness error.
 func (c Cell[S, X]) Mismatch() bool {
-	return c.Unknown > 0 || len(c.Unexercised) > 0 || !slices.Equal(c.Failed, c.Expected)
+	return c.Harness != nil || c.Unknown > 0 || len(c.Unexercised) > 0 || !slices.Equal(c.Failed, c.Expected)
 }
 
 // Mismatches lists the cells that disagree with their design's declaration
@@ -169,7 +182,7 @@ func (m Matrix[S, X]) Mismatches() []Mismatch {
 	for _, r := range m.Rows {
 		for _, c := range r.Cells {
 			if c.Mismatch() {
-				out = append(out, Mismatch{Design: c.Design, Family: c.Family, Want: c.Expected, Got: c.Failed, Unknown: c.Unknown, Unexercised: c.Unexercised, Runs: c.Runs})
+				out = append(out, Mismatch{Design: c.Design, Family: c.Family, Want: c.Expected, Got: c.Failed, Unknown: c.Unknown, Unexercised: c.Unexercised, Runs: c.Runs, Harness: c.Harness})
 			}
 		}
 	}
@@ -259,8 +272,18 @@ func (opt MatrixOptions[D]) withDefaults(w Columns) MatrixOptions[D] {
 	return opt
 }
 
-func runCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOptions[D]) Cell[S, X] {
-	c := Cell[S, X]{Design: d.Name(), Family: f, Seed: opt.Seed}
+func runCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOptions[D]) (c Cell[S, X]) {
+	c = Cell[S, X]{Design: d.Name(), Family: f, Seed: opt.Seed}
+	// A panic outside the design's Deliver and Recover (Run raises the
+	// engine's as a HarnessError; the world's generator, properties and
+	// coverage run here) ends the cell as its harness error, naming the
+	// run in flight, instead of the process: the other cells run on.
+	var cur inFlight[S]
+	defer func() {
+		if v := recover(); v != nil {
+			c.Harness = harnessError(w, d, f, cur, asHarnessError(v))
+		}
+	}()
 	c.Expected = DeclarationOf(d).Expected(f, w.Properties())
 	type failing struct {
 		seed   uint64
@@ -274,7 +297,7 @@ func runCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOpti
 	if _, scope, ok := w.Exhaustive(f); ok {
 		c.Scope = scope
 	}
-	for run := range cellRuns(w, d, f, opt) {
+	for run := range cellRuns(w, d, f, opt, &cur) {
 		seed, s, h := run.seed, run.sched, run.hist
 		r := w.Judge(h)
 		c.Runs++
@@ -344,9 +367,11 @@ func runCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOpti
 		s := fl.sched
 		if !fl.hist.Stalled { // a blocked candidate costs a whole stall: keep it as found
 			s = Shrink(w, fl.sched, func(s S) bool {
+				cur.set(fl.seed, s)
 				return opt.Context.Err() == nil && shows(w.Judge(w.Run(d, s, opt.Run)), target)
 			}, opt.ShrinkBudget)
 		}
+		cur.set(fl.seed, s)
 		h := w.Run(d, s, opt.Run)
 		r := w.Judge(h)
 		if !shows(r, target) {
@@ -397,33 +422,66 @@ type cellRun[S, X any] struct {
 	hist  History[S, X]
 }
 
+// inFlight is the run a cell is making, for its harness error: the seed
+// that names it and, once generated, its schedule.
+type inFlight[S any] struct {
+	seed  uint64
+	sched S
+	has   bool // sched is set: Generate returned
+}
+
+func (x *inFlight[S]) set(seed uint64, s S) { x.seed, x.sched, x.has = seed, s, true }
+
+// harnessError is e naming x, the run of design d under family f that it
+// stopped, with x's schedule as a .sched file that replays it.
+func harnessError[D Design, S, X any](w World[D, S, X], d D, f Family, x inFlight[S], e HarnessError) *HarnessError {
+	e.Design, e.Family, e.Seed = d.Name(), f, x.seed
+	if x.has {
+		// A world that cannot format its own schedule must not turn the
+		// report into a second panic: the seed still names the run.
+		if fe := catch(func() { e.Schedule = FormatSchedFile(w, SchedFile[S]{Design: d.Name(), Schedule: x.sched}) }); fe != nil {
+			e.Schedule = ""
+		}
+	}
+	return &e
+}
+
 // cellRuns yields the runs of a cell, each with the seed that names its
 // schedule: for a generated family, w.Generate(f, opt.Seed+k) for k below
 // w.Runs(f, opt.N); for an exhaustive one (w.Exhaustive), every schedule
 // of it (the seed is its position, from 1) and, for a concurrent one,
-// every interleaving of it. It stops when the context is done.
-func cellRuns[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOptions[D]) iter.Seq[cellRun[S, X]] {
-	run := func(s S, o RunOptions) History[S, X] { return w.Run(d, s, o) }
+// every interleaving of it. It stops when the context is done. cur, if
+// not nil, is set to each run before it runs.
+func cellRuns[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOptions[D], cur *inFlight[S]) iter.Seq[cellRun[S, X]] {
+	if cur == nil {
+		cur = new(inFlight[S])
+	}
+	var seed uint64
+	run := func(s S, o RunOptions) History[S, X] {
+		cur.set(seed, s)
+		return w.Run(d, s, o)
+	}
 	return func(yield func(cellRun[S, X]) bool) {
 		all, _, exhaustive := w.Exhaustive(f)
 		if !exhaustive {
 			for k := 0; k < w.Runs(f, opt.N) && opt.Context.Err() == nil; k++ {
-				seed := opt.Seed + uint64(k)
+				seed = opt.Seed + uint64(k)
+				*cur = inFlight[S]{seed: seed} // Generate may panic too
 				s := w.Generate(f, seed)
-				if !yield(cellRun[S, X]{seed, s, w.Run(d, s, opt.Run)}) {
+				if !yield(cellRun[S, X]{seed, s, run(s, opt.Run)}) {
 					return
 				}
 			}
 			return
 		}
-		var seed uint64
+		seed = 0
 		for s := range all {
 			seed++
 			if opt.Context.Err() != nil {
 				return
 			}
 			if !w.Frame(&s).Concurrent {
-				if !yield(cellRun[S, X]{seed, s, w.Run(d, s, opt.Run)}) {
+				if !yield(cellRun[S, X]{seed, s, run(s, opt.Run)}) {
 					return
 				}
 				continue

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -155,7 +156,10 @@ type Messages struct {
 // Pause lets the world go on and resumes the call later. Same-instant sends
 // of a Concurrent schedule run on one goroutine per node, interleaved as
 // Switches says. Run panics on a frame ValidateFrame rejects; a world
-// validates its own part first.
+// validates its own part first. A panic that escapes the run outside the
+// design's Deliver and Recover (the engine's, or the System's own code) is
+// raised again on the caller's goroutine as a HarnessError, where it can
+// be recovered; on the run's own goroutine it would kill the process.
 func Run[X any](sys System[X], f Frame, m Messages, opt RunOptions) Trace[X] {
 	if err := ValidateFrame(f, m); err != nil {
 		panic("engine.Run: invalid schedule: " + err.Error())
@@ -171,8 +175,14 @@ func Run[X any](sys System[X], f Frame, m Messages, opt RunOptions) Trace[X] {
 	r.finish = make(chan []Event[X], 2)
 	watch(r)
 	runOn(func() {
+		defer func() {
+			if v := recover(); v != nil {
+				e := asHarnessError(v)
+				r.harness = &e // read by Run after the send below
+			}
+			r.finish <- nil
+		}()
 		r.run()
-		r.finish <- nil
 	})
 	if events := <-r.finish; events != nil {
 		return Trace[X]{Events: events, Stalled: true}
@@ -181,7 +191,84 @@ func Run[X any](sys System[X], f Frame, m Messages, opt RunOptions) Trace[X] {
 	if c, ok := sys.(Closer); ok {
 		c.Close()
 	}
+	if r.harness != nil {
+		panic(*r.harness)
+	}
 	return Trace[X]{Events: r.events, Exhausted: r.exhausted}
+}
+
+// HarnessError is a panic that escaped a run outside the design's Deliver
+// and Recover, which no property judges: a bug of the engine or of a
+// world's own code (its System, generator, properties), or of design code
+// a world calls outside them (a node's constructor, its state report).
+// Run raises it on its caller's goroutine; the matrix and the kit recover
+// it and report it as the cell's, naming the run (Design, Family, Seed,
+// Schedule); the other cells run on.
+type HarnessError struct {
+	Design string
+	Family Family
+	// Seed names the run: a generated family's generator seed, an
+	// exhaustive family's position in it (from 1).
+	Seed uint64
+	// Schedule is the run's schedule as a .sched file ("" if the
+	// generator panicked before there was one).
+	Schedule string
+	Value    string // the panic's value
+	Frame    string // the frame that raised it: "pkg.Func (file.go:line)"
+	Stack    string // the panicking goroutine's stack
+}
+
+func (e HarnessError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "harness error (a panic outside the design's Deliver and Recover, which no property judges: the engine's, a world's, or design code the world calls, as its frame says): %s", e.Value)
+	if e.Frame != "" {
+		fmt.Fprintf(&b, " (at %s)", e.Frame)
+	}
+	if e.Design == "" {
+		return b.String() // raised by Run: its caller names the run
+	}
+	fmt.Fprintf(&b, "\nrun: design %s, family %s, seed %d\n", e.Design, e.Family, e.Seed)
+	if e.Schedule == "" {
+		b.WriteString("no schedule text (the generator panicked before there was one, or it does not format): the world's Generate(family, seed) reproduces it\n")
+	} else {
+		// replay runs the schedule once, outside the matrix: Run raises
+		// the panic again there, with its stack.
+		b.WriteString("To replay: save the schedule below as FILE.sched and run `go run ./cmd/onceproof replay FILE.sched` from the module root\n")
+		b.WriteString(e.Schedule)
+		if !strings.HasSuffix(e.Schedule, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	if e.Stack != "" {
+		b.WriteString("stack:\n" + e.Stack)
+	}
+	return b.String()
+}
+
+// catch runs f and returns the panic that escaped it as a HarnessError
+// (nil: none), for a caller of Run that must go on (TestDesign's replay of
+// a saved file).
+func catch(f func()) (e *HarnessError) {
+	defer func() {
+		if v := recover(); v != nil {
+			he := asHarnessError(v)
+			e = &he
+		}
+	}()
+	f()
+	return nil
+}
+
+// asHarnessError is v, a panic that escaped a run, with the frame that
+// raised it and the stack. Like asDesignPanic it must be called from the
+// deferred function that recovered v; a HarnessError (raised again from
+// another goroutine) passes through unchanged.
+func asHarnessError(v any) HarnessError {
+	if e, ok := v.(HarnessError); ok {
+		return e
+	}
+	frame := panicFrame(func(string) bool { return false })
+	return HarnessError{Value: fmt.Sprint(v), Frame: frame, Stack: string(debug.Stack())}
 }
 
 // abandon gives up on a run that made no progress for r.stall: it appends
@@ -289,6 +376,10 @@ type runner[X any] struct {
 	// The watchdog's own: the progress it last saw and when it changed.
 	seen      uint64
 	seenSince time.Time
+
+	// harness is the panic that escaped the run's goroutine (Run raises
+	// it again on the caller's).
+	harness *HarnessError
 }
 
 type msgState struct {
@@ -531,6 +622,16 @@ func (r *runner[X]) group(pi *int) bool {
 		r.msgs[it.msg].lastNode = it.node
 		items = append(items, it)
 	}
+	if len(items) == 0 {
+		// Every send due at this instant was a retry of a message acked
+		// since it was queued: one copy nacked (say, "a live owner holds
+		// the lease") while a sibling copy on another node settled it in
+		// the same group. Nothing is sent, so nothing happens at this
+		// instant: no attempt, no scheduling choice, and lastAt stays,
+		// as the sequential loop does for a dropped retry. The next
+		// instant's sends are a group of their own.
+		return true
+	}
 	r.lastAt = at
 	acked := make([]bool, len(items))
 	// One goroutine per node, in the order of the node's first item in the
@@ -547,14 +648,21 @@ func (r *runner[X]) group(pi *int) bool {
 	}
 	if r.free {
 		var wg sync.WaitGroup
+		var esc escaped
 		for _, mine := range work {
 			wg.Go(func() {
+				defer func() {
+					if v := recover(); v != nil {
+						esc.keep(asHarnessError(v))
+					}
+				}()
 				for _, i := range mine {
 					acked[i], _ = r.attempt(items[i], nil)
 				}
 			})
 		}
 		wg.Wait()
+		esc.raise()
 	} else {
 		r.interleave(items, work, acked)
 	}
@@ -755,8 +863,17 @@ func asDesignPanic(v any) any {
 	case crashSignal, budgetSignal:
 		return v
 	}
+	return designPanic{value: v, frame: panicFrame(harness)}
+}
+
+// panicFrame is the first frame of the panicking stack, below the panic,
+// that is neither the runtime's nor one skip names: "pkg.Func
+// (file.go:line)" ("" if none). It must be called from a deferred
+// function that recovered the panic, through one helper (asDesignPanic,
+// asHarnessError): the stack still holds the panicking frames then.
+func panicFrame(skip func(fn string) bool) string {
 	var pcs [64]uintptr
-	n := runtime.Callers(2, pcs[:])
+	n := runtime.Callers(3, pcs[:])
 	frames := runtime.CallersFrames(pcs[:n])
 	afterPanic := false
 	for {
@@ -764,15 +881,42 @@ func asDesignPanic(v any) any {
 		switch {
 		case f.Function == "runtime.gopanic":
 			afterPanic = true
-		case afterPanic && !strings.HasPrefix(f.Function, "runtime.") && !harness(f.Function):
+		case afterPanic && !strings.HasPrefix(f.Function, "runtime.") && !skip(f.Function):
 			// The file's base name, not its path: a history must not
 			// depend on where the module was checked out.
 			fn := f.Function[strings.LastIndexByte(f.Function, '/')+1:] // "pkg.(*T).Method"
-			return designPanic{value: v, frame: fmt.Sprintf("%s (%s:%d)", fn, filepath.Base(f.File), f.Line)}
+			return fmt.Sprintf("%s (%s:%d)", fn, filepath.Base(f.File), f.Line)
 		}
 		if !more {
-			return designPanic{value: v}
+			return ""
 		}
+	}
+}
+
+// escaped keeps the first panic that escaped a goroutine of a concurrent
+// group, for the run's goroutine to raise again once the group is over:
+// raised on the group's own goroutine it would kill the process.
+type escaped struct {
+	mu sync.Mutex
+	e  *HarnessError
+}
+
+func (x *escaped) keep(e HarnessError) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.e == nil {
+		x.e = &e
+	}
+}
+
+// raise panics with the kept panic, if any (on the run's goroutine: Run
+// recovers it there).
+func (x *escaped) raise() {
+	x.mu.Lock()
+	e := x.e
+	x.mu.Unlock()
+	if e != nil {
+		panic(*e)
 	}
 }
 
