@@ -35,7 +35,7 @@ var DesignSchedules = []struct {
 func standardSchedule(f faults.Family) faults.Schedule {
 	var s faults.Schedule
 	for seed := uint64(1); seed <= designSeeds; seed++ {
-		if g := faults.Generate(f, seed); len(g.Deliveries) > len(s.Deliveries) {
+		if g := faults.World.Generate(f, seed); len(g.Deliveries) > len(s.Deliveries) {
 			s = g
 		}
 	}

@@ -35,7 +35,7 @@ const (
 )
 
 // Reached lists every name Coverage counts, in the order reports show them.
-var Reached = []string{
+var reachedNames = []string{
 	ReachedCrash, ReachedCrashInRecov, ReachedFail, ReachedTimeout, ReachedRecoverCredit, ReachedSlowRetry,
 	ReachedGiveUp, ReachedWindowDup, ReachedStoreDup, ReachedDup, ReachedCopy, ReachedFarCopy, ReachedOtherNode,
 	ReachedOverlap, ReachedOutOfOrder, ReachedSharedMatch, ReachedThirdKind, ReachedRewind,
@@ -47,8 +47,8 @@ var Reached = []string{
 // late meets any lease of a crashed node lapsed.
 const slowRetryGap = 30 * time.Second
 
-// CoverageOf counts what h reached.
-func CoverageOf(h History) Coverage {
+// coverageOf counts what h reached.
+func coverageOf(h History) Coverage {
 	c := Coverage{}
 	s := h.Schedule
 	arrivals := make([]int, len(s.Settlements))
@@ -207,6 +207,6 @@ var exercises = map[Family][]string{
 	LongHistory:    {ReachedFarCopy},
 }
 
-// Exercises is what plain family f exists to make happen (names of
+// exercisesOf is what plain family f exists to make happen (names of
 // Reached).
-func Exercises(f Family) []string { return exercises[f] }
+func exercisesOf(f Family) []string { return exercises[f] }

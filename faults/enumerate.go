@@ -11,12 +11,12 @@ import (
 )
 
 // SmallScope is the family of every schedule within DefaultScope
-// (Enumerate), not a sample: a cell of it holds "exhaustively to the
-// scope". Gen and Generate sample the enumeration; a matrix runs all of it.
+// (enumerate), not a sample: a cell of it holds "exhaustively to the
+// scope". Gen and generate sample the enumeration; a matrix runs all of it.
 const SmallScope Family = "small-scope"
 
-// Scope bounds an exhaustive enumeration of schedules (Enumerate). Every
-// schedule within it is a world CheckWorld accepts.
+// Scope bounds an exhaustive enumeration of schedules (enumerate). Every
+// schedule within it is a world checkWorld accepts.
 type Scope struct {
 	// Settlements: 1 or 2: one alone, of either kind, as a credit or a
 	// debit; or two with equal nets (the collision designs that recognise
@@ -59,12 +59,12 @@ func (sc Scope) String() string {
 // enumGaps are the delays between consecutive planned deliveries.
 var enumGaps = []time.Duration{0, tick, WindowTTL + tick}
 
-// Enumerate yields every schedule within sc, in a fixed order. A schedule
+// enumerate yields every schedule within sc, in a fixed order. A schedule
 // with a same-instant group on two nodes comes twice: run one after the
 // other, and as a Concurrent group (no fault), with Switches nil; every
 // interleaving of the group is a choice of Switches, which the caller
 // enumerates against a design (RunOptions.Choices reports the arities).
-func Enumerate(sc Scope) iter.Seq[Schedule] {
+func enumerate(sc Scope) iter.Seq[Schedule] {
 	return func(yield func(Schedule) bool) {
 		for _, sts := range enumSettlements(sc.Settlements) {
 			for d := 1; d <= sc.Deliveries; d++ {
@@ -121,8 +121,8 @@ func Enumerate(sc Scope) iter.Seq[Schedule] {
 	}
 }
 
-// smallScope is Enumerate(DefaultScope), computed once.
-var smallScope = sync.OnceValue(func() []Schedule { return slices.Collect(Enumerate(DefaultScope)) })
+// smallScope is enumerate(DefaultScope), computed once.
+var smallScope = sync.OnceValue(func() []Schedule { return slices.Collect(enumerate(DefaultScope)) })
 
 // groupOnTwoNodes reports whether two consecutive deliveries of s come at
 // one instant on two nodes (a race the concurrent mode can interleave).
@@ -171,7 +171,7 @@ func enumSettlements(n int) [][]Settlement {
 		for i, s := range ss {
 			out = append(out, Settlement{ID: i, Player: s.player, Room: s.room, Match: s.match, Kind: s.kind, Net: s.net, Final: s.kind == KindFinal})
 		}
-		return Renumber(Schedule{Frame: engine.Frame{Family: SmallScope}, Settlements: out}).Settlements
+		return renumber(Schedule{Frame: engine.Frame{Family: SmallScope}, Settlements: out}).Settlements
 	}
 	kinds := []Kind{KindInstant, KindFinal}
 	var out [][]Settlement

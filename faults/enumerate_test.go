@@ -15,13 +15,13 @@ func TestEnumerateIsEveryScheduleOfTheScopeOnce(t *testing.T) {
 	nodes := map[int]bool{}
 	settlements := map[int]bool{}
 	for s := range faults.Enumerate(faults.DefaultScope) {
-		if err := faults.Validate(s); err != nil {
-			t.Fatalf("%v\n%s", err, faults.Format(s))
+		if err := faults.World.Validate(s); err != nil {
+			t.Fatalf("%v\n%s", err, faults.World.Format(s))
 		}
-		if err := faults.CheckWorld(s); err != nil {
-			t.Fatalf("%v\n%s", err, faults.Format(s))
+		if err := faults.World.CheckWorld(s); err != nil {
+			t.Fatalf("%v\n%s", err, faults.World.Format(s))
 		}
-		text := faults.Format(s)
+		text := faults.World.Format(s)
 		if seen[text] {
 			t.Fatalf("enumerated twice:\n%s", text)
 		}

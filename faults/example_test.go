@@ -12,7 +12,7 @@ import (
 // the rebuilt node (its credit is a no-op in the ledger: same grant), and the
 // sender's retry finds the settlement delivered.
 func Example() {
-	s, err := faults.Parse(`
+	s, err := faults.World.Parse(`
 family crash
 nodes 1
 retry 250ms
@@ -27,7 +27,7 @@ fault attempt=0 effect=1 crash-after
 	}
 	h := faults.Run(keyed{}, s, faults.RunOptions{})
 	for _, e := range h.Events {
-		fmt.Printf("%-9s %-7s attempt=%d settlement=%d%s\n", e.At, faults.KindName(e.Kind), e.Attempt, e.Msg, detail(e))
+		fmt.Printf("%-9s %-7s attempt=%d settlement=%d%s\n", e.At, faults.World.KindName(e.Kind), e.Attempt, e.Msg, detail(e))
 	}
 	fmt.Println("credits of s0:", h.Credits(0), "exhausted:", h.Exhausted)
 	// Output:
@@ -52,7 +52,7 @@ func detail(e faults.Event) string {
 	case faults.EvCrash, faults.EvFault:
 		return " op=" + e.Op + " " + e.Fault.String()
 	case faults.EvAck:
-		return " " + faults.AckName(e.Ack)
+		return " " + faults.World.AckName(e.Ack)
 	case faults.EvEffect, faults.EvRecover:
 		return " op=" + e.Op
 	}

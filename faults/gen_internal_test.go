@@ -221,8 +221,8 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 		t.Run("family="+string(f), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				s, all := traced(t, f)
-				if err := Validate(s); err != nil {
-					t.Fatalf("invalid schedule: %v\n%s", err, Format(s))
+				if err := validate(s); err != nil {
+					t.Fatalf("invalid schedule: %v\n%s", err, format(s))
 				}
 				// Small, but for long-history: 1000..1200 matches of 2
 				// settlements, close duplicates and far replays.
@@ -234,7 +234,7 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 					t.Fatalf("%d deliveries: more than %d", n, limit)
 				}
 				if err := check(s, all); err != nil {
-					t.Fatalf("%v\n%s", err, Format(s))
+					t.Fatalf("%v\n%s", err, format(s))
 				}
 			})
 		})
@@ -391,7 +391,7 @@ func TestGenExercisesEveryMutantRule(t *testing.T) {
 	for _, f := range fams {
 		counts := map[string]int{}
 		for seed := range uint64(schedules) {
-			for e := range windowEvents(Generate(f, seed)) {
+			for e := range windowEvents(generate(f, seed)) {
 				counts[e]++
 			}
 		}

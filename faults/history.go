@@ -28,8 +28,8 @@ const (
 	EvState = engine.EvWorld + 1
 )
 
-// KindName names an event kind, the settlement world's included.
-func KindName(k EventKind) string {
+// kindName names an event kind, the settlement world's included.
+func kindName(k EventKind) string {
 	switch k {
 	case EvCredit:
 		return "credit"

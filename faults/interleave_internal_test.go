@@ -134,7 +134,7 @@ func TestInterleaveExposesTheClaimCreditRace(t *testing.T) {
 		t.Fatalf("switches %v: want a duplicate ack before the credit, got an honest history:\n%v\n(go test ./faults -run TestInterleaveExposesTheClaimCreditRace)", s.Switches, h.Events)
 	}
 	// The text form carries the interleaving: the parsed file replays it.
-	p, err := Parse(Format(s))
+	p, err := parse(format(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +150,10 @@ func TestInterleaveExposesTheClaimCreditRace(t *testing.T) {
 }
 
 // interleavings calls f with every distinct choice sequence of d on s
-// (Interleavings), and returns how many it ran.
+// (runInterleavings), and returns how many it ran.
 func interleavings(d Design, s Schedule, f func([]int, History)) int {
 	runs := 0
-	for s, h := range Interleavings(d, s, RunOptions{}) {
+	for s, h := range runInterleavings(d, s, RunOptions{}) {
 		runs++
 		f(s.Switches, h)
 	}

@@ -106,15 +106,15 @@ func TestRunRetriesRoundRobin(t *testing.T) {
 
 func TestGenerateIsDeterministic(t *testing.T) {
 	for _, f := range append(faults.Families[:len(faults.Families):len(faults.Families)], faults.Join(faults.Late, faults.Crash, faults.MultiNode)) {
-		a, b := faults.Generate(f, 42), faults.Generate(f, 42)
-		if faults.Format(a) != faults.Format(b) {
-			t.Fatalf("Generate(%s, 42) twice differs", f)
+		a, b := faults.World.Generate(f, 42), faults.World.Generate(f, 42)
+		if faults.World.Format(a) != faults.World.Format(b) {
+			t.Fatalf("generate(%s, 42) twice differs", f)
 		}
-		if err := faults.Validate(a); err != nil {
-			t.Fatalf("Generate(%s, 42): %v", f, err)
+		if err := faults.World.Validate(a); err != nil {
+			t.Fatalf("generate(%s, 42): %v", f, err)
 		}
 		if a.Family != f {
-			t.Fatalf("Generate(%s, 42).Family = %s", f, a.Family)
+			t.Fatalf("generate(%s, 42).Family = %s", f, a.Family)
 		}
 	}
 }
@@ -173,7 +173,7 @@ func TestRunConcurrentFamilyRunsDeliveriesAtOnce(t *testing.T) {
 	r := &rendezvous{inFlight: map[time.Time]int{}}
 	// Free: the goroutines run at once (interleaved, the partner could
 	// never come while one spins without an env call).
-	faults.Run(r, faults.Generate(faults.Concurrent, 3), faults.RunOptions{Free: true})
+	faults.Run(r, faults.World.Generate(faults.Concurrent, 3), faults.RunOptions{Free: true})
 	if r.most < 2 {
 		t.Fatalf("at most %d deliveries overlapped, want >= 2 (go test -race ./faults -run TestRunConcurrentFamilyRunsDeliveriesAtOnce)", r.most)
 	}

@@ -3,7 +3,7 @@ package faults
 import "github.com/onceproof/onceproof/engine"
 
 // Limits on every dimension of a schedule (see package engine, where each
-// is derived). Validate (hence Parse and Run) rejects a schedule past any
+// is derived). validate (hence parse and Run) rejects a schedule past any
 // of them with one line naming the limit.
 const (
 	MaxNodes        = engine.MaxNodes

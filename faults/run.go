@@ -35,7 +35,7 @@ const (
 // gives up (EvGiveUp). Faults fire at (attempt or Recover call, effect); a
 // crash or panic rebuilds the node and recovers it. Same-instant sends of a
 // Concurrent schedule run on one goroutine per node, interleaved as
-// Switches says. Run panics on a schedule Validate rejects (but for the
+// Switches says. Run panics on a schedule validate rejects (but for the
 // uniqueness of (Player, Match, Kind), which cannot derail it).
 func Run(d Design, s Schedule, opt RunOptions) History {
 	if err := validateTruth(s); err != nil {
@@ -50,11 +50,11 @@ func messages(n int) engine.Messages {
 	return engine.Messages{N: n, Letter: "s", Noun: "settlement"}
 }
 
-// Interleavings runs d on every interleaving of s's same-instant groups
+// runInterleavings runs d on every interleaving of s's same-instant groups
 // (s.Concurrent; its Switches are ignored), depth first over the
 // scheduler's tree of choices, and yields each choice sequence as the
 // schedule's Switches with its history (see engine.Interleavings).
-func Interleavings(d Design, s Schedule, opt RunOptions) iter.Seq2[Schedule, History] {
+func runInterleavings(d Design, s Schedule, opt RunOptions) iter.Seq2[Schedule, History] {
 	return engine.Interleavings(s, frameOf, func(s Schedule, o RunOptions) History { return Run(d, s, o) }, opt)
 }
 

@@ -29,7 +29,7 @@ func kinds(h faults.History) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(faults.KindName(e.Kind))
+		b.WriteString(faults.World.KindName(e.Kind))
 		if e.Op != "" {
 			b.WriteString(":" + e.Op)
 		}
@@ -58,7 +58,7 @@ func exactlyOnce(t interface {
 			want = 1
 		}
 		if got := h.Credits(id); got != want {
-			t.Fatalf("s%d credited %d times, want %d\nschedule:\n%s", id, got, want, faults.Format(h.Schedule))
+			t.Fatalf("s%d credited %d times, want %d\nschedule:\n%s", id, got, want, faults.World.Format(h.Schedule))
 		}
 	}
 }
@@ -275,7 +275,7 @@ func TestRunSenderGivesUpOnADesignThatNeverAcks(t *testing.T) {
 
 func TestRunBudgetExhaustion(t *testing.T) {
 
-	h := faults.Run(keyed{}, faults.Generate(faults.Duplicate, 1), faults.RunOptions{MaxEvents: 10})
+	h := faults.Run(keyed{}, faults.World.Generate(faults.Duplicate, 1), faults.RunOptions{MaxEvents: 10})
 	if !h.Exhausted || h.Events[len(h.Events)-1].Kind != faults.EvBudget || len(h.Events) != 11 {
 		t.Fatalf("MaxEvents 10: exhausted=%t, %d events: %s", h.Exhausted, len(h.Events), kinds(h))
 	}
@@ -308,7 +308,7 @@ func TestRunSurvivesADesignPanic(t *testing.T) {
 
 func TestRunConcurrentFamilyIsExact(t *testing.T) {
 	for seed := range uint64(20) {
-		s := faults.Generate(faults.Concurrent, seed)
+		s := faults.World.Generate(faults.Concurrent, seed)
 		free := seed%2 == 1 // both modes: interleaved and free-running
 		h := faults.Run(keyed{}, s, faults.RunOptions{Free: free})
 		exactlyOnce(t, h)
@@ -366,7 +366,7 @@ func TestRunCrashInsideRecoverRebuildsAndRecoversAgain(t *testing.T) {
 		{Attempt: faults.Recovery(0), Effect: 0, Kind: faults.CrashAfter},
 		{Attempt: 0, Effect: 0, Kind: faults.CrashAfter},
 	}
-	if err := faults.Validate(s); err != nil {
+	if err := faults.World.Validate(s); err != nil {
 		t.Fatal(err)
 	}
 	h := faults.Run(keyed{}, s, faults.RunOptions{})
@@ -376,12 +376,12 @@ func TestRunCrashInsideRecoverRebuildsAndRecoversAgain(t *testing.T) {
 		t.Fatalf("events:\n got %s\nwant %s", got, want)
 	}
 	exactlyOnce(t, h)
-	text := faults.Format(s)
+	text := faults.World.Format(s)
 	if !strings.Contains(text, "fault recover=0 effect=0 crash-after\n") || !strings.Contains(text, "give-up true\n") {
 		t.Fatalf("the text form lacks the recover fault or give-up:\n%s", text)
 	}
-	back, err := faults.Parse(text)
+	back, err := faults.World.Parse(text)
 	if err != nil || !reflect.DeepEqual(back, s) {
-		t.Fatalf("Parse(Format(s)) = %+v, %v; want %+v", back, err, s)
+		t.Fatalf("parse(format(s)) = %+v, %v; want %+v", back, err, s)
 	}
 }

@@ -2,8 +2,8 @@ package faults
 
 import "github.com/onceproof/onceproof/engine"
 
-// Schedule is one run of the world, as data: it prints to text (Format) and
-// parses back (Parse), so a counterexample is a file you can read, diff, edit
+// Schedule is one run of the world, as data: it prints to text (format) and
+// parses back (parse), so a counterexample is a file you can read, diff, edit
 // and replay. The Frame holds the family, the nodes, the deliveries (each
 // naming a settlement by its index: Delivery.Msg), the faults and the
 // sender; the settlements are the ground truth.

@@ -23,18 +23,18 @@ func TestFormatParseRoundTripsEveryFamily(t *testing.T) {
 	for _, f := range append(faults.Families[:len(faults.Families):len(faults.Families)], joined) {
 		t.Run("family="+string(f), func(t *testing.T) {
 			eachSchedule(t, f, func(t fataler, s faults.Schedule, _ uint64) {
-				text := faults.Format(s)
-				got, err := faults.Parse(text)
+				text := faults.World.Format(s)
+				got, err := faults.World.Parse(text)
 				if err != nil {
-					t.Fatalf("Parse(Format(s)): %v\n%s", err, text)
+					t.Fatalf("parse(format(s)): %v\n%s", err, text)
 				}
-				// reflect.DeepEqual decides (Gen and Parse both leave an
+				// reflect.DeepEqual decides (Gen and parse both leave an
 				// empty fault list nil), cmp explains: cmp is slow under -race.
 				if !reflect.DeepEqual(s, got) {
-					t.Fatalf("Parse(Format(s)) differs (-want +got):\n%s\ntext:\n%s", cmp.Diff(s, got, equateEmpty), text)
+					t.Fatalf("parse(format(s)) differs (-want +got):\n%s\ntext:\n%s", cmp.Diff(s, got, equateEmpty), text)
 				}
-				if again := faults.Format(got); again != text {
-					t.Fatalf("Format is not stable:\n%s\nvs\n%s", text, again)
+				if again := faults.World.Format(got); again != text {
+					t.Fatalf("format is not stable:\n%s\nvs\n%s", text, again)
 				}
 			})
 		})
@@ -54,7 +54,7 @@ deliver at=250ms s0 node=0
 deliver s1 at=1.5s node=1
 fault attempt=1 effect=3 crash-after
 `
-	got, err := faults.Parse(text)
+	got, err := faults.World.Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ fault attempt=1 effect=3 crash-after
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("Parse (-want +got):\n%s", diff)
+		t.Fatalf("parse (-want +got):\n%s", diff)
 	}
 }
 
@@ -96,9 +96,9 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 		{"duplicate settlement", head + s0 + "settle s1 player=1 room=3 match=1 round=1 kind=instant net=5 final=false seq=2\n", `line 6: s1 is the same settlement as s0 (player=1 match=1 kind=instant)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := faults.Parse(c.text)
+			_, err := faults.World.Parse(c.text)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("Parse error = %v, want it to contain %q\n(go test ./faults -run 'TestParseErrorsNameLineAndExpectation/%s')", err, c.want, strings.ReplaceAll(c.name, " ", "_"))
+				t.Fatalf("parse error = %v, want it to contain %q\n(go test ./faults -run 'TestParseErrorsNameLineAndExpectation/%s')", err, c.want, strings.ReplaceAll(c.name, " ", "_"))
 			}
 		})
 	}
@@ -106,27 +106,27 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 
 func TestFormatParseRoundTripsSwitches(t *testing.T) {
 	s := faults.Schedule{Frame: engine.Frame{Family: faults.Concurrent, Nodes: 2, RetryAfter: time.Second, MaxAttempts: 4, Concurrent: true, Switches: []int{1, 0, 2, 1}}}
-	text := faults.Format(s)
+	text := faults.World.Format(s)
 	if !strings.Contains(text, "\nswitches 1 0 2 1\n") {
-		t.Fatalf("Format does not write the switches line:\n%s", text)
+		t.Fatalf("format does not write the switches line:\n%s", text)
 	}
-	got, err := faults.Parse(text)
+	got, err := faults.World.Parse(text)
 	if err != nil {
-		t.Fatalf("Parse(Format(s)): %v\n%s", err, text)
+		t.Fatalf("parse(format(s)): %v\n%s", err, text)
 	}
 	if diff := cmp.Diff(s, got); diff != "" {
 		t.Fatalf("round trip (-want +got):\n%s", diff)
 	}
 	// Absent means all zeros: nil, and no line written.
 	s.Switches = nil
-	if text := faults.Format(s); strings.Contains(text, "switches") {
-		t.Fatalf("Format writes a switches line for nil switches:\n%s", text)
+	if text := faults.World.Format(s); strings.Contains(text, "switches") {
+		t.Fatalf("format writes a switches line for nil switches:\n%s", text)
 	}
-	if err := faults.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Switches: []int{1}}}); err == nil {
-		t.Fatal("Validate accepts switches in a schedule that is not concurrent")
+	if err := faults.World.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Switches: []int{1}}}); err == nil {
+		t.Fatal("validate accepts switches in a schedule that is not concurrent")
 	}
-	if err := faults.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Concurrent, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Concurrent: true, Switches: []int{-1}}}); err == nil {
-		t.Fatal("Validate accepts a negative switch")
+	if err := faults.World.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Concurrent, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Concurrent: true, Switches: []int{-1}}}); err == nil {
+		t.Fatal("validate accepts a negative switch")
 	}
 }
 
@@ -162,10 +162,10 @@ func TestParseRejectsEveryDimensionPastItsLimit(t *testing.T) {
 		}), "MaxFaults"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := faults.Parse(tc.text)
+			_, err := faults.World.Parse(tc.text)
 			var pe *faults.ParseError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("Parse = %v, want one line naming %s", err, tc.want)
+				t.Fatalf("parse = %v, want one line naming %s", err, tc.want)
 			}
 		})
 	}
@@ -183,11 +183,11 @@ func TestValidateEnforcesTheLimitsOnBuiltSchedules(t *testing.T) {
 	} {
 		s := base
 		mut(&s)
-		if err := faults.Validate(s); err == nil {
-			t.Errorf("%s: Validate accepted a schedule past the limit", name)
+		if err := faults.World.Validate(s); err == nil {
+			t.Errorf("%s: validate accepted a schedule past the limit", name)
 		}
 	}
-	if err := faults.Validate(base); err != nil {
-		t.Fatalf("Validate(base) = %v", err)
+	if err := faults.World.Validate(base); err != nil {
+		t.Fatalf("validate(base) = %v", err)
 	}
 }

@@ -47,7 +47,7 @@ func TestWatchdogEndsADeadlockedConcurrentGroup(t *testing.T) {
 // the watchdog.
 func TestWatchdogLeavesAProgressingRunAlone(t *testing.T) {
 	for seed := range uint64(20) {
-		h := faults.Run(faultstest.Keyed{}, faults.Generate(faults.Crash, seed), faults.RunOptions{Stall: 50 * time.Millisecond})
+		h := faults.Run(faultstest.Keyed{}, faults.World.Generate(faults.Crash, seed), faults.RunOptions{Stall: 50 * time.Millisecond})
 		if h.Stalled || h.Exhausted {
 			t.Fatalf("seed %d: stalled=%t exhausted=%t", seed, h.Stalled, h.Exhausted)
 		}

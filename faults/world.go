@@ -71,7 +71,7 @@ type Settlement struct {
 }
 
 // Ack is what a node answers the sender for one delivery (an engine.Ack,
-// named by AckName).
+// named by ackName).
 type Ack = engine.Ack
 
 const (
@@ -89,8 +89,8 @@ const (
 	AckHeld Ack = 3
 )
 
-// AckName names a settlement answer.
-func AckName(a Ack) string {
+// ackName names a settlement answer.
+func ackName(a Ack) string {
 	switch a {
 	case Nack:
 		return "nack"

@@ -6,7 +6,7 @@ import (
 )
 
 // DefaultMatrixSeed is the first generator seed of every cell: cell i's
-// k-th schedule is faults.Generate(family, DefaultMatrixSeed+k), the same
+// k-th schedule is faults.World.Generate(family, DefaultMatrixSeed+k), the same
 // for every design, so the rows compare designs on the same input.
 const DefaultMatrixSeed = engine.DefaultMatrixSeed
 

@@ -128,7 +128,7 @@ func CheckNoLoss(h faults.History) Verdict {
 			if ack, ok := acks[ev.Attempt]; ok {
 				all = append(all, ack)
 				if ack.Ack.Acked() {
-					how = fmt.Sprintf("; attempt %d was acked %q", ack.Attempt, faults.AckName(ack.Ack))
+					how = fmt.Sprintf("; attempt %d was acked %q", ack.Attempt, faults.World.AckName(ack.Ack))
 				}
 			}
 		}
@@ -269,7 +269,7 @@ func CheckHonestAck(h faults.History) Verdict {
 				continue
 			}
 			a := anomaly(h, faults.HonestAck, e.Msg, []faults.Event{e})
-			a.Explain = fmt.Sprintf("attempt %d of %s was acked %q before any credit of it was in the ledger", e.Attempt, describe(h, e.Msg), faults.AckName(e.Ack))
+			a.Explain = fmt.Sprintf("attempt %d of %s was acked %q before any credit of it was in the ledger", e.Attempt, describe(h, e.Msg), faults.World.AckName(e.Ack))
 			as = append(as, a)
 		}
 	}

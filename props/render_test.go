@@ -26,7 +26,7 @@ fault attempt=2 effect=0 fail
 `
 
 func TestRenderGolden(t *testing.T) {
-	s, err := faults.Parse(memoCrash)
+	s, err := faults.World.Parse(memoCrash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestRenderGolden(t *testing.T) {
 }
 
 func TestMermaidMessagesCarryNoSyntax(t *testing.T) {
-	s, err := faults.Parse(memoCrash)
+	s, err := faults.World.Parse(memoCrash)
 	if err != nil {
 		t.Fatal(err)
 	}

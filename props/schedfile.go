@@ -11,7 +11,7 @@ import (
 // faults.Parse reads.
 type SchedFile = engine.SchedFile[faults.Schedule]
 
-// FormatSchedFile renders f: the header lines, then faults.Format(f.Schedule).
+// FormatSchedFile renders f: the header lines, then faults.World.Format(f.Schedule).
 func FormatSchedFile(f SchedFile) string { return engine.FormatSchedFile(World, f) }
 
 // ParseSchedFile reads what FormatSchedFile wrote, or any schedule text

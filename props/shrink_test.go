@@ -75,7 +75,7 @@ func TestShrinkFindsTheMinimalCollision(t *testing.T) {
 	if !collides(got) {
 		t.Error("the shrunk schedule no longer fails")
 	}
-	if len(got.Deliveries) == 0 || faults.Validate(got) != nil {
+	if len(got.Deliveries) == 0 || faults.World.Validate(got) != nil {
 		t.Errorf("the shrunk schedule is not a valid schedule: %+v", got)
 	}
 }

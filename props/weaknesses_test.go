@@ -224,7 +224,7 @@ func TestKitFailsARecoverThatCreditsWithoutTheGrantKey(t *testing.T) {
 	c := judge(t, tiny{name: "recover-unkeyed", recoverUnkeyed: true}, faults.Crash)
 	wantFails(t, c, faults.NoDup, "senders that give up or retry past the lease: Recover never did real work")
 	if c.Coverage[faults.ReachedRecoverCredit] == 0 {
-		t.Errorf("no run had Recover credit anything: %s", c.Coverage.Format(faults.Reached))
+		t.Errorf("no run had Recover credit anything: %s", c.Coverage.Format(faults.World.Reached))
 	}
 }
 

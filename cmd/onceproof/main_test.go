@@ -269,7 +269,7 @@ func TestTinyNDisagreementComesWithAHint(t *testing.T) {
 	// A crash schedule that misses memo's weak point (no crash right after
 	// its credit): with -n 1 on it, memo's declared NoDup does not show.
 	seed := uint64(1)
-	for ; len(props.Judge(faults.Run(memo, faults.Generate(faults.Crash, seed), faults.RunOptions{})).Failed()) > 0; seed++ {
+	for ; len(props.Judge(faults.Run(memo, faults.World.Generate(faults.Crash, seed), faults.RunOptions{})).Failed()) > 0; seed++ {
 	}
 	code, out, _ := runCLI("matrix", "-designs", "test-memo-declared", "-families", "crash", "-n", "1", "-seed", fmt.Sprint(seed), "-out", t.TempDir())
 	if code != exitFailed || !strings.Contains(out, "hint: 1 of them are declared failures that did not show in 1 schedules per cell") {

@@ -225,7 +225,7 @@ func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
 			shown := map[faults.Property]bool{}
 			for k := range n {
 				seed := props.DefaultMatrixSeed + uint64(k)
-				s := faults.Generate(faults.Concurrent, seed)
+				s := faults.World.Generate(faults.Concurrent, seed)
 				r := props.Judge(faults.Run(d, s, faults.RunOptions{Free: true}))
 				for _, v := range r {
 					if v.Outcome != props.Fails {
@@ -235,7 +235,7 @@ func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
 					if !slices.Contains(declared, v.Property) {
 						t.Errorf("%s fails %s on real goroutines, undeclared (schedule seed %d; a race may not replay every time); "+
 							"fix the design or declare it under faults.Concurrent in its Declaration:\n%v\n%s",
-							d.Name(), v.Property, seed, v, faults.Format(s))
+							d.Name(), v.Property, seed, v, faults.World.Format(s))
 						return
 					}
 				}
@@ -267,12 +267,12 @@ func TestLootConcurrencyOnRealGoroutines(t *testing.T) {
 			for _, f := range fams {
 				declared := decl.Expected(f, lootfaults.Properties)
 				for k := range n {
-					s := lootfaults.Generate(f, props.DefaultMatrixSeed+uint64(k))
+					s := lootfaults.World.Generate(f, props.DefaultMatrixSeed+uint64(k))
 					r := lootprops.Judge(lootfaults.Run(d, s, engine.RunOptions{Free: true}))
 					for _, p := range r.Failed() {
 						if !slices.Contains(declared, p) {
 							v, _ := r.Verdict(p)
-							t.Errorf("%s fails %s under %s on real goroutines, undeclared (a race may not replay every time):\n%v\n%s", d.Name(), p, f, v, lootfaults.Format(s))
+							t.Errorf("%s fails %s under %s on real goroutines, undeclared (a race may not replay every time):\n%v\n%s", d.Name(), p, f, v, lootfaults.World.Format(s))
 							return
 						}
 					}

@@ -45,7 +45,7 @@ func TestWithStoreOnMemStoreRunsLikeDesign(t *testing.T) {
 	runs := 0
 	for _, f := range []faults.Family{faults.Clean, faults.Crash, faults.StoreError, faults.TimeoutSuccess, faults.MultiNode, faults.WindowExpiry} {
 		for seed := uint64(1); seed <= 5; seed++ {
-			s := faults.Generate(f, seed)
+			s := faults.World.Generate(f, seed)
 			want := faults.Run(refdesign.Design{}, s, faults.RunOptions{})
 			got := faults.Run(d, s, faults.RunOptions{})
 			runs++
@@ -63,7 +63,7 @@ func TestWithStoreOnMemStoreRunsLikeDesign(t *testing.T) {
 // A store that does not open, or does not clean up, is reported by Err
 // (the run itself sees every store call fail; it must not panic).
 func TestWithStoreReportsOpenAndCleanupFailures(t *testing.T) {
-	s := faults.Generate(faults.Clean, 1)
+	s := faults.World.Generate(faults.Clean, 1)
 
 	down := errors.New("connection refused")
 	d := WithStore("down", func(context.Context, int) (ref.PendingStore, func() error, error) { return nil, nil, down })

@@ -31,9 +31,9 @@ const (
 	ReachedCompInPause  = "compensate-in-pause" // a compensate request arrived while a call was paused
 )
 
-// Reached lists every name CoverageOf counts, in the order reports show
+// Reached lists every name coverageOf counts, in the order reports show
 // them.
-var Reached = []string{
+var reachedNames = []string{
 	ReachedCrash, ReachedCrashInRecov, ReachedFail, ReachedTimeout, ReachedPause, ReachedGiveUp,
 	ReachedRecoverItem, ReachedDupClaim, ReachedOtherNode, ReachedOverlap, ReachedEarly, ReachedAtDeadline,
 	ReachedSkewed, ReachedLockExpired, ReachedForeignDel, ReachedCancel, ReachedOutsider, ReachedTie, ReachedQuantity, ReachedCompInPause,
@@ -59,11 +59,11 @@ var exercises = map[engine.Family][]string{
 	CompensationRace: {ReachedPause, ReachedCompInPause},
 }
 
-// Exercises is what plain family f exists to make happen.
-func Exercises(f engine.Family) []string { return exercises[f] }
+// exercisesOf is what plain family f exists to make happen.
+func exercisesOf(f engine.Family) []string { return exercises[f] }
 
-// CoverageOf counts what h reached.
-func CoverageOf(h History) engine.Coverage {
+// coverageOf counts what h reached.
+func coverageOf(h History) engine.Coverage {
 	c := engine.Coverage{}
 	s := h.Schedule
 	arrivals := make([]int, len(s.Requests))

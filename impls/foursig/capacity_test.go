@@ -159,7 +159,7 @@ func TestCapacityDerivation(t *testing.T) {
 				// Larger capacities hold too (eviction only gets later).
 				for c := smallest + 1; c <= 8; c++ {
 					if s, ok := capacityHolds(k, c, n, tc.interleave); !ok {
-						t.Fatalf("capacity %d holds but %d fails on:\n%s\n(to reproduce: %s)", smallest, c, faults.Format(s), repro)
+						t.Fatalf("capacity %d holds but %d fails on:\n%s\n(to reproduce: %s)", smallest, c, faults.World.Format(s), repro)
 					}
 				}
 				t.Logf("kinds=%d, %s: smallest capacity %d; capacity %d fails on a %d-delivery schedule", k, tc.model, smallest, smallest-1, len(below.Deliveries))

@@ -181,13 +181,13 @@ func CheckFrozenClaims(h lootfaults.History) engine.Verdict {
 		}
 		if ack.Seq > ss.freeze.Seq {
 			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{*ss.freeze, ack},
-				"r%d, player %d's %s claim, was answered %s at %s, after %s's claims froze at %s", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), ack.At, ss.x.No(), ss.freeze.At))
+				"r%d, player %d's %s claim, was answered %s at %s, after %s's claims froze at %s", r.ID, r.Player, r.Intent, lootfaults.World.AckName(ack.Ack), ack.At, ss.x.No(), ss.freeze.At))
 			continue
 		}
 		set, ok := ss.settled()
 		if ok && !slices.ContainsFunc(set, func(c lootfaults.Claim) bool { return c.Player == r.Player }) {
 			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{ack, *ss.freeze},
-				"r%d, player %d's %s claim, was answered %s before %s froze, but the result was computed without it", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), ss.x.No()))
+				"r%d, player %d's %s claim, was answered %s before %s froze, but the result was computed without it", r.ID, r.Player, r.Intent, lootfaults.World.AckName(ack.Ack), ss.x.No()))
 		}
 	}
 	return safety(lootfaults.FrozenClaims, h, as)
@@ -381,7 +381,7 @@ func CheckHonestAnswer(h lootfaults.History) engine.Verdict {
 			}
 		}
 		if lie != "" {
-			as = append(as, anomaly(h, lootfaults.HonestAnswer, e.Msg, []lootfaults.Event{e}, "r%d (%s %s) was answered %s, but %s", r.ID, r.Kind, ss.x.No(), lootfaults.AnswerName(e.Ack), lie))
+			as = append(as, anomaly(h, lootfaults.HonestAnswer, e.Msg, []lootfaults.Event{e}, "r%d (%s %s) was answered %s, but %s", r.ID, r.Kind, ss.x.No(), lootfaults.World.AckName(e.Ack), lie))
 		}
 	}
 	return safety(lootfaults.HonestAnswer, h, as)
