@@ -82,7 +82,7 @@ func enumerate(sc Scope) iter.Seq[Schedule] {
 									if i > 0 {
 										node = on[i-1]
 									}
-									base.Deliveries = append(base.Deliveries, Delivery{At: at, Msg: id, Node: node})
+									base.Deliveries = append(base.Deliveries, engine.Delivery{At: at, Msg: id, Node: node})
 								}
 								if !yield(base) {
 									return
@@ -100,7 +100,7 @@ func enumerate(sc Scope) iter.Seq[Schedule] {
 								for _, f := range enumFaults(sc) {
 									for sender := range 3 {
 										c := base
-										c.Faults = []Fault{f}
+										c.Faults = []engine.Fault{f}
 										switch sender {
 										case 1:
 											c.RetryAfter = genSlowRetryAfter
@@ -137,19 +137,19 @@ func groupOnTwoNodes(s Schedule) bool {
 }
 
 // enumFaults is every single fault of sc, in Schedule.Faults order.
-func enumFaults(sc Scope) []Fault {
-	var out []Fault
+func enumFaults(sc Scope) []engine.Fault {
+	var out []engine.Fault
 	for r := sc.RecoverCalls - 1; r >= 0; r-- {
 		for e := range sc.Effects {
-			for _, k := range []FaultKind{CrashBefore, CrashAfter} {
-				out = append(out, Fault{Attempt: Recovery(r), Effect: e, Kind: k})
+			for _, k := range []engine.FaultKind{engine.CrashBefore, engine.CrashAfter} {
+				out = append(out, engine.Fault{Attempt: engine.Recovery(r), Effect: e, Kind: k})
 			}
 		}
 	}
 	for a := range sc.FaultAttempts {
 		for e := range sc.Effects {
-			for _, k := range []FaultKind{CrashBefore, CrashAfter, FailBefore, TimeoutAfter} {
-				out = append(out, Fault{Attempt: a, Effect: e, Kind: k})
+			for _, k := range []engine.FaultKind{engine.CrashBefore, engine.CrashAfter, engine.FailBefore, engine.TimeoutAfter} {
+				out = append(out, engine.Fault{Attempt: a, Effect: e, Kind: k})
 			}
 		}
 	}

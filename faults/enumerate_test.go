@@ -3,6 +3,7 @@ package faults_test
 import (
 	"testing"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
@@ -11,7 +12,7 @@ import (
 func TestEnumerateIsEveryScheduleOfTheScopeOnce(t *testing.T) {
 	seen := map[string]bool{}
 	var concurrent, giveUp, slow, recoverFaults int
-	kinds := map[faults.FaultKind]bool{}
+	kinds := map[engine.FaultKind]bool{}
 	nodes := map[int]bool{}
 	settlements := map[int]bool{}
 	for s := range faults.Enumerate(faults.DefaultScope) {

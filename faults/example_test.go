@@ -3,6 +3,7 @@ package faults_test
 import (
 	"fmt"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
@@ -49,11 +50,11 @@ func detail(e faults.Event) string {
 	switch e.Kind {
 	case faults.EvCredit:
 		return fmt.Sprintf(" applied=%t", e.Detail.Applied)
-	case faults.EvCrash, faults.EvFault:
+	case engine.EvCrash, engine.EvFault:
 		return " op=" + e.Op + " " + e.Fault.String()
-	case faults.EvAck:
+	case engine.EvAck:
 		return " " + faults.World.AckName(e.Ack)
-	case faults.EvEffect, faults.EvRecover:
+	case engine.EvEffect, engine.EvRecover:
 		return " op=" + e.Op
 	}
 	return ""

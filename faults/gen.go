@@ -474,7 +474,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 	n := len(all)
 
 	// First arrivals.
-	var dels []Delivery
+	var dels []engine.Delivery
 	for i := range all {
 		a := &all[i]
 		if p.multiNode {
@@ -485,7 +485,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			copies = rapid.IntRange(2, s.Nodes).Draw(t, "copies")
 		}
 		for c := range copies {
-			dels = append(dels, Delivery{At: a.arrive, Msg: i, Node: (a.node + c) % s.Nodes})
+			dels = append(dels, engine.Delivery{At: a.arrive, Msg: i, Node: (a.node + c) % s.Nodes})
 		}
 	}
 	pick := func(label string) *pending { return &all[rapid.IntRange(0, n-1).Draw(t, label)] }
@@ -500,7 +500,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			if at < a.arrive {
 				at = a.next + MatchEvery + tick
 			}
-			dels = append(dels, Delivery{At: at, Msg: a.st.ID, Node: a.node})
+			dels = append(dels, engine.Delivery{At: at, Msg: a.st.ID, Node: a.node})
 		}
 	}
 	if p.multiNode {
@@ -508,7 +508,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			a := pick("copy-of")
 			gap := time.Duration(rapid.IntRange(0, 2).Draw(t, "copy-gap")) * tick
 			other := (a.node + rapid.IntRange(1, s.Nodes-1).Draw(t, "copy-node")) % s.Nodes
-			dels = append(dels, Delivery{At: a.arrive + gap, Msg: a.st.ID, Node: other})
+			dels = append(dels, engine.Delivery{At: a.arrive + gap, Msg: a.st.ID, Node: other})
 		}
 	}
 	if p.deepReplay {
@@ -517,7 +517,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 			count := rapid.IntRange(1, 6).Draw(t, "replay-count")
 			shift := time.Duration(rapid.IntRange(3, 6).Draw(t, "replay-matches")) * MatchEvery
 			for i := lo; i < n && i < lo+count; i++ {
-				dels = append(dels, Delivery{At: all[i].arrive + shift, Msg: i, Node: all[i].node})
+				dels = append(dels, engine.Delivery{At: all[i].arrive + shift, Msg: i, Node: all[i].node})
 			}
 		}
 	}
@@ -528,7 +528,7 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 		for range rapid.IntRange(5, 20).Draw(t, "far-replays") {
 			a := pick("far-replay-of")
 			shift := time.Duration(rapid.IntRange(3, 1000).Draw(t, "far-replay-matches")) * MatchEvery
-			dels = append(dels, Delivery{At: a.arrive + shift, Msg: a.st.ID, Node: a.node})
+			dels = append(dels, engine.Delivery{At: a.arrive + shift, Msg: a.st.ID, Node: a.node})
 		}
 	}
 	if p.expiry {
@@ -536,20 +536,20 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 		for range rapid.IntRange(1, 4).Draw(t, "expiry-copies") {
 			a := pick("expiry-of")
 			e := eps[rapid.IntRange(0, len(eps)-1).Draw(t, "expiry-eps")]
-			dels = append(dels, Delivery{At: a.arrive + WindowTTL + e, Msg: a.st.ID, Node: a.node})
+			dels = append(dels, engine.Delivery{At: a.arrive + WindowTTL + e, Msg: a.st.ID, Node: a.node})
 		}
 	}
 	// Stable: equal times keep generation order (first arrivals first).
-	slices.SortStableFunc(dels, func(a, b Delivery) int { return cmp.Compare(a.At, b.At) })
+	slices.SortStableFunc(dels, func(a, b engine.Delivery) int { return cmp.Compare(a.At, b.At) })
 	s.Deliveries = dels
 
 	// Faults: attempts among the planned deliveries, each of which is an
 	// attempt, so every fault drawn here fires (unless its effect index is
 	// past what a fail or timeout can hit).
-	var faults []Fault
-	addFaults := func(label string, minN, maxN, maxEffect int, kinds ...FaultKind) {
+	var faults []engine.Fault
+	addFaults := func(label string, minN, maxN, maxEffect int, kinds ...engine.FaultKind) {
 		for range rapid.IntRange(minN, maxN).Draw(t, label) {
-			faults = append(faults, Fault{
+			faults = append(faults, engine.Fault{
 				Attempt: rapid.IntRange(0, len(dels)-1).Draw(t, "attempt"),
 				Effect:  rapid.IntRange(0, maxEffect).Draw(t, "effect"),
 				Kind:    kinds[rapid.IntRange(0, len(kinds)-1).Draw(t, "kind")],
@@ -557,22 +557,22 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 		}
 	}
 	if p.crash {
-		addFaults("crashes", 1, 4, 3, CrashBefore, CrashAfter)
+		addFaults("crashes", 1, 4, 3, engine.CrashBefore, engine.CrashAfter)
 	}
 	if p.storeError {
-		addFaults("failures", 1, 4, 3, FailBefore)
+		addFaults("failures", 1, 4, 3, engine.FailBefore)
 	}
 	if p.timeout {
-		addFaults("timeouts", 1, 4, 3, TimeoutAfter)
+		addFaults("timeouts", 1, 4, 3, engine.TimeoutAfter)
 	}
 	if p.nodeFailure {
-		addFaults("node-failures", 0, 2, 0, FailBefore)
+		addFaults("node-failures", 0, 2, 0, engine.FailBefore)
 	}
 	// Canonical order; of two faults at one point the first drawn wins.
-	slices.SortStableFunc(faults, func(a, b Fault) int {
+	slices.SortStableFunc(faults, func(a, b engine.Fault) int {
 		return cmp.Or(cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.Effect, b.Effect))
 	})
-	faults = slices.CompactFunc(faults, func(a, b Fault) bool { return a.Attempt == b.Attempt && a.Effect == b.Effect })
+	faults = slices.CompactFunc(faults, func(a, b engine.Fault) bool { return a.Attempt == b.Attempt && a.Effect == b.Effect })
 	if len(faults) > 0 {
 		s.Faults = faults
 	}
@@ -608,13 +608,13 @@ func genSchedule(t *rapid.T, f Family, p preset, trace *[]pending) Schedule {
 		// 0..1 crash inside Recover: of the first 3 recovery calls (the
 		// rebuilt nodes' and the drain's), at its effect 0..3.
 		for range rapid.IntRange(0, 1).Draw(t, "recover-crashes") {
-			s.Faults = append(s.Faults, Fault{
-				Attempt: Recovery(rapid.IntRange(0, 2).Draw(t, "recovery")),
+			s.Faults = append(s.Faults, engine.Fault{
+				Attempt: engine.Recovery(rapid.IntRange(0, 2).Draw(t, "recovery")),
 				Effect:  rapid.IntRange(0, 3).Draw(t, "effect"),
-				Kind:    []FaultKind{CrashBefore, CrashAfter}[rapid.IntRange(0, 1).Draw(t, "kind")],
+				Kind:    []engine.FaultKind{engine.CrashBefore, engine.CrashAfter}[rapid.IntRange(0, 1).Draw(t, "kind")],
 			})
 		}
-		slices.SortStableFunc(s.Faults, func(a, b Fault) int {
+		slices.SortStableFunc(s.Faults, func(a, b engine.Fault) int {
 			return cmp.Or(cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.Effect, b.Effect))
 		})
 	}

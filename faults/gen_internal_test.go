@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/engine"
 	"pgregory.net/rapid"
 )
 
@@ -109,9 +110,9 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
-		Crash:          faultsOfKinds(CrashBefore, CrashAfter),
-		StoreError:     faultsOfKinds(FailBefore),
-		TimeoutSuccess: faultsOfKinds(TimeoutAfter),
+		Crash:          faultsOfKinds(engine.CrashBefore, engine.CrashAfter),
+		StoreError:     faultsOfKinds(engine.FailBefore),
+		TimeoutSuccess: faultsOfKinds(engine.TimeoutAfter),
 		MultiNode: func(s Schedule, _ []pending) error {
 			_, nodes := arrivals(s)
 			for _, n := range nodes {
@@ -241,7 +242,7 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 	}
 }
 
-func faultsOfKinds(kinds ...FaultKind) func(Schedule, []pending) error {
+func faultsOfKinds(kinds ...engine.FaultKind) func(Schedule, []pending) error {
 	return func(s Schedule, _ []pending) error {
 		if len(s.Faults) == 0 {
 			return fmt.Errorf("no faults")

@@ -100,7 +100,7 @@ func race(nodes int, switches ...int) Schedule {
 		Settlements: []Settlement{{ID: 0, Player: 1, Room: 2, Match: 1, Round: 1, Kind: KindFinal, Net: -10, Final: true, Seq: 1}},
 	}
 	for n := range nodes {
-		s.Deliveries = append(s.Deliveries, Delivery{At: time.Second, Msg: 0, Node: n})
+		s.Deliveries = append(s.Deliveries, engine.Delivery{At: time.Second, Msg: 0, Node: n})
 	}
 	return s
 }
@@ -117,7 +117,7 @@ func dishonest(h History) (int, string) {
 			if credited[e.Msg] > 1 {
 				return i, fmt.Sprintf("event %d: s%d credited twice", i, e.Msg)
 			}
-		case e.Kind == EvAck && (e.Ack == AckCredited || e.Ack == AckDuplicate) && credited[e.Msg] == 0:
+		case e.Kind == engine.EvAck && (e.Ack == AckCredited || e.Ack == AckDuplicate) && credited[e.Msg] == 0:
 			return i, fmt.Sprintf("event %d: attempt %d acked %v for s%d with nothing credited", i, e.Attempt, e.Ack, e.Msg)
 		}
 	}

@@ -13,19 +13,10 @@ import (
 // default.
 type RunOptions = engine.RunOptions
 
-// The runner's defaults and the op names it uses in events besides the
-// designs' own durable ops (see package engine).
-const (
-	DefaultStall     = engine.DefaultStall
-	DefaultMaxEvents = engine.DefaultMaxEvents
-	DrainAfter       = engine.DrainAfter
-
-	OpCredit  = "credit" // an env.Credit call
-	OpAck     = engine.OpAck
-	OpRecover = engine.OpRecover
-	OpRebuild = engine.OpRebuild
-	OpDeliver = engine.OpDeliver
-)
+// OpCredit is the op an env.Credit call's events carry, beside the
+// designs' own durable ops and the engine's (engine.OpAck, OpRecover,
+// OpRebuild, OpDeliver).
+const OpCredit = "credit"
 
 // Run executes s against a fresh cluster of d and returns the history: a
 // pure function of (d, s), the same history every time (RunOptions.Free
@@ -161,7 +152,7 @@ func (sys *system) AfterAttempt(p *engine.Port[Detail], _ engine.Node, a, id int
 		sys.stamp++
 		for i := len(past) - 1; i >= 0 && past[i].At >= at-span; i-- {
 			e := &past[i]
-			if e.Kind == EvArrive && e.Node == n && sys.marks[e.Msg] != sys.stamp {
+			if e.Kind == engine.EvArrive && e.Node == n && sys.marks[e.Msg] != sys.stamp {
 				sys.marks[e.Msg] = sys.stamp
 				l.Recent++
 			}

@@ -96,7 +96,7 @@ func benchSchedule() faults.Schedule {
 				Kind: kind, Net: int64(10 * (m%3 - 1)), Final: kind == faults.KindFinal, Seq: uint64(id + 1),
 			})
 			at := time.Duration(m)*faults.MatchEvery + time.Duration(2+2*k)*faults.MatchEvery/8
-			s.Deliveries = append(s.Deliveries, faults.Delivery{At: at, Msg: id})
+			s.Deliveries = append(s.Deliveries, engine.Delivery{At: at, Msg: id})
 		}
 	}
 	return s

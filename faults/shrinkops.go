@@ -32,7 +32,7 @@ func dropSettlements(s Schedule, i, j int) (Schedule, bool) {
 	for x := range c.Settlements {
 		c.Settlements[x].ID = x
 	}
-	var ds []Delivery
+	var ds []engine.Delivery
 	for _, d := range s.Deliveries {
 		switch {
 		case d.Msg < i:

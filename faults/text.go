@@ -42,10 +42,6 @@ func format(s Schedule) string {
 	return engine.FormatFrame(s.Frame, textForm, b.String())
 }
 
-// ParseError is a parse failure: the line (from 1; 0 when the problem is
-// the file as a whole, e.g. a missing header) and what was wrong.
-type ParseError = engine.ParseError
-
 // parse reads the text form written by format (and by hand). Errors are
 // *ParseError values naming the line and what was expected there, e.g.
 // `line 7: want "net=<int>", got "net=x"`. The result is Validated, not
@@ -59,7 +55,7 @@ func parse(text string) (Schedule, error) {
 	}
 	s := Schedule{Frame: f, Settlements: p.sts}
 	if err := validate(s); err != nil {
-		return Schedule{}, &ParseError{Msg: err.Error()}
+		return Schedule{}, &engine.ParseError{Msg: err.Error()}
 	}
 	return s, nil
 }

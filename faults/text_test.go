@@ -59,7 +59,7 @@ fault attempt=1 effect=3 crash-after
 		t.Fatal(err)
 	}
 	want := faults.Schedule{
-		Frame: engine.Frame{Family: faults.Join(faults.Late, faults.Crash), Nodes: 2, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 4, Deliveries: []faults.Delivery{{At: faults.MatchEvery / 4, Msg: 0}, {At: 3 * faults.MatchEvery / 2, Msg: 1, Node: 1}}, Faults: []faults.Fault{{Attempt: 1, Effect: 3, Kind: faults.CrashAfter}}},
+		Frame: engine.Frame{Family: faults.Join(faults.Late, faults.Crash), Nodes: 2, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 4, Deliveries: []engine.Delivery{{At: faults.MatchEvery / 4, Msg: 0}, {At: 3 * faults.MatchEvery / 2, Msg: 1, Node: 1}}, Faults: []engine.Fault{{Attempt: 1, Effect: 3, Kind: engine.CrashAfter}}},
 		Settlements: []faults.Settlement{
 			{ID: 0, Player: 1, Room: 2, Match: 7, Round: 1, Kind: faults.KindInstant, Net: -30, Seq: 1},
 			{ID: 1, Player: 1, Room: 2, Match: 7, Round: 1, Kind: faults.KindFinal, Net: -30, Final: true, Seq: 2},
@@ -152,18 +152,18 @@ func TestParseRejectsEveryDimensionPastItsLimit(t *testing.T) {
 		"attempt":      {header + settle + "fault attempt=40000 effect=0 fail\n", "MaxAttemptIndex"},
 		"effect":       {header + settle + "fault attempt=0 effect=5000 fail\n", "MaxEffectIndex"},
 		"switches": {strings.Replace(header, "family clean", "family concurrent", 1) + "concurrent true\nswitches" +
-			strings.Repeat(" 1", faults.MaxSwitches+1) + "\n", "MaxSwitches"},
+			strings.Repeat(" 1", engine.MaxSwitches+1) + "\n", "MaxSwitches"},
 		"settlements": {header + many(faults.MaxSettlements+1, func(i int) string {
 			return fmt.Sprintf("settle s%d player=%d room=1 match=1 round=1 kind=instant net=10 final=false seq=1\n", i, i+1)
 		}), "MaxSettlements"},
-		"deliveries": {header + settle + many(faults.MaxDeliveries+1, func(int) string { return "deliver at=1s s0 node=0\n" }), "MaxDeliveries"},
-		"faults": {header + settle + many(faults.MaxFaults+1, func(i int) string {
+		"deliveries": {header + settle + many(engine.MaxDeliveries+1, func(int) string { return "deliver at=1s s0 node=0\n" }), "MaxDeliveries"},
+		"faults": {header + settle + many(engine.MaxFaults+1, func(i int) string {
 			return fmt.Sprintf("fault attempt=%d effect=%d fail\n", i/2, i%2)
 		}), "MaxFaults"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := faults.World.Parse(tc.text)
-			var pe *faults.ParseError
+			var pe *engine.ParseError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("parse = %v, want one line naming %s", err, tc.want)
 			}
@@ -177,8 +177,8 @@ func TestValidateEnforcesTheLimitsOnBuiltSchedules(t *testing.T) {
 	base := faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1}}
 	for name, mut := range map[string]func(*faults.Schedule){
 		"nodes":       func(s *faults.Schedule) { s.Nodes = faults.MaxNodes + 1 },
-		"retry":       func(s *faults.Schedule) { s.RetryAfter = faults.MaxRetryAfter + 1 },
-		"attempts":    func(s *faults.Schedule) { s.MaxAttempts = faults.MaxAttempts + 1 },
+		"retry":       func(s *faults.Schedule) { s.RetryAfter = engine.MaxRetryAfter + 1 },
+		"attempts":    func(s *faults.Schedule) { s.MaxAttempts = engine.MaxAttempts + 1 },
 		"settlements": func(s *faults.Schedule) { s.Settlements = make([]faults.Settlement, faults.MaxSettlements+1) },
 	} {
 		s := base

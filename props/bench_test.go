@@ -33,6 +33,6 @@ func BenchmarkShrink(b *testing.B) {
 	b.ReportMetric(float64(len(s.Deliveries)), "deliveries/schedule")
 	b.ResetTimer()
 	for b.Loop() {
-		Shrink(s, fails, 0)
+		shrink(s, fails, 0)
 	}
 }

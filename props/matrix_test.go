@@ -77,7 +77,7 @@ func TestCellMismatch(t *testing.T) {
 }
 
 func TestRunCellShrinksToTheMinimalCrash(t *testing.T) {
-	c := RunCell(memo, faults.Crash, MatrixOptions{N: 20})
+	c := runCell(memo, faults.Crash, MatrixOptions{N: 20})
 	if diff := cmp.Diff([]faults.Property{faults.NoDup}, c.Failed); diff != "" {
 		t.Fatalf("Failed (-want +got):\n%s", diff)
 	}

@@ -16,18 +16,11 @@ func Timeline(h faults.History, r Report) string {
 	return engine.Timeline(World, engine.History[faults.Schedule, faults.Detail](h), r)
 }
 
-// Mermaid renders h as a mermaid sequenceDiagram (GitHub renders it in
+// mermaid renders h as a mermaid sequenceDiagram (GitHub renders it in
 // markdown): the sender, each node, the durable store and the ledger as
 // participants; crashes, faults and anomalies as notes.
-func Mermaid(h faults.History, r Report) string {
+func mermaid(h faults.History, r Report) string {
 	return engine.Mermaid(World, engine.History[faults.Schedule, faults.Detail](h), r)
-}
-
-// Markdown renders one counterexample: what fails, how to replay it, the
-// timeline, a mermaid sequence diagram, and the schedule text. replay is
-// the command that replays it; by, the command that generated it.
-func Markdown(cx Counterexample, replay, by string) string {
-	return engine.Markdown(World, cx, replay, by)
 }
 
 // The settlement world's part of the renderings (World's GroundTruth,

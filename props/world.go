@@ -7,14 +7,14 @@ import (
 
 // World is the settlement subject as the engine runs it: faults.World
 // (families, schedules, runner and coverage) with this package's
-// properties (Judge, Describe) and renderings. RunMatrix, Check,
+// properties (Judge, describeProperty) and renderings. RunMatrix, Check,
 // TestDesign and the command run it.
 var World = func() engine.World[faults.Design, faults.Schedule, faults.Detail] {
 	w := faults.World
 	w.Judge = func(h engine.History[faults.Schedule, faults.Detail]) engine.Report {
 		return Judge(faults.History(h))
 	}
-	w.Describe = Describe
+	w.Describe = describeProperty
 	w.GroundTruth = groundTruth
 	w.EventText = eventText
 	w.Participants = participants

@@ -288,7 +288,7 @@ func TestMatrixJSONOnStdout(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("stdout is not the matrix as JSON: %v\n%.300s", err, out)
 	}
-	if len(m.Rows) != 3 || m.Rows[1].Cells[0].Coverage[faults.ReachedCrash] == 0 || len(m.Rows[1].Cells[0].Counterexamples) == 0 {
+	if len(m.Rows) != 3 || m.Rows[1].Cells[0].Coverage["crash"] == 0 || len(m.Rows[1].Cells[0].Counterexamples) == 0 {
 		t.Errorf("the JSON lacks rows, coverage or counterexamples: %+v", m.Rows)
 	}
 	if !strings.Contains(errs, "wrote ") {

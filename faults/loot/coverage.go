@@ -9,54 +9,54 @@ import (
 
 // The names of what a loot run can reach (engine.Coverage counts them).
 const (
-	ReachedCrash        = "crash"               // a node crashed (at an effect, or losing its answer)
-	ReachedCrashInRecov = "crash-in-recover"    // a node crashed inside Recover
-	ReachedFail         = "fail"                // an effect failed before it ran
-	ReachedTimeout      = "timeout"             // an effect ran and reported a timeout
-	ReachedPause        = "pause"               // a node stalled between two calls
-	ReachedGiveUp       = "give-up"             // the sender gave up on a request
-	ReachedRecoverItem  = "recover-item"        // an item was delivered inside Recover
-	ReachedDupClaim     = "dup-claim"           // a claim request arrived again (a copy or a retry)
-	ReachedOtherNode    = "other-node"          // a request arrived on two nodes
-	ReachedOverlap      = "overlap"             // two attempts ran interleaved
-	ReachedEarly        = "early-settle"        // a settle request arrived before its session's deadline
-	ReachedAtDeadline   = "claim-at-deadline"   // a claim arrived within a second of its session's deadline
-	ReachedSkewed       = "skewed"              // a request arrived at a node whose clock is off
-	ReachedLockExpired  = "lock-expired"        // a lock was taken while another holder's ttl had ended
-	ReachedForeignDel   = "foreign-unlock"      // a release deleted a lock another holder had taken since
-	ReachedCancel       = "cancel"              // a cancel request arrived
-	ReachedOutsider     = "outsider-claim"      // a claim by a player outside the team arrived
-	ReachedTie          = "tie"                 // two claims of one intent and fairness in a session arrived in one second
-	ReachedQuantity     = "quantity"            // a claim arrived for a session of several items
-	ReachedCompInPause  = "compensate-in-pause" // a compensate request arrived while a call was paused
+	reachedCrash        = "crash"               // a node crashed (at an effect, or losing its answer)
+	reachedCrashInRecov = "crash-in-recover"    // a node crashed inside Recover
+	reachedFail         = "fail"                // an effect failed before it ran
+	reachedTimeout      = "timeout"             // an effect ran and reported a timeout
+	reachedPause        = "pause"               // a node stalled between two calls
+	reachedGiveUp       = "give-up"             // the sender gave up on a request
+	reachedRecoverItem  = "recover-item"        // an item was delivered inside Recover
+	reachedDupClaim     = "dup-claim"           // a claim request arrived again (a copy or a retry)
+	reachedOtherNode    = "other-node"          // a request arrived on two nodes
+	reachedOverlap      = "overlap"             // two attempts ran interleaved
+	reachedEarly        = "early-settle"        // a settle request arrived before its session's deadline
+	reachedAtDeadline   = "claim-at-deadline"   // a claim arrived within a second of its session's deadline
+	reachedSkewed       = "skewed"              // a request arrived at a node whose clock is off
+	reachedLockExpired  = "lock-expired"        // a lock was taken while another holder's ttl had ended
+	reachedForeignDel   = "foreign-unlock"      // a release deleted a lock another holder had taken since
+	reachedCancel       = "cancel"              // a cancel request arrived
+	reachedOutsider     = "outsider-claim"      // a claim by a player outside the team arrived
+	reachedTie          = "tie"                 // two claims of one intent and fairness in a session arrived in one second
+	reachedQuantity     = "quantity"            // a claim arrived for a session of several items
+	reachedCompInPause  = "compensate-in-pause" // a compensate request arrived while a call was paused
 )
 
 // Reached lists every name coverageOf counts, in the order reports show
 // them.
 var reachedNames = []string{
-	ReachedCrash, ReachedCrashInRecov, ReachedFail, ReachedTimeout, ReachedPause, ReachedGiveUp,
-	ReachedRecoverItem, ReachedDupClaim, ReachedOtherNode, ReachedOverlap, ReachedEarly, ReachedAtDeadline,
-	ReachedSkewed, ReachedLockExpired, ReachedForeignDel, ReachedCancel, ReachedOutsider, ReachedTie, ReachedQuantity, ReachedCompInPause,
+	reachedCrash, reachedCrashInRecov, reachedFail, reachedTimeout, reachedPause, reachedGiveUp,
+	reachedRecoverItem, reachedDupClaim, reachedOtherNode, reachedOverlap, reachedEarly, reachedAtDeadline,
+	reachedSkewed, reachedLockExpired, reachedForeignDel, reachedCancel, reachedOutsider, reachedTie, reachedQuantity, reachedCompInPause,
 }
 
 // exercises is what each family exists to make happen: a cell whose runs
 // reached none of it did not test what its column claims. clean makes
 // nothing happen on purpose.
 var exercises = map[engine.Family][]string{
-	DuplicateClaim:   {ReachedDupClaim},
-	ConcurrentSettle: {ReachedOverlap},
-	EarlySettle:      {ReachedEarly},
-	LateClaim:        {ReachedAtDeadline},
-	LockExpiry:       {ReachedPause, ReachedLockExpired},
-	ClockSkew:        {ReachedSkewed},
-	Crash:            {ReachedCrash},
-	StoreError:       {ReachedFail},
-	TimeoutSuccess:   {ReachedTimeout},
-	CancelRace:       {ReachedCancel},
-	Outsider:         {ReachedOutsider},
-	Ties:             {ReachedTie},
-	Quantity:         {ReachedQuantity},
-	CompensationRace: {ReachedPause, ReachedCompInPause},
+	DuplicateClaim:   {reachedDupClaim},
+	ConcurrentSettle: {reachedOverlap},
+	EarlySettle:      {reachedEarly},
+	LateClaim:        {reachedAtDeadline},
+	LockExpiry:       {reachedPause, reachedLockExpired},
+	ClockSkew:        {reachedSkewed},
+	Crash:            {reachedCrash},
+	StoreError:       {reachedFail},
+	TimeoutSuccess:   {reachedTimeout},
+	CancelRace:       {reachedCancel},
+	Outsider:         {reachedOutsider},
+	Ties:             {reachedTie},
+	Quantity:         {reachedQuantity},
+	CompensationRace: {reachedPause, reachedCompInPause},
 }
 
 // exercisesOf is what plain family f exists to make happen.
@@ -83,48 +83,48 @@ func coverageOf(h History) engine.Coverage {
 			id := e.Msg
 			r := s.Requests[id]
 			if len(open) > 0 {
-				c[ReachedOverlap]++
+				c[reachedOverlap]++
 			}
 			open[e.Attempt] = true
 			if arrivals[id] > 0 {
 				if r.Kind == ClaimItem {
-					c[ReachedDupClaim]++
+					c[reachedDupClaim]++
 				}
 				if nodeOf[id] != e.Node {
-					c[ReachedOtherNode]++
+					c[reachedOtherNode]++
 				}
 			}
 			arrivals[id]++
 			nodeOf[id] = e.Node
 			if s.Skew(e.Node) != 0 {
-				c[ReachedSkewed]++
+				c[reachedSkewed]++
 			}
 			switch r.Kind {
 			case SettleNow:
 				if e.At < s.Sessions[r.Session].Deadline {
-					c[ReachedEarly]++
+					c[reachedEarly]++
 				}
 			case CancelSession:
-				c[ReachedCancel]++
+				c[reachedCancel]++
 			case Compensate:
 				if slices.ContainsFunc(stalls, func(p [2]time.Duration) bool { return p[0] <= e.At && e.At < p[1] }) {
-					c[ReachedCompInPause]++
+					c[reachedCompInPause]++
 				}
 			case ClaimItem:
 				x := s.Sessions[r.Session]
 				if d := e.At - x.Deadline; d > -time.Second && d < time.Second {
-					c[ReachedAtDeadline]++
+					c[reachedAtDeadline]++
 				}
 				if !s.Member(r.Player) {
-					c[ReachedOutsider]++
+					c[reachedOutsider]++
 				}
 				if x.Quantity > 1 {
-					c[ReachedQuantity]++
+					c[reachedQuantity]++
 				}
 				if p := r.Intent.Priority(); p > 0 && arrivals[id] == 1 {
 					k := [3]int64{int64(r.Session), int64(p), s.Wins(r.Player)}
 					if last, ok := lastClaim[k]; ok && e.At/time.Second == last/time.Second {
-						c[ReachedTie]++
+						c[reachedTie]++
 					}
 					lastClaim[k] = e.At
 				}
@@ -134,38 +134,38 @@ func coverageOf(h History) engine.Coverage {
 		case engine.EvCrash:
 			delete(open, e.Attempt)
 			if e.Attempt < 0 {
-				c[ReachedCrashInRecov]++
+				c[reachedCrashInRecov]++
 			} else if e.Op != engine.OpPaused {
-				c[ReachedCrash]++
+				c[reachedCrash]++
 			}
 		case engine.EvFault:
 			switch e.Fault {
 			case engine.FailBefore:
-				c[ReachedFail]++
+				c[reachedFail]++
 			case engine.TimeoutAfter:
-				c[ReachedTimeout]++
+				c[reachedTimeout]++
 			}
 		case engine.EvPause:
-			c[ReachedPause]++
+			c[reachedPause]++
 		case engine.EvGiveUp:
-			c[ReachedGiveUp]++
+			c[reachedGiveUp]++
 		case EvItem:
 			if e.Attempt < 0 && e.Detail.OK {
-				c[ReachedRecoverItem]++
+				c[reachedRecoverItem]++
 			}
 		case EvLock:
 			k := e.Detail.Key
 			switch {
 			case e.Op == OpLockSet && e.Detail.OK:
 				if l := locks[k]; l.set && l.token != e.Detail.Token {
-					c[ReachedLockExpired]++
+					c[reachedLockExpired]++
 				}
 				locks[k] = holder{e.Detail.Token, true}
 			case e.Op == OpLockGet:
 				got[e.Attempt] = e.Detail.Value
 			case (e.Op == OpUnlock || e.Op == OpLockDel) && e.Detail.OK:
 				if l := locks[k]; e.Op == OpLockDel && l.set && got[e.Attempt] != l.token {
-					c[ReachedForeignDel]++
+					c[reachedForeignDel]++
 				}
 				delete(locks, k)
 			}

@@ -109,7 +109,7 @@ func capSchedule(k int, interleave bool) *rapid.Generator[faults.Schedule] {
 			}
 		}
 		for _, a := range arr {
-			s.Deliveries = append(s.Deliveries, faults.Delivery{At: a.at, Msg: a.id})
+			s.Deliveries = append(s.Deliveries, engine.Delivery{At: a.at, Msg: a.id})
 		}
 		return s
 	})
@@ -123,7 +123,7 @@ func capacityHolds(k, c, n int, interleave bool) (faults.Schedule, bool) {
 	for seed := range n {
 		s := g.Example(seed)
 		h := faults.Run(d, s, faults.RunOptions{})
-		if props.CheckNoDup(h).Outcome != props.Holds || props.CheckNoLoss(h).Outcome != props.Holds {
+		if props.CheckProperty(faults.NoDup, h).Outcome != props.Holds || props.CheckProperty(faults.NoLoss, h).Outcome != props.Holds {
 			return s, false
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/internal/refenv"
 )
@@ -43,7 +44,7 @@ func TestStoreCatchesWhatTheCacheDrops(t *testing.T) {
 		h := faults.Run(d, s, faults.RunOptions{})
 		dups := 0
 		for _, e := range h.Events {
-			if e.Kind == faults.EvAck && e.Ack == faults.AckDuplicate {
+			if e.Kind == engine.EvAck && e.Ack == faults.AckDuplicate {
 				dups++
 			}
 		}
