@@ -10,14 +10,14 @@ import (
 	"github.com/onceproof/onceproof/engine"
 )
 
-// SmallScope is the family of every schedule within DefaultScope
+// SmallScope is the family of every schedule within defaultScope
 // (enumerate), not a sample: a cell of it holds "exhaustively to the
 // scope". Gen and generate sample the enumeration; a matrix runs all of it.
 const SmallScope Family = "small-scope"
 
-// Scope bounds an exhaustive enumeration of schedules (enumerate). Every
+// scope bounds an exhaustive enumeration of schedules (enumerate). Every
 // schedule within it is a world checkWorld accepts.
-type Scope struct {
+type scope struct {
 	// Settlements: 1 or 2: one alone, of either kind, as a credit or a
 	// debit; or two with equal nets (the collision designs that recognise
 	// settlements by content must meet): one match's instant and final; a
@@ -40,7 +40,7 @@ type Scope struct {
 	FaultDeliveries, Effects, FaultAttempts, RecoverCalls int
 }
 
-// DefaultScope is what the matrix enumerates. Its size: 17 settlement
+// defaultScope is what the matrix enumerates. Its size: 17 settlement
 // worlds; 278 planned-delivery patterns of up to 2 deliveries, each with no
 // fault or one of 40 (attempts 0..1 and Recover call 0, effects 0..3) times
 // 3 senders; 3,600 patterns of 3 deliveries without a fault; about 37,000
@@ -49,9 +49,9 @@ type Scope struct {
 // tens of microseconds, so a design's column costs about a second; each
 // knob multiplies it (another fault attempt: x1.2, a third sender: x1.5,
 // a fourth delivery with faults: x20).
-var DefaultScope = Scope{Settlements: 2, Deliveries: 3, Nodes: 2, FaultDeliveries: 2, Effects: 4, FaultAttempts: 2, RecoverCalls: 1}
+var defaultScope = scope{Settlements: 2, Deliveries: 3, Nodes: 2, FaultDeliveries: 2, Effects: 4, FaultAttempts: 2, RecoverCalls: 1}
 
-func (sc Scope) String() string {
+func (sc scope) String() string {
 	return fmt.Sprintf("<= %d settlements, <= %d deliveries (<= %d with a fault), <= %d nodes, <= 1 fault (attempts 0..%d or Recover calls 0..%d, effects 0..%d, each with a fast, slow or giving-up sender), every interleaving of a same-instant group",
 		sc.Settlements, sc.Deliveries, sc.FaultDeliveries, sc.Nodes, sc.FaultAttempts-1, sc.RecoverCalls-1, sc.Effects-1)
 }
@@ -64,7 +64,7 @@ var enumGaps = []time.Duration{0, tick, WindowTTL + tick}
 // other, and as a Concurrent group (no fault), with Switches nil; every
 // interleaving of the group is a choice of Switches, which the caller
 // enumerates against a design (RunOptions.Choices reports the arities).
-func enumerate(sc Scope) iter.Seq[Schedule] {
+func enumerate(sc scope) iter.Seq[Schedule] {
 	return func(yield func(Schedule) bool) {
 		for _, sts := range enumSettlements(sc.Settlements) {
 			for d := 1; d <= sc.Deliveries; d++ {
@@ -121,8 +121,8 @@ func enumerate(sc Scope) iter.Seq[Schedule] {
 	}
 }
 
-// smallScope is enumerate(DefaultScope), computed once.
-var smallScope = sync.OnceValue(func() []Schedule { return slices.Collect(enumerate(DefaultScope)) })
+// smallScope is enumerate(defaultScope), computed once.
+var smallScope = sync.OnceValue(func() []Schedule { return slices.Collect(enumerate(defaultScope)) })
 
 // groupOnTwoNodes reports whether two consecutive deliveries of s come at
 // one instant on two nodes (a race the concurrent mode can interleave).
@@ -137,7 +137,7 @@ func groupOnTwoNodes(s Schedule) bool {
 }
 
 // enumFaults is every single fault of sc, in Schedule.Faults order.
-func enumFaults(sc Scope) []engine.Fault {
+func enumFaults(sc scope) []engine.Fault {
 	var out []engine.Fault
 	for r := sc.RecoverCalls - 1; r >= 0; r-- {
 		for e := range sc.Effects {

@@ -41,10 +41,10 @@ var World = engine.World[Design, Schedule, Detail]{
 }
 
 // exhaustive enumerates SmallScope, the one family that is every schedule
-// of a scope (DefaultScope) rather than a sample.
+// of a scope (defaultScope) rather than a sample.
 func exhaustive(f Family) (iter.Seq[Schedule], string, bool) {
 	if f != SmallScope {
 		return nil, "", false
 	}
-	return enumerate(DefaultScope), DefaultScope.String(), true
+	return enumerate(defaultScope), defaultScope.String(), true
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/impls"
 )
@@ -42,7 +43,7 @@ func TestEveryDesignDocumentsAndDeclares(t *testing.T) {
 			t.Errorf("%s: does not declare itself (faults.Declarer)", d.Name())
 			continue
 		}
-		decl := faults.DeclarationOf(d)
+		decl := engine.DeclarationOf(d)
 		if len(decl.Doc) < 80 {
 			t.Errorf("%s: no Doc paragraph for results/matrix.md", d.Name())
 		}

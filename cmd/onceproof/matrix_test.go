@@ -18,9 +18,9 @@ import (
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/props"
-	"github.com/onceproof/onceproof/props/loot"
+	lootprops "github.com/onceproof/onceproof/props/loot"
 )
 
 var update = flag.Bool("update", false, "rewrite ../../results/ from the code (same as make proofs)")
@@ -221,7 +221,7 @@ func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
 	const n = 40
 	for _, d := range registry().settle {
 		t.Run("design="+d.Name(), func(t *testing.T) {
-			declared := faults.DeclarationOf(d).Expected(faults.Concurrent, faults.Properties)
+			declared := engine.DeclarationOf(d).Expected(faults.Concurrent, faults.Properties)
 			shown := map[faults.Property]bool{}
 			for k := range n {
 				seed := props.DefaultMatrixSeed + uint64(k)
