@@ -3,6 +3,7 @@ package bench
 import (
 	"testing"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/impls"
 )
@@ -31,11 +32,11 @@ var DesignSchedules = []struct {
 
 // standardSchedule returns the schedule of f with the most deliveries among
 // seeds 1..designSeeds (the first such seed on a tie): fixed by the generator
-// code, like every faults.Generate schedule.
+// code, like every faults.World.Generate schedule.
 func standardSchedule(f faults.Family) faults.Schedule {
 	var s faults.Schedule
 	for seed := uint64(1); seed <= designSeeds; seed++ {
-		if g := faults.Generate(f, seed); len(g.Deliveries) > len(s.Deliveries) {
+		if g := faults.World.Generate(f, seed); len(g.Deliveries) > len(s.Deliveries) {
 			s = g
 		}
 	}
@@ -62,7 +63,7 @@ func BenchmarkDesign(b *testing.B) {
 							d.Name(), sc.Name, d.Name(), sc.Name)
 					}
 					for _, e := range h.Events {
-						if e.Kind == faults.EvArrive {
+						if e.Kind == engine.EvArrive {
 							attempts++
 						}
 					}

@@ -92,7 +92,8 @@ func RunWith(o RunOptions) Option { return func(c *config) { c.run = o } }
 // without -v as a line on standard output.
 func TestDesign[D Design, S, X any](t *testing.T, w World[D, S, X], d D, opts ...Option) {
 	t.Helper()
-	c := config{families: w.Families(), props: w.Properties(), dir: filepath.Join("testdata", "onceproof")}
+	w = w.complete()
+	c := config{families: w.Families, props: w.Properties, dir: filepath.Join("testdata", "onceproof")}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -204,7 +205,7 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 	if cell.Scope != "" {
 		ran = fmt.Sprintf("all %d runs of %s in %v", cell.Runs, cell.Scope, took.Round(time.Millisecond))
 	}
-	t.Logf("%s reached: %s", ran, cell.Coverage.Format(w.Reached()))
+	t.Logf("%s reached: %s", ran, cell.Coverage.Format(w.Reached))
 	if cell.Harness != nil {
 		t.Errorf("family %s stopped: %v\nTo reproduce: %s", f, *cell.Harness, rerun(t, c))
 	}
@@ -266,7 +267,7 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 // BoundedState, faults.Bounded). One more run, made only for a property
 // that no run judged.
 func notJudgedWhy[D Design, S, X any](w World[D, S, X], d D, f Family, c config, p Property) string {
-	for run := range cellRuns(w, d, f, MatrixOptions[D]{N: 1, Seed: c.seed, Run: c.run}.withDefaults(w), nil) {
+	for run := range cellRuns(w, d, f, MatrixOptions[D]{N: 1, Seed: c.seed, Run: c.run}.withDefaults(w.Families), nil) {
 		if v, ok := w.Judge(run.hist).Verdict(p); ok && v.Reason != "" {
 			return v.Reason
 		}

@@ -195,7 +195,8 @@ func (m Matrix[S, X]) Mismatches() []Mismatch {
 // Matrix, byte for byte once rendered, whatever Parallel is (concurrent
 // groups are interleaved by the schedules' Switches).
 func RunMatrix[D Design, S, X any](w World[D, S, X], opt MatrixOptions[D]) Matrix[S, X] {
-	opt = opt.withDefaults(w)
+	w = w.complete()
+	opt = opt.withDefaults(w.Families)
 	m := Matrix[S, X]{N: opt.N, Seed: opt.Seed, Families: slices.Clone(opt.Families)}
 	type job struct{ row, col int }
 	var jobs []job
@@ -243,19 +244,21 @@ func RunMatrix[D Design, S, X any](w World[D, S, X], opt MatrixOptions[D]) Matri
 // TestDesign reports from it; `onceproof matrix -json` writes a Matrix of
 // such rows.
 func Check[D Design, S, X any](w World[D, S, X], d D, opt MatrixOptions[D]) Row[S, X] {
+	w = w.complete()
 	opt.Designs = []D{d}
 	return RunMatrix(w, opt).Rows[0]
 }
 
 // RunCell runs one design under one family as RunMatrix does.
 func RunCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOptions[D]) Cell[S, X] {
-	return runCell(w, d, f, opt.withDefaults(w))
+	w = w.complete()
+	return runCell(w, d, f, opt.withDefaults(w.Families))
 }
 
 // withDefaults fills in the defaults MatrixOptions documents.
-func (opt MatrixOptions[D]) withDefaults(w Columns) MatrixOptions[D] {
+func (opt MatrixOptions[D]) withDefaults(families []Family) MatrixOptions[D] {
 	if opt.Families == nil {
-		opt.Families = w.Families()
+		opt.Families = families
 	}
 	if opt.N <= 0 {
 		opt.N = DefaultMatrixN
@@ -284,7 +287,7 @@ func runCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOpti
 			c.Harness = harnessError(w, d, f, cur, asHarnessError(v))
 		}
 	}()
-	c.Expected = DeclarationOf(d).Expected(f, w.Properties())
+	c.Expected = DeclarationOf(d).Expected(f, w.Properties)
 	type failing struct {
 		seed   uint64
 		sched  S
@@ -334,7 +337,7 @@ func runCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOpti
 			break
 		}
 	}
-	for _, p := range w.Properties() {
+	for _, p := range w.Properties {
 		if union[p] {
 			c.Failed = append(c.Failed, p)
 		}

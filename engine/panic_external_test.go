@@ -13,27 +13,28 @@ import (
 	"github.com/onceproof/onceproof/props"
 )
 
-// brokenWorld is the settlement world with a harness bug in two columns:
+// broken is the settlement world with a harness bug in two columns:
 // under duplicate its properties panic (on the cell's goroutine), and under
 // concurrent every node reports its state through a StateSize that panics
 // (on an interleaved group's goroutine, inside engine.Run, outside Deliver).
 // Every other column is the real world's.
-type brokenWorld struct {
-	engine.World[faults.Design, faults.Schedule, faults.Detail]
-}
+var broken = brokenWorld(props.World)
 
-func (w brokenWorld) Judge(h engine.History[faults.Schedule, faults.Detail]) engine.Report {
-	if h.Schedule.Family == faults.Duplicate {
-		panic("injected: a property checker indexed past the history")
+func brokenWorld(w engine.World[faults.Design, faults.Schedule, faults.Detail]) engine.World[faults.Design, faults.Schedule, faults.Detail] {
+	judge, run := w.Judge, w.Run
+	w.Judge = func(h engine.History[faults.Schedule, faults.Detail]) engine.Report {
+		if h.Schedule.Family == faults.Duplicate {
+			panic("injected: a property checker indexed past the history")
+		}
+		return judge(h)
 	}
-	return w.World.Judge(h)
-}
-
-func (w brokenWorld) Run(d faults.Design, s faults.Schedule, o engine.RunOptions) engine.History[faults.Schedule, faults.Detail] {
-	if s.Family == faults.Concurrent {
-		d = sizePanics{d}
+	w.Run = func(d faults.Design, s faults.Schedule, o engine.RunOptions) engine.History[faults.Schedule, faults.Detail] {
+		if s.Family == faults.Concurrent {
+			d = sizePanics{d}
+		}
+		return run(d, s, o)
 	}
-	return w.World.Run(d, s, o)
+	return w
 }
 
 // sizePanics is d with nodes whose StateSize panics: the runner samples it
@@ -59,8 +60,6 @@ func (n sizeNode) Recover(now time.Time) error {
 func (sizeNode) StateSize(time.Time) int      { panic("injected: the state report broke") }
 func (sizeNode) StateSpan() time.Duration     { return 0 }
 func (sizeNode) StateBound(l faults.Load) int { return 0 }
-
-var broken = brokenWorld{props.World}
 
 // brokenFamilies are the cells the tests run: two broken, two whole.
 var brokenFamilies = []faults.Family{faults.Clean, faults.Duplicate, faults.Concurrent, faults.Late}

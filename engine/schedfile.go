@@ -23,6 +23,7 @@ const (
 
 // FormatSchedFile renders f: the header lines, then w.Format(f.Schedule).
 func FormatSchedFile[D Design, S, X any](w World[D, S, X], f SchedFile[S]) string {
+	w = w.complete()
 	var b strings.Builder
 	if f.Design != "" {
 		b.WriteString(schedDesign + f.Design + "\n")
@@ -38,6 +39,7 @@ func FormatSchedFile[D Design, S, X any](w World[D, S, X], f SchedFile[S]) strin
 // (then Design and Fails are empty). A header naming an unknown property is
 // an error: the file would otherwise replay against the wrong expectation.
 func ParseSchedFile[D Design, S, X any](w World[D, S, X], text string) (SchedFile[S], error) {
+	w = w.complete()
 	var f SchedFile[S]
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimRight(line, "\r")
@@ -47,8 +49,8 @@ func ParseSchedFile[D Design, S, X any](w World[D, S, X], text string) (SchedFil
 		case strings.HasPrefix(line, schedFails):
 			for _, name := range strings.Split(strings.TrimPrefix(line, schedFails), ",") {
 				p := Property(strings.TrimSpace(name))
-				if !slices.Contains(w.Properties(), p) {
-					return SchedFile[S]{}, fmt.Errorf("header %q: unknown property %q (want one of %s)", line, p, JoinProps(w.Properties()))
+				if !slices.Contains(w.Properties, p) {
+					return SchedFile[S]{}, fmt.Errorf("header %q: unknown property %q (want one of %s)", line, p, JoinProps(w.Properties))
 				}
 				f.Fails = append(f.Fails, p)
 			}

@@ -31,11 +31,12 @@ const DefaultShrinkBudget = 4000
 // is what lets `onceproof matrix` commit its counterexamples. It works on the
 // schedule itself, not on a generator's random bits, so it also shrinks a
 // schedule that was edited by hand or found by another tool.
-func Shrink[S any](w ScheduleOps[S], s S, fails func(S) bool, budget int) S {
+func Shrink[D Design, S, X any](w World[D, S, X], s S, fails func(S) bool, budget int) S {
+	w = w.complete()
 	if budget <= 0 {
 		budget = DefaultShrinkBudget
 	}
-	k := &shrinker[S]{w: w, best: w.Clone(s), fails: fails, budget: budget, world: w.CheckWorld(s) == nil}
+	k := &shrinker[D, S, X]{w: w, best: w.Clone(s), fails: fails, budget: budget, world: w.CheckWorld(s) == nil}
 	for k.budget > 0 {
 		changed := false
 		for i := range w.Drops(k.best) {
@@ -62,24 +63,24 @@ func Shrink[S any](w ScheduleOps[S], s S, fails func(S) bool, budget int) S {
 	return k.best
 }
 
-type shrinker[S any] struct {
-	w      ScheduleOps[S]
+type shrinker[D Design, S, X any] struct {
+	w      World[D, S, X]
 	best   S
 	fails  func(S) bool
 	budget int
 	world  bool // the original is a world that can happen: keep every candidate one
 }
 
-func (k *shrinker[S]) frame() *Frame { return k.w.Frame(&k.best) }
+func (k *shrinker[D, S, X]) frame() *Frame { return k.w.Frame(&k.best) }
 
 // clone is a deep copy of the best schedule, to change through its frame.
-func (k *shrinker[S]) clone() *S {
+func (k *shrinker[D, S, X]) clone() *S {
 	c := k.w.Clone(k.best)
 	return &c
 }
 
 // try adopts c if it differs from the best so far, is valid, and still fails.
-func (k *shrinker[S]) try(c S, ok bool) bool {
+func (k *shrinker[D, S, X]) try(c S, ok bool) bool {
 	if !ok || k.budget <= 0 || !k.valid(c) || (k.world && k.w.CheckWorld(c) != nil) {
 		return false
 	}
@@ -93,13 +94,13 @@ func (k *shrinker[S]) try(c S, ok bool) bool {
 
 // valid is what every candidate keeps: a schedule Validate accepts (the
 // runner panics on any other) with something left to deliver.
-func (k *shrinker[S]) valid(c S) bool {
+func (k *shrinker[D, S, X]) valid(c S) bool {
 	return len(k.w.Frame(&c).Deliveries) > 0 && k.w.Validate(c) == nil
 }
 
 // chunks tries drop(best, i, j) for chunks [i, j) of n items, from halves
 // down to single items (ddmin without the complement step).
-func (k *shrinker[S]) chunks(n int, drop func(S, int, int) (S, bool)) bool {
+func (k *shrinker[D, S, X]) chunks(n int, drop func(S, int, int) (S, bool)) bool {
 	changed := false
 	if n == 1 { // halving never reaches a single item
 		return k.try(drop(k.best, 0, 1))
@@ -120,7 +121,7 @@ func (k *shrinker[S]) chunks(n int, drop func(S, int, int) (S, bool)) bool {
 	return changed
 }
 
-func (k *shrinker[S]) foldNodes() bool {
+func (k *shrinker[D, S, X]) foldNodes() bool {
 	changed := false
 	for k.frame().Nodes > 1 && k.budget > 0 {
 		c := k.clone()
@@ -144,21 +145,21 @@ func (k *shrinker[S]) foldNodes() bool {
 // smallest value that still fails: 0 is "the first runnable goroutine", so
 // an all-zero interleaving is the sequential one, and what stays non-zero
 // is the race the counterexample needs.
-func (k *shrinker[S]) lowerSwitches() bool {
+func (k *shrinker[D, S, X]) lowerSwitches() bool {
 	return k.lowerEach(len(k.frame().Switches), func(f *Frame, i int) *int { return &f.Switches[i] })
 }
 
 // lowerEffects moves each fault to the earliest effect of its attempt where
 // the schedule still fails: "crash at effect 0" reads better than "crash at
 // effect 3" when both lose the ack.
-func (k *shrinker[S]) lowerEffects() bool {
+func (k *shrinker[D, S, X]) lowerEffects() bool {
 	return k.lowerEach(len(k.frame().Faults), func(f *Frame, i int) *int { return &f.Faults[i].Effect })
 }
 
 // lowerEach sets the n integers field(frame, 0..n-1) of the best schedule,
 // one at a time, to the smallest value (counting up from 0) at which the
 // schedule still fails.
-func (k *shrinker[S]) lowerEach(n int, field func(f *Frame, i int) *int) bool {
+func (k *shrinker[D, S, X]) lowerEach(n int, field func(f *Frame, i int) *int) bool {
 	changed := false
 	for i := 0; i < n; i++ {
 		for v := 0; v < *field(k.frame(), i) && k.budget > 0; v++ {
@@ -175,7 +176,7 @@ func (k *shrinker[S]) lowerEach(n int, field func(f *Frame, i int) *int) bool {
 
 // shortenPauses halves each pause while the schedule still fails: what is
 // left is about as long as the failure needs (past a lease, a ttl).
-func (k *shrinker[S]) shortenPauses() bool {
+func (k *shrinker[D, S, X]) shortenPauses() bool {
 	changed := false
 	for i := range k.frame().Faults {
 		for k.frame().Faults[i].Kind == Pause && k.budget > 0 {
@@ -194,7 +195,7 @@ func (k *shrinker[S]) shortenPauses() bool {
 // closeGaps moves each delivery back to the time of the one before it, when
 // the schedule still fails without the wait: what remains of the timing is
 // what the counterexample needs (a window expiring, a retry landing late).
-func (k *shrinker[S]) closeGaps() bool {
+func (k *shrinker[D, S, X]) closeGaps() bool {
 	changed := false
 	for i := 1; i < len(k.frame().Deliveries) && k.budget > 0; i++ {
 		if ds := k.frame().Deliveries; ds[i].At == ds[i-1].At {
@@ -211,7 +212,7 @@ func (k *shrinker[S]) closeGaps() bool {
 	return changed
 }
 
-func (k *shrinker[S]) dropDeliveries(s S, i, j int) (S, bool) {
+func (k *shrinker[D, S, X]) dropDeliveries(s S, i, j int) (S, bool) {
 	c := k.w.Clone(s)
 	f := k.w.Frame(&c)
 	f.Deliveries = append(f.Deliveries[:i:i], f.Deliveries[j:]...)
@@ -268,7 +269,7 @@ func KeepDeliveries(f Frame, kept func(d int) bool) Frame {
 	return f
 }
 
-func (k *shrinker[S]) dropDeliveriesShiftFaults(s S, i, j int) (S, bool) {
+func (k *shrinker[D, S, X]) dropDeliveriesShiftFaults(s S, i, j int) (S, bool) {
 	c, ok := k.dropDeliveries(s, i, j)
 	if !ok || len(k.w.Frame(&s).Faults) == 0 {
 		return c, false
@@ -287,7 +288,7 @@ func (k *shrinker[S]) dropDeliveriesShiftFaults(s S, i, j int) (S, bool) {
 	return c, true
 }
 
-func (k *shrinker[S]) dropFaults(s S, i, j int) (S, bool) {
+func (k *shrinker[D, S, X]) dropFaults(s S, i, j int) (S, bool) {
 	c := k.w.Clone(s)
 	f := k.w.Frame(&c)
 	f.Faults = append(f.Faults[:i:i], f.Faults[j:]...)
@@ -298,7 +299,7 @@ func (k *shrinker[S]) dropFaults(s S, i, j int) (S, bool) {
 }
 
 // dropSwitches drops scheduler choices [i, j): later choices move earlier.
-func (k *shrinker[S]) dropSwitches(s S, i, j int) (S, bool) {
+func (k *shrinker[D, S, X]) dropSwitches(s S, i, j int) (S, bool) {
 	c := k.w.Clone(s)
 	f := k.w.Frame(&c)
 	f.Switches = append(f.Switches[:i:i], f.Switches[j:]...)
@@ -309,7 +310,7 @@ func (k *shrinker[S]) dropSwitches(s S, i, j int) (S, bool) {
 }
 
 // shiftTime moves the first delivery to time zero.
-func (k *shrinker[S]) shiftTime(s S) (S, bool) {
+func (k *shrinker[D, S, X]) shiftTime(s S) (S, bool) {
 	if ds := k.w.Frame(&s).Deliveries; len(ds) == 0 || ds[0].At == 0 {
 		return s, false
 	}

@@ -21,7 +21,7 @@ func renderMatrix(m engine.Matrix[toySched, toyDetail]) string {
 	for _, r := range m.Rows {
 		fmt.Fprintf(&b, "\n%s: %s\n", r.Design, r.Declaration.Doc)
 		for _, c := range r.Cells {
-			fmt.Fprintf(&b, "  %-11s %-34s %d runs; reached %s\n", c.Family, c.Text(), c.Runs, c.Coverage.Format(toyWorld.Reached()))
+			fmt.Fprintf(&b, "  %-11s %-34s %d runs; reached %s\n", c.Family, c.Text(), c.Runs, c.Coverage.Format(toyWorld.Reached))
 			for _, cx := range c.Counterexamples {
 				fmt.Fprintf(&b, "    %s: %s (seed %d) fails %s\n", cx.Name, engine.Size(toyWorld, cx.Schedule), cx.Seed, engine.JoinProps(cx.Report.Failed()))
 			}
@@ -40,7 +40,7 @@ func TestToyMatrixAgreesWithTheDeclarations(t *testing.T) {
 		t.Errorf("%s (to reproduce: go test -run '^TestToyMatrixAgreesWithTheDeclarations$' ./engine)", mm)
 	}
 	for _, r := range m.Rows {
-		if err := r.Declaration.Check(toyWorld.CheckFamily, toyWorld.Properties()); err != nil {
+		if err := r.Declaration.Check(toyWorld.CheckFamily, toyWorld.Properties); err != nil {
 			t.Errorf("%s's declaration: %v", r.Design, err)
 		}
 	}

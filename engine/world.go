@@ -1,6 +1,9 @@
 package engine
 
-import "iter"
+import (
+	"fmt"
+	"iter"
+)
 
 // Design is what the engine needs of every world's design: its row name.
 // Each world has its own Design interface (what a node is given and
@@ -11,74 +14,98 @@ type Design interface {
 
 // World is a subject the engine proves designs of: designs of type D, on
 // schedules of type S (a Frame beside the world's ground truth), whose
-// events carry world details of type X. The engine runs, judges, shrinks
-// and renders through it; everything a world knows and the engine does not
-// is here, in four parts.
-type World[D Design, S, X any] interface {
-	Columns
-	ScheduleOps[S]
-	// Run plays s against a fresh cluster of d: the world's wrapping of
-	// the engine's Run.
-	Run(d D, s S, o RunOptions) History[S, X]
-	// Judge judges every property of Properties on h, in that order.
-	Judge(h History[S, X]) Report
-	// Coverage counts what h reached (names of Reached).
-	Coverage(h History[S, X]) Coverage
-	Render[S, X]
-}
-
-// Columns is what a world's matrix has: its families and properties.
-type Columns interface {
+// events carry world details of type X.
+//
+// A World is a value, not an interface, for the reason porcupine's Model
+// is one: a world supplies about 25 pieces, most of them one-liners a
+// world would otherwise export only to forward to, and a struct lets it
+// fill them from unexported funcs (so its package exports what a design
+// author names and nothing else), leave the optional ones nil for the
+// documented default, and lets a kit package complete a world's value
+// with its properties' Judge and Describe by copying it.
+//
+// Fields marked required must be set; every other nil func is read as the
+// default its doc gives.
+type World[D Design, S, X any] struct {
 	// Subject names the world in commands and files: "settle", "loot".
-	Subject() string
-	// Families lists every family in column order; Properties every
-	// property in report order.
-	Families() []Family
-	Properties() []Property
-	// CheckFamily reports whether f (or a Join of families) can be
-	// generated; its error lists the valid names.
-	CheckFamily(f Family) error
-	// FamilyDoc is f's one-line meaning; Describe is p's.
-	FamilyDoc(f Family) string
-	Describe(p Property) string
-	// Runs is how many schedules of f a cell of n schedules runs.
-	Runs(f Family, n int) int
-	// Exercises is what a plain family exists to make happen (names of
-	// Reached): a cell that reached none of it did not test its column.
-	Exercises(f Family) []string
+	// Required.
+	Subject string
+	// Families lists every family in column order, Properties every
+	// property in report order. Required.
+	Families   []Family
+	Properties []Property
 	// Reached lists the coverage names in the order reports show them.
-	Reached() []string
-}
+	Reached []string
 
-// ScheduleOps is what the engine needs of a world's schedules.
-type ScheduleOps[S any] interface {
+	// CheckFamily reports whether f (or a Join of families) can be
+	// generated; its error lists the valid names. Required.
+	CheckFamily func(f Family) error
+	// FamilyDoc is f's one-line meaning; Describe is p's (nil: "").
+	FamilyDoc func(f Family) string
+	Describe  func(p Property) string
+	// Runs is how many schedules of f a cell of n schedules runs (nil: n).
+	Runs func(f Family, n int) int
+	// Exercises is what a plain family exists to make happen (names of
+	// Reached): a cell that reached none of it did not test its column
+	// (nil: nothing).
+	Exercises func(f Family) []string
+
 	// Generate returns the schedule of family f that seed selects.
-	Generate(f Family, seed uint64) S
+	// Required.
+	Generate func(f Family, seed uint64) S
 	// Exhaustive, for a family that is an enumeration rather than a
 	// sample (settlement's small-scope), yields every schedule of it and
-	// says what scope that is.
-	Exhaustive(f Family) (all iter.Seq[S], scope string, ok bool)
-	// Frame is s's Frame, to read and change.
-	Frame(s *S) *Frame
+	// says what scope that is (nil: no family is).
+	Exhaustive func(f Family) (all iter.Seq[S], scope string, ok bool)
+	// Frame is s's Frame, to read and change. Required.
+	Frame func(s *S) *Frame
 	// Messages is what the engine's texts and Run need of s's messages.
-	Messages(s S) Messages
+	// Required.
+	Messages func(s S) Messages
 	// Clone copies s deeply (the Frame's slices and the world's).
-	Clone(s S) S
+	// Required.
+	Clone func(s S) S
 	// Validate reports whether s is well-formed (ValidateFrame and the
-	// world's own shape); CheckWorld whether it is a world that can
-	// happen (its world rules).
-	Validate(s S) error
-	CheckWorld(s S) error
+	// world's own shape). Required.
+	Validate func(s S) error
+	// CheckWorld reports whether s is a world that can happen (its world
+	// rules; nil: every valid schedule can).
+	CheckWorld func(s S) error
 	// Format and Parse are the text form (FormatFrame, ParseFrame);
-	// Parse(Format(s)) equals s.
-	Format(s S) string
-	Parse(text string) (S, error)
+	// Parse(Format(s)) equals s. Required.
+	Format func(s S) string
+	Parse  func(text string) (S, error)
 	// Drops are the shrinker's first passes: ground truth it may remove
 	// (settlements; sessions, requests), each with its deliveries and the
-	// world made whole again. Canonical renames what is left to small
-	// values (false: nothing changed).
-	Drops(s S) []Drop[S]
-	Canonical(s S) (S, bool)
+	// world made whole again (nil: none). Canonical renames what is left
+	// to small values (false: nothing changed; nil: never changes).
+	Drops     func(s S) []Drop[S]
+	Canonical func(s S) (S, bool)
+
+	// Run plays s against a fresh cluster of d: the world's wrapping of
+	// the engine's Run. Required.
+	Run func(d D, s S, o RunOptions) History[S, X]
+	// Judge judges every property of Properties on h, in that order.
+	// Required (a world's kit package sets it).
+	Judge func(h History[S, X]) Report
+	// Coverage counts what h reached (names of Reached; nil: nothing).
+	Coverage func(h History[S, X]) Coverage
+
+	// The renderings (Timeline, Mermaid). GroundTruth lists what the
+	// schedule is about, after the timeline's first line: "settlements:\n
+	// s0 ...\n" (nil: nothing). AckName names an answer ("credited";
+	// "accepted"; nil: "ack3"); KindName a world event kind (>= EvWorld;
+	// nil: "kind9"). EventText is the timeline text of a world event (nil:
+	// its KindName). Participants are the sequence diagram's participants
+	// after the sender and the nodes ("participant D as Durable
+	// store\n..."; nil: none); the design's own effects go to D.
+	// MermaidLine is a world event's line (nil: a note over its node).
+	GroundTruth  func(h History[S, X]) string
+	AckName      func(a Ack) string
+	KindName     func(k EventKind) string
+	EventText    func(h History[S, X], e Event[X]) string
+	Participants func() string
+	MermaidLine  func(h History[S, X], e Event[X]) string
 }
 
 // Drop is a shrinking pass over N items of a schedule: Apply removes items
@@ -88,20 +115,58 @@ type Drop[S any] struct {
 	Apply func(s S, i, j int) (S, bool)
 }
 
-// Render is what the engine's timelines and diagrams ask a world.
-type Render[S, X any] interface {
-	// GroundTruth lists what the schedule is about, after the timeline's
-	// first line: "settlements:\n  s0 ...\n".
-	GroundTruth(h History[S, X]) string
-	// AckName names an answer ("credited"; "accepted"); KindName a
-	// world event kind (>= EvWorld).
-	AckName(a Ack) string
-	KindName(k EventKind) string
-	// EventText is the timeline text of a world event.
-	EventText(h History[S, X], e Event[X]) string
-	// Participants are the sequence diagram's participants after the
-	// sender and the nodes ("participant D as Durable store\n..."); the
-	// design's own effects go to D. MermaidLine is a world event's line.
-	Participants() string
-	MermaidLine(h History[S, X], e Event[X]) string
+// complete is w with every nil optional func set to its documented
+// default, so the engine calls any of them without a check. Every
+// exported function that takes a World completes it first.
+func (w World[D, S, X]) complete() World[D, S, X] {
+	if w.FamilyDoc == nil {
+		w.FamilyDoc = func(Family) string { return "" }
+	}
+	if w.Describe == nil {
+		w.Describe = func(Property) string { return "" }
+	}
+	if w.Runs == nil {
+		w.Runs = func(_ Family, n int) int { return n }
+	}
+	if w.Exercises == nil {
+		w.Exercises = func(Family) []string { return nil }
+	}
+	if w.Exhaustive == nil {
+		w.Exhaustive = func(Family) (iter.Seq[S], string, bool) { return nil, "", false }
+	}
+	if w.CheckWorld == nil {
+		w.CheckWorld = func(S) error { return nil }
+	}
+	if w.Drops == nil {
+		w.Drops = func(S) []Drop[S] { return nil }
+	}
+	if w.Canonical == nil {
+		w.Canonical = func(s S) (S, bool) { return s, false }
+	}
+	if w.Coverage == nil {
+		w.Coverage = func(History[S, X]) Coverage { return Coverage{} }
+	}
+	if w.GroundTruth == nil {
+		w.GroundTruth = func(History[S, X]) string { return "" }
+	}
+	if w.AckName == nil {
+		w.AckName = func(a Ack) string { return fmt.Sprintf("ack%d", uint8(a)) }
+	}
+	if w.KindName == nil {
+		w.KindName = func(k EventKind) string { return fmt.Sprintf("kind%d", uint8(k)) }
+	}
+	if w.EventText == nil {
+		kind := w.KindName
+		w.EventText = func(_ History[S, X], e Event[X]) string { return kind(e.Kind) }
+	}
+	if w.Participants == nil {
+		w.Participants = func() string { return "" }
+	}
+	if w.MermaidLine == nil {
+		text := w.EventText
+		w.MermaidLine = func(h History[S, X], e Event[X]) string {
+			return fmt.Sprintf("Note over N%d: %s", e.Node, text(h, e))
+		}
+	}
+	return w
 }

@@ -6,40 +6,36 @@ import (
 	"github.com/onceproof/onceproof/engine"
 )
 
-// Coverage counts what runs reached, by name (Reached lists the names): how
-// deep a "holds" looked. Counts of several runs add up.
-type Coverage = engine.Coverage
-
 // The names of what a run can reach.
 const (
-	ReachedCrash         = "crash"            // a node crashed (at an effect, or losing its ack)
-	ReachedCrashInRecov  = "crash-in-recover" // a node crashed inside Recover
-	ReachedFail          = "fail"             // an effect failed before it ran
-	ReachedTimeout       = "timeout"          // an effect ran and reported a timeout
-	ReachedRecoverCredit = "recover-credit"   // Recover made a credit the ledger applied
-	ReachedSlowRetry     = "slow-retry"       // a retry came a lease or more after the previous send
-	ReachedGiveUp        = "give-up"          // the sender gave up on a settlement
-	ReachedWindowDup     = "memory-dup"       // a duplicate answered with no env call (from memory)
-	ReachedStoreDup      = "store-dup"        // a duplicate answered after env calls (by the store)
-	ReachedDup           = "dup"              // a duplicate answered (memory-dup + store-dup: Steady)
-	ReachedCopy          = "copy"             // a planned copy of a settlement arrived (not a retry)
-	ReachedFarCopy       = "far-copy"         // a planned copy arrived WindowTTL or more after the first arrival
-	ReachedOtherNode     = "other-node"       // a settlement arrived on two nodes
-	ReachedOverlap       = "overlap"          // two attempts ran interleaved (the concurrent family)
-	ReachedOutOfOrder    = "out-of-order"     // a player's settlement arrived after a later one of the player
-	ReachedSharedMatch   = "shared-match"     // two players' settlements of one match arrived
-	ReachedThirdKind     = "third-kind"       // a settlement of a third kind arrived
-	ReachedRewind        = "seq-rewind"       // a player's seq restarted
-	ReachedQuickReturn   = "quick-return"     // a player re-entered a room within DefaultReturnGap matches
-	ReachedStateSample   = "state-sample"     // a node reported its state size
+	reachedCrash         = "crash"            // a node crashed (at an effect, or losing its ack)
+	reachedCrashInRecov  = "crash-in-recover" // a node crashed inside Recover
+	reachedFail          = "fail"             // an effect failed before it ran
+	reachedTimeout       = "timeout"          // an effect ran and reported a timeout
+	reachedRecoverCredit = "recover-credit"   // Recover made a credit the ledger applied
+	reachedSlowRetry     = "slow-retry"       // a retry came a lease or more after the previous send
+	reachedGiveUp        = "give-up"          // the sender gave up on a settlement
+	reachedWindowDup     = "memory-dup"       // a duplicate answered with no env call (from memory)
+	reachedStoreDup      = "store-dup"        // a duplicate answered after env calls (by the store)
+	reachedDup           = "dup"              // a duplicate answered (memory-dup + store-dup: Steady)
+	reachedCopy          = "copy"             // a planned copy of a settlement arrived (not a retry)
+	reachedFarCopy       = "far-copy"         // a planned copy arrived WindowTTL or more after the first arrival
+	reachedOtherNode     = "other-node"       // a settlement arrived on two nodes
+	reachedOverlap       = "overlap"          // two attempts ran interleaved (the concurrent family)
+	reachedOutOfOrder    = "out-of-order"     // a player's settlement arrived after a later one of the player
+	reachedSharedMatch   = "shared-match"     // two players' settlements of one match arrived
+	reachedThirdKind     = "third-kind"       // a settlement of a third kind arrived
+	reachedRewind        = "seq-rewind"       // a player's seq restarted
+	reachedQuickReturn   = "quick-return"     // a player re-entered a room within DefaultReturnGap matches
+	reachedStateSample   = "state-sample"     // a node reported its state size
 )
 
 // Reached lists every name Coverage counts, in the order reports show them.
-var Reached = []string{
-	ReachedCrash, ReachedCrashInRecov, ReachedFail, ReachedTimeout, ReachedRecoverCredit, ReachedSlowRetry,
-	ReachedGiveUp, ReachedWindowDup, ReachedStoreDup, ReachedDup, ReachedCopy, ReachedFarCopy, ReachedOtherNode,
-	ReachedOverlap, ReachedOutOfOrder, ReachedSharedMatch, ReachedThirdKind, ReachedRewind,
-	ReachedQuickReturn, ReachedStateSample,
+var reachedNames = []string{
+	reachedCrash, reachedCrashInRecov, reachedFail, reachedTimeout, reachedRecoverCredit, reachedSlowRetry,
+	reachedGiveUp, reachedWindowDup, reachedStoreDup, reachedDup, reachedCopy, reachedFarCopy, reachedOtherNode,
+	reachedOverlap, reachedOutOfOrder, reachedSharedMatch, reachedThirdKind, reachedRewind,
+	reachedQuickReturn, reachedStateSample,
 }
 
 // slowRetryGap is how long after the previous send a retry counts as slow:
@@ -47,9 +43,9 @@ var Reached = []string{
 // late meets any lease of a crashed node lapsed.
 const slowRetryGap = 30 * time.Second
 
-// CoverageOf counts what h reached.
-func CoverageOf(h History) Coverage {
-	c := Coverage{}
+// coverageOf counts what h reached.
+func coverageOf(h History) engine.Coverage {
+	c := engine.Coverage{}
 	s := h.Schedule
 	arrivals := make([]int, len(s.Settlements))
 	firstAt := make([]time.Duration, len(s.Settlements))
@@ -63,79 +59,79 @@ func CoverageOf(h History) Coverage {
 	matchPlayers := map[uint64]uint32{}
 	for _, e := range h.Events {
 		switch e.Kind {
-		case EvArrive:
+		case engine.EvArrive:
 			id := e.Msg
 			st := s.Settlements[id]
 			if len(open) > 0 {
-				c[ReachedOverlap]++
+				c[reachedOverlap]++
 			}
 			open[e.Attempt] = 0
 			switch {
 			case arrivals[id] == 0:
 				firstAt[id] = e.At
 				if seq, ok := latestSeq[st.Player]; ok && st.Seq < seq {
-					c[ReachedOutOfOrder]++
+					c[reachedOutOfOrder]++
 				}
 				if p, ok := matchPlayers[st.Match]; ok && p != st.Player {
-					c[ReachedSharedMatch]++
+					c[reachedSharedMatch]++
 				}
 				matchPlayers[st.Match] = st.Player
 				if st.Kind >= KindThird {
-					c[ReachedThirdKind]++
+					c[reachedThirdKind]++
 				}
 			default:
 				if e.Delivery >= 0 {
-					c[ReachedCopy]++
+					c[reachedCopy]++
 					if e.At-firstAt[id] >= WindowTTL {
-						c[ReachedFarCopy]++
+						c[reachedFarCopy]++
 					}
 				}
 				if e.Delivery < 0 && e.At-lastAt[id] >= slowRetryGap {
-					c[ReachedSlowRetry]++
+					c[reachedSlowRetry]++
 				}
 				if nodeOf[id] != e.Node {
-					c[ReachedOtherNode]++
+					c[reachedOtherNode]++
 				}
 			}
 			arrivals[id]++
 			lastAt[id] = e.At
 			nodeOf[id] = e.Node
 			latestSeq[st.Player] = max(latestSeq[st.Player], st.Seq)
-		case EvEffect, EvCredit:
+		case engine.EvEffect, EvCredit:
 			if e.Attempt >= 0 {
 				open[e.Attempt]++
 			} else if e.Kind == EvCredit && e.Detail.Applied {
-				c[ReachedRecoverCredit]++
+				c[reachedRecoverCredit]++
 			}
-		case EvFault:
+		case engine.EvFault:
 			switch e.Fault {
-			case FailBefore:
-				c[ReachedFail]++
-			case TimeoutAfter:
-				c[ReachedTimeout]++
+			case engine.FailBefore:
+				c[reachedFail]++
+			case engine.TimeoutAfter:
+				c[reachedTimeout]++
 			}
-		case EvCrash:
+		case engine.EvCrash:
 			if e.Attempt < 0 {
-				c[ReachedCrashInRecov]++
+				c[reachedCrashInRecov]++
 			} else {
-				c[ReachedCrash]++
+				c[reachedCrash]++
 				delete(open, e.Attempt)
 			}
-		case EvAck:
+		case engine.EvAck:
 			if e.Ack == AckDuplicate {
 				if open[e.Attempt] == 0 {
-					c[ReachedWindowDup]++
+					c[reachedWindowDup]++
 				} else {
-					c[ReachedStoreDup]++
+					c[reachedStoreDup]++
 				}
 			}
 			delete(open, e.Attempt)
-		case EvPanic:
+		case engine.EvPanic:
 			delete(open, e.Attempt)
-		case EvGiveUp:
-			c[ReachedGiveUp]++
+		case engine.EvGiveUp:
+			c[reachedGiveUp]++
 		case EvState:
-			c[ReachedStateSample]++
+			c[reachedStateSample]++
 		}
 	}
 	c.Merge(scheduleCoverage(s))
@@ -144,8 +140,8 @@ func CoverageOf(h History) Coverage {
 
 // scheduleCoverage counts what lies in the schedule itself: sequence
 // restarts and quick room returns.
-func scheduleCoverage(s Schedule) Coverage {
-	c := Coverage{}
+func scheduleCoverage(s Schedule) engine.Coverage {
+	c := engine.Coverage{}
 	for _, ids := range byPlayer(s.Settlements) {
 		lastIn := map[uint32]int{}
 		matches := 0
@@ -154,10 +150,10 @@ func scheduleCoverage(s Schedule) Coverage {
 			st := &s.Settlements[i]
 			if prev == nil || st.Match != prev.Match {
 				if prev != nil && st.Seq <= prev.Seq {
-					c[ReachedRewind]++
+					c[reachedRewind]++
 				}
 				if last, ok := lastIn[st.Room]; ok && prev != nil && st.Room != prev.Room && matches-1-last < DefaultReturnGap {
-					c[ReachedQuickReturn]++
+					c[reachedQuickReturn]++
 				}
 				if prev != nil && st.Room != prev.Room {
 					lastIn[prev.Room] = matches - 1
@@ -174,14 +170,14 @@ func scheduleCoverage(s Schedule) Coverage {
 // for a design whose runs do (faults.Declaration.Varies: a cache that drops
 // what it likes) folded together: which layer answered a duplicate goes,
 // how many duplicates were answered stays.
-func Steady(c Coverage) Coverage {
-	out := Coverage{}
+func Steady(c engine.Coverage) engine.Coverage {
+	out := engine.Coverage{}
 	out.Merge(c)
-	if n := out[ReachedWindowDup] + out[ReachedStoreDup]; n > 0 {
-		out[ReachedDup] = n
+	if n := out[reachedWindowDup] + out[reachedStoreDup]; n > 0 {
+		out[reachedDup] = n
 	}
-	delete(out, ReachedWindowDup)
-	delete(out, ReachedStoreDup)
+	delete(out, reachedWindowDup)
+	delete(out, reachedStoreDup)
 	return out
 }
 
@@ -191,22 +187,22 @@ func Steady(c Coverage) Coverage {
 // relative to match starts, which a schedule does not record (its
 // generator places every late arrival, TestGenEveryScheduleHasItsFamilyFeature).
 var exercises = map[Family][]string{
-	Duplicate:      {ReachedCopy},
-	DeepReplay:     {ReachedFarCopy},
-	Interleave:     {ReachedOutOfOrder},
-	WindowExpiry:   {ReachedFarCopy},
-	Crash:          {ReachedCrash},
-	StoreError:     {ReachedFail},
-	TimeoutSuccess: {ReachedTimeout},
-	MultiNode:      {ReachedOtherNode},
-	Concurrent:     {ReachedOverlap},
-	SequenceRewind: {ReachedRewind},
-	ThirdKind:      {ReachedThirdKind},
-	RoomReturn:     {ReachedQuickReturn},
-	WideIDs:        {ReachedSharedMatch},
-	LongHistory:    {ReachedFarCopy},
+	Duplicate:      {reachedCopy},
+	DeepReplay:     {reachedFarCopy},
+	Interleave:     {reachedOutOfOrder},
+	WindowExpiry:   {reachedFarCopy},
+	Crash:          {reachedCrash},
+	StoreError:     {reachedFail},
+	TimeoutSuccess: {reachedTimeout},
+	MultiNode:      {reachedOtherNode},
+	Concurrent:     {reachedOverlap},
+	SequenceRewind: {reachedRewind},
+	ThirdKind:      {reachedThirdKind},
+	RoomReturn:     {reachedQuickReturn},
+	WideIDs:        {reachedSharedMatch},
+	LongHistory:    {reachedFarCopy},
 }
 
-// Exercises is what plain family f exists to make happen (names of
+// exercisesOf is what plain family f exists to make happen (names of
 // Reached).
-func Exercises(f Family) []string { return exercises[f] }
+func exercisesOf(f Family) []string { return exercises[f] }

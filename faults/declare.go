@@ -17,7 +17,3 @@ type Declarer interface {
 	Design
 	Declare() Declaration
 }
-
-// DeclarationOf returns d's declaration (the empty one if d does not
-// declare itself).
-func DeclarationOf(d Design) Declaration { return engine.DeclarationOf(d) }

@@ -222,7 +222,7 @@ func TestDeferringDesignsRunEveryFamily(t *testing.T) {
 				// for leased alone, where issue 26 crashed.
 				opt.Families = slices.DeleteFunc(slices.Clone(faults.Families), func(f faults.Family) bool { return f == faults.SmallScope })
 			}
-			row := props.Check(x.d, opt)
+			row := engine.Check(props.World, faults.Design(x.d), opt)
 			for _, c := range row.Cells {
 				rerun := fmt.Sprintf("(reproduce: go test -run '^TestDeferringDesignsRunEveryFamily$' ./faults; design %s, family %s, free %v, n %d)", x.d.Name(), c.Family, free, deferN)
 				switch {

@@ -29,9 +29,9 @@ type fataler interface {
 // take minutes under the race detector.
 func eachSchedule(t *testing.T, f faults.Family, check func(t fataler, s faults.Schedule, seed uint64)) {
 	t.Helper()
-	if faults.Runs(f, 100) < 100 {
+	if faults.World.Runs(f, 100) < 100 {
 		for seed := uint64(1); seed <= 3; seed++ {
-			check(t, faults.Generate(f, seed), seed)
+			check(t, faults.World.Generate(f, seed), seed)
 		}
 		return
 	}

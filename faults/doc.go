@@ -1,9 +1,8 @@
-// Package faults is the settlement world of the onceproof harness:
-// settlements and their deliveries, schedules as data (Schedule: an
-// engine.Frame beside the settlements, with its text form: Format,
-// Parse), generators per fault family (Gen, Generate), the world rules a
-// schedule keeps (CheckWorld, Renumber), and Run, which plays a schedule
-// against a Design on the engine's runner and records a History. A design
-// touches the world only through its Env; Design states its duties.
-// Package faultstest holds minimal designs for tests.
+// Package faults is the settlement world of the onceproof harness: what a
+// settlement design is given (Env, Settlement) and must answer (Design,
+// Cluster, Node, Ack), what it declares (Declaration of Family and
+// Property), and World, the engine.World value that generates, formats,
+// checks, shrinks and runs its schedules (Schedule: an engine.Frame beside
+// the settlements). Run plays one schedule and records a History; package
+// props judges it. Package faultstest holds minimal designs for tests.
 package faults

@@ -10,14 +10,14 @@ import (
 	"github.com/onceproof/onceproof/engine"
 )
 
-// SmallScope is the family of every schedule within DefaultScope
-// (Enumerate), not a sample: a cell of it holds "exhaustively to the
-// scope". Gen and Generate sample the enumeration; a matrix runs all of it.
+// SmallScope is the family of every schedule within defaultScope
+// (enumerate), not a sample: a cell of it holds "exhaustively to the
+// scope". Gen and generate sample the enumeration; a matrix runs all of it.
 const SmallScope Family = "small-scope"
 
-// Scope bounds an exhaustive enumeration of schedules (Enumerate). Every
-// schedule within it is a world CheckWorld accepts.
-type Scope struct {
+// scope bounds an exhaustive enumeration of schedules (enumerate). Every
+// schedule within it is a world checkWorld accepts.
+type scope struct {
 	// Settlements: 1 or 2: one alone, of either kind, as a credit or a
 	// debit; or two with equal nets (the collision designs that recognise
 	// settlements by content must meet): one match's instant and final; a
@@ -40,7 +40,7 @@ type Scope struct {
 	FaultDeliveries, Effects, FaultAttempts, RecoverCalls int
 }
 
-// DefaultScope is what the matrix enumerates. Its size: 17 settlement
+// defaultScope is what the matrix enumerates. Its size: 17 settlement
 // worlds; 278 planned-delivery patterns of up to 2 deliveries, each with no
 // fault or one of 40 (attempts 0..1 and Recover call 0, effects 0..3) times
 // 3 senders; 3,600 patterns of 3 deliveries without a fault; about 37,000
@@ -49,9 +49,9 @@ type Scope struct {
 // tens of microseconds, so a design's column costs about a second; each
 // knob multiplies it (another fault attempt: x1.2, a third sender: x1.5,
 // a fourth delivery with faults: x20).
-var DefaultScope = Scope{Settlements: 2, Deliveries: 3, Nodes: 2, FaultDeliveries: 2, Effects: 4, FaultAttempts: 2, RecoverCalls: 1}
+var defaultScope = scope{Settlements: 2, Deliveries: 3, Nodes: 2, FaultDeliveries: 2, Effects: 4, FaultAttempts: 2, RecoverCalls: 1}
 
-func (sc Scope) String() string {
+func (sc scope) String() string {
 	return fmt.Sprintf("<= %d settlements, <= %d deliveries (<= %d with a fault), <= %d nodes, <= 1 fault (attempts 0..%d or Recover calls 0..%d, effects 0..%d, each with a fast, slow or giving-up sender), every interleaving of a same-instant group",
 		sc.Settlements, sc.Deliveries, sc.FaultDeliveries, sc.Nodes, sc.FaultAttempts-1, sc.RecoverCalls-1, sc.Effects-1)
 }
@@ -59,12 +59,12 @@ func (sc Scope) String() string {
 // enumGaps are the delays between consecutive planned deliveries.
 var enumGaps = []time.Duration{0, tick, WindowTTL + tick}
 
-// Enumerate yields every schedule within sc, in a fixed order. A schedule
+// enumerate yields every schedule within sc, in a fixed order. A schedule
 // with a same-instant group on two nodes comes twice: run one after the
 // other, and as a Concurrent group (no fault), with Switches nil; every
 // interleaving of the group is a choice of Switches, which the caller
 // enumerates against a design (RunOptions.Choices reports the arities).
-func Enumerate(sc Scope) iter.Seq[Schedule] {
+func enumerate(sc scope) iter.Seq[Schedule] {
 	return func(yield func(Schedule) bool) {
 		for _, sts := range enumSettlements(sc.Settlements) {
 			for d := 1; d <= sc.Deliveries; d++ {
@@ -82,7 +82,7 @@ func Enumerate(sc Scope) iter.Seq[Schedule] {
 									if i > 0 {
 										node = on[i-1]
 									}
-									base.Deliveries = append(base.Deliveries, Delivery{At: at, Msg: id, Node: node})
+									base.Deliveries = append(base.Deliveries, engine.Delivery{At: at, Msg: id, Node: node})
 								}
 								if !yield(base) {
 									return
@@ -100,7 +100,7 @@ func Enumerate(sc Scope) iter.Seq[Schedule] {
 								for _, f := range enumFaults(sc) {
 									for sender := range 3 {
 										c := base
-										c.Faults = []Fault{f}
+										c.Faults = []engine.Fault{f}
 										switch sender {
 										case 1:
 											c.RetryAfter = genSlowRetryAfter
@@ -121,8 +121,8 @@ func Enumerate(sc Scope) iter.Seq[Schedule] {
 	}
 }
 
-// smallScope is Enumerate(DefaultScope), computed once.
-var smallScope = sync.OnceValue(func() []Schedule { return slices.Collect(Enumerate(DefaultScope)) })
+// smallScope is enumerate(defaultScope), computed once.
+var smallScope = sync.OnceValue(func() []Schedule { return slices.Collect(enumerate(defaultScope)) })
 
 // groupOnTwoNodes reports whether two consecutive deliveries of s come at
 // one instant on two nodes (a race the concurrent mode can interleave).
@@ -137,19 +137,19 @@ func groupOnTwoNodes(s Schedule) bool {
 }
 
 // enumFaults is every single fault of sc, in Schedule.Faults order.
-func enumFaults(sc Scope) []Fault {
-	var out []Fault
+func enumFaults(sc scope) []engine.Fault {
+	var out []engine.Fault
 	for r := sc.RecoverCalls - 1; r >= 0; r-- {
 		for e := range sc.Effects {
-			for _, k := range []FaultKind{CrashBefore, CrashAfter} {
-				out = append(out, Fault{Attempt: Recovery(r), Effect: e, Kind: k})
+			for _, k := range []engine.FaultKind{engine.CrashBefore, engine.CrashAfter} {
+				out = append(out, engine.Fault{Attempt: engine.Recovery(r), Effect: e, Kind: k})
 			}
 		}
 	}
 	for a := range sc.FaultAttempts {
 		for e := range sc.Effects {
-			for _, k := range []FaultKind{CrashBefore, CrashAfter, FailBefore, TimeoutAfter} {
-				out = append(out, Fault{Attempt: a, Effect: e, Kind: k})
+			for _, k := range []engine.FaultKind{engine.CrashBefore, engine.CrashAfter, engine.FailBefore, engine.TimeoutAfter} {
+				out = append(out, engine.Fault{Attempt: a, Effect: e, Kind: k})
 			}
 		}
 	}
@@ -171,7 +171,7 @@ func enumSettlements(n int) [][]Settlement {
 		for i, s := range ss {
 			out = append(out, Settlement{ID: i, Player: s.player, Room: s.room, Match: s.match, Kind: s.kind, Net: s.net, Final: s.kind == KindFinal})
 		}
-		return Renumber(Schedule{Frame: engine.Frame{Family: SmallScope}, Settlements: out}).Settlements
+		return renumber(Schedule{Frame: engine.Frame{Family: SmallScope}, Settlements: out}).Settlements
 	}
 	kinds := []Kind{KindInstant, KindFinal}
 	var out [][]Settlement

@@ -3,6 +3,7 @@ package faults_test
 import (
 	"testing"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
@@ -11,17 +12,17 @@ import (
 func TestEnumerateIsEveryScheduleOfTheScopeOnce(t *testing.T) {
 	seen := map[string]bool{}
 	var concurrent, giveUp, slow, recoverFaults int
-	kinds := map[faults.FaultKind]bool{}
+	kinds := map[engine.FaultKind]bool{}
 	nodes := map[int]bool{}
 	settlements := map[int]bool{}
 	for s := range faults.Enumerate(faults.DefaultScope) {
-		if err := faults.Validate(s); err != nil {
-			t.Fatalf("%v\n%s", err, faults.Format(s))
+		if err := faults.World.Validate(s); err != nil {
+			t.Fatalf("%v\n%s", err, faults.World.Format(s))
 		}
-		if err := faults.CheckWorld(s); err != nil {
-			t.Fatalf("%v\n%s", err, faults.Format(s))
+		if err := faults.World.CheckWorld(s); err != nil {
+			t.Fatalf("%v\n%s", err, faults.World.Format(s))
 		}
-		text := faults.Format(s)
+		text := faults.World.Format(s)
 		if seen[text] {
 			t.Fatalf("enumerated twice:\n%s", text)
 		}

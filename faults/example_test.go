@@ -3,6 +3,7 @@ package faults_test
 import (
 	"fmt"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
@@ -12,7 +13,7 @@ import (
 // the rebuilt node (its credit is a no-op in the ledger: same grant), and the
 // sender's retry finds the settlement delivered.
 func Example() {
-	s, err := faults.Parse(`
+	s, err := faults.World.Parse(`
 family crash
 nodes 1
 retry 250ms
@@ -27,7 +28,7 @@ fault attempt=0 effect=1 crash-after
 	}
 	h := faults.Run(keyed{}, s, faults.RunOptions{})
 	for _, e := range h.Events {
-		fmt.Printf("%-9s %-7s attempt=%d settlement=%d%s\n", e.At, faults.KindName(e.Kind), e.Attempt, e.Msg, detail(e))
+		fmt.Printf("%-9s %-7s attempt=%d settlement=%d%s\n", e.At, faults.World.KindName(e.Kind), e.Attempt, e.Msg, detail(e))
 	}
 	fmt.Println("credits of s0:", h.Credits(0), "exhausted:", h.Exhausted)
 	// Output:
@@ -49,11 +50,11 @@ func detail(e faults.Event) string {
 	switch e.Kind {
 	case faults.EvCredit:
 		return fmt.Sprintf(" applied=%t", e.Detail.Applied)
-	case faults.EvCrash, faults.EvFault:
+	case engine.EvCrash, engine.EvFault:
 		return " op=" + e.Op + " " + e.Fault.String()
-	case faults.EvAck:
-		return " " + faults.AckName(e.Ack)
-	case faults.EvEffect, faults.EvRecover:
+	case engine.EvAck:
+		return " " + faults.World.AckName(e.Ack)
+	case engine.EvEffect, engine.EvRecover:
 		return " op=" + e.Op
 	}
 	return ""

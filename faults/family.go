@@ -45,10 +45,10 @@ const (
 	LongHistory Family = "long-history"
 )
 
-// FamilyDoc is the family's one-line meaning (for `onceproof list` and
+// familyDoc is the family's one-line meaning (for `onceproof list` and
 // reports); the preset's comments in gen.go say how the generator makes it
 // happen.
-func FamilyDoc(f Family) string {
+func familyDoc(f Family) string {
 	if d, ok := familyDocs[f]; ok {
 		return d
 	}
@@ -56,7 +56,7 @@ func FamilyDoc(f Family) string {
 	if len(parts) > 1 {
 		docs := make([]string, len(parts))
 		for i, p := range parts {
-			docs[i] = FamilyDoc(p)
+			docs[i] = familyDoc(p)
 		}
 		return strings.Join(docs, "; and ")
 	}
@@ -83,12 +83,12 @@ var familyDocs = map[Family]string{
 	SmallScope:     "every schedule within DefaultScope, not a sample: a cell holds exhaustively to it",
 }
 
-// Runs is how many schedules of family f a cell of n schedules runs: n, or
+// runsOf is how many schedules of family f a cell of n schedules runs: n, or
 // n/20 (at least 1) for a family with long-history, whose schedules are
 // each about 40 times a plain family's (2,000 settlements against 50), so
 // that its column costs about what the others cost (its 10 runs at n=200
 // still settle 20,000 settlements).
-func Runs(f Family, n int) int {
+func runsOf(f Family, n int) int {
 	if slices.Contains(f.Parts(), LongHistory) {
 		return max(1, n/20)
 	}
@@ -122,12 +122,12 @@ var Properties = []Property{NoDup, NoLoss, NoCrossRoom, NoBlocking, BoundedState
 
 // Join combines families into one generator preset whose schedules have
 // every listed family's features at once, e.g. Join(Late, Crash) is
-// "late+crash". Gen and Parse accept joined names.
+// "late+crash". Gen and parse accept joined names.
 func Join(fs ...Family) Family { return engine.Join(fs...) }
 
-// CheckFamily reports whether f is a family of Families or a Join of them
+// checkFamily reports whether f is a family of Families or a Join of them
 // that can be generated; the error lists the valid names.
-func CheckFamily(f Family) error {
+func checkFamily(f Family) error {
 	if slices.Contains(Families, f) {
 		return nil // the common case, without splitting
 	}

@@ -114,7 +114,7 @@ func presetOf(f Family) preset {
 	// per-player state of two adjacent matches, so such state must evict;
 	// 3x5x2 = 30 first arrivals keeps a schedule near 50 deliveries with
 	// the copies the arrival steps add).
-	if err := CheckFamily(f); err != nil {
+	if err := checkFamily(f); err != nil {
 		panic("faults: " + err.Error())
 	}
 	p := preset{maxPlayers: 3, minMatches: 1, maxMatches: 5}
@@ -241,10 +241,10 @@ func Gen(f Family) *rapid.Generator[Schedule] {
 	return rapid.Custom(func(t *rapid.T) Schedule { return genSchedule(t, f, p, nil) })
 }
 
-// Generate returns the schedule of family f that seed selects: the same
+// generate returns the schedule of family f that seed selects: the same
 // (f, seed) gives the same schedule as long as the generator code is the
 // same. Commit a failing schedule's text, not its seed.
-func Generate(f Family, seed uint64) Schedule {
+func generate(f Family, seed uint64) Schedule {
 	return Gen(f).Example(int(seed))
 }
 

@@ -48,7 +48,7 @@ var generators = map[string]generator{
 		// The triples join features whose draws interact: late with
 		// interleave (return gap 3), with room-return (gap 1), rewind with
 		// room-return and a third kind, faults on several nodes.
-		families: joinsOf(faults.Families, faults.CheckFamily,
+		families: joinsOf(faults.Families, faults.World.CheckFamily,
 			engine.Join(faults.Late, faults.Interleave, faults.Duplicate),
 			engine.Join(faults.Late, faults.Interleave, faults.RoomReturn),
 			engine.Join(faults.SequenceRewind, faults.RoomReturn, faults.ThirdKind),
@@ -58,15 +58,17 @@ var generators = map[string]generator{
 		// core, three quarters of it the 17 with long-history (2,000
 		// settlements a schedule).
 		seeds: 12,
-		text:  func(f engine.Family, seed uint64) string { return faults.Format(faults.Generate(f, seed)) },
+		text:  func(f engine.Family, seed uint64) string { return faults.World.Format(faults.World.Generate(f, seed)) },
 	},
 	"loot": {
-		families: joinsOf(lootfaults.Families, lootfaults.CheckFamily),
+		families: joinsOf(lootfaults.Families, lootfaults.World.CheckFamily),
 		// A loot schedule is a few dozen requests: 48 seeds x 110
 		// families and joins is about 0.2 s, four times the settlement
 		// pin's seeds for a generator with as many branches.
 		seeds: 48,
-		text:  func(f engine.Family, seed uint64) string { return lootfaults.Format(lootfaults.Generate(f, seed)) },
+		text: func(f engine.Family, seed uint64) string {
+			return lootfaults.World.Format(lootfaults.World.Generate(f, seed))
+		},
 	},
 }
 

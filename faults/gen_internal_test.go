@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/engine"
 	"pgregory.net/rapid"
 )
 
@@ -109,9 +110,9 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
-		Crash:          faultsOfKinds(CrashBefore, CrashAfter),
-		StoreError:     faultsOfKinds(FailBefore),
-		TimeoutSuccess: faultsOfKinds(TimeoutAfter),
+		Crash:          faultsOfKinds(engine.CrashBefore, engine.CrashAfter),
+		StoreError:     faultsOfKinds(engine.FailBefore),
+		TimeoutSuccess: faultsOfKinds(engine.TimeoutAfter),
 		MultiNode: func(s Schedule, _ []pending) error {
 			_, nodes := arrivals(s)
 			for _, n := range nodes {
@@ -221,8 +222,8 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 		t.Run("family="+string(f), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				s, all := traced(t, f)
-				if err := Validate(s); err != nil {
-					t.Fatalf("invalid schedule: %v\n%s", err, Format(s))
+				if err := validate(s); err != nil {
+					t.Fatalf("invalid schedule: %v\n%s", err, format(s))
 				}
 				// Small, but for long-history: 1000..1200 matches of 2
 				// settlements, close duplicates and far replays.
@@ -234,14 +235,14 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 					t.Fatalf("%d deliveries: more than %d", n, limit)
 				}
 				if err := check(s, all); err != nil {
-					t.Fatalf("%v\n%s", err, Format(s))
+					t.Fatalf("%v\n%s", err, format(s))
 				}
 			})
 		})
 	}
 }
 
-func faultsOfKinds(kinds ...FaultKind) func(Schedule, []pending) error {
+func faultsOfKinds(kinds ...engine.FaultKind) func(Schedule, []pending) error {
 	return func(s Schedule, _ []pending) error {
 		if len(s.Faults) == 0 {
 			return fmt.Errorf("no faults")
@@ -391,7 +392,7 @@ func TestGenExercisesEveryMutantRule(t *testing.T) {
 	for _, f := range fams {
 		counts := map[string]int{}
 		for seed := range uint64(schedules) {
-			for e := range windowEvents(Generate(f, seed)) {
+			for e := range windowEvents(generate(f, seed)) {
 				counts[e]++
 			}
 		}

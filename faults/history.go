@@ -2,23 +2,9 @@ package faults
 
 import "github.com/onceproof/onceproof/engine"
 
-// EventKind is what an Event records: the engine's kinds (arrive, effect,
-// fault, crash, recover, ack, budget, panic, stall, give-up) and the
-// settlement world's two, a credit and a state sample.
-type EventKind = engine.EventKind
-
-// The event kinds (see engine.EventKind).
+// The settlement world's event kinds, after the engine's (engine.EvArrive
+// ... engine.EvGiveUp, which every world's history records).
 const (
-	EvArrive  = engine.EvArrive
-	EvEffect  = engine.EvEffect
-	EvFault   = engine.EvFault
-	EvCrash   = engine.EvCrash
-	EvRecover = engine.EvRecover
-	EvAck     = engine.EvAck
-	EvBudget  = engine.EvBudget
-	EvPanic   = engine.EvPanic
-	EvStall   = engine.EvStall
-	EvGiveUp  = engine.EvGiveUp
 	// EvCredit: an env.Credit call reached the ledger (Msg: the settlement
 	// the ledger attributes it to; Detail: Room, Amount, Grant, Applied;
 	// Err).
@@ -28,8 +14,8 @@ const (
 	EvState = engine.EvWorld + 1
 )
 
-// KindName names an event kind, the settlement world's included.
-func KindName(k EventKind) string {
+// kindName names an event kind, the settlement world's included.
+func kindName(k engine.EventKind) string {
 	switch k {
 	case EvCredit:
 		return "credit"
@@ -87,9 +73,9 @@ func (h History) Reached(id int) bool {
 	for i := range h.Events {
 		e := &h.Events[i]
 		switch {
-		case e.Kind == EvArrive && e.Msg == id:
+		case e.Kind == engine.EvArrive && e.Msg == id:
 			mine[e.Attempt] = true
-		case (e.Kind == EvEffect || e.Kind == EvCredit) && e.Attempt >= 0 && mine[e.Attempt]:
+		case (e.Kind == engine.EvEffect || e.Kind == EvCredit) && e.Attempt >= 0 && mine[e.Attempt]:
 			return true
 		}
 	}

@@ -100,7 +100,7 @@ func race(nodes int, switches ...int) Schedule {
 		Settlements: []Settlement{{ID: 0, Player: 1, Room: 2, Match: 1, Round: 1, Kind: KindFinal, Net: -10, Final: true, Seq: 1}},
 	}
 	for n := range nodes {
-		s.Deliveries = append(s.Deliveries, Delivery{At: time.Second, Msg: 0, Node: n})
+		s.Deliveries = append(s.Deliveries, engine.Delivery{At: time.Second, Msg: 0, Node: n})
 	}
 	return s
 }
@@ -117,7 +117,7 @@ func dishonest(h History) (int, string) {
 			if credited[e.Msg] > 1 {
 				return i, fmt.Sprintf("event %d: s%d credited twice", i, e.Msg)
 			}
-		case e.Kind == EvAck && (e.Ack == AckCredited || e.Ack == AckDuplicate) && credited[e.Msg] == 0:
+		case e.Kind == engine.EvAck && (e.Ack == AckCredited || e.Ack == AckDuplicate) && credited[e.Msg] == 0:
 			return i, fmt.Sprintf("event %d: attempt %d acked %v for s%d with nothing credited", i, e.Attempt, e.Ack, e.Msg)
 		}
 	}
@@ -134,7 +134,7 @@ func TestInterleaveExposesTheClaimCreditRace(t *testing.T) {
 		t.Fatalf("switches %v: want a duplicate ack before the credit, got an honest history:\n%v\n(go test ./faults -run TestInterleaveExposesTheClaimCreditRace)", s.Switches, h.Events)
 	}
 	// The text form carries the interleaving: the parsed file replays it.
-	p, err := Parse(Format(s))
+	p, err := parse(format(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +150,10 @@ func TestInterleaveExposesTheClaimCreditRace(t *testing.T) {
 }
 
 // interleavings calls f with every distinct choice sequence of d on s
-// (Interleavings), and returns how many it ran.
+// (runInterleavings), and returns how many it ran.
 func interleavings(d Design, s Schedule, f func([]int, History)) int {
 	runs := 0
-	for s, h := range Interleavings(d, s, RunOptions{}) {
+	for s, h := range runInterleavings(d, s, RunOptions{}) {
 		runs++
 		f(s.Switches, h)
 	}

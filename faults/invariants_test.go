@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
@@ -37,7 +38,7 @@ func checkShape(h faults.History) error {
 		}
 		prev = e.At
 		switch e.Kind {
-		case faults.EvArrive:
+		case engine.EvArrive:
 			if a, ok := open[e.Node]; ok || (!h.Schedule.Concurrent && len(open) > 0) {
 				return fmt.Errorf("event %d: attempt %d arrives while attempt %d has no terminal event (open %v)", i, e.Attempt, a, open)
 			}
@@ -50,14 +51,14 @@ func checkShape(h faults.History) error {
 			if limit := 2*h.Schedule.MaxAttempts + planned[e.Msg]; sends[e.Msg] > limit {
 				return fmt.Errorf("s%d sent %d times, over twice MaxAttempts plus its %d planned arrivals", e.Msg, sends[e.Msg], planned[e.Msg])
 			}
-		case faults.EvAck, faults.EvCrash, faults.EvPanic:
+		case engine.EvAck, engine.EvCrash, engine.EvPanic:
 			if e.Attempt >= 0 {
 				if a, ok := open[e.Node]; !ok || e.Attempt != a {
 					return fmt.Errorf("event %d: terminal %s of attempt %d, open is %v", i, e.Kind, e.Attempt, open)
 				}
 				delete(open, e.Node)
 			}
-		case faults.EvEffect, faults.EvCredit, faults.EvFault:
+		case engine.EvEffect, faults.EvCredit, engine.EvFault:
 			if a, ok := open[e.Node]; e.Attempt >= 0 && (!ok || e.Attempt != a) {
 				return fmt.Errorf("event %d: %s of attempt %d outside it (open %v)", i, e.Kind, e.Attempt, open)
 			}
@@ -86,16 +87,16 @@ func TestRunHistoryShape(t *testing.T) {
 
 func TestRunRetriesRoundRobin(t *testing.T) {
 	s := oneSettlement(
-		faults.Fault{Attempt: 0, Effect: 0, Kind: faults.FailBefore},
-		faults.Fault{Attempt: 1, Effect: 0, Kind: faults.FailBefore},
-		faults.Fault{Attempt: 2, Effect: 0, Kind: faults.FailBefore},
+		engine.Fault{Attempt: 0, Effect: 0, Kind: engine.FailBefore},
+		engine.Fault{Attempt: 1, Effect: 0, Kind: engine.FailBefore},
+		engine.Fault{Attempt: 2, Effect: 0, Kind: engine.FailBefore},
 	)
 	s.Nodes = 3
 	s.Deliveries[0].Node = 1
 	h := faults.Run(keyed{}, s, faults.RunOptions{})
 	var nodes []int
 	for _, e := range h.Events {
-		if e.Kind == faults.EvArrive {
+		if e.Kind == engine.EvArrive {
 			nodes = append(nodes, e.Node)
 		}
 	}
@@ -106,15 +107,15 @@ func TestRunRetriesRoundRobin(t *testing.T) {
 
 func TestGenerateIsDeterministic(t *testing.T) {
 	for _, f := range append(faults.Families[:len(faults.Families):len(faults.Families)], faults.Join(faults.Late, faults.Crash, faults.MultiNode)) {
-		a, b := faults.Generate(f, 42), faults.Generate(f, 42)
-		if faults.Format(a) != faults.Format(b) {
-			t.Fatalf("Generate(%s, 42) twice differs", f)
+		a, b := faults.World.Generate(f, 42), faults.World.Generate(f, 42)
+		if faults.World.Format(a) != faults.World.Format(b) {
+			t.Fatalf("generate(%s, 42) twice differs", f)
 		}
-		if err := faults.Validate(a); err != nil {
-			t.Fatalf("Generate(%s, 42): %v", f, err)
+		if err := faults.World.Validate(a); err != nil {
+			t.Fatalf("generate(%s, 42): %v", f, err)
 		}
 		if a.Family != f {
-			t.Fatalf("Generate(%s, 42).Family = %s", f, a.Family)
+			t.Fatalf("generate(%s, 42).Family = %s", f, a.Family)
 		}
 	}
 }
@@ -173,7 +174,7 @@ func TestRunConcurrentFamilyRunsDeliveriesAtOnce(t *testing.T) {
 	r := &rendezvous{inFlight: map[time.Time]int{}}
 	// Free: the goroutines run at once (interleaved, the partner could
 	// never come while one spins without an env call).
-	faults.Run(r, faults.Generate(faults.Concurrent, 3), faults.RunOptions{Free: true})
+	faults.Run(r, faults.World.Generate(faults.Concurrent, 3), faults.RunOptions{Free: true})
 	if r.most < 2 {
 		t.Fatalf("at most %d deliveries overlapped, want >= 2 (go test -race ./faults -run TestRunConcurrentFamilyRunsDeliveriesAtOnce)", r.most)
 	}
@@ -203,7 +204,7 @@ func TestRunSamplesBoundedLoad(t *testing.T) {
 		faults.Settlement{ID: 1, Player: 1, Room: 2, Match: 2, Kind: faults.KindInstant, Seq: 3},
 		faults.Settlement{ID: 2, Player: 2, Room: 2, Match: 3, Kind: faults.KindInstant, Seq: 1})
 	s.Nodes = 2
-	s.Deliveries = []faults.Delivery{
+	s.Deliveries = []engine.Delivery{
 		{At: 0, Msg: 0},
 		{At: time.Second, Msg: 1},
 		{At: time.Second, Msg: 1, Node: 1}, // another node: not counted on node 0

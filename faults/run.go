@@ -13,19 +13,10 @@ import (
 // default.
 type RunOptions = engine.RunOptions
 
-// The runner's defaults and the op names it uses in events besides the
-// designs' own durable ops (see package engine).
-const (
-	DefaultStall     = engine.DefaultStall
-	DefaultMaxEvents = engine.DefaultMaxEvents
-	DrainAfter       = engine.DrainAfter
-
-	OpCredit  = "credit" // an env.Credit call
-	OpAck     = engine.OpAck
-	OpRecover = engine.OpRecover
-	OpRebuild = engine.OpRebuild
-	OpDeliver = engine.OpDeliver
-)
+// OpCredit is the op an env.Credit call's events carry, beside the
+// designs' own durable ops and the engine's (engine.OpAck, OpRecover,
+// OpRebuild, OpDeliver).
+const OpCredit = "credit"
 
 // Run executes s against a fresh cluster of d and returns the history: a
 // pure function of (d, s), the same history every time (RunOptions.Free
@@ -35,7 +26,7 @@ const (
 // gives up (EvGiveUp). Faults fire at (attempt or Recover call, effect); a
 // crash or panic rebuilds the node and recovers it. Same-instant sends of a
 // Concurrent schedule run on one goroutine per node, interleaved as
-// Switches says. Run panics on a schedule Validate rejects (but for the
+// Switches says. Run panics on a schedule validate rejects (but for the
 // uniqueness of (Player, Match, Kind), which cannot derail it).
 func Run(d Design, s Schedule, opt RunOptions) History {
 	if err := validateTruth(s); err != nil {
@@ -50,11 +41,11 @@ func messages(n int) engine.Messages {
 	return engine.Messages{N: n, Letter: "s", Noun: "settlement"}
 }
 
-// Interleavings runs d on every interleaving of s's same-instant groups
+// runInterleavings runs d on every interleaving of s's same-instant groups
 // (s.Concurrent; its Switches are ignored), depth first over the
 // scheduler's tree of choices, and yields each choice sequence as the
 // schedule's Switches with its history (see engine.Interleavings).
-func Interleavings(d Design, s Schedule, opt RunOptions) iter.Seq2[Schedule, History] {
+func runInterleavings(d Design, s Schedule, opt RunOptions) iter.Seq2[Schedule, History] {
 	return engine.Interleavings(s, frameOf, func(s Schedule, o RunOptions) History { return Run(d, s, o) }, opt)
 }
 
@@ -161,7 +152,7 @@ func (sys *system) AfterAttempt(p *engine.Port[Detail], _ engine.Node, a, id int
 		sys.stamp++
 		for i := len(past) - 1; i >= 0 && past[i].At >= at-span; i-- {
 			e := &past[i]
-			if e.Kind == EvArrive && e.Node == n && sys.marks[e.Msg] != sys.stamp {
+			if e.Kind == engine.EvArrive && e.Node == n && sys.marks[e.Msg] != sys.stamp {
 				sys.marks[e.Msg] = sys.stamp
 				l.Recent++
 			}

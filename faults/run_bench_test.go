@@ -96,7 +96,7 @@ func benchSchedule() faults.Schedule {
 				Kind: kind, Net: int64(10 * (m%3 - 1)), Final: kind == faults.KindFinal, Seq: uint64(id + 1),
 			})
 			at := time.Duration(m)*faults.MatchEvery + time.Duration(2+2*k)*faults.MatchEvery/8
-			s.Deliveries = append(s.Deliveries, faults.Delivery{At: at, Msg: id})
+			s.Deliveries = append(s.Deliveries, engine.Delivery{At: at, Msg: id})
 		}
 	}
 	return s
@@ -108,7 +108,7 @@ func benchSchedule() faults.Schedule {
 //	go test -run='^$' -bench=BenchmarkRun -benchmem ./faults/
 func BenchmarkRun(b *testing.B) {
 	s := benchSchedule()
-	if err := faults.Validate(s); err != nil {
+	if err := faults.World.Validate(s); err != nil {
 		b.Fatal(err)
 	}
 	h := faults.Run(benchDesign{}, s, faults.RunOptions{})
@@ -123,7 +123,7 @@ func BenchmarkRun(b *testing.B) {
 	b.ReportMetric(float64(len(s.Deliveries)), "deliveries/schedule")
 }
 
-// BenchmarkGenerate measures how fast Generate draws a schedule (the matrix
+// BenchmarkGenerate measures how fast generate draws a schedule (the matrix
 // draws one per cell run):
 //
 //	go test -run='^$' -bench=BenchmarkGenerate -benchmem ./faults/
@@ -132,7 +132,7 @@ func BenchmarkGenerate(b *testing.B) {
 		b.Run("family="+string(f), func(b *testing.B) {
 			seed := uint64(0)
 			for b.Loop() {
-				faults.Generate(f, seed)
+				faults.World.Generate(f, seed)
 				seed++
 			}
 		})
@@ -150,7 +150,7 @@ func BenchmarkRunConcurrent(b *testing.B) {
 	// near BenchmarkRun's 50, so the benchmarks compare.
 	var s faults.Schedule
 	for seed := uint64(0); len(s.Deliveries) < 40; seed++ {
-		s = faults.Generate(faults.Concurrent, seed)
+		s = faults.World.Generate(faults.Concurrent, seed)
 	}
 	seq := s
 	seq.Concurrent, seq.Switches = false, nil

@@ -15,9 +15,9 @@ import (
 )
 
 // oneSettlement is a schedule of one settlement delivered once at 1s.
-func oneSettlement(faultList ...faults.Fault) faults.Schedule {
+func oneSettlement(faultList ...engine.Fault) faults.Schedule {
 	return faults.Schedule{
-		Frame:       engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: 250 * time.Millisecond, MaxAttempts: 8, Deliveries: []faults.Delivery{{At: time.Second}}, Faults: faultList},
+		Frame:       engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: 250 * time.Millisecond, MaxAttempts: 8, Deliveries: []engine.Delivery{{At: time.Second}}, Faults: faultList},
 		Settlements: []faults.Settlement{{ID: 0, Player: 1, Room: 2, Match: 1, Round: 1, Kind: faults.KindFinal, Net: -10, Final: true, Seq: 1}},
 	}
 }
@@ -29,7 +29,7 @@ func kinds(h faults.History) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(faults.KindName(e.Kind))
+		b.WriteString(faults.World.KindName(e.Kind))
 		if e.Op != "" {
 			b.WriteString(":" + e.Op)
 		}
@@ -58,7 +58,7 @@ func exactlyOnce(t interface {
 			want = 1
 		}
 		if got := h.Credits(id); got != want {
-			t.Fatalf("s%d credited %d times, want %d\nschedule:\n%s", id, got, want, faults.Format(h.Schedule))
+			t.Fatalf("s%d credited %d times, want %d\nschedule:\n%s", id, got, want, faults.World.Format(h.Schedule))
 		}
 	}
 }
@@ -101,7 +101,7 @@ func TestRunCorrectDesignCreditsEverySettlementOnce(t *testing.T) {
 
 func TestRunNaiveDesignDoubleCreditsADuplicate(t *testing.T) {
 	s := oneSettlement()
-	s.Deliveries = append(s.Deliveries, faults.Delivery{At: time.Second + time.Millisecond})
+	s.Deliveries = append(s.Deliveries, engine.Delivery{At: time.Second + time.Millisecond})
 	h := faults.Run(naive{}, s, faults.RunOptions{})
 	if got := h.Credits(0); got != 2 {
 		t.Fatalf("naive credited s0 %d times, want 2: %s", got, kinds(h))
@@ -111,15 +111,15 @@ func TestRunNaiveDesignDoubleCreditsADuplicate(t *testing.T) {
 func TestRunRetriesUntilAcked(t *testing.T) {
 	// Attempts 0, 1 and 2 fail at their claim; attempt 3 succeeds.
 	s := oneSettlement(
-		faults.Fault{Attempt: 0, Effect: 0, Kind: faults.FailBefore},
-		faults.Fault{Attempt: 1, Effect: 0, Kind: faults.FailBefore},
-		faults.Fault{Attempt: 2, Effect: 0, Kind: faults.FailBefore},
+		engine.Fault{Attempt: 0, Effect: 0, Kind: engine.FailBefore},
+		engine.Fault{Attempt: 1, Effect: 0, Kind: engine.FailBefore},
+		engine.Fault{Attempt: 2, Effect: 0, Kind: engine.FailBefore},
 	)
 	h := faults.Run(keyed{}, s, faults.RunOptions{})
 	exactlyOnce(t, h)
 	var ats []time.Duration
 	for _, e := range h.Events {
-		if e.Kind == faults.EvArrive {
+		if e.Kind == engine.EvArrive {
 			ats = append(ats, e.At)
 		}
 	}
@@ -133,21 +133,21 @@ func TestRunRetriesUntilAcked(t *testing.T) {
 }
 
 func TestRunFailBeforeSkipsTheEffect(t *testing.T) {
-	h := faults.Run(keyed{}, oneSettlement(faults.Fault{Attempt: 0, Effect: 1, Kind: faults.FailBefore}), faults.RunOptions{})
+	h := faults.Run(keyed{}, oneSettlement(engine.Fault{Attempt: 0, Effect: 1, Kind: engine.FailBefore}), faults.RunOptions{})
 	exactlyOnce(t, h)
 	// The credit of attempt 0 never reached the ledger; attempt 1 credited.
 	for _, e := range h.Events {
 		if e.Kind == faults.EvCredit && e.Attempt == 0 {
 			t.Fatalf("attempt 0 credited despite FailBefore: %s", kinds(h))
 		}
-		if e.Kind == faults.EvFault && !strings.Contains(e.Err, faults.ErrInjected.Error()) {
+		if e.Kind == engine.EvFault && !strings.Contains(e.Err, faults.ErrInjected.Error()) {
 			t.Fatalf("fault event error %q does not wrap ErrInjected", e.Err)
 		}
 	}
 }
 
 func TestRunTimeoutAfterAppliesTheEffect(t *testing.T) {
-	h := faults.Run(keyed{}, oneSettlement(faults.Fault{Attempt: 0, Effect: 1, Kind: faults.TimeoutAfter}), faults.RunOptions{})
+	h := faults.Run(keyed{}, oneSettlement(engine.Fault{Attempt: 0, Effect: 1, Kind: engine.TimeoutAfter}), faults.RunOptions{})
 	exactlyOnce(t, h)
 	// Attempt 0's credit applied, then timed out; the retry's credit is a
 	// no-op in the ledger (same grant).
@@ -183,9 +183,9 @@ func (n probeNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, erro
 
 func TestEnvErrorsWrapTheirSentinels(t *testing.T) {
 	p := &probe{}
-	s := oneSettlement(faults.Fault{Attempt: 0, Effect: 0, Kind: faults.FailBefore})
-	s.Deliveries = append(s.Deliveries, faults.Delivery{At: 2 * time.Second})
-	s.Faults = append(s.Faults, faults.Fault{Attempt: 1, Effect: 0, Kind: faults.TimeoutAfter})
+	s := oneSettlement(engine.Fault{Attempt: 0, Effect: 0, Kind: engine.FailBefore})
+	s.Deliveries = append(s.Deliveries, engine.Delivery{At: 2 * time.Second})
+	s.Faults = append(s.Faults, engine.Fault{Attempt: 1, Effect: 0, Kind: engine.TimeoutAfter})
 	faults.Run(p, s, faults.RunOptions{})
 	if len(p.errs) != 2 || !errors.Is(p.errs[0], faults.ErrInjected) || !strings.HasPrefix(p.errs[0].Error(), "ran=false") ||
 		!errors.Is(p.errs[1], faults.ErrTimeout) || !strings.HasPrefix(p.errs[1].Error(), "ran=true") {
@@ -196,23 +196,23 @@ func TestEnvErrorsWrapTheirSentinels(t *testing.T) {
 func TestRunCrashAtEveryPointRebuildsAndRecovers(t *testing.T) {
 	// keyed makes 3 effects; effect 3 is past them: the lost ack.
 	for effect := range 4 {
-		for _, k := range []faults.FaultKind{faults.CrashBefore, faults.CrashAfter} {
+		for _, k := range []engine.FaultKind{engine.CrashBefore, engine.CrashAfter} {
 			t.Run(fmt.Sprintf("effect=%d/%s", effect, k), func(t *testing.T) {
-				s := oneSettlement(faults.Fault{Attempt: 0, Effect: effect, Kind: k})
+				s := oneSettlement(engine.Fault{Attempt: 0, Effect: effect, Kind: k})
 				d := keyed{}
 				h := faults.Run(d, s, faults.RunOptions{})
 				exactlyOnce(t, h)
 				var crash, recovered, nodes int
 				for _, e := range h.Events {
 					switch e.Kind {
-					case faults.EvCrash:
+					case engine.EvCrash:
 						crash++
 						if e.Fault != k {
 							t.Errorf("crash event fault %s, want %s", e.Fault, k)
 						}
-					case faults.EvRecover:
+					case engine.EvRecover:
 						recovered++
-					case faults.EvArrive:
+					case engine.EvArrive:
 						nodes++
 					}
 				}
@@ -228,7 +228,7 @@ func TestRunCrashAtEveryPointRebuildsAndRecovers(t *testing.T) {
 // recordingDesign counts NewNode calls through keyed's cluster.
 func TestRunCrashBuildsAFreshNode(t *testing.T) {
 	c := &countingDesign{}
-	faults.Run(c, oneSettlement(faults.Fault{Attempt: 0, Effect: 0, Kind: faults.CrashBefore}), faults.RunOptions{})
+	faults.Run(c, oneSettlement(engine.Fault{Attempt: 0, Effect: 0, Kind: engine.CrashBefore}), faults.RunOptions{})
 	if c.newNodes != 2 {
 		t.Fatalf("NewNode called %d times, want 2 (start, after the crash)", c.newNodes)
 	}
@@ -262,7 +262,7 @@ func TestRunSenderGivesUpOnADesignThatNeverAcks(t *testing.T) {
 	if want := 2 * 8; arrivals != want {
 		t.Fatalf("%d arrivals, want %d", arrivals, want)
 	}
-	if last := h.Events[len(h.Events)-1]; last.Kind != faults.EvGiveUp || last.Msg != 0 {
+	if last := h.Events[len(h.Events)-1]; last.Kind != engine.EvGiveUp || last.Msg != 0 {
 		t.Fatalf("last event %+v, want EvGiveUp for s0", last)
 	}
 	// With GiveUp, no resend at the drain.
@@ -275,8 +275,8 @@ func TestRunSenderGivesUpOnADesignThatNeverAcks(t *testing.T) {
 
 func TestRunBudgetExhaustion(t *testing.T) {
 
-	h := faults.Run(keyed{}, faults.Generate(faults.Duplicate, 1), faults.RunOptions{MaxEvents: 10})
-	if !h.Exhausted || h.Events[len(h.Events)-1].Kind != faults.EvBudget || len(h.Events) != 11 {
+	h := faults.Run(keyed{}, faults.World.Generate(faults.Duplicate, 1), faults.RunOptions{MaxEvents: 10})
+	if !h.Exhausted || h.Events[len(h.Events)-1].Kind != engine.EvBudget || len(h.Events) != 11 {
 		t.Fatalf("MaxEvents 10: exhausted=%t, %d events: %s", h.Exhausted, len(h.Events), kinds(h))
 	}
 }
@@ -308,7 +308,7 @@ func TestRunSurvivesADesignPanic(t *testing.T) {
 
 func TestRunConcurrentFamilyIsExact(t *testing.T) {
 	for seed := range uint64(20) {
-		s := faults.Generate(faults.Concurrent, seed)
+		s := faults.World.Generate(faults.Concurrent, seed)
 		free := seed%2 == 1 // both modes: interleaved and free-running
 		h := faults.Run(keyed{}, s, faults.RunOptions{Free: free})
 		exactlyOnce(t, h)
@@ -317,7 +317,7 @@ func TestRunConcurrentFamilyIsExact(t *testing.T) {
 		credits := 0
 		for _, e := range hn.Events {
 			switch e.Kind {
-			case faults.EvArrive:
+			case engine.EvArrive:
 				arrivals++
 			case faults.EvCredit:
 				credits++
@@ -347,7 +347,7 @@ func (n looperNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, err
 func TestRunStopsADesignLoopingThroughEnv(t *testing.T) {
 	h := faults.Run(looper{}, oneSettlement(), faults.RunOptions{MaxEvents: 100})
 	last := h.Events[len(h.Events)-1]
-	if !h.Exhausted || last.Kind != faults.EvBudget || len(h.Events) != 101 {
+	if !h.Exhausted || last.Kind != engine.EvBudget || len(h.Events) != 101 {
 		t.Fatalf("exhausted=%t, %d events, last %s", h.Exhausted, len(h.Events), last.Kind)
 	}
 }
@@ -362,11 +362,11 @@ func TestRunCrashInsideRecoverRebuildsAndRecoversAgain(t *testing.T) {
 	// finish. Recovery call 0 (the rebuilt node's, while the crash is
 	// fresh) completes it; make it crash after the credit.
 	s.GiveUp, s.MaxAttempts = true, 1
-	s.Faults = []faults.Fault{
-		{Attempt: faults.Recovery(0), Effect: 0, Kind: faults.CrashAfter},
-		{Attempt: 0, Effect: 0, Kind: faults.CrashAfter},
+	s.Faults = []engine.Fault{
+		{Attempt: engine.Recovery(0), Effect: 0, Kind: engine.CrashAfter},
+		{Attempt: 0, Effect: 0, Kind: engine.CrashAfter},
 	}
-	if err := faults.Validate(s); err != nil {
+	if err := faults.World.Validate(s); err != nil {
 		t.Fatal(err)
 	}
 	h := faults.Run(keyed{}, s, faults.RunOptions{})
@@ -376,12 +376,12 @@ func TestRunCrashInsideRecoverRebuildsAndRecoversAgain(t *testing.T) {
 		t.Fatalf("events:\n got %s\nwant %s", got, want)
 	}
 	exactlyOnce(t, h)
-	text := faults.Format(s)
+	text := faults.World.Format(s)
 	if !strings.Contains(text, "fault recover=0 effect=0 crash-after\n") || !strings.Contains(text, "give-up true\n") {
 		t.Fatalf("the text form lacks the recover fault or give-up:\n%s", text)
 	}
-	back, err := faults.Parse(text)
+	back, err := faults.World.Parse(text)
 	if err != nil || !reflect.DeepEqual(back, s) {
-		t.Fatalf("Parse(Format(s)) = %+v, %v; want %+v", back, err, s)
+		t.Fatalf("parse(format(s)) = %+v, %v; want %+v", back, err, s)
 	}
 }

@@ -10,29 +10,29 @@ import (
 // dropping settlements and renaming what is left, each keeping the world
 // one that can happen.
 
-// MessagesOf is how the engine names s's settlements: s0, s1, ...
-func MessagesOf(s Schedule) engine.Messages { return messages(len(s.Settlements)) }
+// messagesOf is how the engine names s's settlements: s0, s1, ...
+func messagesOf(s Schedule) engine.Messages { return messages(len(s.Settlements)) }
 
-// Clone copies s deeply: its frame's slices and its settlements.
-func Clone(s Schedule) Schedule {
+// clone copies s deeply: its frame's slices and its settlements.
+func clone(s Schedule) Schedule {
 	s.Frame = engine.CloneFrame(s.Frame)
 	s.Settlements = slices.Clone(s.Settlements)
 	return s
 }
 
-// Drops is the shrinker's first pass: dropping settlements, with their
+// drops is the shrinker's first pass: dropping settlements, with their
 // deliveries.
-func Drops(s Schedule) []engine.Drop[Schedule] {
+func drops(s Schedule) []engine.Drop[Schedule] {
 	return []engine.Drop[Schedule]{{N: len(s.Settlements), Apply: dropSettlements}}
 }
 
 func dropSettlements(s Schedule, i, j int) (Schedule, bool) {
-	c := Clone(s)
+	c := clone(s)
 	c.Settlements = append(c.Settlements[:i:i], c.Settlements[j:]...)
 	for x := range c.Settlements {
 		c.Settlements[x].ID = x
 	}
-	var ds []Delivery
+	var ds []engine.Delivery
 	for _, d := range s.Deliveries {
 		switch {
 		case d.Msg < i:
@@ -46,16 +46,16 @@ func dropSettlements(s Schedule, i, j int) (Schedule, bool) {
 	// What is left is renumbered (rounds, sequence numbers) so the world
 	// stays one that can happen: no player starting at seq 8, no gap a
 	// sequence design would wait on (world rules 4 and 5).
-	return Renumber(c), len(c.Settlements) > 0
+	return renumber(c), len(c.Settlements) > 0
 }
 
-// Canonical renumbers players, rooms and matches to 1, 2, 3, ... in the
+// canonical renumbers players, rooms and matches to 1, 2, 3, ... in the
 // order of their values (equal values stay equal: a collision is often the
 // whole counterexample; order is kept), then recomputes rounds and sequence
-// numbers from what is left (Renumber). Net amounts are left alone: their
+// numbers from what is left (renumber). Net amounts are left alone: their
 // sign matters. It reports whether anything changed.
-func Canonical(s Schedule) (Schedule, bool) {
-	c := Clone(s)
+func canonical(s Schedule) (Schedule, bool) {
+	c := clone(s)
 	rank32 := func(get func(*Settlement) *uint32) {
 		var vs []uint32
 		for i := range c.Settlements {
@@ -81,6 +81,6 @@ func Canonical(s Schedule) (Schedule, bool) {
 		r, _ := slices.BinarySearch(ms, c.Settlements[i].Match)
 		c.Settlements[i].Match = uint64(r + 1)
 	}
-	c = Renumber(c)
+	c = renumber(c)
 	return c, !slices.Equal(c.Settlements, s.Settlements)
 }

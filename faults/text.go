@@ -8,7 +8,7 @@ import (
 	"github.com/onceproof/onceproof/engine"
 )
 
-// The text form of a Schedule (Format writes it, Parse reads it) is the
+// The text form of a Schedule (format writes it, parse reads it) is the
 // engine's (engine.FormatFrame) with one directive of the settlement
 // world's, settle, declaring the settlements in ID order (s0, s1, ...)
 // before the deliveries that name them:
@@ -25,11 +25,11 @@ import (
 
 // textForm is the settlement world's part of the shared lines: no subject
 // prefix (the default subject), settlements named s0, s1, ...
-var textForm = engine.TextForm{Messages: messages(0), CheckFamily: CheckFamily}
+var textForm = engine.TextForm{Messages: messages(0), CheckFamily: checkFamily}
 
-// Format renders s in the text form Parse reads back: Parse(Format(s))
+// format renders s in the text form parse reads back: parse(format(s))
 // equals s for every valid s.
-func Format(s Schedule) string {
+func format(s Schedule) string {
 	var b strings.Builder
 	b.Grow(96 * len(s.Settlements))
 	if len(s.Settlements) > 0 {
@@ -42,24 +42,20 @@ func Format(s Schedule) string {
 	return engine.FormatFrame(s.Frame, textForm, b.String())
 }
 
-// ParseError is a Parse failure: the line (from 1; 0 when the problem is
-// the file as a whole, e.g. a missing header) and what was wrong.
-type ParseError = engine.ParseError
-
-// Parse reads the text form written by Format (and by hand). Errors are
+// parse reads the text form written by format (and by hand). Errors are
 // *ParseError values naming the line and what was expected there, e.g.
 // `line 7: want "net=<int>", got "net=x"`. The result is Validated, not
 // checked against the world rules: a hand-edited file that breaks them still
-// parses and replays; call CheckWorld to know whether it can happen.
-func Parse(text string) (Schedule, error) {
+// parses and replays; call checkWorld to know whether it can happen.
+func parse(text string) (Schedule, error) {
 	p := &settleParser{settled: map[settleKey]int{}}
 	f, err := engine.ParseFrame(text, textForm, p)
 	if err != nil {
 		return Schedule{}, err
 	}
 	s := Schedule{Frame: f, Settlements: p.sts}
-	if err := Validate(s); err != nil {
-		return Schedule{}, &ParseError{Msg: err.Error()}
+	if err := validate(s); err != nil {
+		return Schedule{}, &engine.ParseError{Msg: err.Error()}
 	}
 	return s, nil
 }
@@ -166,16 +162,16 @@ func parseKind(v string) (Kind, bool) {
 	return 0, false
 }
 
-// Validate reports the first way s is not a well-formed schedule: a known
+// validate reports the first way s is not a well-formed schedule: a known
 // family, settlement IDs dense and in order, (Player, Match, Kind) unique,
 // and a well-formed frame (engine.ValidateFrame: every header in range,
 // deliveries naming a settlement and a node in range in nondecreasing At
 // order, faults in increasing (Attempt, Effect) order with known kinds, no
 // faults in a Concurrent schedule, and Switches >= 0 and only in a
-// Concurrent schedule). Run panics on a schedule Validate rejects. Whether
+// Concurrent schedule). Run panics on a schedule validate rejects. Whether
 // the schedule is a world that can happen (rounds, sequence numbers, room
-// returns) is CheckWorld's business.
-func Validate(s Schedule) error {
+// returns) is checkWorld's business.
+func validate(s Schedule) error {
 	if err := validateTruth(s); err != nil {
 		return err
 	}
@@ -198,7 +194,7 @@ func Validate(s Schedule) error {
 // MaxSettlements, IDs dense and in order. The uniqueness of (Player,
 // Match, Kind) costs a map and does not concern the runner's safety.
 func validateTruth(s Schedule) error {
-	if err := CheckFamily(s.Family); err != nil {
+	if err := checkFamily(s.Family); err != nil {
 		return err
 	}
 	if n := len(s.Settlements); n > MaxSettlements {

@@ -23,18 +23,18 @@ func TestFormatParseRoundTripsEveryFamily(t *testing.T) {
 	for _, f := range append(faults.Families[:len(faults.Families):len(faults.Families)], joined) {
 		t.Run("family="+string(f), func(t *testing.T) {
 			eachSchedule(t, f, func(t fataler, s faults.Schedule, _ uint64) {
-				text := faults.Format(s)
-				got, err := faults.Parse(text)
+				text := faults.World.Format(s)
+				got, err := faults.World.Parse(text)
 				if err != nil {
-					t.Fatalf("Parse(Format(s)): %v\n%s", err, text)
+					t.Fatalf("parse(format(s)): %v\n%s", err, text)
 				}
-				// reflect.DeepEqual decides (Gen and Parse both leave an
+				// reflect.DeepEqual decides (Gen and parse both leave an
 				// empty fault list nil), cmp explains: cmp is slow under -race.
 				if !reflect.DeepEqual(s, got) {
-					t.Fatalf("Parse(Format(s)) differs (-want +got):\n%s\ntext:\n%s", cmp.Diff(s, got, equateEmpty), text)
+					t.Fatalf("parse(format(s)) differs (-want +got):\n%s\ntext:\n%s", cmp.Diff(s, got, equateEmpty), text)
 				}
-				if again := faults.Format(got); again != text {
-					t.Fatalf("Format is not stable:\n%s\nvs\n%s", text, again)
+				if again := faults.World.Format(got); again != text {
+					t.Fatalf("format is not stable:\n%s\nvs\n%s", text, again)
 				}
 			})
 		})
@@ -54,19 +54,19 @@ deliver at=250ms s0 node=0
 deliver s1 at=1.5s node=1
 fault attempt=1 effect=3 crash-after
 `
-	got, err := faults.Parse(text)
+	got, err := faults.World.Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := faults.Schedule{
-		Frame: engine.Frame{Family: faults.Join(faults.Late, faults.Crash), Nodes: 2, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 4, Deliveries: []faults.Delivery{{At: faults.MatchEvery / 4, Msg: 0}, {At: 3 * faults.MatchEvery / 2, Msg: 1, Node: 1}}, Faults: []faults.Fault{{Attempt: 1, Effect: 3, Kind: faults.CrashAfter}}},
+		Frame: engine.Frame{Family: faults.Join(faults.Late, faults.Crash), Nodes: 2, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 4, Deliveries: []engine.Delivery{{At: faults.MatchEvery / 4, Msg: 0}, {At: 3 * faults.MatchEvery / 2, Msg: 1, Node: 1}}, Faults: []engine.Fault{{Attempt: 1, Effect: 3, Kind: engine.CrashAfter}}},
 		Settlements: []faults.Settlement{
 			{ID: 0, Player: 1, Room: 2, Match: 7, Round: 1, Kind: faults.KindInstant, Net: -30, Seq: 1},
 			{ID: 1, Player: 1, Room: 2, Match: 7, Round: 1, Kind: faults.KindFinal, Net: -30, Final: true, Seq: 2},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("Parse (-want +got):\n%s", diff)
+		t.Fatalf("parse (-want +got):\n%s", diff)
 	}
 }
 
@@ -96,9 +96,9 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 		{"duplicate settlement", head + s0 + "settle s1 player=1 room=3 match=1 round=1 kind=instant net=5 final=false seq=2\n", `line 6: s1 is the same settlement as s0 (player=1 match=1 kind=instant)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := faults.Parse(c.text)
+			_, err := faults.World.Parse(c.text)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("Parse error = %v, want it to contain %q\n(go test ./faults -run 'TestParseErrorsNameLineAndExpectation/%s')", err, c.want, strings.ReplaceAll(c.name, " ", "_"))
+				t.Fatalf("parse error = %v, want it to contain %q\n(go test ./faults -run 'TestParseErrorsNameLineAndExpectation/%s')", err, c.want, strings.ReplaceAll(c.name, " ", "_"))
 			}
 		})
 	}
@@ -106,27 +106,27 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 
 func TestFormatParseRoundTripsSwitches(t *testing.T) {
 	s := faults.Schedule{Frame: engine.Frame{Family: faults.Concurrent, Nodes: 2, RetryAfter: time.Second, MaxAttempts: 4, Concurrent: true, Switches: []int{1, 0, 2, 1}}}
-	text := faults.Format(s)
+	text := faults.World.Format(s)
 	if !strings.Contains(text, "\nswitches 1 0 2 1\n") {
-		t.Fatalf("Format does not write the switches line:\n%s", text)
+		t.Fatalf("format does not write the switches line:\n%s", text)
 	}
-	got, err := faults.Parse(text)
+	got, err := faults.World.Parse(text)
 	if err != nil {
-		t.Fatalf("Parse(Format(s)): %v\n%s", err, text)
+		t.Fatalf("parse(format(s)): %v\n%s", err, text)
 	}
 	if diff := cmp.Diff(s, got); diff != "" {
 		t.Fatalf("round trip (-want +got):\n%s", diff)
 	}
 	// Absent means all zeros: nil, and no line written.
 	s.Switches = nil
-	if text := faults.Format(s); strings.Contains(text, "switches") {
-		t.Fatalf("Format writes a switches line for nil switches:\n%s", text)
+	if text := faults.World.Format(s); strings.Contains(text, "switches") {
+		t.Fatalf("format writes a switches line for nil switches:\n%s", text)
 	}
-	if err := faults.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Switches: []int{1}}}); err == nil {
-		t.Fatal("Validate accepts switches in a schedule that is not concurrent")
+	if err := faults.World.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Switches: []int{1}}}); err == nil {
+		t.Fatal("validate accepts switches in a schedule that is not concurrent")
 	}
-	if err := faults.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Concurrent, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Concurrent: true, Switches: []int{-1}}}); err == nil {
-		t.Fatal("Validate accepts a negative switch")
+	if err := faults.World.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Concurrent, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Concurrent: true, Switches: []int{-1}}}); err == nil {
+		t.Fatal("validate accepts a negative switch")
 	}
 }
 
@@ -152,20 +152,20 @@ func TestParseRejectsEveryDimensionPastItsLimit(t *testing.T) {
 		"attempt":      {header + settle + "fault attempt=40000 effect=0 fail\n", "MaxAttemptIndex"},
 		"effect":       {header + settle + "fault attempt=0 effect=5000 fail\n", "MaxEffectIndex"},
 		"switches": {strings.Replace(header, "family clean", "family concurrent", 1) + "concurrent true\nswitches" +
-			strings.Repeat(" 1", faults.MaxSwitches+1) + "\n", "MaxSwitches"},
+			strings.Repeat(" 1", engine.MaxSwitches+1) + "\n", "MaxSwitches"},
 		"settlements": {header + many(faults.MaxSettlements+1, func(i int) string {
 			return fmt.Sprintf("settle s%d player=%d room=1 match=1 round=1 kind=instant net=10 final=false seq=1\n", i, i+1)
 		}), "MaxSettlements"},
-		"deliveries": {header + settle + many(faults.MaxDeliveries+1, func(int) string { return "deliver at=1s s0 node=0\n" }), "MaxDeliveries"},
-		"faults": {header + settle + many(faults.MaxFaults+1, func(i int) string {
+		"deliveries": {header + settle + many(engine.MaxDeliveries+1, func(int) string { return "deliver at=1s s0 node=0\n" }), "MaxDeliveries"},
+		"faults": {header + settle + many(engine.MaxFaults+1, func(i int) string {
 			return fmt.Sprintf("fault attempt=%d effect=%d fail\n", i/2, i%2)
 		}), "MaxFaults"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := faults.Parse(tc.text)
-			var pe *faults.ParseError
+			_, err := faults.World.Parse(tc.text)
+			var pe *engine.ParseError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("Parse = %v, want one line naming %s", err, tc.want)
+				t.Fatalf("parse = %v, want one line naming %s", err, tc.want)
 			}
 		})
 	}
@@ -177,17 +177,17 @@ func TestValidateEnforcesTheLimitsOnBuiltSchedules(t *testing.T) {
 	base := faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1}}
 	for name, mut := range map[string]func(*faults.Schedule){
 		"nodes":       func(s *faults.Schedule) { s.Nodes = faults.MaxNodes + 1 },
-		"retry":       func(s *faults.Schedule) { s.RetryAfter = faults.MaxRetryAfter + 1 },
-		"attempts":    func(s *faults.Schedule) { s.MaxAttempts = faults.MaxAttempts + 1 },
+		"retry":       func(s *faults.Schedule) { s.RetryAfter = engine.MaxRetryAfter + 1 },
+		"attempts":    func(s *faults.Schedule) { s.MaxAttempts = engine.MaxAttempts + 1 },
 		"settlements": func(s *faults.Schedule) { s.Settlements = make([]faults.Settlement, faults.MaxSettlements+1) },
 	} {
 		s := base
 		mut(&s)
-		if err := faults.Validate(s); err == nil {
-			t.Errorf("%s: Validate accepted a schedule past the limit", name)
+		if err := faults.World.Validate(s); err == nil {
+			t.Errorf("%s: validate accepted a schedule past the limit", name)
 		}
 	}
-	if err := faults.Validate(base); err != nil {
-		t.Fatalf("Validate(base) = %v", err)
+	if err := faults.World.Validate(base); err != nil {
+		t.Fatalf("validate(base) = %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/faults/faultstest"
 )
@@ -14,13 +15,13 @@ import (
 // instead of hanging the caller until go test's timeout.
 func TestWatchdogEndsARunBlockedByALockACrashLeftHeld(t *testing.T) {
 	s := oneSettlement()
-	s.Faults = []faults.Fault{{Attempt: 0, Effect: 0, Kind: faults.CrashAfter}}
+	s.Faults = []engine.Fault{{Attempt: 0, Effect: 0, Kind: engine.CrashAfter}}
 	h := faults.Run(faultstest.LocksAcrossEnv{}, s, faults.RunOptions{Stall: 100 * time.Millisecond})
 	if !h.Stalled {
 		t.Fatalf("the run did not stall: %s", kinds(h))
 	}
 	last := h.Events[len(h.Events)-1]
-	if last.Kind != faults.EvStall || !strings.Contains(last.Err, "blocked") {
+	if last.Kind != engine.EvStall || !strings.Contains(last.Err, "blocked") {
 		t.Fatalf("last event %+v, want EvStall saying the design blocked", last)
 	}
 	// The attempt that blocked arrived and never ended.
@@ -35,7 +36,7 @@ func TestWatchdogEndsARunBlockedByALockACrashLeftHeld(t *testing.T) {
 func TestWatchdogEndsADeadlockedConcurrentGroup(t *testing.T) {
 	s := oneSettlement()
 	s.Family, s.Concurrent, s.Nodes = faults.Concurrent, true, 2
-	s.Deliveries = append(s.Deliveries, faults.Delivery{At: s.Deliveries[0].At, Msg: 0, Node: 1})
+	s.Deliveries = append(s.Deliveries, engine.Delivery{At: s.Deliveries[0].At, Msg: 0, Node: 1})
 	s.Switches = []int{0, 1} // 0 starts, parks at its credit holding the lock; 1 runs and blocks on it
 	h := faults.Run(faultstest.LocksAcrossEnv{}, s, faults.RunOptions{Stall: 100 * time.Millisecond})
 	if !h.Stalled {
@@ -47,7 +48,7 @@ func TestWatchdogEndsADeadlockedConcurrentGroup(t *testing.T) {
 // the watchdog.
 func TestWatchdogLeavesAProgressingRunAlone(t *testing.T) {
 	for seed := range uint64(20) {
-		h := faults.Run(faultstest.Keyed{}, faults.Generate(faults.Crash, seed), faults.RunOptions{Stall: 50 * time.Millisecond})
+		h := faults.Run(faultstest.Keyed{}, faults.World.Generate(faults.Crash, seed), faults.RunOptions{Stall: 50 * time.Millisecond})
 		if h.Stalled || h.Exhausted {
 			t.Fatalf("seed %d: stalled=%t exhausted=%t", seed, h.Stalled, h.Exhausted)
 		}
@@ -61,7 +62,7 @@ func TestRunRecordsThePanicValueAndTheDesignsFrame(t *testing.T) {
 	s.Settlements[0].Net = -10
 	h := faults.Run(faultstest.PanicsOnDebit{}, s, faults.RunOptions{})
 	for _, e := range h.Events {
-		if e.Kind != faults.EvPanic {
+		if e.Kind != engine.EvPanic {
 			continue
 		}
 		if !strings.Contains(e.Err, "cannot settle a debit of -10") || !strings.Contains(e.Err, "faultstest.panicsNode.Deliver (faultstest.go:") {

@@ -70,14 +70,16 @@ type Settlement struct {
 	Seq    uint64 // sender-assigned per-player sequence number
 }
 
-// Ack is what a node answers the sender for one delivery (an engine.Ack,
-// named by AckName).
+// Ack is what a node answers the sender for one delivery. It is the
+// engine's type (the runner reads it), and the values below are defined
+// here, with the numbers the engine reads: 0 is the one answer the sender
+// retries (engine.Nack); every other value is the world's to name.
 type Ack = engine.Ack
 
 const (
 	// Nack: not settled (an error, a claim held by another, a refusal). The
 	// sender retries later. Returning an error from Deliver is a Nack.
-	Nack Ack = engine.Nack
+	Nack Ack = 0
 	// AckCredited: this delivery credited the settlement, durably.
 	AckCredited Ack = 1
 	// AckDuplicate: "already delivered": the node claims the credit is
@@ -89,8 +91,12 @@ const (
 	AckHeld Ack = 3
 )
 
-// AckName names a settlement answer.
-func AckName(a Ack) string {
+// Nack is the engine's: a change there makes the lengths below differ,
+// and this stops compiling.
+var _ [1]struct{} = [1 + Nack - engine.Nack]struct{}{}
+
+// ackName names a settlement answer.
+func ackName(a Ack) string {
 	switch a {
 	case Nack:
 		return "nack"

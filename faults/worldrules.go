@@ -6,10 +6,10 @@ import (
 	"slices"
 )
 
-// WorldRule names a world rule; see CheckWorld.
+// WorldRule names a world rule; see checkWorld.
 type WorldRule string
 
-// The world rules, in the order CheckWorld checks them.
+// The world rules, in the order checkWorld checks them.
 const (
 	RuleMatchPlace WorldRule = "match-place"  // one room and round per match
 	RuleOnePerKind WorldRule = "one-per-kind" // one settlement per kind per match
@@ -66,17 +66,17 @@ func MinReturnGap(f Family) int {
 	return DefaultReturnGap
 }
 
-// CheckWorld reports the first way s leaves the world model (nil if none),
+// checkWorld reports the first way s leaves the world model (nil if none),
 // as a *WorldError naming the settlement and the rule (see WorldRule: per
 // player, one room and round per match, one settlement per kind, final flags,
 // rounds counting up within a room and restarting at 1 on entering one,
 // seq 1, 2, 3, ..., the family rules of sequence-rewind and MinReturnGap;
-// and every settlement delivered at least once). It assumes a schedule Validate accepts. Every generator
-// satisfies it; Parse does not require it, so a hand-edited file still
+// and every settlement delivered at least once). It assumes a schedule validate accepts. Every generator
+// satisfies it; parse does not require it, so a hand-edited file still
 // replays, but a failure on such a world may be the schedule's, not the
-// design's. A shrinker keeps it by dropping, then Renumber, then rejecting
-// what CheckWorld still rejects (a room return brought too close).
-func CheckWorld(s Schedule) error {
+// design's. A shrinker keeps it by dropping, then renumber, then rejecting
+// what checkWorld still rejects (a room return brought too close).
+func checkWorld(s Schedule) error {
 	rewind, gap := familyRules(s.Family)
 	for _, ids := range byPlayer(s.Settlements) {
 		if err := checkPlayer(s.Settlements, ids, rewind, gap); err != nil {
@@ -203,16 +203,16 @@ func checkPlayer(sts []Settlement, ids []int, rewind bool, gap int) error {
 	return nil
 }
 
-// Renumber returns a copy of s whose rounds and sequence numbers are
-// recomputed from what s keeps, so that rules 4 and 5 of CheckWorld hold:
+// renumber returns a copy of s whose rounds and sequence numbers are
+// recomputed from what s keeps, so that rules 4 and 5 of checkWorld hold:
 // per player, in (Match, Kind) order, the first match gets round 1, the next
 // match in the same room the previous round + 1, a match in another room
 // round 1; seq counts 1, 2, 3, ... and, in a sequence-rewind schedule,
 // starts again at 1 where s restarts (a match whose first settlement's seq is
 // not above the previous one's). Rooms, matches, kinds, nets and final flags
 // are kept. A shrinker calls it after dropping settlements (see the world
-// rules). Renumber of a schedule CheckWorld accepts is that schedule.
-func Renumber(s Schedule) Schedule {
+// rules). renumber of a schedule checkWorld accepts is that schedule.
+func renumber(s Schedule) Schedule {
 	rewind, _ := familyRules(s.Family)
 	orig := s.Settlements
 	out := slices.Clone(orig)

@@ -49,26 +49,26 @@ func worldFamilies() []faults.Family {
 }
 
 // TestGenSatisfiesTheWorldRules: every generated schedule, of every family
-// and join, is in the world model, and Renumber leaves it as it is.
+// and join, is in the world model, and renumber leaves it as it is.
 func TestGenSatisfiesTheWorldRules(t *testing.T) {
 	fams := worldFamilies()
-	short := slices.DeleteFunc(slices.Clone(fams), func(f faults.Family) bool { return faults.Runs(f, 100) < 100 })
+	short := slices.DeleteFunc(slices.Clone(fams), func(f faults.Family) bool { return faults.World.Runs(f, 100) < 100 })
 	rapid.Check(t, func(t *rapid.T) {
 		f := rapid.SampledFrom(short).Draw(t, "family")
 		s := faults.Gen(f).Draw(t, "schedule")
-		if err := faults.CheckWorld(s); err != nil {
-			t.Fatalf("%s: %v (to reproduce: go test ./faults -run TestGenSatisfiesTheWorldRules)\n%s", f, err, faults.Format(s))
+		if err := faults.World.CheckWorld(s); err != nil {
+			t.Fatalf("%s: %v (to reproduce: go test ./faults -run TestGenSatisfiesTheWorldRules)\n%s", f, err, faults.World.Format(s))
 		}
 		if r := faults.Renumber(s); !reflect.DeepEqual(r, s) {
-			t.Fatalf("%s: Renumber changed a schedule in the world (-want +got):\n%s", f, cmp.Diff(s, r))
+			t.Fatalf("%s: renumber changed a schedule in the world (-want +got):\n%s", f, cmp.Diff(s, r))
 		}
 	})
 	// Every family and join by name, a few seeds each: rapid's sampling
 	// above may skip one.
 	for _, f := range fams {
 		for seed := range uint64(8) {
-			if err := faults.CheckWorld(faults.Generate(f, seed)); err != nil {
-				t.Fatalf("Generate(%s, %d): %v (to reproduce: go test ./faults -run TestGenSatisfiesTheWorldRules)", f, seed, err)
+			if err := faults.World.CheckWorld(faults.World.Generate(f, seed)); err != nil {
+				t.Fatalf("generate(%s, %d): %v (to reproduce: go test ./faults -run TestGenSatisfiesTheWorldRules)", f, seed, err)
 			}
 		}
 	}
@@ -231,31 +231,31 @@ settle s3 player=1 room=1 match=5 round=2 kind=instant net=10 final=false seq=2`
 					dels += fmt.Sprintf("deliver at=0s s%d node=0\n", i)
 				}
 			}
-			s, err := faults.Parse("family " + tc.family + "\n" + worldHeader + strings.TrimLeft(tc.settlements, "\n") + "\n" + dels)
+			s, err := faults.World.Parse("family " + tc.family + "\n" + worldHeader + strings.TrimLeft(tc.settlements, "\n") + "\n" + dels)
 			if err != nil {
-				t.Fatalf("Parse: %v (Parse accepts schedules outside the world)", err)
+				t.Fatalf("Parse: %v (parse accepts schedules outside the world)", err)
 			}
-			err = faults.CheckWorld(s)
+			err = faults.World.CheckWorld(s)
 			repro := "go test ./faults -run 'TestCheckWorldNamesTheSettlementAndTheRule' -v"
 			if tc.rule == "" {
 				if err != nil {
 					t.Fatalf("CheckWorld: %v, want nil (to reproduce: %s)", err, repro)
 				}
 				if r := faults.Renumber(s); !reflect.DeepEqual(r, s) {
-					t.Fatalf("Renumber changed a schedule in the world (to reproduce: %s):\n%s", repro, cmp.Diff(s, r))
+					t.Fatalf("renumber changed a schedule in the world (to reproduce: %s):\n%s", repro, cmp.Diff(s, r))
 				}
 				return
 			}
 			var we *faults.WorldError
 			if !errors.As(err, &we) {
-				t.Fatalf("CheckWorld = %v, want a *WorldError of rule %s (to reproduce: %s)", err, tc.rule, repro)
+				t.Fatalf("checkWorld = %v, want a *WorldError of rule %s (to reproduce: %s)", err, tc.rule, repro)
 			}
 			if we.Rule != tc.rule || we.Settlement != tc.id || !strings.Contains(we.Error(), tc.detail) {
-				t.Fatalf("CheckWorld = %q (rule %s, s%d), want rule %s at s%d saying %q (to reproduce: %s)", we, we.Rule, we.Settlement, tc.rule, tc.id, tc.detail, repro)
+				t.Fatalf("checkWorld = %q (rule %s, s%d), want rule %s at s%d saying %q (to reproduce: %s)", we, we.Rule, we.Settlement, tc.rule, tc.id, tc.detail, repro)
 			}
 			if r := faults.Renumber(s); tc.rule == faults.RuleRounds || tc.rule == faults.RuleSeq {
-				if err := faults.CheckWorld(r); err != nil {
-					t.Fatalf("Renumber did not repair %s: %v (to reproduce: %s)", tc.rule, err, repro)
+				if err := faults.World.CheckWorld(r); err != nil {
+					t.Fatalf("renumber did not repair %s: %v (to reproduce: %s)", tc.rule, err, repro)
 				}
 			}
 		})
@@ -263,13 +263,13 @@ settle s3 player=1 room=1 match=5 round=2 kind=instant net=10 final=false seq=2`
 }
 
 // TestRenumberRepairsDroppedSettlements is what a shrinker relies on: drop
-// any settlements of a generated schedule, Renumber, and the only world rule
+// any settlements of a generated schedule, renumber, and the only world rule
 // that can still fail is the return gap (a dropped match between a room and
 // its return).
 func TestRenumberRepairsDroppedSettlements(t *testing.T) {
 	// Long-history's thousand matches are the same world rules over more
 	// matches: the short families cover them in rapid's budget.
-	fams := slices.DeleteFunc(worldFamilies(), func(f faults.Family) bool { return faults.Runs(f, 100) < 100 })
+	fams := slices.DeleteFunc(worldFamilies(), func(f faults.Family) bool { return faults.World.Runs(f, 100) < 100 })
 	rapid.Check(t, func(t *rapid.T) {
 		f := rapid.SampledFrom(fams).Draw(t, "family")
 		s := faults.Gen(f).Draw(t, "schedule")
@@ -294,30 +294,30 @@ func TestRenumberRepairsDroppedSettlements(t *testing.T) {
 			}
 		}
 		r := faults.Renumber(c)
-		err := faults.CheckWorld(r)
+		err := faults.World.CheckWorld(r)
 		var we *faults.WorldError
 		if err != nil && (!errors.As(err, &we) || we.Rule != faults.RuleReturnGap) {
-			t.Fatalf("%s: after dropping %v and Renumber: %v (to reproduce: go test ./faults -run TestRenumberRepairsDroppedSettlements)\n%s", f, drop, err, faults.Format(r))
+			t.Fatalf("%s: after dropping %v and Renumber: %v (to reproduce: go test ./faults -run TestRenumberRepairsDroppedSettlements)\n%s", f, drop, err, faults.World.Format(r))
 		}
 		for i := range r.Settlements {
 			a, b := r.Settlements[i], c.Settlements[i]
 			a.Round, a.Seq, b.Round, b.Seq = 0, 0, 0, 0
 			if a != b {
-				t.Fatalf("Renumber changed more than rounds and seq: %+v -> %+v", c.Settlements[i], r.Settlements[i])
+				t.Fatalf("renumber changed more than rounds and seq: %+v -> %+v", c.Settlements[i], r.Settlements[i])
 			}
 		}
 	})
 }
 
-// TestCheckWorldOnePerKind builds the schedule directly: Parse and Validate
+// TestCheckWorldOnePerKind builds the schedule directly: parse and validate
 // already reject a second settlement of one (player, match, kind).
 func TestCheckWorldOnePerKind(t *testing.T) {
 	st := faults.Settlement{Player: 1, Room: 1, Match: 1, Round: 1, Kind: faults.KindInstant, Net: 10, Seq: 1}
 	s := faults.Schedule{Frame: engine.Frame{Family: faults.Clean}, Settlements: []faults.Settlement{st, st}}
 	s.Settlements[1].ID, s.Settlements[1].Seq = 1, 2
 	var we *faults.WorldError
-	if err := faults.CheckWorld(s); !errors.As(err, &we) || we.Rule != faults.RuleOnePerKind || we.Settlement != 1 {
-		t.Fatalf("CheckWorld = %v, want rule %s at s1 (go test ./faults -run TestCheckWorldOnePerKind)", err, faults.RuleOnePerKind)
+	if err := faults.World.CheckWorld(s); !errors.As(err, &we) || we.Rule != faults.RuleOnePerKind || we.Settlement != 1 {
+		t.Fatalf("checkWorld = %v, want rule %s at s1 (go test ./faults -run TestCheckWorldOnePerKind)", err, faults.RuleOnePerKind)
 	}
 }
 
@@ -343,12 +343,12 @@ func TestMinReturnGap(t *testing.T) {
 //
 //	go test -run='^$' -bench=BenchmarkCheckWorld -benchmem ./faults/
 func BenchmarkCheckWorld(b *testing.B) {
-	s := faults.Generate(faults.Join(faults.ThirdKind, faults.Duplicate), 3)
-	if err := faults.CheckWorld(s); err != nil {
+	s := faults.World.Generate(faults.Join(faults.ThirdKind, faults.Duplicate), 3)
+	if err := faults.World.CheckWorld(s); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		_ = faults.CheckWorld(s)
+		_ = faults.World.CheckWorld(s)
 	}
 	b.ReportMetric(float64(len(s.Settlements)), "settlements")
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/impls"
 )
@@ -42,11 +43,11 @@ func TestEveryDesignDocumentsAndDeclares(t *testing.T) {
 			t.Errorf("%s: does not declare itself (faults.Declarer)", d.Name())
 			continue
 		}
-		decl := faults.DeclarationOf(d)
+		decl := engine.DeclarationOf(d)
 		if len(decl.Doc) < 80 {
 			t.Errorf("%s: no Doc paragraph for results/matrix.md", d.Name())
 		}
-		if err := decl.Check(faults.CheckFamily, faults.Properties); err != nil {
+		if err := decl.Check(faults.World.CheckFamily, faults.Properties); err != nil {
 			t.Errorf("%s: %v", d.Name(), err)
 		}
 		for _, e := range decl.Fails {

@@ -116,7 +116,7 @@ deliver at=1.5s s1 node=0
 
 func parse(t *testing.T, body string) faults.Schedule {
 	t.Helper()
-	s, err := faults.Parse(header + strings.TrimLeft(body, "\n"))
+	s, err := faults.World.Parse(header + strings.TrimLeft(body, "\n"))
 	if err != nil {
 		t.Fatalf("schedule does not parse: %v", err)
 	}

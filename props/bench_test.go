@@ -10,7 +10,7 @@ import (
 // duplicate-family schedule (tens of deliveries): the checkers' share of a
 // matrix cell's cost, next to faults.BenchmarkRun's.
 func BenchmarkJudge(b *testing.B) {
-	h := faults.Run(keyed, faults.Generate(faults.Duplicate, 1), faults.RunOptions{})
+	h := faults.Run(keyed, faults.World.Generate(faults.Duplicate, 1), faults.RunOptions{})
 	b.ReportMetric(float64(len(h.Events)), "events/history")
 	b.ResetTimer()
 	for b.Loop() {
@@ -26,13 +26,13 @@ func BenchmarkShrink(b *testing.B) {
 		return Judge(faults.Run(memo, s, faults.RunOptions{})).Outcome(faults.NoDup) == Fails
 	}
 	for seed := uint64(1); ; seed++ {
-		if s = faults.Generate(faults.Crash, seed); fails(s) {
+		if s = faults.World.Generate(faults.Crash, seed); fails(s) {
 			break
 		}
 	}
 	b.ReportMetric(float64(len(s.Deliveries)), "deliveries/schedule")
 	b.ResetTimer()
 	for b.Loop() {
-		Shrink(s, fails, 0)
+		shrink(s, fails, 0)
 	}
 }

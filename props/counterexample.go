@@ -14,8 +14,8 @@ var propertyDocs = map[faults.Property]string{
 	faults.Responsive:   "every Deliver and Recover returns: no panic, no deadlock (the runner's watchdog ends a run that stops moving)",
 }
 
-// Describe is property p's one-line meaning.
-func Describe(p faults.Property) string {
+// describeProperty is property p's one-line meaning.
+func describeProperty(p faults.Property) string {
 	if d, ok := propertyDocs[p]; ok {
 		return d
 	}

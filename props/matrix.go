@@ -6,13 +6,19 @@ import (
 )
 
 // DefaultMatrixSeed is the first generator seed of every cell: cell i's
-// k-th schedule is faults.Generate(family, DefaultMatrixSeed+k), the same
+// k-th schedule is faults.World.Generate(family, DefaultMatrixSeed+k), the same
 // for every design, so the rows compare designs on the same input.
-const DefaultMatrixSeed = engine.DefaultMatrixSeed
+const DefaultMatrixSeed uint64 = 1
 
 // DefaultMatrixN is the schedules per cell by default (RunMatrix, RunCell,
-// TestDesign); see engine.DefaultMatrixN.
-const DefaultMatrixN = engine.DefaultMatrixN
+// TestDesign): engine.DefaultMatrixN, whose doc derives it.
+const DefaultMatrixN = 200
+
+// Both are the engine's: a change there breaks these array lengths.
+var (
+	_ [1]struct{} = [1 + DefaultMatrixN - engine.DefaultMatrixN]struct{}{}
+	_ [1]struct{} = [1 + DefaultMatrixSeed - engine.DefaultMatrixSeed]struct{}{}
+)
 
 // The matrix's types, for settlement designs (see package engine).
 type (
@@ -21,7 +27,6 @@ type (
 	Row            = engine.Row[faults.Schedule, faults.Detail]
 	Cell           = engine.Cell[faults.Schedule, faults.Detail]
 	Counterexample = engine.Counterexample[faults.Schedule, faults.Detail]
-	Mismatch       = engine.Mismatch
 )
 
 // RunMatrix runs every design under every family, N seeded schedules per
@@ -30,13 +35,7 @@ type (
 // rendered, whatever Parallel is.
 func RunMatrix(opt MatrixOptions) Matrix { return engine.RunMatrix(World, opt) }
 
-// Check judges design d under opt.Families (opt.Designs is ignored), as
-// RunMatrix does, its cells run in parallel: each cell's verdicts, minimal
-// counterexamples, coverage and whether it agrees with d's declaration.
-// TestDesign reports from it.
-func Check(d faults.Design, opt MatrixOptions) Row { return engine.Check(World, d, opt) }
-
-// RunCell runs one design under one family as RunMatrix does.
-func RunCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
+// runCell runs one design under one family as RunMatrix does.
+func runCell(d faults.Design, f faults.Family, opt MatrixOptions) Cell {
 	return engine.RunCell(World, d, f, opt)
 }

@@ -77,7 +77,7 @@ func TestCellMismatch(t *testing.T) {
 }
 
 func TestRunCellShrinksToTheMinimalCrash(t *testing.T) {
-	c := RunCell(memo, faults.Crash, MatrixOptions{N: 20})
+	c := runCell(memo, faults.Crash, MatrixOptions{N: 20})
 	if diff := cmp.Diff([]faults.Property{faults.NoDup}, c.Failed); diff != "" {
 		t.Fatalf("Failed (-want +got):\n%s", diff)
 	}
@@ -87,6 +87,6 @@ func TestRunCellShrinksToTheMinimalCrash(t *testing.T) {
 	cx := c.Counterexamples[0]
 	if cx.Name != "test-memo--crash" || len(cx.Schedule.Deliveries) != 1 || len(cx.Schedule.Faults) != 1 {
 		t.Errorf("counterexample %s: %d deliveries, %d faults; want test-memo--crash with 1 delivery and 1 crash:\n%s",
-			cx.Name, len(cx.Schedule.Deliveries), len(cx.Schedule.Faults), faults.Format(cx.Schedule))
+			cx.Name, len(cx.Schedule.Deliveries), len(cx.Schedule.Faults), faults.World.Format(cx.Schedule))
 	}
 }

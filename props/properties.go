@@ -7,23 +7,23 @@ import (
 	"github.com/onceproof/onceproof/faults"
 )
 
-// Checker judges one property on a history.
-type Checker func(h faults.History) Verdict
+// checker judges one property on a history.
+type checker func(h faults.History) Verdict
 
 // checkers maps every property to its checker. The safety properties (all but
 // NoLoss) are judged on whatever prefix a budget-exhausted run produced: a
 // violation in a prefix is a violation of the whole run, so it fails; a clean
 // prefix proves nothing, so it is Unknown. NoLoss speaks about the drained
 // end state, so an exhausted run is always Unknown for it.
-var checkers = map[faults.Property]Checker{
-	faults.NoDup:        CheckNoDup,
-	faults.NoLoss:       CheckNoLoss,
-	faults.NoCrossRoom:  CheckNoCrossRoom,
-	faults.NoBlocking:   CheckNoBlocking,
-	faults.BoundedState: CheckBoundedState,
-	faults.HonestAck:    CheckHonestAck,
-	faults.ExactAmount:  CheckExactAmount,
-	faults.Responsive:   CheckResponsive,
+var checkers = map[faults.Property]checker{
+	faults.NoDup:        checkNoDup,
+	faults.NoLoss:       checkNoLoss,
+	faults.NoCrossRoom:  checkNoCrossRoom,
+	faults.NoBlocking:   checkNoBlocking,
+	faults.BoundedState: checkBoundedState,
+	faults.HonestAck:    checkHonestAck,
+	faults.ExactAmount:  checkExactAmount,
+	faults.Responsive:   checkResponsive,
 }
 
 // CheckProperty judges property p on h. An unknown property panics: the names are
@@ -46,18 +46,18 @@ func Judge(h faults.History) Report {
 }
 
 // safety turns the anomalies of a prefix-closed property into a verdict.
-func safety(p faults.Property, h faults.History, as []Anomaly) Verdict {
+func safety(p faults.Property, h faults.History, as []engine.Anomaly) Verdict {
 	return engine.Safety(p, h.Stalled, h.Exhausted, as)
 }
 
-// CheckNoDup: no settlement has more than one applied credit in the ledger
+// checkNoDup: no settlement has more than one applied credit in the ledger
 // (never 多记). A keyed credit whose grant is already in the ledger is not
 // applied, so only unkeyed credits or credits under different grants can
 // double a settlement.
-func CheckNoDup(h faults.History) Verdict {
+func checkNoDup(h faults.History) Verdict {
 	applied := map[int][]faults.Event{}
 	var order []int
-	var as []Anomaly
+	var as []engine.Anomaly
 	for _, e := range h.Events {
 		if e.Kind != faults.EvCredit || !e.Detail.Applied || e.Msg < 0 {
 			continue
@@ -80,13 +80,13 @@ func CheckNoDup(h faults.History) Verdict {
 	return safety(faults.NoDup, h, as)
 }
 
-// CheckNoLoss: every settlement that arrived at least once has an applied
+// checkNoLoss: every settlement that arrived at least once has an applied
 // credit once the schedule drained (never 少记, "never lose a credit"): all
 // retries and recovery are done by then, so a missing credit is lost for
 // good (a late settlement dropped as a replay is lost). And the sender got
 // an ack for it: one it gave up on counts as failed on its side, credited
 // or not.
-func CheckNoLoss(h faults.History) Verdict {
+func checkNoLoss(h faults.History) Verdict {
 	if h.Stalled {
 		return Verdict{Property: faults.NoLoss, Outcome: Unknown, Reason: "the design blocked (see Responsive) before the schedule drained"}
 	}
@@ -98,7 +98,7 @@ func CheckNoLoss(h faults.History) Verdict {
 	credited := map[int]bool{}
 	for _, e := range h.Events {
 		switch {
-		case e.Kind == faults.EvArrive && e.Msg >= 0:
+		case e.Kind == engine.EvArrive && e.Msg >= 0:
 			if len(arrivals[e.Msg]) == 0 {
 				order = append(order, e.Msg)
 			}
@@ -107,7 +107,7 @@ func CheckNoLoss(h faults.History) Verdict {
 			credited[e.Msg] = true
 		}
 	}
-	var as []Anomaly
+	var as []engine.Anomaly
 	for _, id := range order {
 		if credited[id] || h.Schedule.GiveUp && !h.Reached(id) {
 			// (A sender that gives up on a settlement no attempt reached
@@ -118,7 +118,7 @@ func CheckNoLoss(h faults.History) Verdict {
 		// The acks of these attempts say how the design let it go.
 		acks := map[int]faults.Event{}
 		for _, e := range h.Events {
-			if e.Kind == faults.EvAck && e.Msg == id {
+			if e.Kind == engine.EvAck && e.Msg == id {
 				acks[e.Attempt] = e
 			}
 		}
@@ -128,12 +128,12 @@ func CheckNoLoss(h faults.History) Verdict {
 			if ack, ok := acks[ev.Attempt]; ok {
 				all = append(all, ack)
 				if ack.Ack.Acked() {
-					how = fmt.Sprintf("; attempt %d was acked %q", ack.Attempt, faults.AckName(ack.Ack))
+					how = fmt.Sprintf("; attempt %d was acked %q", ack.Attempt, faults.World.AckName(ack.Ack))
 				}
 			}
 		}
 		for _, e := range h.Events {
-			if e.Kind == faults.EvGiveUp && e.Msg == id {
+			if e.Kind == engine.EvGiveUp && e.Msg == id {
 				all = append(all, e)
 				how += "; " + e.Err
 			}
@@ -149,7 +149,7 @@ func CheckNoLoss(h faults.History) Verdict {
 	for _, e := range h.Events {
 		// (A sender that gives up by design, Schedule.GiveUp, leaves the
 		// ack to nobody: Recover's credit is all it can get.)
-		if e.Kind == faults.EvGiveUp && credited[e.Msg] && !h.Schedule.GiveUp {
+		if e.Kind == engine.EvGiveUp && credited[e.Msg] && !h.Schedule.GiveUp {
 			a := anomaly(h, faults.NoLoss, e.Msg, append(arrivals[e.Msg], e))
 			a.Explain = fmt.Sprintf("%s was credited but never acked: %s, and counts it as failed", describe(h, e.Msg), e.Err)
 			as = append(as, a)
@@ -161,10 +161,10 @@ func CheckNoLoss(h faults.History) Verdict {
 	return Verdict{Property: faults.NoLoss, Outcome: Holds}
 }
 
-// CheckNoCrossRoom: every applied credit lands in its settlement's own room
+// checkNoCrossRoom: every applied credit lands in its settlement's own room
 // (不串房).
-func CheckNoCrossRoom(h faults.History) Verdict {
-	var as []Anomaly
+func checkNoCrossRoom(h faults.History) Verdict {
+	var as []engine.Anomaly
 	for _, e := range h.Events {
 		if e.Kind != faults.EvCredit || !e.Detail.Applied || e.Msg < 0 || e.Msg >= len(h.Schedule.Settlements) {
 			continue
@@ -180,18 +180,18 @@ func CheckNoCrossRoom(h faults.History) Verdict {
 	return safety(faults.NoCrossRoom, h, as)
 }
 
-// CheckNoBlocking: the first arrival of a settlement is never answered
+// checkNoBlocking: the first arrival of a settlement is never answered
 // AckHeld (不阻塞新房): holding it back waits for a gap that may never fill.
-func CheckNoBlocking(h faults.History) Verdict {
+func checkNoBlocking(h faults.History) Verdict {
 	first := map[int]faults.Event{} // attempt -> its first arrival
-	var as []Anomaly
+	var as []engine.Anomaly
 	for _, e := range h.Events {
 		switch e.Kind {
-		case faults.EvArrive:
+		case engine.EvArrive:
 			if e.First {
 				first[e.Attempt] = e
 			}
-		case faults.EvAck:
+		case engine.EvAck:
 			arr, ok := first[e.Attempt]
 			if !ok || e.Ack != faults.AckHeld {
 				continue
@@ -204,12 +204,12 @@ func CheckNoBlocking(h faults.History) Verdict {
 	return safety(faults.NoBlocking, h, as)
 }
 
-// CheckBoundedState: no sample of a Bounded node's memory exceeds the bound
+// checkBoundedState: no sample of a Bounded node's memory exceeds the bound
 // the node declares for the load it was given. A history without a sample
 // (the design does not implement faults.Bounded, or nothing arrived) is
 // NotJudged: nothing was shown either way.
-func CheckBoundedState(h faults.History) Verdict {
-	var as []Anomaly
+func checkBoundedState(h faults.History) Verdict {
+	var as []engine.Anomaly
 	samples := 0
 	for _, e := range h.Events {
 		if e.Kind == faults.EvState {
@@ -228,15 +228,15 @@ func CheckBoundedState(h faults.History) Verdict {
 	return safety(faults.BoundedState, h, as)
 }
 
-// CheckExactAmount: every applied credit moves its settlement's net amount
+// checkExactAmount: every applied credit moves its settlement's net amount
 // (a debit stays a debit, and no sign or amount is made up) for a
 // settlement of the schedule. With NoDup (no second credit), NoLoss (none
 // missing) and NoCrossRoom (each in its own room) it makes every player's
 // balance in every room exactly the sum of the settlements that arrived
 // there; each of the four names its own way of breaking that sum.
-func CheckExactAmount(h faults.History) Verdict {
+func checkExactAmount(h faults.History) Verdict {
 	sts := h.Schedule.Settlements
-	var as []Anomaly
+	var as []engine.Anomaly
 	for _, e := range h.Events {
 		switch {
 		case e.Kind != faults.EvCredit || !e.Detail.Applied:
@@ -253,39 +253,39 @@ func CheckExactAmount(h faults.History) Verdict {
 	return safety(faults.ExactAmount, h, as)
 }
 
-// CheckHonestAck: an ack that claims the credit is durable (AckCredited or
+// checkHonestAck: an ack that claims the credit is durable (AckCredited or
 // AckDuplicate) for settlement X comes only after X has an applied credit in
 // the ledger. A dishonest "already delivered" makes the sender stop retrying
 // a settlement that may never be credited.
-func CheckHonestAck(h faults.History) Verdict {
+func checkHonestAck(h faults.History) Verdict {
 	credited := map[int]bool{}
-	var as []Anomaly
+	var as []engine.Anomaly
 	for _, e := range h.Events {
 		switch {
 		case e.Kind == faults.EvCredit && e.Detail.Applied && e.Msg >= 0:
 			credited[e.Msg] = true
-		case e.Kind == faults.EvAck && (e.Ack == faults.AckCredited || e.Ack == faults.AckDuplicate) && e.Msg >= 0:
+		case e.Kind == engine.EvAck && (e.Ack == faults.AckCredited || e.Ack == faults.AckDuplicate) && e.Msg >= 0:
 			if credited[e.Msg] {
 				continue
 			}
 			a := anomaly(h, faults.HonestAck, e.Msg, []faults.Event{e})
-			a.Explain = fmt.Sprintf("attempt %d of %s was acked %q before any credit of it was in the ledger", e.Attempt, describe(h, e.Msg), faults.AckName(e.Ack))
+			a.Explain = fmt.Sprintf("attempt %d of %s was acked %q before any credit of it was in the ledger", e.Attempt, describe(h, e.Msg), faults.World.AckName(e.Ack))
 			as = append(as, a)
 		}
 	}
 	return safety(faults.HonestAck, h, as)
 }
 
-// CheckResponsive: every call into the design returns: Deliver and Recover
+// checkResponsive: every call into the design returns: Deliver and Recover
 // never panic (a panic is a crash the design caused itself, and in
 // production it takes the process down) and never block (the watchdog
 // ended the run: EvStall). A panic anomaly carries the panic value and the
 // design's frame; a stall names the attempts that never finished.
-func CheckResponsive(h faults.History) Verdict {
+func checkResponsive(h faults.History) Verdict {
 	return engine.CheckResponsive(h.Events, h.Exhausted, faults.Responsive, "s", func(id int) string { return describe(h, id) })
 }
 
-func anomaly(h faults.History, p faults.Property, id int, evs []faults.Event) Anomaly {
+func anomaly(h faults.History, p faults.Property, id int, evs []faults.Event) engine.Anomaly {
 	return engine.NewAnomaly(h.Events, p, id, evs)
 }
 

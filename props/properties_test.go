@@ -34,7 +34,7 @@ func (b *hb) arrive(att, node, s int, first bool) *hb {
 	if first {
 		d = s
 	}
-	return b.add(faults.Event{Kind: faults.EvArrive, Attempt: att, Node: node, Msg: s, First: first, Delivery: d})
+	return b.add(faults.Event{Kind: engine.EvArrive, Attempt: att, Node: node, Msg: s, First: first, Delivery: d})
 }
 
 // credit records a credit of settlement s's net amount.
@@ -47,7 +47,7 @@ func (b *hb) credit(att, node, s int, room uint32, grant string, applied bool) *
 }
 
 func (b *hb) ack(att, node, s int, a faults.Ack) *hb {
-	return b.add(faults.Event{Kind: faults.EvAck, Attempt: att, Node: node, Msg: s, Ack: a})
+	return b.add(faults.Event{Kind: engine.EvAck, Attempt: att, Node: node, Msg: s, Ack: a})
 }
 
 func (b *hb) state(node, size, bound int) *hb {
@@ -55,7 +55,7 @@ func (b *hb) state(node, size, bound int) *hb {
 }
 
 func (b *hb) exhausted() *hb {
-	b.add(faults.Event{Kind: faults.EvBudget, Attempt: -1, Msg: -1})
+	b.add(faults.Event{Kind: engine.EvBudget, Attempt: -1, Msg: -1})
 	b.h.Exhausted = true
 	return b
 }
@@ -89,20 +89,20 @@ func TestEveryPropertyHoldsOnACleanHistory(t *testing.T) {
 
 func TestNoDupFailsOnASecondAppliedCredit(t *testing.T) {
 	b := clean().arrive(3, 1, 1, false).credit(3, 1, 1, 8, "", true).ack(3, 1, 1, faults.AckCredited)
-	got := CheckNoDup(b.h)
-	want := Verdict{Property: faults.NoDup, Outcome: Fails, Anomalies: []Anomaly{{
+	got := checkNoDup(b.h)
+	want := Verdict{Property: faults.NoDup, Outcome: Fails, Anomalies: []engine.Anomaly{{
 		Property: faults.NoDup, Msg: 1, Events: []int{7, 11}, Attempts: []int{2, 3}, Deliveries: []int{1}, Nodes: []int{0, 1},
 		At:      1100 * time.Millisecond,
 		Explain: "s1 (player 1, room 8, round 1, match 2, final, net -3) was credited 2 times (attempt 2 on node 0 at 700ms, grant g1, attempt 3 on node 1 at 1.1s, unkeyed)",
 	}}}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("CheckNoDup (-want +got):\n%s", diff)
+		t.Errorf("checkNoDup (-want +got):\n%s", diff)
 	}
 }
 
 func TestNoDupIgnoresACreditTheLedgerDidNotApply(t *testing.T) {
 	b := clean().credit(3, 1, 1, 8, "g1", false)
-	if v := CheckNoDup(b.h); v.Outcome != Holds {
+	if v := checkNoDup(b.h); v.Outcome != Holds {
 		t.Errorf("a keyed no-op credit counted as a duplicate: %v", v)
 	}
 }
@@ -112,9 +112,9 @@ func TestNoLossFailsWhenAnArrivedSettlementIsNeverCredited(t *testing.T) {
 		arrive(0, 0, 0, true).credit(0, 0, 0, 7, "g0", true).ack(0, 0, 0, faults.AckCredited).
 		arrive(1, 0, 1, true).ack(1, 0, 1, faults.Nack).
 		arrive(2, 1, 1, false).ack(2, 1, 1, faults.AckDuplicate)
-	v := CheckNoLoss(b.h)
+	v := checkNoLoss(b.h)
 	if v.Outcome != Fails || len(v.Anomalies) != 1 {
-		t.Fatalf("CheckNoLoss = %v, want one anomaly", v)
+		t.Fatalf("checkNoLoss = %v, want one anomaly", v)
 	}
 	a := v.Anomalies[0]
 	if diff := cmp.Diff([]int{3, 4, 5, 6}, a.Events); a.Msg != 1 || diff != "" {
@@ -128,16 +128,16 @@ func TestNoLossFailsWhenAnArrivedSettlementIsNeverCredited(t *testing.T) {
 func TestNoLossIgnoresASettlementThatNeverArrived(t *testing.T) {
 	b := newHB(append([]faults.Settlement(nil), two...)...).
 		arrive(0, 0, 0, true).credit(0, 0, 0, 7, "g0", true).ack(0, 0, 0, faults.AckCredited)
-	if v := CheckNoLoss(b.h); v.Outcome != Holds {
-		t.Errorf("CheckNoLoss = %v, want holds", v)
+	if v := checkNoLoss(b.h); v.Outcome != Holds {
+		t.Errorf("checkNoLoss = %v, want holds", v)
 	}
 }
 
 func TestNoCrossRoomFailsOnACreditToAnotherRoom(t *testing.T) {
 	b := clean().arrive(3, 0, 1, false).credit(3, 0, 1, 7, "g1-room7", true)
-	v := CheckNoCrossRoom(b.h)
+	v := checkNoCrossRoom(b.h)
 	if v.Outcome != Fails || len(v.Anomalies) != 1 || v.Anomalies[0].Events[0] != 11 {
-		t.Fatalf("CheckNoCrossRoom = %v, want one anomaly at event 11", v)
+		t.Fatalf("checkNoCrossRoom = %v, want one anomaly at event 11", v)
 	}
 	if want := "s1 (player 1, room 8, round 1, match 2, final, net -3) was credited to room 7"; v.Anomalies[0].Explain != want {
 		t.Errorf("Explain = %q, want %q", v.Anomalies[0].Explain, want)
@@ -148,9 +148,9 @@ func TestNoBlockingFailsWhenAFirstArrivalIsHeld(t *testing.T) {
 	b := newHB(append([]faults.Settlement(nil), two...)...).
 		arrive(0, 0, 1, true).ack(0, 0, 1, faults.AckHeld).
 		arrive(1, 0, 0, true).credit(1, 0, 0, 7, "g0", true).ack(1, 0, 0, faults.AckCredited)
-	v := CheckNoBlocking(b.h)
+	v := checkNoBlocking(b.h)
 	if v.Outcome != Fails || len(v.Anomalies) != 1 {
-		t.Fatalf("CheckNoBlocking = %v, want one anomaly", v)
+		t.Fatalf("checkNoBlocking = %v, want one anomaly", v)
 	}
 	if diff := cmp.Diff([]int{0, 1}, v.Anomalies[0].Events); diff != "" {
 		t.Errorf("anomaly events (-want +got):\n%s", diff)
@@ -159,16 +159,16 @@ func TestNoBlockingFailsWhenAFirstArrivalIsHeld(t *testing.T) {
 
 func TestNoBlockingAllowsHoldingARetry(t *testing.T) {
 	b := clean().arrive(3, 0, 1, false).ack(3, 0, 1, faults.AckHeld)
-	if v := CheckNoBlocking(b.h); v.Outcome != Holds {
-		t.Errorf("CheckNoBlocking = %v, want holds (only first arrivals must not be held)", v)
+	if v := checkNoBlocking(b.h); v.Outcome != Holds {
+		t.Errorf("checkNoBlocking = %v, want holds (only first arrivals must not be held)", v)
 	}
 }
 
 func TestBoundedStateFailsOverTheDeclaredBound(t *testing.T) {
 	b := clean().state(1, 5, 4)
-	v := CheckBoundedState(b.h)
+	v := checkBoundedState(b.h)
 	if v.Outcome != Fails || len(v.Anomalies) != 1 || v.Anomalies[0].Explain != "node 1 keeps 5 entries, over its declared bound of 4" {
-		t.Fatalf("CheckBoundedState = %v", v)
+		t.Fatalf("checkBoundedState = %v", v)
 	}
 }
 
@@ -176,17 +176,17 @@ func TestHonestAckFailsOnDuplicateBeforeAnyCredit(t *testing.T) {
 	b := newHB(append([]faults.Settlement(nil), two...)...).
 		arrive(0, 0, 0, true).ack(0, 0, 0, faults.AckDuplicate).
 		arrive(1, 0, 0, false).credit(1, 0, 0, 7, "g0", true).ack(1, 0, 0, faults.AckCredited)
-	v := CheckHonestAck(b.h)
+	v := checkHonestAck(b.h)
 	if v.Outcome != Fails || len(v.Anomalies) != 1 || v.Anomalies[0].Events[0] != 1 {
-		t.Fatalf("CheckHonestAck = %v, want one anomaly at event 1", v)
+		t.Fatalf("checkHonestAck = %v, want one anomaly at event 1", v)
 	}
 }
 
 func TestHonestAckFailsOnCreditedAckWhenTheCreditWasNotApplied(t *testing.T) {
 	b := newHB(append([]faults.Settlement(nil), two...)...).
 		arrive(0, 0, 0, true).credit(0, 0, 0, 7, "g0", false).ack(0, 0, 0, faults.AckCredited)
-	if v := CheckHonestAck(b.h); v.Outcome != Fails {
-		t.Errorf("CheckHonestAck = %v, want fails", v)
+	if v := checkHonestAck(b.h); v.Outcome != Fails {
+		t.Errorf("checkHonestAck = %v, want fails", v)
 	}
 }
 

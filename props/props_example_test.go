@@ -60,7 +60,7 @@ func ExampleTestDesign() {
 // and before it could ack, the sender retries, and the rebuilt node, whose
 // memory is gone, credits again.
 func ExampleJudge() {
-	s, err := faults.Parse(`
+	s, err := faults.World.Parse(`
 family crash
 nodes 1
 retry 250ms

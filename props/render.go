@@ -16,23 +16,17 @@ func Timeline(h faults.History, r Report) string {
 	return engine.Timeline(World, engine.History[faults.Schedule, faults.Detail](h), r)
 }
 
-// Mermaid renders h as a mermaid sequenceDiagram (GitHub renders it in
+// mermaid renders h as a mermaid sequenceDiagram (GitHub renders it in
 // markdown): the sender, each node, the durable store and the ledger as
 // participants; crashes, faults and anomalies as notes.
-func Mermaid(h faults.History, r Report) string {
+func mermaid(h faults.History, r Report) string {
 	return engine.Mermaid(World, engine.History[faults.Schedule, faults.Detail](h), r)
 }
 
-// Markdown renders one counterexample: what fails, how to replay it, the
-// timeline, a mermaid sequence diagram, and the schedule text. replay is
-// the command that replays it; by, the command that generated it.
-func Markdown(cx Counterexample, replay, by string) string {
-	return engine.Markdown(World, cx, replay, by)
-}
+// The settlement world's part of the renderings (World's GroundTruth,
+// EventText, Participants, MermaidLine).
 
-// The settlement world's part of the renderings (engine.Render).
-
-func (world) GroundTruth(h engine.History[faults.Schedule, faults.Detail]) string {
+func groundTruth(h engine.History[faults.Schedule, faults.Detail]) string {
 	var b strings.Builder
 	s := h.Schedule
 	b.WriteString("settlements:\n")
@@ -53,10 +47,7 @@ func (world) GroundTruth(h engine.History[faults.Schedule, faults.Detail]) strin
 	return b.String()
 }
 
-func (world) AckName(a engine.Ack) string        { return faults.AckName(a) }
-func (world) KindName(k engine.EventKind) string { return faults.KindName(k) }
-
-func (world) EventText(h engine.History[faults.Schedule, faults.Detail], e faults.Event) string {
+func eventText(h engine.History[faults.Schedule, faults.Detail], e faults.Event) string {
 	switch e.Kind {
 	case faults.EvCredit:
 		errs := ""
@@ -75,19 +66,19 @@ func (world) EventText(h engine.History[faults.Schedule, faults.Detail], e fault
 	case faults.EvState:
 		return fmt.Sprintf("keeps %d entries (bound %d)", e.Detail.Size, e.Detail.Bound)
 	}
-	return faults.KindName(e.Kind)
+	return faults.World.KindName(e.Kind)
 }
 
-func (world) Participants() string {
+func participants() string {
 	return "    participant D as Durable store\n    participant L as Ledger\n"
 }
 
-func (w world) MermaidLine(h engine.History[faults.Schedule, faults.Detail], e faults.Event) string {
+func mermaidLine(h engine.History[faults.Schedule, faults.Detail], e faults.Event) string {
 	n := fmt.Sprintf("N%d", e.Node)
 	if e.Kind == faults.EvCredit {
-		return fmt.Sprintf("%s->>L: credit %s", n, w.EventText(h, e))
+		return fmt.Sprintf("%s->>L: credit %s", n, eventText(h, e))
 	}
-	return fmt.Sprintf("Note over %s: %s", n, w.EventText(h, e))
+	return fmt.Sprintf("Note over %s: %s", n, eventText(h, e))
 }
 
 func netOf(s faults.Schedule, id int) int64 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 )
 
@@ -26,13 +27,13 @@ fault attempt=2 effect=0 fail
 `
 
 func TestRenderGolden(t *testing.T) {
-	s, err := faults.Parse(memoCrash)
+	s, err := faults.World.Parse(memoCrash)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := faults.Run(memo, s, faults.RunOptions{})
 	r := Judge(h)
-	got := Timeline(h, r) + "\n" + Mermaid(h, r)
+	got := Timeline(h, r) + "\n" + mermaid(h, r)
 	file := filepath.Join("testdata", "render-memo-crash.golden")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
@@ -52,17 +53,17 @@ func TestRenderGolden(t *testing.T) {
 }
 
 func TestMermaidMessagesCarryNoSyntax(t *testing.T) {
-	s, err := faults.Parse(memoCrash)
+	s, err := faults.World.Parse(memoCrash)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := faults.Run(memo, s, faults.RunOptions{})
 	// A design's error text may read like this.
-	h.Events[0] = faults.Event{Kind: faults.EvEffect, Op: "claim", Err: "a; b # c <d>", Msg: -1, Attempt: 0}
-	if m := Mermaid(h, Judge(h)); !strings.Contains(m, "N0->>D: claim (error: a, b no. c (d))") {
+	h.Events[0] = faults.Event{Kind: engine.EvEffect, Op: "claim", Err: "a; b # c <d>", Msg: -1, Attempt: 0}
+	if m := mermaid(h, Judge(h)); !strings.Contains(m, "N0->>D: claim (error: a, b no. c (d))") {
 		t.Errorf("the error text is not in the diagram, made safe:\n%s", m)
 	}
-	for _, line := range strings.Split(Mermaid(h, Judge(h)), "\n")[1:] {
+	for _, line := range strings.Split(mermaid(h, Judge(h)), "\n")[1:] {
 		_, msg, _ := strings.Cut(line, ":")
 		if strings.ContainsAny(msg, ";#<>") {
 			t.Errorf("mermaid message carries syntax: %q", line)

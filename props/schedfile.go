@@ -8,13 +8,10 @@ import (
 // SchedFile is a saved counterexample: a schedule in faults' text form behind
 // a header of comments naming the design it was found on and the properties
 // it fails there (engine.SchedFile). The file is also a plain schedule that
-// faults.Parse reads.
+// World.Parse reads.
 type SchedFile = engine.SchedFile[faults.Schedule]
 
-// FormatSchedFile renders f: the header lines, then faults.Format(f.Schedule).
-func FormatSchedFile(f SchedFile) string { return engine.FormatSchedFile(World, f) }
-
-// ParseSchedFile reads what FormatSchedFile wrote, or any schedule text
+// ParseSchedFile reads what engine.FormatSchedFile wrote, or any schedule text
 // (then Design and Fails are empty). A header naming an unknown property is
 // an error: the file would otherwise replay against the wrong expectation.
 func ParseSchedFile(text string) (SchedFile, error) { return engine.ParseSchedFile(World, text) }

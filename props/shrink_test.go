@@ -20,10 +20,10 @@ func wide() faults.Schedule {
 		})
 	}
 	for i := 0; i < 40; i++ {
-		s.Deliveries = append(s.Deliveries, faults.Delivery{At: time.Duration(5+i) * 100 * time.Millisecond, Msg: i % 20, Node: i % 3})
+		s.Deliveries = append(s.Deliveries, engine.Delivery{At: time.Duration(5+i) * 100 * time.Millisecond, Msg: i % 20, Node: i % 3})
 	}
 	for i := 0; i < 40; i += 5 {
-		s.Faults = append(s.Faults, faults.Fault{Attempt: i, Kind: faults.FailBefore})
+		s.Faults = append(s.Faults, engine.Fault{Attempt: i, Kind: engine.FailBefore})
 	}
 	return s
 }
@@ -56,7 +56,7 @@ func TestShrinkFindsTheMinimalCollision(t *testing.T) {
 	if !collides(s) {
 		t.Fatal("the starting schedule must fail")
 	}
-	got := Shrink(s, collides, 0)
+	got := shrink(s, collides, 0)
 	// The minimum is two settlements of one player in one room, one delivery
 	// each, the later one on node 2, no faults: renumbered to player 1, room
 	// 1, starting at time zero.
@@ -75,14 +75,14 @@ func TestShrinkFindsTheMinimalCollision(t *testing.T) {
 	if !collides(got) {
 		t.Error("the shrunk schedule no longer fails")
 	}
-	if len(got.Deliveries) == 0 || faults.Validate(got) != nil {
+	if len(got.Deliveries) == 0 || faults.World.Validate(got) != nil {
 		t.Errorf("the shrunk schedule is not a valid schedule: %+v", got)
 	}
 }
 
 func TestShrinkIsDeterministic(t *testing.T) {
-	a := Shrink(wide(), collides, 0)
-	b := Shrink(wide(), collides, 0)
+	a := shrink(wide(), collides, 0)
+	b := shrink(wide(), collides, 0)
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Errorf("two shrinks of the same schedule differ (-first +second):\n%s", diff)
 	}
@@ -91,7 +91,7 @@ func TestShrinkIsDeterministic(t *testing.T) {
 func TestShrinkStopsAtItsBudget(t *testing.T) {
 	calls := 0
 	fails := func(s faults.Schedule) bool { calls++; return collides(s) }
-	Shrink(wide(), fails, 7)
+	shrink(wide(), fails, 7)
 	if calls != 7 {
 		t.Errorf("Shrink with budget 7 ran the predicate %d times", calls)
 	}

@@ -24,7 +24,7 @@ func Properties(ps ...faults.Property) Option { return engine.Properties(ps...) 
 func Dir(dir string) Option { return engine.Dir(dir) }
 
 // Schedules sets how many generated schedules each family runs, and the
-// first seed: schedule k is faults.Generate(family, seed+k), exactly what
+// first seed: schedule k is faults.World.Generate(family, seed+k), exactly what
 // `onceproof matrix -n n -seed seed` runs for a registered design (default
 // DefaultMatrixN from DefaultMatrixSeed).
 func Schedules(n int, seed uint64) Option { return engine.Schedules(n, seed) }

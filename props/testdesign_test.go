@@ -215,7 +215,7 @@ func TestShortBudgetExercisesEveryFamilyOfTheKitsOwnDesigns(t *testing.T) {
 		{memo, []faults.Family{faults.Clean, faults.Duplicate, faults.Late, faults.Crash}},
 	} {
 		for _, f := range tc.families {
-			c := RunCell(tc.d, f, MatrixOptions{N: engine.ShortMatrixN})
+			c := runCell(tc.d, f, MatrixOptions{N: engine.ShortMatrixN})
 			if c.Mismatch() {
 				t.Errorf("%s under %s in the -short budget (%d): %s (go test -run '^TestShortBudgetExercisesEveryFamilyOfTheKitsOwnDesigns$' ./props/)",
 					tc.d.Name(), f, engine.ShortMatrixN, c.Text())

@@ -6,18 +6,28 @@ import "github.com/onceproof/onceproof/engine"
 // that ran out is its own outcome, never a pass (engine.Outcome).
 type Outcome = engine.Outcome
 
-// The outcomes (see engine.Outcome).
+// The outcomes, with the engine's values (a change there breaks the
+// array lengths below).
 const (
-	Holds     = engine.Holds
-	Fails     = engine.Fails
-	Unknown   = engine.Unknown
-	NotJudged = engine.NotJudged
+	// Holds: the history satisfies the property.
+	Holds Outcome = 0
+	// Fails: the history violates the property; Verdict.Anomalies says
+	// where.
+	Fails Outcome = 1
+	// Unknown: the run's budget ran out before the history could show the
+	// property holds.
+	Unknown Outcome = 2
+	// NotJudged: the design gives the property nothing to judge (no state
+	// reports for BoundedState: it does not implement faults.Bounded).
+	NotJudged Outcome = 3
 )
 
-// Anomaly is one violation of a property: the settlement (Msg), the events
-// and deliveries involved, the place in the schedule, and one line of
-// explanation a reviewer can read without the code.
-type Anomaly = engine.Anomaly
+var (
+	_ [1]struct{} = [1 + Holds - engine.Holds]struct{}{}
+	_ [1]struct{} = [1 + Fails - engine.Fails]struct{}{}
+	_ [1]struct{} = [1 + Unknown - engine.Unknown]struct{}{}
+	_ [1]struct{} = [1 + NotJudged - engine.NotJudged]struct{}{}
+)
 
 // Verdict is one property's judgement of one history.
 type Verdict = engine.Verdict

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/faults/faultstest"
 )
@@ -193,7 +194,7 @@ func (n *tinyNode) Recover(now time.Time) error {
 // schedules, or the whole small scope).
 func judge(t *testing.T, d faults.Design, f faults.Family) Cell {
 	t.Helper()
-	return Check(d, MatrixOptions{Families: []faults.Family{f}}).Cells[0]
+	return engine.Check(World, d, MatrixOptions{Families: []faults.Family{f}}).Cells[0]
 }
 
 func wantFails(t *testing.T, c Cell, p faults.Property, without string) {
@@ -223,8 +224,8 @@ func TestKitFailsADesignThatPanics(t *testing.T) {
 func TestKitFailsARecoverThatCreditsWithoutTheGrantKey(t *testing.T) {
 	c := judge(t, tiny{name: "recover-unkeyed", recoverUnkeyed: true}, faults.Crash)
 	wantFails(t, c, faults.NoDup, "senders that give up or retry past the lease: Recover never did real work")
-	if c.Coverage[faults.ReachedRecoverCredit] == 0 {
-		t.Errorf("no run had Recover credit anything: %s", c.Coverage.Format(faults.Reached))
+	if c.Coverage["recover-credit"] == 0 {
+		t.Errorf("no run had Recover credit anything: %s", c.Coverage.Format(faults.World.Reached))
 	}
 }
 
@@ -272,7 +273,7 @@ func TestKitSaysNotJudgedForADesignWithoutStateReports(t *testing.T) {
 // family nothing to fail: the cell says so and fails, rather than holding.
 func TestKitFailsACellThatNeverExercisedItsFamily(t *testing.T) {
 	c := judge(t, acksBlindly{}, faults.StoreError)
-	if !slices.Contains(c.Unexercised, faults.ReachedFail) || !c.Mismatch() {
+	if !slices.Contains(c.Unexercised, "fail") || !c.Mismatch() {
 		t.Errorf("store-error on a design with no effects: %s; want 'not exercised' and a disagreement", c.Text())
 	}
 }

@@ -36,7 +36,7 @@ func list[D engine.Design, S, X any](w io.Writer, sub subject[D, S, X], flag str
 		fmt.Fprintf(w, "  %s\t%s\n", d.Name(), summary(d))
 	}
 	fmt.Fprintf(w, "\n%s fault families (matrix%s -families x,y; join with + to combine), and the schedules a cell of each runs by default:\n", sub.name, flag)
-	for _, f := range sub.world.Families() {
+	for _, f := range sub.world.Families {
 		runs := fmt.Sprint(sub.world.Runs(f, engine.DefaultMatrixN))
 		if _, _, ok := sub.world.Exhaustive(f); ok {
 			runs = "all"
@@ -44,7 +44,7 @@ func list[D engine.Design, S, X any](w io.Writer, sub subject[D, S, X], flag str
 		fmt.Fprintf(w, "  %s\t%s\t%s\n", f, runs, sub.world.FamilyDoc(f))
 	}
 	fmt.Fprintf(w, "\n%s properties (judged on every run):\n", sub.name)
-	for _, p := range sub.world.Properties() {
+	for _, p := range sub.world.Properties {
 		fmt.Fprintf(w, "  %s\t%s\n", p, sub.world.Describe(p))
 	}
 }

@@ -102,7 +102,7 @@ func TestLootMatrixOnPostgresWithRedisLockMatchesMemory(t *testing.T) {
 	sameCells(t, m, mem, "loot-ref@postgres+redis", "loot-ref in memory")
 	if len(m.Rows) == 1 {
 		i := slices.Index(m.Families, lootfaults.LockExpiry)
-		if got := m.Rows[0].Cells[i].Coverage[lootfaults.ReachedLockExpired]; got == 0 {
+		if got := m.Rows[0].Cells[i].Coverage["lock-expired"]; got == 0 {
 			t.Errorf("lock-expiry on Redis never took a lock whose holder's ttl had ended: the world's lock clock did not reach the server")
 		}
 	}

@@ -269,7 +269,7 @@ func TestTinyNDisagreementComesWithAHint(t *testing.T) {
 	// A crash schedule that misses memo's weak point (no crash right after
 	// its credit): with -n 1 on it, memo's declared NoDup does not show.
 	seed := uint64(1)
-	for ; len(props.Judge(faults.Run(memo, faults.Generate(faults.Crash, seed), faults.RunOptions{})).Failed()) > 0; seed++ {
+	for ; len(props.Judge(faults.Run(memo, faults.World.Generate(faults.Crash, seed), faults.RunOptions{})).Failed()) > 0; seed++ {
 	}
 	code, out, _ := runCLI("matrix", "-designs", "test-memo-declared", "-families", "crash", "-n", "1", "-seed", fmt.Sprint(seed), "-out", t.TempDir())
 	if code != exitFailed || !strings.Contains(out, "hint: 1 of them are declared failures that did not show in 1 schedules per cell") {
@@ -288,7 +288,7 @@ func TestMatrixJSONOnStdout(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("stdout is not the matrix as JSON: %v\n%.300s", err, out)
 	}
-	if len(m.Rows) != 3 || m.Rows[1].Cells[0].Coverage[faults.ReachedCrash] == 0 || len(m.Rows[1].Cells[0].Counterexamples) == 0 {
+	if len(m.Rows) != 3 || m.Rows[1].Cells[0].Coverage["crash"] == 0 || len(m.Rows[1].Cells[0].Counterexamples) == 0 {
 		t.Errorf("the JSON lacks rows, coverage or counterexamples: %+v", m.Rows)
 	}
 	if !strings.Contains(errs, "wrote ") {

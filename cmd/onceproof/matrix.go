@@ -350,7 +350,7 @@ func selectDesigns[D engine.Design, S, X any](sub subject[D, S, X], list string)
 // with '+' (late+crash).
 func selectFamilies[D engine.Design, S, X any](w engine.World[D, S, X], list string) ([]engine.Family, error) {
 	if list == "" {
-		return w.Families(), nil
+		return w.Families, nil
 	}
 	var out []engine.Family
 	for _, name := range strings.Split(list, ",") {

@@ -18,9 +18,9 @@ import (
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/props"
-	"github.com/onceproof/onceproof/props/loot"
+	lootprops "github.com/onceproof/onceproof/props/loot"
 )
 
 var update = flag.Bool("update", false, "rewrite ../../results/ from the code (same as make proofs)")
@@ -221,11 +221,11 @@ func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
 	const n = 40
 	for _, d := range registry().settle {
 		t.Run("design="+d.Name(), func(t *testing.T) {
-			declared := faults.DeclarationOf(d).Expected(faults.Concurrent, faults.Properties)
+			declared := engine.DeclarationOf(d).Expected(faults.Concurrent, faults.Properties)
 			shown := map[faults.Property]bool{}
 			for k := range n {
 				seed := props.DefaultMatrixSeed + uint64(k)
-				s := faults.Generate(faults.Concurrent, seed)
+				s := faults.World.Generate(faults.Concurrent, seed)
 				r := props.Judge(faults.Run(d, s, faults.RunOptions{Free: true}))
 				for _, v := range r {
 					if v.Outcome != props.Fails {
@@ -235,7 +235,7 @@ func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
 					if !slices.Contains(declared, v.Property) {
 						t.Errorf("%s fails %s on real goroutines, undeclared (schedule seed %d; a race may not replay every time); "+
 							"fix the design or declare it under faults.Concurrent in its Declaration:\n%v\n%s",
-							d.Name(), v.Property, seed, v, faults.Format(s))
+							d.Name(), v.Property, seed, v, faults.World.Format(s))
 						return
 					}
 				}
@@ -267,12 +267,12 @@ func TestLootConcurrencyOnRealGoroutines(t *testing.T) {
 			for _, f := range fams {
 				declared := decl.Expected(f, lootfaults.Properties)
 				for k := range n {
-					s := lootfaults.Generate(f, props.DefaultMatrixSeed+uint64(k))
+					s := lootfaults.World.Generate(f, props.DefaultMatrixSeed+uint64(k))
 					r := lootprops.Judge(lootfaults.Run(d, s, engine.RunOptions{Free: true}))
 					for _, p := range r.Failed() {
 						if !slices.Contains(declared, p) {
 							v, _ := r.Verdict(p)
-							t.Errorf("%s fails %s under %s on real goroutines, undeclared (a race may not replay every time):\n%v\n%s", d.Name(), p, f, v, lootfaults.Format(s))
+							t.Errorf("%s fails %s under %s on real goroutines, undeclared (a race may not replay every time):\n%v\n%s", d.Name(), p, f, v, lootfaults.World.Format(s))
 							return
 						}
 					}

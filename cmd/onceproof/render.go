@@ -68,7 +68,7 @@ func matrixMarkdown[D engine.Design, S, X any](sub subject[D, S, X], m engine.Ma
 		b.WriteString("\n")
 	}
 	b.WriteString("\n## Properties\n\n")
-	for _, p := range w.Properties() {
+	for _, p := range w.Properties {
 		fmt.Fprintf(&b, "- **%s**: %s.\n", p, w.Describe(p))
 	}
 	b.WriteString("\n" + sub.reached)
@@ -104,7 +104,7 @@ func matrixMarkdown[D engine.Design, S, X any](sub subject[D, S, X], m engine.Ma
 			if r.Declaration.Varies != "" && sub.steady != nil {
 				cov = sub.steady(cov)
 			}
-			fmt.Fprintf(&b, "- %s (%d runs): %s\n", c.Family, c.Runs, cov.Format(w.Reached()))
+			fmt.Fprintf(&b, "- %s (%d runs): %s\n", c.Family, c.Runs, cov.Format(w.Reached))
 		}
 		b.WriteString("\n</details>\n")
 	}
@@ -155,7 +155,7 @@ func declaration(fams []engine.Family, d engine.Declaration) string {
 // notJudged lists the properties no run of r's cells could judge.
 func notJudged[D engine.Design, S, X any](w engine.World[D, S, X], r engine.Row[S, X]) []engine.Property {
 	var out []engine.Property
-	for _, p := range w.Properties() {
+	for _, p := range w.Properties {
 		all := len(r.Cells) > 0
 		for _, c := range r.Cells {
 			if c.Runs == 0 || c.NotJudgedBy[p] != c.Runs {

@@ -58,8 +58,9 @@ func settleSubject(ds impls.Registry[faults.Design]) subject[faults.Design, faul
 	return subject[faults.Design, faults.Schedule, faults.Detail]{
 		name: "settle", world: props.World, designs: ds, results: "results", steady: faults.Steady,
 		intro: func(n int) string {
+			_, scope, _ := props.World.Exhaustive(faults.SmallScope)
 			return fmt.Sprintf("Every design runs under every fault family, %d generated schedules per cell (the same schedules for every design; long-history, whose schedules are each 40 times larger, runs %d), and, in the small-scope column, every schedule within the scope %s, every interleaving of its concurrent ones included: a small-scope cell that holds holds exhaustively to that scope. ",
-				n, faults.Runs(faults.LongHistory, n), faults.DefaultScope) +
+				n, faults.World.Runs(faults.LongHistory, n), scope) +
 				"A cell is `holds` (no counterexample within that budget: evidence, not a proof) or `fails:` with the properties violated, linking a minimal counterexample: its timeline, a sequence diagram, and the command that replays it. " +
 				"A cell marked *unexpected* disagrees with what the design declares (the matrix test fails on it). " +
 				"The concurrent column interleaves its goroutines (identical deliveries at once on several nodes) with faults' deterministic scheduler, each schedule's `switches` choosing who runs next, so this file regenerates byte for byte; free-running goroutines under the race detector are checked by `go test -race ./cmd/onceproof` (TestConcurrentFamilyOnRealGoroutines).\n\n"

@@ -9,35 +9,35 @@ import (
 
 // The names of what a loot run can reach (engine.Coverage counts them).
 const (
-	ReachedCrash        = "crash"               // a node crashed (at an effect, or losing its answer)
-	ReachedCrashInRecov = "crash-in-recover"    // a node crashed inside Recover
-	ReachedFail         = "fail"                // an effect failed before it ran
-	ReachedTimeout      = "timeout"             // an effect ran and reported a timeout
-	ReachedPause        = "pause"               // a node stalled between two calls
-	ReachedGiveUp       = "give-up"             // the sender gave up on a request
-	ReachedRecoverItem  = "recover-item"        // an item was delivered inside Recover
-	ReachedDupClaim     = "dup-claim"           // a claim request arrived again (a copy or a retry)
-	ReachedOtherNode    = "other-node"          // a request arrived on two nodes
-	ReachedOverlap      = "overlap"             // two attempts ran interleaved
-	ReachedEarly        = "early-settle"        // a settle request arrived before its session's deadline
-	ReachedAtDeadline   = "claim-at-deadline"   // a claim arrived within a second of its session's deadline
-	ReachedSkewed       = "skewed"              // a request arrived at a node whose clock is off
-	ReachedLockExpired  = "lock-expired"        // a lock was taken while another holder's ttl had ended
-	ReachedStalledTrig  = "stalled-settle"      // a settle stalled past stallTTL and another trigger of its session came after it
-	ReachedForeignDel   = "foreign-unlock"      // a release deleted a lock another holder had taken since
-	ReachedCancel       = "cancel"              // a cancel request arrived
-	ReachedOutsider     = "outsider-claim"      // a claim by a player outside the team arrived
-	ReachedTie          = "tie"                 // two claims of one intent and fairness in a session arrived in one second
-	ReachedQuantity     = "quantity"            // a claim arrived for a session of several items
-	ReachedCompInPause  = "compensate-in-pause" // a compensate request arrived while a settle of a CLOSED session was paused
+	reachedCrash        = "crash"               // a node crashed (at an effect, or losing its answer)
+	reachedCrashInRecov = "crash-in-recover"    // a node crashed inside Recover
+	reachedFail         = "fail"                // an effect failed before it ran
+	reachedTimeout      = "timeout"             // an effect ran and reported a timeout
+	reachedPause        = "pause"               // a node stalled between two calls
+	reachedGiveUp       = "give-up"             // the sender gave up on a request
+	reachedRecoverItem  = "recover-item"        // an item was delivered inside Recover
+	reachedDupClaim     = "dup-claim"           // a claim request arrived again (a copy or a retry)
+	reachedOtherNode    = "other-node"          // a request arrived on two nodes
+	reachedOverlap      = "overlap"             // two attempts ran interleaved
+	reachedEarly        = "early-settle"        // a settle request arrived before its session's deadline
+	reachedAtDeadline   = "claim-at-deadline"   // a claim arrived within a second of its session's deadline
+	reachedSkewed       = "skewed"              // a request arrived at a node whose clock is off
+	reachedLockExpired  = "lock-expired"        // a lock was taken while another holder's ttl had ended
+	reachedStalledTrig  = "stalled-settle"      // a settle stalled past stallTTL and another trigger of its session came after it
+	reachedForeignDel   = "foreign-unlock"      // a release deleted a lock another holder had taken since
+	reachedCancel       = "cancel"              // a cancel request arrived
+	reachedOutsider     = "outsider-claim"      // a claim by a player outside the team arrived
+	reachedTie          = "tie"                 // two claims of one intent and fairness in a session arrived in one second
+	reachedQuantity     = "quantity"            // a claim arrived for a session of several items
+	reachedCompInPause  = "compensate-in-pause" // a compensate request arrived while a settle of a CLOSED session was paused
 )
 
-// Reached lists every name CoverageOf counts, in the order reports show
+// Reached lists every name coverageOf counts, in the order reports show
 // them.
-var Reached = []string{
-	ReachedCrash, ReachedCrashInRecov, ReachedFail, ReachedTimeout, ReachedPause, ReachedGiveUp,
-	ReachedRecoverItem, ReachedDupClaim, ReachedOtherNode, ReachedOverlap, ReachedEarly, ReachedAtDeadline,
-	ReachedSkewed, ReachedLockExpired, ReachedStalledTrig, ReachedForeignDel, ReachedCancel, ReachedOutsider, ReachedTie, ReachedQuantity, ReachedCompInPause,
+var reachedNames = []string{
+	reachedCrash, reachedCrashInRecov, reachedFail, reachedTimeout, reachedPause, reachedGiveUp,
+	reachedRecoverItem, reachedDupClaim, reachedOtherNode, reachedOverlap, reachedEarly, reachedAtDeadline,
+	reachedSkewed, reachedLockExpired, reachedStalledTrig, reachedForeignDel, reachedCancel, reachedOutsider, reachedTie, reachedQuantity, reachedCompInPause,
 }
 
 // exercises is what each family exists to make happen: a cell whose runs
@@ -59,24 +59,24 @@ var Reached = []string{
 // compensation tick while a settler whose session the world saw CLOSED
 // was stalled (a settler still delivering).
 var exercises = map[engine.Family][]string{
-	DuplicateClaim:   {ReachedDupClaim},
-	ConcurrentSettle: {ReachedOverlap},
-	EarlySettle:      {ReachedEarly},
-	LateClaim:        {ReachedAtDeadline},
-	LockExpiry:       {ReachedStalledTrig},
-	ClockSkew:        {ReachedSkewed},
-	Crash:            {ReachedCrash},
-	StoreError:       {ReachedFail},
-	TimeoutSuccess:   {ReachedTimeout},
-	CancelRace:       {ReachedCancel},
-	Outsider:         {ReachedOutsider},
-	Ties:             {ReachedTie},
-	Quantity:         {ReachedQuantity},
-	CompensationRace: {ReachedPause, ReachedCompInPause},
+	DuplicateClaim:   {reachedDupClaim},
+	ConcurrentSettle: {reachedOverlap},
+	EarlySettle:      {reachedEarly},
+	LateClaim:        {reachedAtDeadline},
+	LockExpiry:       {reachedStalledTrig},
+	ClockSkew:        {reachedSkewed},
+	Crash:            {reachedCrash},
+	StoreError:       {reachedFail},
+	TimeoutSuccess:   {reachedTimeout},
+	CancelRace:       {reachedCancel},
+	Outsider:         {reachedOutsider},
+	Ties:             {reachedTie},
+	Quantity:         {reachedQuantity},
+	CompensationRace: {reachedPause, reachedCompInPause},
 }
 
-// Exercises is what plain family f exists to make happen.
-func Exercises(f engine.Family) []string { return exercises[f] }
+// exercisesOf is what plain family f exists to make happen.
+func exercisesOf(f engine.Family) []string { return exercises[f] }
 
 // stallTTL is how long a settler must stall for a lock it might have
 // taken to have expired under it: 30s, the longest ttl a design here takes
@@ -87,15 +87,15 @@ func Exercises(f engine.Family) []string { return exercises[f] }
 // left to stall reaches stalled-settle whatever the design locks.
 const stallTTL = 30 * time.Second
 
-// CoverageOf counts what h reached.
-func CoverageOf(h History) engine.Coverage {
+// coverageOf counts what h reached.
+func coverageOf(h History) engine.Coverage {
 	c := engine.Coverage{}
 	s := h.Schedule
 	arrivals := make([]int, len(s.Requests))
 	nodeOf := make([]int, len(s.Requests))
 	open := map[int]bool{} // attempts in flight
 	stalls := settleStalls(h)
-	c[ReachedStalledTrig] += stalledSettles(h, stalls)
+	c[reachedStalledTrig] += stalledSettles(h, stalls)
 	type holder struct {
 		token string
 		set   bool
@@ -109,48 +109,48 @@ func CoverageOf(h History) engine.Coverage {
 			id := e.Msg
 			r := s.Requests[id]
 			if len(open) > 0 {
-				c[ReachedOverlap]++
+				c[reachedOverlap]++
 			}
 			open[e.Attempt] = true
 			if arrivals[id] > 0 {
 				if r.Kind == ClaimItem {
-					c[ReachedDupClaim]++
+					c[reachedDupClaim]++
 				}
 				if nodeOf[id] != e.Node {
-					c[ReachedOtherNode]++
+					c[reachedOtherNode]++
 				}
 			}
 			arrivals[id]++
 			nodeOf[id] = e.Node
 			if s.Skew(e.Node) != 0 {
-				c[ReachedSkewed]++
+				c[reachedSkewed]++
 			}
 			switch r.Kind {
 			case SettleNow:
 				if e.At < s.Sessions[r.Session].Deadline {
-					c[ReachedEarly]++
+					c[reachedEarly]++
 				}
 			case CancelSession:
-				c[ReachedCancel]++
+				c[reachedCancel]++
 			case Compensate:
 				if slices.ContainsFunc(stalls, func(p stall) bool { return p.from <= e.At && e.At < p.to && p.closed }) {
-					c[ReachedCompInPause]++
+					c[reachedCompInPause]++
 				}
 			case ClaimItem:
 				x := s.Sessions[r.Session]
 				if d := e.At - x.Deadline; d > -time.Second && d < time.Second {
-					c[ReachedAtDeadline]++
+					c[reachedAtDeadline]++
 				}
 				if !s.Member(r.Player) {
-					c[ReachedOutsider]++
+					c[reachedOutsider]++
 				}
 				if x.Quantity > 1 {
-					c[ReachedQuantity]++
+					c[reachedQuantity]++
 				}
 				if p := r.Intent.Priority(); p > 0 && arrivals[id] == 1 {
 					k := [3]int64{int64(r.Session), int64(p), s.Wins(r.Player)}
 					if last, ok := lastClaim[k]; ok && e.At/time.Second == last/time.Second {
-						c[ReachedTie]++
+						c[reachedTie]++
 					}
 					lastClaim[k] = e.At
 				}
@@ -160,38 +160,38 @@ func CoverageOf(h History) engine.Coverage {
 		case engine.EvCrash:
 			delete(open, e.Attempt)
 			if e.Attempt < 0 {
-				c[ReachedCrashInRecov]++
+				c[reachedCrashInRecov]++
 			} else if e.Op != engine.OpPaused {
-				c[ReachedCrash]++
+				c[reachedCrash]++
 			}
 		case engine.EvFault:
 			switch e.Fault {
 			case engine.FailBefore:
-				c[ReachedFail]++
+				c[reachedFail]++
 			case engine.TimeoutAfter:
-				c[ReachedTimeout]++
+				c[reachedTimeout]++
 			}
 		case engine.EvPause:
-			c[ReachedPause]++
+			c[reachedPause]++
 		case engine.EvGiveUp:
-			c[ReachedGiveUp]++
+			c[reachedGiveUp]++
 		case EvItem:
 			if e.Attempt < 0 && e.Detail.OK {
-				c[ReachedRecoverItem]++
+				c[reachedRecoverItem]++
 			}
 		case EvLock:
 			k := e.Detail.Key
 			switch {
 			case e.Op == OpLockSet && e.Detail.OK:
 				if l := locks[k]; l.set && l.token != e.Detail.Token {
-					c[ReachedLockExpired]++
+					c[reachedLockExpired]++
 				}
 				locks[k] = holder{e.Detail.Token, true}
 			case e.Op == OpLockGet:
 				got[e.Attempt] = e.Detail.Value
 			case (e.Op == OpUnlock || e.Op == OpLockDel) && e.Detail.OK:
 				if l := locks[k]; e.Op == OpLockDel && l.set && got[e.Attempt] != l.token {
-					c[ReachedForeignDel]++
+					c[reachedForeignDel]++
 				}
 				delete(locks, k)
 			}

@@ -117,8 +117,8 @@ const (
 	Recorded engine.Ack = 5
 )
 
-// AnswerName names an answer.
-func AnswerName(a engine.Ack) string {
+// answerName names an answer.
+func answerName(a engine.Ack) string {
 	switch a {
 	case engine.Nack:
 		return "nack"

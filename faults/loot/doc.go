@@ -3,8 +3,7 @@
 // start, claim, settle, cancel, compensate) delivered at least once to
 // several nodes, three clocks (each node's, the database's, the lock
 // service's), a lock service with ttls and an inventory ledger keyed by
-// grant number. Schedule, its text form (Format, Parse), generators per
-// family (Generate), world rules (CheckWorld) and Run, which plays a
-// schedule against a Design on the engine's runner. Design states a
-// design's duties; package lootprops judges the runs.
+// grant number. Design states a design's duties; World is the
+// engine.World value that generates, formats, checks, shrinks and runs its
+// schedules; Run plays one; package lootprops judges the runs.
 package lootfaults

@@ -10,7 +10,7 @@ import (
 
 // The loot world's fault families, in matrix column order. Each is a
 // generator preset (gen.go says how) and exercises what its coverage
-// check (Exercises) names.
+// check (exercisesOf) names.
 const (
 	Clean            engine.Family = "clean"             // members claim, the scheduler settles at the deadline
 	DuplicateClaim   engine.Family = "duplicate-claim"   // double clicks, client and gateway retries, 20 identical claims at once
@@ -53,24 +53,24 @@ var familyDocs = map[engine.Family]string{
 	CompensationRace: "the compensation job runs while a stalled settler is still delivering",
 }
 
-// FamilyDoc is f's one-line meaning (a joined family's parts', joined).
-func FamilyDoc(f engine.Family) string {
+// familyDoc is f's one-line meaning (a joined family's parts', joined).
+func familyDoc(f engine.Family) string {
 	if d, ok := familyDocs[f]; ok {
 		return d
 	}
 	if parts := f.Parts(); len(parts) > 1 {
 		docs := make([]string, len(parts))
 		for i, p := range parts {
-			docs[i] = FamilyDoc(p)
+			docs[i] = familyDoc(p)
 		}
 		return strings.Join(docs, "; and ")
 	}
 	return "not a family"
 }
 
-// CheckFamily reports whether f is a family of Families or a Join of them
+// checkFamily reports whether f is a family of Families or a Join of them
 // that can be generated; the error lists the valid names.
-func CheckFamily(f engine.Family) error {
+func checkFamily(f engine.Family) error {
 	if slices.Contains(Families, f) {
 		return nil
 	}

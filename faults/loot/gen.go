@@ -53,7 +53,7 @@ type preset struct {
 // steps each flag switches on (genSteps, sessionSteps) say what they add
 // and why their numbers are what they are.
 func presetOf(f engine.Family) preset {
-	if err := CheckFamily(f); err != nil {
+	if err := checkFamily(f); err != nil {
 		panic("lootfaults: " + err.Error())
 	}
 	var p preset
@@ -122,10 +122,10 @@ func Gen(f engine.Family) *rapid.Generator[Schedule] {
 	return rapid.Custom(func(t *rapid.T) Schedule { return genSchedule(t, f, p) })
 }
 
-// Generate returns the schedule of family f that seed selects: the same
+// generate returns the schedule of family f that seed selects: the same
 // (f, seed) gives the same schedule as long as the generator code is the
 // same. Commit a failing schedule's text, not its seed.
-func Generate(f engine.Family, seed uint64) Schedule {
+func generate(f engine.Family, seed uint64) Schedule {
 	return Gen(f).Example(int(seed))
 }
 

@@ -18,8 +18,8 @@ const (
 	EvLock
 )
 
-// KindName names an event kind, the loot world's included.
-func KindName(k engine.EventKind) string {
+// kindName names an event kind, the loot world's included.
+func kindName(k engine.EventKind) string {
 	switch k {
 	case EvView:
 		return "view"

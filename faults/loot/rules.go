@@ -8,10 +8,10 @@ import (
 	"github.com/onceproof/onceproof/engine"
 )
 
-// WorldRule names a world rule; see CheckWorld.
+// WorldRule names a world rule; see checkWorld.
 type WorldRule string
 
-// The world rules, in the order CheckWorld checks them.
+// The world rules, in the order checkWorld checks them.
 const (
 	RuleAnnounced WorldRule = "announced" // a session is opened once, started once, and triggered
 	RuleSent      WorldRule = "sent"      // every request is delivered at least once
@@ -32,15 +32,15 @@ type WorldError struct {
 
 func (e *WorldError) Error() string { return fmt.Sprintf("the world rule %s: %s", e.Rule, e.Detail) }
 
-// CheckWorld reports the first way s leaves the world model (nil if none):
+// checkWorld reports the first way s leaves the world model (nil if none):
 // every session opened and started by exactly one request each and
 // triggered by at least one settle (the game server and its scheduler do
 // their part); every request delivered at least once (an at-least-once
 // sender sends what it has); and the family rules (outsiders, cancels,
 // skewed clocks and pauses only in their families). It assumes a schedule
-// Validate accepts. Generators satisfy it; a shrinker keeps it by
+// validate accepts. Generators satisfy it; a shrinker keeps it by
 // rejecting the candidates it rejects.
-func CheckWorld(s Schedule) error {
+func checkWorld(s Schedule) error {
 	count := make([][3]int, len(s.Sessions)) // per session: opens, starts, settles
 	for _, r := range s.Requests {
 		switch r.Kind {

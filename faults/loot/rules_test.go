@@ -17,7 +17,7 @@ func joins() []engine.Family {
 	fs := slices.Clone(lootfaults.Families)
 	for i, f := range lootfaults.Families {
 		for _, g := range lootfaults.Families[i+1:] {
-			if j := engine.Join(f, g); lootfaults.CheckFamily(j) == nil {
+			if j := engine.Join(f, g); lootfaults.World.CheckFamily(j) == nil {
 				fs = append(fs, j)
 			}
 		}
@@ -30,12 +30,12 @@ func joins() []engine.Family {
 func TestGenSatisfiesTheWorldRules(t *testing.T) {
 	for _, f := range joins() {
 		for seed := uint64(1); seed <= seeds/3; seed++ {
-			s := lootfaults.Generate(f, seed)
-			if err := lootfaults.Validate(s); err != nil {
-				t.Fatalf("%s seed %d: Validate: %v\n%s", f, seed, err, lootfaults.Format(s))
+			s := lootfaults.World.Generate(f, seed)
+			if err := lootfaults.World.Validate(s); err != nil {
+				t.Fatalf("%s seed %d: Validate: %v\n%s", f, seed, err, lootfaults.World.Format(s))
 			}
-			if err := lootfaults.CheckWorld(s); err != nil {
-				t.Fatalf("%s seed %d: CheckWorld: %v\n%s", f, seed, err, lootfaults.Format(s))
+			if err := lootfaults.World.CheckWorld(s); err != nil {
+				t.Fatalf("%s seed %d: CheckWorld: %v\n%s", f, seed, err, lootfaults.World.Format(s))
 			}
 		}
 	}
@@ -48,7 +48,7 @@ func TestInterleavesSaysWhichFamiliesInterleave(t *testing.T) {
 	for _, f := range joins() {
 		seen := false
 		for seed := uint64(1); seed <= seeds/3 && !seen; seed++ {
-			seen = lootfaults.Generate(f, seed).Concurrent
+			seen = lootfaults.World.Generate(f, seed).Concurrent
 		}
 		if seen != lootfaults.Interleaves(f) {
 			t.Errorf("%s: Interleaves says %v, but a Concurrent schedule among seeds 1..%d: %v", f, lootfaults.Interleaves(f), seeds/3, seen)
@@ -70,7 +70,7 @@ func TestCheckWorldNamesTheRule(t *testing.T) {
 			},
 		}
 	}
-	if err := lootfaults.CheckWorld(base(lootfaults.Clean)); err != nil {
+	if err := lootfaults.World.CheckWorld(base(lootfaults.Clean)); err != nil {
 		t.Fatalf("the base world: %v", err)
 	}
 	for _, c := range []struct {
@@ -97,38 +97,38 @@ func TestCheckWorldNamesTheRule(t *testing.T) {
 		s := base(lootfaults.Clean)
 		c.edit(&s)
 		var we *lootfaults.WorldError
-		if err := lootfaults.CheckWorld(s); !errors.As(err, &we) || we.Rule != c.rule {
-			t.Errorf("%s: CheckWorld = %v, want the rule %s", c.name, err, c.rule)
+		if err := lootfaults.World.CheckWorld(s); !errors.As(err, &we) || we.Rule != c.rule {
+			t.Errorf("%s: checkWorld = %v, want the rule %s", c.name, err, c.rule)
 		}
 	}
 }
 
-// TestShrinkOpsKeepTheWorld: the world's drops and Canonical give valid
-// schedules (CheckWorld may reject them: the shrinker then skips them),
-// and Canonical names players 1, 2, ... with the team first.
+// TestShrinkOpsKeepTheWorld: the world's drops and canonical give valid
+// schedules (checkWorld may reject them: the shrinker then skips them),
+// and canonical names players 1, 2, ... with the team first.
 func TestShrinkOpsKeepTheWorld(t *testing.T) {
 	for _, f := range []engine.Family{lootfaults.Outsider, lootfaults.Crash, lootfaults.Ties} {
-		s := lootfaults.Generate(f, 7)
-		for _, d := range lootfaults.Drops(s) {
+		s := lootfaults.World.Generate(f, 7)
+		for _, d := range lootfaults.World.Drops(s) {
 			for i := range d.N {
 				if c, ok := d.Apply(s, i, i+1); ok {
-					if err := lootfaults.Validate(c); err != nil {
-						t.Errorf("%s: dropping item %d of %d: %v\n%s", f, i, d.N, err, lootfaults.Format(c))
+					if err := lootfaults.World.Validate(c); err != nil {
+						t.Errorf("%s: dropping item %d of %d: %v\n%s", f, i, d.N, err, lootfaults.World.Format(c))
 					}
 				}
 			}
 		}
-		c, _ := lootfaults.Canonical(s)
-		if err := lootfaults.CheckWorld(c); err != nil {
+		c, _ := lootfaults.World.Canonical(s)
+		if err := lootfaults.World.CheckWorld(c); err != nil {
 			t.Errorf("%s: Canonical: %v", f, err)
 		}
 		for i, p := range c.Team {
 			if p != lootfaults.PlayerID(i+1) {
-				t.Errorf("%s: Canonical team %v, want 1..%d", f, c.Team, len(c.Team))
+				t.Errorf("%s: canonical team %v, want 1..%d", f, c.Team, len(c.Team))
 			}
 		}
-		if strings.Contains(lootfaults.Format(c), "skew node=") && !slices.Contains(f.Parts(), lootfaults.ClockSkew) {
-			t.Errorf("%s: Canonical invented a skew", f)
+		if strings.Contains(lootfaults.World.Format(c), "skew node=") && !slices.Contains(f.Parts(), lootfaults.ClockSkew) {
+			t.Errorf("%s: canonical invented a skew", f)
 		}
 	}
 }

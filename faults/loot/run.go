@@ -26,19 +26,19 @@ const (
 // aside). Requests are sent at least once (engine.Run: retries round robin,
 // a drain with every node's Recover an hour past the last send, resends,
 // give-ups); each node sees its own clock, the design's store the
-// database's, the lock service its own. Run panics on a schedule Validate
+// database's, the lock service its own. Run panics on a schedule validate
 // rejects.
 func Run(d Design, s Schedule, opt engine.RunOptions) History {
 	if err := validateTruth(s); err != nil {
 		panic("lootfaults.Run: invalid schedule: " + err.Error())
 	}
 	sys := newSystem(d, s)
-	t := engine.Run[Detail](sys, s.Frame, MessagesOf(s), opt)
+	t := engine.Run[Detail](sys, s.Frame, messagesOf(s), opt)
 	return History{Design: d.Name(), Schedule: s, Events: t.Events, Exhausted: t.Exhausted, Stalled: t.Stalled}
 }
 
-// MessagesOf is how the engine names s's requests: r0, r1, ...
-func MessagesOf(s Schedule) engine.Messages {
+// messagesOf is how the engine names s's requests: r0, r1, ...
+func messagesOf(s Schedule) engine.Messages {
 	return engine.Messages{N: len(s.Requests), Letter: "r", Noun: "request"}
 }
 

@@ -9,10 +9,10 @@ import (
 
 // The loot world's parts of shrinking (engine.Shrink runs the rest):
 // dropping sessions and requests, and renaming players to small values;
-// CheckWorld keeps every candidate a world that can happen.
+// checkWorld keeps every candidate a world that can happen.
 
-// Clone copies s deeply.
-func Clone(s Schedule) Schedule {
+// clone copies s deeply.
+func clone(s Schedule) Schedule {
 	s.Frame = engine.CloneFrame(s.Frame)
 	s.Team = slices.Clone(s.Team)
 	s.Fairness = slices.Clone(s.Fairness)
@@ -22,9 +22,9 @@ func Clone(s Schedule) Schedule {
 	return s
 }
 
-// Drops are the shrinker's first passes: whole sessions (with their
+// drops are the shrinker's first passes: whole sessions (with their
 // requests), then requests (with their deliveries).
-func Drops(s Schedule) []engine.Drop[Schedule] {
+func drops(s Schedule) []engine.Drop[Schedule] {
 	return []engine.Drop[Schedule]{
 		{N: len(s.Sessions), Apply: dropSessions},
 		{N: len(s.Requests), Apply: dropRequests},
@@ -32,7 +32,7 @@ func Drops(s Schedule) []engine.Drop[Schedule] {
 }
 
 func dropSessions(s Schedule, i, j int) (Schedule, bool) {
-	c := Clone(s)
+	c := clone(s)
 	c.Sessions = append(c.Sessions[:i:i], c.Sessions[j:]...)
 	for x := range c.Sessions {
 		c.Sessions[x].ID = x
@@ -55,7 +55,7 @@ func dropRequests(s Schedule, i, j int) (Schedule, bool) {
 	for k := range keep {
 		keep[k] = k < i || k >= j
 	}
-	c := keepRequests(Clone(s), keep)
+	c := keepRequests(clone(s), keep)
 	return c, len(c.Requests) > 0
 }
 
@@ -80,12 +80,12 @@ func keepRequests(s Schedule, keep []bool) Schedule {
 	return s
 }
 
-// Canonical renames the players to 1, 2, 3, ... (members first, in their
+// canonical renames the players to 1, 2, 3, ... (members first, in their
 // order, then outsiders), drops fairness records of players no request
 // names and records of 0 wins, and zero skews. It reports whether
 // anything changed.
-func Canonical(s Schedule) (Schedule, bool) {
-	c := Clone(s)
+func canonical(s Schedule) (Schedule, bool) {
+	c := clone(s)
 	names := map[PlayerID]PlayerID{}
 	var outsiders []PlayerID
 	for _, r := range s.Requests {

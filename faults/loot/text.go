@@ -10,7 +10,7 @@ import (
 	"github.com/onceproof/onceproof/engine"
 )
 
-// The text form of a Schedule (Format writes it, Parse reads it) is the
+// The text form of a Schedule (format writes it, parse reads it) is the
 // engine's (engine.FormatFrame), its family header prefixed "loot:", with
 // the loot world's directives between the header and the deliveries:
 //
@@ -34,15 +34,15 @@ import (
 // time zero.
 
 // textForm is the loot world's part of the shared lines.
-var textForm = engine.TextForm{Subject: "loot", Messages: engine.Messages{Letter: "r", Noun: "request"}, CheckFamily: CheckFamily}
+var textForm = engine.TextForm{Subject: "loot", Messages: engine.Messages{Letter: "r", Noun: "request"}, CheckFamily: checkFamily}
 
 // Subject is the loot world's name in commands and in a schedule file's
 // family header.
 const Subject = "loot"
 
-// Format renders s in the text form Parse reads back: Parse(Format(s))
+// format renders s in the text form parse reads back: parse(format(s))
 // equals s for every valid s.
-func Format(s Schedule) string {
+func format(s Schedule) string {
 	var b strings.Builder
 	b.WriteString("\n# the team snapshot, the server's fairness records (wins), the clocks' offsets from the database's\n")
 	b.WriteString("team")
@@ -80,10 +80,10 @@ func Format(s Schedule) string {
 	return engine.FormatFrame(s.Frame, textForm, b.String())
 }
 
-// Parse reads the text form written by Format (and by hand). Errors are
+// parse reads the text form written by format (and by hand). Errors are
 // *engine.ParseError values naming the line. The result is Validated, not
-// checked against the world rules (CheckWorld).
-func Parse(text string) (Schedule, error) {
+// checked against the world rules (checkWorld).
+func parse(text string) (Schedule, error) {
 	p := &lootParser{}
 	f, err := engine.ParseFrame(text, textForm, p)
 	if err != nil {
@@ -93,7 +93,7 @@ func Parse(text string) (Schedule, error) {
 	if len(p.s.Skews) > 0 {
 		p.s.Skews = append(p.s.Skews, make([]time.Duration, max(0, f.Nodes-len(p.s.Skews)))...)
 	}
-	if err := Validate(p.s); err != nil {
+	if err := validate(p.s); err != nil {
 		return Schedule{}, &engine.ParseError{Msg: err.Error()}
 	}
 	return p.s, nil
@@ -242,23 +242,23 @@ func (p *lootParser) request(line int, args []string) error {
 	return nil
 }
 
-// Validate reports the first way s is not a well-formed schedule: a known
+// validate reports the first way s is not a well-formed schedule: a known
 // family, the team sorted, distinct and > 0, fairness records sorted by
 // distinct players, a skew per node or none, sessions and requests with
 // dense IDs in order, every request naming a session it may (a claim: a
 // player and an intent; a compensate: none), and a well-formed frame
-// (engine.ValidateFrame). Run panics on a schedule Validate rejects;
-// whether it is a world that can happen is CheckWorld's business.
-func Validate(s Schedule) error {
+// (engine.ValidateFrame). Run panics on a schedule validate rejects;
+// whether it is a world that can happen is checkWorld's business.
+func validate(s Schedule) error {
 	if err := validateTruth(s); err != nil {
 		return err
 	}
-	return engine.ValidateFrame(s.Frame, MessagesOf(s))
+	return engine.ValidateFrame(s.Frame, messagesOf(s))
 }
 
-// validateTruth is Validate without the frame, which engine.Run checks.
+// validateTruth is validate without the frame, which engine.Run checks.
 func validateTruth(s Schedule) error {
-	if err := CheckFamily(s.Family); err != nil {
+	if err := checkFamily(s.Family); err != nil {
 		return err
 	}
 	for i, p := range s.Team {

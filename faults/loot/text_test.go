@@ -23,14 +23,14 @@ func TestFormatParseRoundTripsEveryFamily(t *testing.T) {
 		engine.Join(lootfaults.ClockSkew, lootfaults.LateClaim, lootfaults.Outsider))
 	for _, f := range fams {
 		for seed := uint64(1); seed <= seeds; seed++ {
-			s := lootfaults.Generate(f, seed)
-			text := lootfaults.Format(s)
-			got, err := lootfaults.Parse(text)
+			s := lootfaults.World.Generate(f, seed)
+			text := lootfaults.World.Format(s)
+			got, err := lootfaults.World.Parse(text)
 			if err != nil {
-				t.Fatalf("%s seed %d: Parse(Format(s)): %v\n%s", f, seed, err, text)
+				t.Fatalf("%s seed %d: parse(format(s)): %v\n%s", f, seed, err, text)
 			}
 			if !reflect.DeepEqual(s, got) {
-				t.Fatalf("%s seed %d: Parse(Format(s)) differs (-want +got):\n%s\ntext:\n%s", f, seed, cmp.Diff(s, got), text)
+				t.Fatalf("%s seed %d: parse(format(s)) differs (-want +got):\n%s\ntext:\n%s", f, seed, cmp.Diff(s, got), text)
 			}
 		}
 	}
@@ -55,7 +55,7 @@ deliver at=10s r2 node=0
 deliver at=13s r3 node=1
 fault delivery=2 effect=1 pause for=35s
 `
-	s, err := lootfaults.Parse(text)
+	s, err := lootfaults.World.Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ fault delivery=2 effect=1 pause for=35s
 		},
 	}
 	if diff := cmp.Diff(want, s); diff != "" {
-		t.Errorf("Parse (-want +got):\n%s", diff)
+		t.Errorf("parse (-want +got):\n%s", diff)
 	}
 }
 
@@ -90,9 +90,9 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 		{"a fault past the deliveries", head + "request r0 open x0\ndeliver at=0s r0 node=0\nfault delivery=3 effect=0 fail\n", "want a planned delivery 0..0"},
 		{"a pause without a duration", head + "request r0 open x0\ndeliver at=0s r0 node=0\nfault delivery=0 effect=0 pause\n", `want "for=<duration > 0`},
 	} {
-		_, err := lootfaults.Parse(c.text)
+		_, err := lootfaults.World.Parse(c.text)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: Parse error = %v, want it to contain %q", c.name, err, c.want)
+			t.Errorf("%s: parse error = %v, want it to contain %q", c.name, err, c.want)
 		}
 	}
 }

@@ -129,7 +129,7 @@ type Fair struct {
 
 // Schedule is one run of the loot world, as data: a Frame (its deliveries
 // name requests: Delivery.Msg is a request's index) beside the ground
-// truth. It prints to text (Format) and parses back (Parse).
+// truth. It prints to text (format) and parses back (parse).
 type Schedule struct {
 	engine.Frame
 	// Team is the member snapshot every session takes when it opens

@@ -109,7 +109,7 @@ func capSchedule(k int, interleave bool) *rapid.Generator[faults.Schedule] {
 			}
 		}
 		for _, a := range arr {
-			s.Deliveries = append(s.Deliveries, faults.Delivery{At: a.at, Msg: a.id})
+			s.Deliveries = append(s.Deliveries, engine.Delivery{At: a.at, Msg: a.id})
 		}
 		return s
 	})
@@ -123,7 +123,7 @@ func capacityHolds(k, c, n int, interleave bool) (faults.Schedule, bool) {
 	for seed := range n {
 		s := g.Example(seed)
 		h := faults.Run(d, s, faults.RunOptions{})
-		if props.CheckNoDup(h).Outcome != props.Holds || props.CheckNoLoss(h).Outcome != props.Holds {
+		if props.CheckProperty(faults.NoDup, h).Outcome != props.Holds || props.CheckProperty(faults.NoLoss, h).Outcome != props.Holds {
 			return s, false
 		}
 	}
@@ -159,7 +159,7 @@ func TestCapacityDerivation(t *testing.T) {
 				// Larger capacities hold too (eviction only gets later).
 				for c := smallest + 1; c <= 8; c++ {
 					if s, ok := capacityHolds(k, c, n, tc.interleave); !ok {
-						t.Fatalf("capacity %d holds but %d fails on:\n%s\n(to reproduce: %s)", smallest, c, faults.Format(s), repro)
+						t.Fatalf("capacity %d holds but %d fails on:\n%s\n(to reproduce: %s)", smallest, c, faults.World.Format(s), repro)
 					}
 				}
 				t.Logf("kinds=%d, %s: smallest capacity %d; capacity %d fails on a %d-delivery schedule", k, tc.model, smallest, smallest-1, len(below.Deliveries))

@@ -50,7 +50,7 @@ func TestGeneratedReturnsMeetNoLiveSignature(t *testing.T) {
 			continue
 		}
 		for seed := uint64(1); seed <= 200; seed++ {
-			s := faults.Generate(f, seed)
+			s := faults.World.Generate(f, seed)
 			first := map[int]int{} // settlement -> index of its first arrival among all first arrivals
 			var order []int
 			for _, d := range s.Deliveries {
@@ -74,7 +74,7 @@ func TestGeneratedReturnsMeetNoLiveSignature(t *testing.T) {
 				}
 				if pos, ok := last[st.Player][sg]; ok && count[st.Player]-pos-1 < foursig.Capacity {
 					t.Fatalf("%s seed %d: s%d has the signature of a settlement only %d arrivals before it (< %d): go test ./impls/foursig -run TestGeneratedReturnsMeetNoLiveSignature\n%s",
-						f, seed, id, count[st.Player]-pos-1, foursig.Capacity, faults.Format(s))
+						f, seed, id, count[st.Player]-pos-1, foursig.Capacity, faults.World.Format(s))
 				}
 				last[st.Player][sg] = count[st.Player]
 				count[st.Player]++

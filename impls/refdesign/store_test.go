@@ -46,7 +46,7 @@ func TestOnStoresOnMemStoreRunsLikeDesign(t *testing.T) {
 	runs := 0
 	for _, f := range []faults.Family{faults.Clean, faults.Crash, faults.StoreError, faults.TimeoutSuccess, faults.MultiNode, faults.WindowExpiry} {
 		for seed := uint64(1); seed <= 5; seed++ {
-			s := faults.Generate(f, seed)
+			s := faults.World.Generate(f, seed)
 			want := faults.Run(refdesign.Design{}, s, faults.RunOptions{})
 			got := faults.Run(d, s, faults.RunOptions{})
 			runs++
@@ -64,7 +64,7 @@ func TestOnStoresOnMemStoreRunsLikeDesign(t *testing.T) {
 // A store that does not open, or does not clean up, is reported by Err
 // (the run itself sees every store call fail; it must not panic).
 func TestOnStoresReportsOpenAndCleanupFailures(t *testing.T) {
-	s := faults.Generate(faults.Clean, 1)
+	s := faults.World.Generate(faults.Clean, 1)
 
 	down := errors.New("connection refused")
 	d := refdesign.OnStores("down", func(context.Context, int) (ref.PendingStore, func() error, error) { return nil, nil, down })
@@ -138,7 +138,7 @@ func TestOnStoreRunsLikeDesignOnOneEmptiedStore(t *testing.T) {
 	runs := 0
 	for _, f := range []faults.Family{faults.Clean, faults.Crash, faults.DeepReplay, faults.MultiNode} {
 		for seed := uint64(1); seed <= 5; seed++ {
-			s := faults.Generate(f, seed)
+			s := faults.World.Generate(f, seed)
 			want := faults.Run(refdesign.Design{}, s, faults.RunOptions{})
 			got := faults.Run(d, s, faults.RunOptions{})
 			runs++

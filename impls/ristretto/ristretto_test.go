@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/impls/refdesign"
 )
@@ -39,11 +40,11 @@ func (c *capture) NewCluster() faults.Cluster {
 func TestStoreCatchesWhatTheCacheDrops(t *testing.T) {
 	d := &capture{}
 	for seed := range uint64(50) {
-		s := faults.Generate(faults.Duplicate, seed)
+		s := faults.World.Generate(faults.Duplicate, seed)
 		h := faults.Run(d, s, faults.RunOptions{})
 		dups := 0
 		for _, e := range h.Events {
-			if e.Kind == faults.EvAck && e.Ack == faults.AckDuplicate {
+			if e.Kind == engine.EvAck && e.Ack == faults.AckDuplicate {
 				dups++
 			}
 		}

@@ -395,17 +395,17 @@ func TestStallCoverageIsWhatTheWorldDid(t *testing.T) {
 		reach string
 		want  int
 	}{
-		{"a 35s stall and a trigger 34s in", stalled(lootfaults.LockExpiry, 0, 35*time.Second, again, 44*time.Second), lootfaults.ReachedStalledTrig, 1},
-		{"a 15s stall, shorter than any lock's ttl", stalled(lootfaults.LockExpiry, 0, 15*time.Second, again, 24*time.Second), lootfaults.ReachedStalledTrig, 0},
-		{"a trigger 20s into a 35s stall", stalled(lootfaults.LockExpiry, 0, 35*time.Second, again, 30*time.Second), lootfaults.ReachedStalledTrig, 0},
-		{"compensation while a closed session's settler stalls", stalled(lootfaults.CompensationRace, 1, 35*time.Second, comp, 44*time.Second), lootfaults.ReachedCompInPause, 1},
-		{"compensation while the settler stalls before it closed", stalled(lootfaults.CompensationRace, 0, 35*time.Second, comp, 44*time.Second), lootfaults.ReachedCompInPause, 0},
+		{"a 35s stall and a trigger 34s in", stalled(lootfaults.LockExpiry, 0, 35*time.Second, again, 44*time.Second), "stalled-settle", 1},
+		{"a 15s stall, shorter than any lock's ttl", stalled(lootfaults.LockExpiry, 0, 15*time.Second, again, 24*time.Second), "stalled-settle", 0},
+		{"a trigger 20s into a 35s stall", stalled(lootfaults.LockExpiry, 0, 35*time.Second, again, 30*time.Second), "stalled-settle", 0},
+		{"compensation while a closed session's settler stalls", stalled(lootfaults.CompensationRace, 1, 35*time.Second, comp, 44*time.Second), "compensate-in-pause", 1},
+		{"compensation while the settler stalls before it closed", stalled(lootfaults.CompensationRace, 0, 35*time.Second, comp, 44*time.Second), "compensate-in-pause", 0},
 	} {
-		if err := lootfaults.Validate(c.s); err != nil {
-			t.Fatalf("%s: %v\n%s", c.name, err, lootfaults.Format(c.s))
+		if err := lootfaults.World.Validate(c.s); err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, lootfaults.World.Format(c.s))
 		}
-		if got := lootfaults.CoverageOf(lootfaults.Run(oneWrite{}, c.s, engine.RunOptions{}))[c.reach]; got != c.want {
-			t.Errorf("%s: %s counted %d, want %d (go test -run '^TestStallCoverageIsWhatTheWorldDid$' ./props/loot/); the schedule:\n%s", c.name, c.reach, got, c.want, lootfaults.Format(c.s))
+		if got := lootfaults.World.Coverage(engine.History[lootfaults.Schedule, lootfaults.Detail](lootfaults.Run(oneWrite{}, c.s, engine.RunOptions{})))[c.reach]; got != c.want {
+			t.Errorf("%s: %s counted %d, want %d (go test -run '^TestStallCoverageIsWhatTheWorldDid$' ./props/loot/); the schedule:\n%s", c.name, c.reach, got, c.want, lootfaults.World.Format(c.s))
 		}
 	}
 }

@@ -9,25 +9,25 @@ import (
 	"github.com/onceproof/onceproof/faults/loot"
 )
 
-// Checker judges one property on a history.
-type Checker func(h lootfaults.History) engine.Verdict
+// checker judges one property on a history.
+type checker func(h lootfaults.History) engine.Verdict
 
 // checkers maps every property to its checker. The safety properties are
 // judged on whatever prefix a stalled or exhausted run produced (a
 // violation there is a violation); NoLostGrant speaks of the drained end
 // state, so such a run is Unknown for it.
-var checkers = map[engine.Property]Checker{
-	lootfaults.NoOverGrant:  CheckNoOverGrant,
-	lootfaults.NoDupGrant:   CheckNoDupGrant,
-	lootfaults.NoLostGrant:  CheckNoLostGrant,
-	lootfaults.FrozenClaims: CheckFrozenClaims,
-	lootfaults.RuleOrder:    CheckRuleOrder,
-	lootfaults.Replayable:   CheckReplayable,
-	lootfaults.MembersOnly:  CheckMembersOnly,
-	lootfaults.OnTime:       CheckOnTime,
-	lootfaults.ForwardOnly:  CheckForwardOnly,
-	lootfaults.HonestAnswer: CheckHonestAnswer,
-	lootfaults.Responsive:   CheckResponsive,
+var checkers = map[engine.Property]checker{
+	lootfaults.NoOverGrant:  checkNoOverGrant,
+	lootfaults.NoDupGrant:   checkNoDupGrant,
+	lootfaults.NoLostGrant:  checkNoLostGrant,
+	lootfaults.FrozenClaims: checkFrozenClaims,
+	lootfaults.RuleOrder:    checkRuleOrder,
+	lootfaults.Replayable:   checkReplayable,
+	lootfaults.MembersOnly:  checkMembersOnly,
+	lootfaults.OnTime:       checkOnTime,
+	lootfaults.ForwardOnly:  checkForwardOnly,
+	lootfaults.HonestAnswer: checkHonestAnswer,
+	lootfaults.Responsive:   checkResponsive,
 }
 
 // CheckProperty judges property p on h; an unknown property panics.
@@ -58,10 +58,10 @@ func anomaly(h lootfaults.History, p engine.Property, msg int, evs []lootfaults.
 	return a
 }
 
-// CheckNoOverGrant: a session delivers at most its quantity of items, none
+// checkNoOverGrant: a session delivers at most its quantity of items, none
 // once it was ever canceled, and none to a player without a winning claim
 // (a member's NEED or GREED) in the set that froze.
-func CheckNoOverGrant(h lootfaults.History) engine.Verdict {
+func checkNoOverGrant(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
 		no := ss.x.No()
@@ -80,9 +80,9 @@ func CheckNoOverGrant(h lootfaults.History) engine.Verdict {
 	return safety(lootfaults.NoOverGrant, h, as)
 }
 
-// CheckNoDupGrant: no player gets a session's item twice (under two keys:
+// checkNoDupGrant: no player gets a session's item twice (under two keys:
 // the ledger applies one key once).
-func CheckNoDupGrant(h lootfaults.History) engine.Verdict {
+func checkNoDupGrant(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
 		by := map[lootfaults.PlayerID][]lootfaults.Event{}
@@ -107,7 +107,7 @@ func CheckNoDupGrant(h lootfaults.History) engine.Verdict {
 	return safety(lootfaults.NoDupGrant, h, as)
 }
 
-// CheckNoLostGrant: once the schedule drained (every retry and Recover
+// checkNoLostGrant: once the schedule drained (every retry and Recover
 // done), every session that took claims is CLOSED or CANCELED, and every
 // winner of a CLOSED one holds its item. (A session still OPEN was never
 // started: its start request failed and its sender gave up, which no
@@ -116,7 +116,7 @@ func CheckNoDupGrant(h lootfaults.History) engine.Verdict {
 // MaxAttempts sends twice over, with at most a few faults among them, and
 // never an answer is a design that lost the request (a never-answered open
 // is a session, a never-answered claim a player's item).
-func CheckNoLostGrant(h lootfaults.History) engine.Verdict {
+func checkNoLostGrant(h lootfaults.History) engine.Verdict {
 	if h.Stalled || h.Exhausted {
 		return engine.Verdict{Property: lootfaults.NoLostGrant, Outcome: engine.Unknown, Reason: "the run did not drain (it blocked or ran out of budget): retries or Recover may still have delivered"}
 	}
@@ -174,7 +174,7 @@ func (ss *seen) settled() ([]lootfaults.Claim, bool) {
 	return nil, false
 }
 
-// CheckFrozenClaims: a claim answered accepted (or already) before the
+// checkFrozenClaims: a claim answered accepted (or already) before the
 // claim set froze is in the set the result was computed from, unless it is
 // a PASS (settled says why the evidence may leave PASS rows out), and no
 // claim is answered so after it froze unless the set that froze holds it
@@ -185,7 +185,7 @@ func (ss *seen) settled() ([]lootfaults.Claim, bool) {
 // player's row then: a player may change its answer before the deadline),
 // or the request's for a player with no row (a claim answered accepted
 // and never written).
-func CheckFrozenClaims(h lootfaults.History) engine.Verdict {
+func checkFrozenClaims(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	sessions := observe(h)
 	for _, ack := range answered(h, lootfaults.ClaimItem) {
@@ -199,7 +199,7 @@ func CheckFrozenClaims(h lootfaults.History) engine.Verdict {
 		}
 		if ack.Seq > ss.freeze.Seq && !slices.ContainsFunc(ss.frozen, func(c lootfaults.Claim) bool { return c.Player == r.Player && c.Intent == r.Intent }) {
 			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{*ss.freeze, ack},
-				"r%d, player %d's %s claim, was answered %s at %s, after %s's claims froze at %s", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), ack.At, ss.x.No(), ss.freeze.At))
+				"r%d, player %d's %s claim, was answered %s at %s, after %s's claims froze at %s", r.ID, r.Player, r.Intent, lootfaults.World.AckName(ack.Ack), ack.At, ss.x.No(), ss.freeze.At))
 			continue
 		}
 		when := "before"
@@ -213,17 +213,17 @@ func CheckFrozenClaims(h lootfaults.History) engine.Verdict {
 		set, ok := ss.settled()
 		if ok && canWin(lootfaults.Claim{Intent: in}) && !slices.ContainsFunc(set, func(c lootfaults.Claim) bool { return c.Player == r.Player }) {
 			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{ack, *ss.freeze},
-				"r%d, player %d's %s claim, was answered %s %s %s froze, but the result was computed without it", r.ID, r.Player, r.Intent, lootfaults.AnswerName(ack.Ack), when, ss.x.No()))
+				"r%d, player %d's %s claim, was answered %s %s %s froze, but the result was computed without it", r.ID, r.Player, r.Intent, lootfaults.World.AckName(ack.Ack), when, ss.x.No()))
 		}
 	}
 	return safety(lootfaults.FrozenClaims, h, as)
 }
 
-// CheckRuleOrder: a closed session's winners are the oracle's: the top
+// checkRuleOrder: a closed session's winners are the oracle's: the top
 // quantity of the frozen claims of members by priority, fairness (the
 // server's), claim time (when the world saw the claim written) and player
 // id.
-func CheckRuleOrder(h lootfaults.History) engine.Verdict {
+func checkRuleOrder(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
 		if ss.final.Status != lootfaults.Closed || ss.freeze == nil {
@@ -238,13 +238,13 @@ func CheckRuleOrder(h lootfaults.History) engine.Verdict {
 	return safety(lootfaults.RuleOrder, h, as)
 }
 
-// CheckReplayable: a closed session's recorded evidence (its audit
+// checkReplayable: a closed session's recorded evidence (its audit
 // snapshot, or without one the claims on record) replays to its recorded
 // winners, the winners are the players it granted, and the evidence's
 // claims that can win are those of the set that froze (not those some node
 // saw at another moment), in whatever order the design lists them; PASS
 // rows are the design's to keep or leave out (settled).
-func CheckReplayable(h lootfaults.History) engine.Verdict {
+func checkReplayable(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
 		if ss.final.Status != lootfaults.Closed {
@@ -295,9 +295,9 @@ func claimList(cs []lootfaults.Claim) string {
 	return s + "]"
 }
 
-// CheckMembersOnly: no claim of a player outside the team snapshot is
+// checkMembersOnly: no claim of a player outside the team snapshot is
 // recorded, or answered accepted.
-func CheckMembersOnly(h lootfaults.History) engine.Verdict {
+func checkMembersOnly(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
 		reported := map[lootfaults.PlayerID]bool{}
@@ -313,9 +313,9 @@ func CheckMembersOnly(h lootfaults.History) engine.Verdict {
 	return safety(lootfaults.MembersOnly, h, as)
 }
 
-// CheckOnTime: no session starts settling (or closes) before its deadline
+// checkOnTime: no session starts settling (or closes) before its deadline
 // by the database's clock.
-func CheckOnTime(h lootfaults.History) engine.Verdict {
+func checkOnTime(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
 		if f := ss.freeze; f != nil && f.At < ss.x.Deadline {
@@ -325,7 +325,7 @@ func CheckOnTime(h lootfaults.History) engine.Verdict {
 	return safety(lootfaults.OnTime, h, as)
 }
 
-// CheckForwardOnly: every status change follows source 004's table
+// checkForwardOnly: every status change follows source 004's table
 // (lootfaults.Forward): forward, CANCELED before CLOSED, never back.
 //
 // The contract is the table's reason (the source document's 2.3): the
@@ -341,7 +341,7 @@ func CheckOnTime(h lootfaults.History) engine.Verdict {
 // CLAIMING), out of a final status (CLOSED -> CANCELED, CANCELED -> ...),
 // or off the table. The freeze such a write makes is still judged by
 // OnTime and FrozenClaims, at the view that shows it.
-func CheckForwardOnly(h lootfaults.History) engine.Verdict {
+func checkForwardOnly(h lootfaults.History) engine.Verdict {
 	statuses := []lootfaults.Status{lootfaults.Open, lootfaults.Claiming, lootfaults.Settling, lootfaults.Closed, lootfaults.Canceled}
 	// reachable: a path of table edges from one status to another. The
 	// table has no cycle, so a path is at most 4 edges long (OPEN ->
@@ -376,7 +376,7 @@ func statusName(s lootfaults.Status) string {
 	return string(s)
 }
 
-// CheckHonestAnswer: an answer says accepted, already or recorded only
+// checkHonestAnswer: an answer says accepted, already or recorded only
 // when the database (and the inventory) say so when it is given: a session
 // opened, claims started, the claim recorded with its intent, the session
 // canceled, closed, and for a settle answered accepted every winner's item
@@ -385,7 +385,7 @@ func statusName(s lootfaults.Status) string {
 // before the deadline by the database's clock from the request's arrival
 // to its answer, is never refused (wrongRefusal), nor answered noted
 // without taking effect.
-func CheckHonestAnswer(h lootfaults.History) engine.Verdict {
+func checkHonestAnswer(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	sessions := observe(h)
 	for i, e := range h.Events {
@@ -450,7 +450,7 @@ func CheckHonestAnswer(h lootfaults.History) engine.Verdict {
 			}
 		}
 		if lie != "" {
-			as = append(as, anomaly(h, lootfaults.HonestAnswer, e.Msg, []lootfaults.Event{e}, "r%d (%s %s) was answered %s, but %s", r.ID, r.Kind, ss.x.No(), lootfaults.AnswerName(e.Ack), lie))
+			as = append(as, anomaly(h, lootfaults.HonestAnswer, e.Msg, []lootfaults.Event{e}, "r%d (%s %s) was answered %s, but %s", r.ID, r.Kind, ss.x.No(), lootfaults.World.AckName(e.Ack), lie))
 		}
 	}
 	return safety(lootfaults.HonestAnswer, h, as)
@@ -509,9 +509,9 @@ func winnersOf(rec lootfaults.Record) []lootfaults.PlayerID {
 	return rec.Granted
 }
 
-// CheckResponsive: every Handle and Recover returns: no panic, no
+// checkResponsive: every Handle and Recover returns: no panic, no
 // deadlock (engine.CheckResponsive).
-func CheckResponsive(h lootfaults.History) engine.Verdict {
+func checkResponsive(h lootfaults.History) engine.Verdict {
 	return engine.CheckResponsive(h.Events, h.Exhausted, lootfaults.Responsive, "r", func(id int) string { return describe(h, id) })
 }
 

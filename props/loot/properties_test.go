@@ -34,13 +34,13 @@ func session(f engine.Family) lootfaults.Schedule {
 
 func TestEveryPropertyHoldsForTheTinyDesign(t *testing.T) {
 	for _, f := range lootfaults.Families {
-		s := lootfaults.Generate(f, 3)
+		s := lootfaults.World.Generate(f, 3)
 		r := lootprops.Judge(lootfaults.Run(tiny{name: "tiny"}, s, engine.RunOptions{}))
 		for _, v := range r {
 			if v.Outcome != engine.Holds && !(f == lootfaults.Crash || f == lootfaults.StoreError || f == lootfaults.TimeoutSuccess || f == lootfaults.CompensationRace || f == lootfaults.LockExpiry) {
 				// tiny has no recovery, so the fault families may lose;
 				// every other family must hold.
-				t.Errorf("%s: %v\n%s", f, v, lootfaults.Format(s))
+				t.Errorf("%s: %v\n%s", f, v, lootfaults.World.Format(s))
 			}
 		}
 	}

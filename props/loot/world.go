@@ -2,7 +2,6 @@ package lootprops
 
 import (
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 	"testing"
@@ -11,10 +10,22 @@ import (
 	"github.com/onceproof/onceproof/faults/loot"
 )
 
-// World is the loot subject as the engine runs it: lootfaults's families,
-// schedules, runner and coverage, with this package's properties and
-// renderings.
-var World engine.World[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail] = world{}
+// World is the loot subject as the engine runs it: lootfaults.World
+// (families, schedules, runner and coverage) with this package's
+// properties (Judge, Describe), cell sizes (Runs) and renderings.
+var World = func() engine.World[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail] {
+	w := lootfaults.World
+	w.Runs = runs
+	w.Judge = func(h engine.History[lootfaults.Schedule, lootfaults.Detail]) engine.Report {
+		return Judge(lootfaults.History(h))
+	}
+	w.Describe = Describe
+	w.GroundTruth = groundTruth
+	w.EventText = eventText
+	w.Participants = participants
+	w.MermaidLine = mermaidLine
+	return w
+}()
 
 // The matrix's types, for loot designs (see package engine).
 type (
@@ -39,8 +50,6 @@ func TestDesign(t *testing.T, d lootfaults.Design, opts ...engine.Option) {
 	engine.TestDesign(t, World, d, opts...)
 }
 
-type world struct{}
-
 // DefaultN is how many schedules a loot cell runs (World.Runs) when the
 // matrix asks for engine.DefaultMatrixN: a half. A loot run is a few
 // times a settlement run (every store call is read back for the audit),
@@ -59,7 +68,7 @@ const DefaultN = engine.DefaultMatrixN / 2
 //     HonestAnswer) needs the second settler to take the lock in the one
 //     step between the first's unlock and its answer, and to write before
 //     that answer: about 9 choices fixed between 2 goroutines, p ~ 2^-9 ~
-//     0.002 a run; measured 8 of 4000 seeds (the first at seed 166).
+//     0.002 a run (8 of 4000 seeds, counted with `onceproof matrix`).
 //   - loot-seed-verbatim's unreplayable ranking under clock-skew needs two
 //     claims of equal priority and fairness that the nodes' clocks stamp
 //     into one recorded second: 11 of 8000 seeds, p ~ 0.0014.
@@ -72,21 +81,10 @@ const DefaultN = engine.DefaultMatrixN / 2
 // a generator that finds these more often, measured the same way.
 const DeepN = 30 * DefaultN
 
-func (world) Subject() string                   { return lootfaults.Subject }
-func (world) Families() []engine.Family         { return lootfaults.Families }
-func (world) Properties() []engine.Property     { return lootfaults.Properties }
-func (world) CheckFamily(f engine.Family) error { return lootfaults.CheckFamily(f) }
-func (world) FamilyDoc(f engine.Family) string  { return lootfaults.FamilyDoc(f) }
-func (world) Describe(p engine.Property) string { return Describe(p) }
-func (world) Exercises(f engine.Family) []string {
-	return lootfaults.Exercises(f)
-}
-func (world) Reached() []string { return lootfaults.Reached }
-
 // Runs is n scaled by DefaultN/DefaultMatrixN, or by DeepN/DefaultMatrixN
 // under a family of rare failures (at least 1): a cell of the default
 // matrix runs DefaultN or DeepN schedules.
-func (world) Runs(f engine.Family, n int) int {
+func runs(f engine.Family, n int) int {
 	if Deep(f) {
 		return max(1, n*DeepN/engine.DefaultMatrixN)
 	}
@@ -96,40 +94,6 @@ func (world) Runs(f engine.Family, n int) int {
 // Deep reports whether family f's cells run DeepN schedules by default.
 func Deep(f engine.Family) bool {
 	return lootfaults.Interleaves(f) || slices.Contains(f.Parts(), lootfaults.ClockSkew)
-}
-
-func (world) Generate(f engine.Family, seed uint64) lootfaults.Schedule {
-	return lootfaults.Generate(f, seed)
-}
-
-func (world) Exhaustive(engine.Family) (iter.Seq[lootfaults.Schedule], string, bool) {
-	return nil, "", false
-}
-
-func (world) Frame(s *lootfaults.Schedule) *engine.Frame      { return &s.Frame }
-func (world) Messages(s lootfaults.Schedule) engine.Messages  { return lootfaults.MessagesOf(s) }
-func (world) Clone(s lootfaults.Schedule) lootfaults.Schedule { return lootfaults.Clone(s) }
-func (world) Validate(s lootfaults.Schedule) error            { return lootfaults.Validate(s) }
-func (world) CheckWorld(s lootfaults.Schedule) error          { return lootfaults.CheckWorld(s) }
-func (world) Format(s lootfaults.Schedule) string             { return lootfaults.Format(s) }
-func (world) Parse(text string) (lootfaults.Schedule, error)  { return lootfaults.Parse(text) }
-func (world) Canonical(s lootfaults.Schedule) (lootfaults.Schedule, bool) {
-	return lootfaults.Canonical(s)
-}
-func (world) Drops(s lootfaults.Schedule) []engine.Drop[lootfaults.Schedule] {
-	return lootfaults.Drops(s)
-}
-
-func (world) Run(d lootfaults.Design, s lootfaults.Schedule, o engine.RunOptions) engine.History[lootfaults.Schedule, lootfaults.Detail] {
-	return engine.History[lootfaults.Schedule, lootfaults.Detail](lootfaults.Run(d, s, o))
-}
-
-func (world) Judge(h engine.History[lootfaults.Schedule, lootfaults.Detail]) engine.Report {
-	return Judge(lootfaults.History(h))
-}
-
-func (world) Coverage(h engine.History[lootfaults.Schedule, lootfaults.Detail]) engine.Coverage {
-	return lootfaults.CoverageOf(lootfaults.History(h))
 }
 
 // propertyDocs is the one-line meaning of each property, for matrix.md.
@@ -155,9 +119,10 @@ func Describe(p engine.Property) string {
 	return "not a property"
 }
 
-// The loot world's part of the renderings (engine.Render).
+// The loot world's part of the renderings (World's GroundTruth,
+// EventText, Participants, MermaidLine).
 
-func (world) GroundTruth(h engine.History[lootfaults.Schedule, lootfaults.Detail]) string {
+func groundTruth(h engine.History[lootfaults.Schedule, lootfaults.Detail]) string {
 	s := h.Schedule
 	var b strings.Builder
 	fmt.Fprintf(&b, "team %v", s.Team)
@@ -186,10 +151,7 @@ func (world) GroundTruth(h engine.History[lootfaults.Schedule, lootfaults.Detail
 	return b.String()
 }
 
-func (world) AckName(a engine.Ack) string        { return lootfaults.AnswerName(a) }
-func (world) KindName(k engine.EventKind) string { return lootfaults.KindName(k) }
-
-func (world) EventText(_ engine.History[lootfaults.Schedule, lootfaults.Detail], e lootfaults.Event) string {
+func eventText(_ engine.History[lootfaults.Schedule, lootfaults.Detail], e lootfaults.Event) string {
 	d := e.Detail
 	errs := ""
 	if e.Err != "" {
@@ -213,7 +175,7 @@ func (world) EventText(_ engine.History[lootfaults.Schedule, lootfaults.Detail],
 		}
 		return fmt.Sprintf("%s %s token %s: %t", e.Op, d.Key, short(d.Token), d.OK)
 	}
-	return lootfaults.KindName(e.Kind)
+	return lootfaults.World.KindName(e.Kind)
 }
 
 // short is a lock token's last 8 characters: tokens differ at their end.
@@ -234,19 +196,19 @@ func recordText(r lootfaults.Record) string {
 	return s
 }
 
-func (world) Participants() string {
+func participants() string {
 	return "    participant D as Database\n    participant K as Lock service\n    participant I as Inventory\n"
 }
 
-func (w world) MermaidLine(h engine.History[lootfaults.Schedule, lootfaults.Detail], e lootfaults.Event) string {
+func mermaidLine(h engine.History[lootfaults.Schedule, lootfaults.Detail], e lootfaults.Event) string {
 	n := fmt.Sprintf("N%d", e.Node)
 	switch e.Kind {
 	case lootfaults.EvItem:
-		return fmt.Sprintf("%s->>I: %s", n, w.EventText(h, e))
+		return fmt.Sprintf("%s->>I: %s", n, eventText(h, e))
 	case lootfaults.EvLock:
-		return fmt.Sprintf("%s->>K: %s", n, w.EventText(h, e))
+		return fmt.Sprintf("%s->>K: %s", n, eventText(h, e))
 	}
-	return fmt.Sprintf("Note over D: %s", w.EventText(h, e))
+	return fmt.Sprintf("Note over D: %s", eventText(h, e))
 }
 
 // Timeline renders h as text (engine.Timeline).

@@ -111,7 +111,7 @@ func TestOnStoreRunsLikeDesignOnOneEmptiedStore(t *testing.T) {
 	runs := 0
 	for _, f := range []engine.Family{lootfaults.Clean, lootfaults.Crash, lootfaults.LockExpiry, lootfaults.ConcurrentSettle, lootfaults.CompensationRace} {
 		for seed := uint64(1); seed <= 4; seed++ {
-			s := lootfaults.Generate(f, seed)
+			s := lootfaults.World.Generate(f, seed)
 			want := lootfaults.Run(lootref.Design{}, s, engine.RunOptions{})
 			got := lootfaults.Run(d, s, engine.RunOptions{})
 			runs++
