@@ -27,19 +27,21 @@ const (
 	flagSeed = "onceproof.seed"
 )
 
-// ShortMatrixN is the schedules per family under go test -short when
-// neither -onceproof.n nor Schedules says otherwise: DefaultMatrixN/10.
-// The designs the kit's own tests run need 8 to reach what every family
-// exists for and show what they declare (loot-ref under store-error and
-// timeout-after-success: its 4th run, of the half a loot cell runs; the
-// settlement test designs need 3), so 20 keeps a 2.5x margin (the
-// ShortMatrixN tests keep it so). It is less deep than the committed
-// designs' declarations need (75 for four-sig-no-room under
+// Why a tenth: the designs the kit's own tests run need 8 to reach what
+// every family exists for and show what they declare (loot-ref under
+// store-error and timeout-after-success: its 4th run, of the half a loot
+// cell runs; the settlement test designs need 3), so 20 keeps a 2.5x
+// margin (the ShortMatrixN tests keep it so). The committed designs'
+// declarations need more (75 for four-sig-no-room under
 // timeout-after-success, 120 for loot-seed-verbatim under clock-skew,
 // whose first failing run is the 1799th of the 3000 a deep loot cell runs
-// at 200): under -short a declared failure may not show, and the kit says
-// how deep it looked (the budget and where it came from, in its log, and
-// in the message of a StrictExpectations failure).
+// at 200).
+
+// ShortMatrixN is the schedules per family under go test -short when
+// neither -onceproof.n nor Schedules says otherwise: enough for every
+// family to reach what it exists for, not always to show a rare declared
+// failure. The kit says how deep it looked (the budget and where it came
+// from, in its log, and in the message of a StrictExpectations failure).
 const ShortMatrixN = DefaultMatrixN / 10
 
 // The flags exist only in a test binary: a command that imports the engine

@@ -15,14 +15,15 @@ import (
 // for every design, so the rows compare designs on the same input.
 const DefaultMatrixSeed uint64 = 1
 
-// DefaultMatrixN is the schedules per cell by default (RunMatrix, RunCell,
-// TestDesign). The budget is a minute for the whole committed matrix on 2
-// cores: a run of a generated schedule costs about 100 us, so 200 per cell
+// Why 200: the budget is a minute for the whole committed matrix on 2
+// cores. A run of a generated schedule costs about 100 us, so 200 per cell
 // is 20 ms per cell before shrinking, and a few hundred cells with their
 // shrinks (a few hundred runs per counterexample) stay within seconds.
 // Raising it finds rarer failures, and the designs' declarations must then
-// follow; the measured times are in results/ and the README. A world may
-// run fewer per cell (World.Runs).
+// follow.
+
+// DefaultMatrixN is the schedules per cell by default (RunMatrix, RunCell,
+// TestDesign); a world may run fewer or more per cell (World.Runs).
 const DefaultMatrixN = 200
 
 // MatrixOptions configures RunMatrix for designs of type D.

@@ -58,10 +58,7 @@ func TestDesign(t *testing.T, d lootfaults.Design, opts ...engine.Option) {
 // proofs`' minute on 2 cores beside the settlement one's.
 const DefaultN = engine.DefaultMatrixN / 2
 
-// DeepN is how many schedules a loot cell runs, when the matrix asks for
-// engine.DefaultMatrixN, under a family whose known failures are rare per
-// run: one that interleaves requests at one instant
-// (lootfaults.Interleaves), and clock-skew. A run fails only when the
+// Why DeepN is 3000: a run of a family of rare failures fails only when the
 // scheduling choices (or the clock offsets) line up with the requests:
 //   - lock-only's settle answered accepted while a second settler has
 //     already written SETTLING over the CLOSED session (concurrent-settle,
@@ -79,6 +76,12 @@ const DefaultN = engine.DefaultMatrixN / 2
 // in the whole loot matrix (`onceproof matrix -subject loot -n 8000`);
 // the cost is about 20 s of `make proofs` on 2 cores. Lower it only with
 // a generator that finds these more often, measured the same way.
+
+// DeepN is how many schedules a loot cell runs, when the matrix asks for
+// engine.DefaultMatrixN, under a family whose known failures are rare per
+// run (Deep: one that interleaves requests at one instant, and
+// clock-skew): enough that each of those known failures shows in a cell
+// with probability above 98%.
 const DeepN = 30 * DefaultN
 
 // Runs is n scaled by DefaultN/DefaultMatrixN, or by DeepN/DefaultMatrixN
