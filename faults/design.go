@@ -65,6 +65,7 @@ type Env interface {
 	// interleaves inside fn, so a read-then-write fn that is atomic here but
 	// two statements on a real store hides its race from every family;
 	// ref/storetest's concurrent-Begin check is where such a store fails.
+	// An fn that only reads names its op with Read (see History.Reached).
 	Durable(op string, fn func() error) error
 	// Credit applies s.Net to s's player's balance in room. The ledger
 	// attributes the credit by the settlement's business identity (Player,

@@ -65,9 +65,11 @@ func (h History) Credits(id int) int {
 }
 
 // Reached reports whether an attempt of settlement id made an env call that
-// ran (an EvEffect or EvCredit of the attempt): from then on the design
-// holds it. A sender that gives up (Schedule.GiveUp) on a settlement no
-// attempt reached lost it itself: no design could have credited it.
+// ran and could have taken effect (an EvCredit, or an EvEffect of an op not
+// named by Read): from then on the design holds it. A sender that gives up
+// (Schedule.GiveUp) on a settlement no attempt reached lost it itself:
+// nothing the design did could have recorded it, so no Recover could
+// credit it.
 func (h History) Reached(id int) bool {
 	mine := map[int]bool{}
 	for i := range h.Events {
@@ -75,7 +77,7 @@ func (h History) Reached(id int) bool {
 		switch {
 		case e.Kind == engine.EvArrive && e.Msg == id:
 			mine[e.Attempt] = true
-		case (e.Kind == engine.EvEffect || e.Kind == EvCredit) && e.Attempt >= 0 && mine[e.Attempt]:
+		case (e.Kind == engine.EvEffect && !isRead(e.Op) || e.Kind == EvCredit) && e.Attempt >= 0 && mine[e.Attempt]:
 			return true
 		}
 	}

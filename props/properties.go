@@ -86,6 +86,19 @@ func checkNoDup(h faults.History) Verdict {
 // good (a late settlement dropped as a replay is lost). And the sender got
 // an ack for it: one it gave up on counts as failed on its side, credited
 // or not.
+//
+// Custody: a sender that gives up by design (Schedule.GiveUp: one send,
+// no resend) leaves only Recover to finish what an attempt left undone,
+// and Recover can finish only what some call recorded. Env's contract says
+// which calls those can be: one failed with ErrInjected did nothing, one
+// that ran did its fn (ErrTimeout included), and a Credit that ran is in
+// the ledger. The runner cannot see inside fn, so every Durable call that
+// ran could have written, except one the design named a read
+// (faults.Read): a read records nothing. So a settlement is the design's
+// to lose from its first call that ran and is not a read
+// (faults.History.Reached); one the sender gave up on before that, it
+// lost itself (the sender gave up, and nothing took effect), and no design
+// could have credited it.
 func checkNoLoss(h faults.History) Verdict {
 	if h.Stalled {
 		return Verdict{Property: faults.NoLoss, Outcome: Unknown, Reason: "the design blocked (see Responsive) before the schedule drained"}
@@ -110,8 +123,7 @@ func checkNoLoss(h faults.History) Verdict {
 	var as []engine.Anomaly
 	for _, id := range order {
 		if credited[id] || h.Schedule.GiveUp && !h.Reached(id) {
-			// (A sender that gives up on a settlement no attempt reached
-			// lost it itself: no design could have credited it.)
+			// (Custody never started: see above.)
 			continue
 		}
 		evs := arrivals[id]
