@@ -10,24 +10,29 @@ import (
 // package stays within 50 exported names (issue 21) and these are plumbing
 // a design author never names.
 var Events = struct {
-	View, Item, Lock                           engine.EventKind
+	// View: a session's record changed in the design's database
+	// (Detail.Session, Detail.Record: what it says now). The world reads
+	// the database after every store call, at the call's time.
+	View engine.EventKind
+	// Item: a Deliver reached the inventory ledger (Detail.Session,
+	// Player, Key; OK: applied, false for a key already applied).
+	Item engine.EventKind
+	// Lock: a lock service call (Op: LockSet, LockGet, LockDel, Unlock;
+	// Detail.Key, Token; OK: set or deleted; Value: Get's token).
+	Lock engine.EventKind
+	// The ops of Lock and Item events: the lock service's four calls and
+	// the inventory's Deliver.
 	LockSet, LockGet, LockDel, Unlock, Deliver string
 }{
 	View: evView, Item: evItem, Lock: evLock,
 	LockSet: opLockSet, LockGet: opLockGet, LockDel: opLockDel, Unlock: opUnlock, Deliver: opDeliver,
 }
 
-// The loot world's event kinds, beside the engine's.
+// The loot world's event kinds, beside the engine's (Events says what
+// each records).
 const (
-	// evView: a session's record changed in the design's database
-	// (Detail.Session, Detail.Record: what it says now). The world reads
-	// the database after every store call, at the call's time.
 	evView = engine.EvWorld + iota
-	// evItem: a Deliver reached the inventory ledger (Detail.Session,
-	// Player, Key; OK: applied, false for a key already applied).
 	evItem
-	// evLock: a lock service call (Op: lock-set, lock-get, lock-del,
-	// unlock; Detail.Key, Token; OK: set or deleted; Value: Get's token).
 	evLock
 )
 
