@@ -26,8 +26,8 @@ var DesignSchedules = []struct {
 	Name   string
 	Family faults.Family
 }{
-	{"clean", faults.Clean},
-	{"duplicate", faults.Join(faults.Duplicate, faults.MultiNode)},
+	{"clean", faults.Families.Clean},
+	{"duplicate", faults.Join(faults.Families.Duplicate, faults.Families.MultiNode)},
 }
 
 // standardSchedule returns the schedule of f with the most deliveries among

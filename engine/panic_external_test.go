@@ -23,13 +23,13 @@ var broken = brokenWorld(props.World)
 func brokenWorld(w engine.World[faults.Design, faults.Schedule, faults.Detail]) engine.World[faults.Design, faults.Schedule, faults.Detail] {
 	judge, run := w.Judge, w.Run
 	w.Judge = func(h engine.History[faults.Schedule, faults.Detail]) engine.Report {
-		if h.Schedule.Family == faults.Duplicate {
+		if h.Schedule.Family == faults.Families.Duplicate {
 			panic("injected: a property checker indexed past the history")
 		}
 		return judge(h)
 	}
 	w.Run = func(d faults.Design, s faults.Schedule, o engine.RunOptions) engine.History[faults.Schedule, faults.Detail] {
-		if s.Family == faults.Concurrent {
+		if s.Family == faults.Families.Concurrent {
 			d = sizePanics{d}
 		}
 		return run(d, s, o)
@@ -62,7 +62,7 @@ func (sizeNode) StateSpan() time.Duration     { return 0 }
 func (sizeNode) StateBound(l faults.Load) int { return 0 }
 
 // brokenFamilies are the cells the tests run: two broken, two whole.
-var brokenFamilies = []faults.Family{faults.Clean, faults.Duplicate, faults.Concurrent, faults.Late}
+var brokenFamilies = []faults.Family{faults.Families.Clean, faults.Families.Duplicate, faults.Families.Concurrent, faults.Families.Late}
 
 // TestEnginePanicIsTheCellsHarnessError: a panic outside the design's
 // Deliver and Recover, on the cell's goroutine or inside a run, is its
@@ -75,7 +75,7 @@ func TestEnginePanicIsTheCellsHarnessError(t *testing.T) {
 	row := m.Rows[0]
 	for i, f := range brokenFamilies {
 		c := row.Cells[i]
-		broke := f == faults.Duplicate || f == faults.Concurrent
+		broke := f == faults.Families.Duplicate || f == faults.Families.Concurrent
 		if !broke {
 			if !c.Holds() {
 				t.Errorf("%s: %s; want it to hold, whatever the other cells did %s", f, c.Text(), rerun)

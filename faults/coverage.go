@@ -187,20 +187,20 @@ func Steady(c engine.Coverage) engine.Coverage {
 // relative to match starts, which a schedule does not record (its
 // generator places every late arrival, TestGenEveryScheduleHasItsFamilyFeature).
 var exercises = map[Family][]string{
-	Duplicate:      {reachedCopy},
-	DeepReplay:     {reachedFarCopy},
-	Interleave:     {reachedOutOfOrder},
-	WindowExpiry:   {reachedFarCopy},
-	Crash:          {reachedCrash},
-	StoreError:     {reachedFail},
-	TimeoutSuccess: {reachedTimeout},
-	MultiNode:      {reachedOtherNode},
-	Concurrent:     {reachedOverlap},
-	SequenceRewind: {reachedRewind},
-	ThirdKind:      {reachedThirdKind},
-	RoomReturn:     {reachedQuickReturn},
-	WideIDs:        {reachedSharedMatch},
-	LongHistory:    {reachedFarCopy},
+	Families.Duplicate:      {reachedCopy},
+	Families.DeepReplay:     {reachedFarCopy},
+	Families.Interleave:     {reachedOutOfOrder},
+	Families.WindowExpiry:   {reachedFarCopy},
+	Families.Crash:          {reachedCrash},
+	Families.StoreError:     {reachedFail},
+	Families.TimeoutSuccess: {reachedTimeout},
+	Families.MultiNode:      {reachedOtherNode},
+	Families.Concurrent:     {reachedOverlap},
+	Families.SequenceRewind: {reachedRewind},
+	Families.ThirdKind:      {reachedThirdKind},
+	Families.RoomReturn:     {reachedQuickReturn},
+	Families.WideIDs:        {reachedSharedMatch},
+	Families.LongHistory:    {reachedFarCopy},
 }
 
 // exercisesOf is what plain family f exists to make happen (names of

@@ -215,12 +215,12 @@ func TestDeferringDesignsRunEveryFamily(t *testing.T) {
 			switch {
 			case free:
 				// Free changes only how concurrent groups run.
-				opt.Families = []faults.Family{faults.Concurrent}
+				opt.Families = []faults.Family{faults.Families.Concurrent}
 			case testing.Short() && i > 0:
 				// small-scope is every schedule of its scope (about
 				// 40,000 runs, most of this test's time): -short runs it
 				// for leased alone, where issue 26 crashed.
-				opt.Families = slices.DeleteFunc(slices.Clone(faults.Families), func(f faults.Family) bool { return f == faults.SmallScope })
+				opt.Families = slices.DeleteFunc(slices.Clone(faults.World.Families), func(f faults.Family) bool { return f == faults.Families.SmallScope })
 			}
 			row := engine.Check(props.World, faults.Design(x.d), opt)
 			for _, c := range row.Cells {
@@ -234,7 +234,7 @@ func TestDeferringDesignsRunEveryFamily(t *testing.T) {
 					t.Errorf("%s under %s: %s %s", x.d.Name(), c.Family, c.Text(), rerun)
 				case x.holds && len(c.Failed) > 0:
 					t.Errorf("%s under %s: %s; want it to hold: it is correct %s", x.d.Name(), c.Family, c.Text(), rerun)
-				case !x.holds && !slices.Contains(c.Failed, faults.NoBlocking):
+				case !x.holds && !slices.Contains(c.Failed, faults.Properties.NoBlocking):
 					t.Errorf("%s under %s: %s; want NoBlocking to fail: every first arrival is held %s", x.d.Name(), c.Family, c.Text(), rerun)
 				}
 			}

@@ -1,10 +1,6 @@
 package faults
 
-import (
-	"time"
-
-	"github.com/onceproof/onceproof/engine"
-)
+import "time"
 
 // Design is a way to settle: the thing the harness judges. Its Cluster is
 // the durable state, shared by its nodes, which share no memory. A design's
@@ -13,7 +9,7 @@ import (
 // Env call (a crash unwinds through it; the watchdog ends a run that blocks);
 // never read Settlement.ID; make the Cluster safe for concurrent use (one
 // Node never gets two calls at once); treat Env's errors as a real store's
-// (ErrInjected: nothing happened; ErrTimeout: it happened). Optional:
+// (engine.ErrInjected: nothing happened; engine.ErrTimeout: it happened). Optional:
 // Declarer, Recoverer, Bounded.
 type Design interface {
 	// Name is the design's row name in the matrix (e.g. "ref").
@@ -57,8 +53,8 @@ type Node interface {
 type Env interface {
 	// Durable runs fn as one durable operation named op ("claim", "commit",
 	// "save", ...). The runner may fail it before fn runs (an error wrapping
-	// ErrInjected), run fn and then report an error wrapping ErrTimeout (the
-	// effect happened, the caller cannot know), or crash the node just before
+	// engine.ErrInjected), run fn and then report an error wrapping
+	// engine.ErrTimeout (the effect happened, the caller cannot know), or crash the node just before
 	// or just after fn. fn is the design's own code on its Cluster's state,
 	// and it must be what one store call is in production: one atomic round
 	// trip (one statement, one transaction, one script). The runner never
@@ -78,14 +74,6 @@ type Env interface {
 	// for Durable.
 	Credit(grant string, s Settlement, room uint32) (applied bool, err error)
 }
-
-// ErrInjected marks an error the runner injected before a durable operation
-// or credit ran: nothing happened.
-var ErrInjected = engine.ErrInjected
-
-// ErrTimeout marks an error the runner injected after a durable operation or
-// credit ran: it happened, the caller was told it timed out.
-var ErrTimeout = engine.ErrTimeout
 
 // Recoverer is a Node that recovers after a crash. The runner calls Recover
 // on a node it built to replace a crashed one, before its first delivery, and

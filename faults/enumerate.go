@@ -10,11 +10,6 @@ import (
 	"github.com/onceproof/onceproof/engine"
 )
 
-// SmallScope is the family of every schedule within defaultScope
-// (enumerate), not a sample: a cell of it holds "exhaustively to the
-// scope". Gen and generate sample the enumeration; a matrix runs all of it.
-const SmallScope Family = "small-scope"
-
 // scope bounds an exhaustive enumeration of schedules (enumerate). Every
 // schedule within it is a world checkWorld accepts.
 type scope struct {
@@ -72,7 +67,7 @@ func enumerate(sc scope) iter.Seq[Schedule] {
 					for _, gaps := range product(len(enumGaps), d-1) {
 						for nodes := 1; nodes <= sc.Nodes; nodes++ {
 							for _, on := range product(nodes, d-1) {
-								base := Schedule{Frame: engine.Frame{Family: SmallScope, Nodes: nodes, RetryAfter: genRetryAfter, MaxAttempts: genMaxAttempts}, Settlements: sts}
+								base := Schedule{Frame: engine.Frame{Family: Families.SmallScope, Nodes: nodes, RetryAfter: genRetryAfter, MaxAttempts: genMaxAttempts}, Settlements: sts}
 								at := time.Duration(0)
 								for i, id := range seq {
 									if i > 0 {
@@ -171,7 +166,7 @@ func enumSettlements(n int) [][]Settlement {
 		for i, s := range ss {
 			out = append(out, Settlement{ID: i, Player: s.player, Room: s.room, Match: s.match, Kind: s.kind, Net: s.net, Final: s.kind == KindFinal})
 		}
-		return renumber(Schedule{Frame: engine.Frame{Family: SmallScope}, Settlements: out}).Settlements
+		return renumber(Schedule{Frame: engine.Frame{Family: Families.SmallScope}, Settlements: out}).Settlements
 	}
 	kinds := []Kind{KindInstant, KindFinal}
 	var out [][]Settlement

@@ -7,3 +7,22 @@ var (
 	Enumerate    = enumerate
 	DefaultScope = defaultScope
 )
+
+// The world rules' tests name the rules and the error; the runner's
+// tests draw schedules of a family.
+type (
+	WorldError = worldError
+	WorldRule  = worldRule
+)
+
+const (
+	RuleMatchPlace = ruleMatchPlace
+	RuleOnePerKind = ruleOnePerKind
+	RuleFinalFlag  = ruleFinalFlag
+	RuleRounds     = ruleRounds
+	RuleSeq        = ruleSeq
+	RuleReturnGap  = ruleReturnGap
+	RuleSent       = ruleSent
+)
+
+var Gen = genFamily

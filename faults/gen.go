@@ -120,14 +120,14 @@ func presetOf(f Family) preset {
 	p := preset{maxPlayers: 3, minMatches: 1, maxMatches: 5}
 	for _, part := range f.Parts() {
 		switch part {
-		case Clean:
+		case Families.Clean:
 			// Every settlement once, in order: the baseline every design
 			// must hold; a failure here is a plain bug.
-		case Duplicate:
+		case Families.Duplicate:
 			// Extra copies close together, or two matches on: the
 			// duplicates step.
 			p.duplicate = true
-		case Late:
+		case Families.Late:
 			// A settlement arrives after the player's next match started
 			// (the lateArrivals step), and the player moved to another
 			// room: every next match in another room (roomsFor keeps a
@@ -135,60 +135,60 @@ func presetOf(f Family) preset {
 			p.late = true
 			p.alwaysMove = true
 			p.minMatches = max(p.minMatches, 2)
-		case DeepReplay:
+		case Families.DeepReplay:
 			// A queue replays a block of settlements past every window:
 			// the deepReplays step.
 			p.deepReplay = true
-		case Interleave:
+		case Families.Interleave:
 			// The old match's final after the new match's instant (the
 			// interleavedFinals step): at least 2 matches so a new match
 			// exists.
 			p.interleave = true
 			p.minMatches = max(p.minMatches, 2)
-		case WindowExpiry:
+		case Families.WindowExpiry:
 			// Copies just as the window forgets: the expiryCopies step.
 			p.expiry = true
-		case Crash:
+		case Families.Crash:
 			// Crashes at any effect (the crashes step) and inside Recover
 			// (recoverCrashes), with a drawn sender (the sender step).
 			p.sender = true
 			p.crash = true
-		case StoreError:
+		case Families.StoreError:
 			// Transient refusals (the storeErrors step), a drawn sender.
 			p.sender = true
 			p.storeError = true
-		case TimeoutSuccess:
+		case Families.TimeoutSuccess:
 			// Effects the caller is told timed out (the timeouts step), a
 			// drawn sender.
 			p.sender = true
 			p.timeout = true
-		case MultiNode:
+		case Families.MultiNode:
 			// A cluster (the nodes step), first arrivals on random nodes
 			// (firstArrivals), close copies on another node
 			// (otherNodeCopies) and failures that move the sender's retry
 			// to the next node (nodeFailures).
 			p.multiNode = true
 			p.nodeFailure = true
-		case Concurrent:
+		case Families.Concurrent:
 			// Identical copies of every first arrival at one instant on
 			// distinct nodes (the nodes and firstArrivals steps),
 			// interleaved at every env call as Switches says (the
 			// switches step). No faults: CheckFamily refuses the joins.
 			p.concurrent = true
-		case SequenceRewind:
+		case Families.SequenceRewind:
 			// Each player's seq restarts at 1 from one match on (the sender
 			// restarted and lost its counter; the plan step draws the
 			// match): 2..5 matches so a rewind point exists.
 			p.rewind = true
 			p.minMatches = max(p.minMatches, 2)
-		case ThirdKind:
+		case Families.ThirdKind:
 			// Three settlements per match (instant, final, third; the
 			// playMatch step): 6 per two adjacent matches, where the
 			// business promised 4.
 			p.third = true
-		case SmallScope:
-			// Not a preset: Gen samples Enumerate(DefaultScope) instead.
-		case WideIDs:
+		case Families.SmallScope:
+			// Not a preset: genFamily samples Enumerate(DefaultScope) instead.
+		case Families.WideIDs:
 			// 2..3 players (a team; 2 is the smallest pair that shares a
 			// match) playing the same matches in the same rooms. Player ids
 			// and match ids are drawn full width, each next one differing
@@ -199,7 +199,7 @@ func presetOf(f Family) preset {
 			// drawWideIDs step.
 			p.wide = true
 			p.maxPlayers = 3
-		case LongHistory:
+		case Families.LongHistory:
 			// One player, 1000..1200 matches (2000+ settlements, 400+ ttl
 			// spans of the window), replays from far back (the farReplays
 			// step), and close duplicates. A run is about 40 times a plain
@@ -207,7 +207,7 @@ func presetOf(f Family) preset {
 			p.long = true
 			p.duplicate = true
 			p.minMatches, p.maxMatches = max(p.minMatches, 1000), 1200
-		case RoomReturn:
+		case Families.RoomReturn:
 			// One player returns, once, to the room of the match before
 			// the previous one (k-2 -> k-1 elsewhere -> k), both entries at
 			// round 1 and the returning match's instant paying what k-2's
@@ -229,12 +229,12 @@ func presetOf(f Family) preset {
 	return p
 }
 
-// Gen returns a rapid generator of schedules of family f (a family of
+// genFamily returns a rapid generator of schedules of family f (a family of
 // Families or a Join of them). Schedules are small (about 10..60
 // deliveries) and shrink toward fewer players, matches, copies and faults,
-// and toward equal nets. Gen panics on an unknown family.
-func Gen(f Family) *rapid.Generator[Schedule] {
-	if f == SmallScope {
+// and toward equal nets. genFamily panics on an unknown family.
+func genFamily(f Family) *rapid.Generator[Schedule] {
+	if f == Families.SmallScope {
 		return rapid.SampledFrom(smallScope())
 	}
 	p := presetOf(f)
@@ -245,7 +245,7 @@ func Gen(f Family) *rapid.Generator[Schedule] {
 // (f, seed) gives the same schedule as long as the generator code is the
 // same. Commit a failing schedule's text, not its seed.
 func generate(f Family, seed uint64) Schedule {
-	return Gen(f).Example(int(seed))
+	return genFamily(f).Example(int(seed))
 }
 
 // pending is a settlement before IDs are assigned.

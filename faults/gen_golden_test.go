@@ -48,11 +48,11 @@ var generators = map[string]generator{
 		// The triples join features whose draws interact: late with
 		// interleave (return gap 3), with room-return (gap 1), rewind with
 		// room-return and a third kind, faults on several nodes.
-		families: joinsOf(faults.Families, faults.World.CheckFamily,
-			engine.Join(faults.Late, faults.Interleave, faults.Duplicate),
-			engine.Join(faults.Late, faults.Interleave, faults.RoomReturn),
-			engine.Join(faults.SequenceRewind, faults.RoomReturn, faults.ThirdKind),
-			engine.Join(faults.Late, faults.Interleave, faults.Crash, faults.MultiNode),
+		families: joinsOf(faults.World.Families, faults.World.CheckFamily,
+			engine.Join(faults.Families.Late, faults.Families.Interleave, faults.Families.Duplicate),
+			engine.Join(faults.Families.Late, faults.Families.Interleave, faults.Families.RoomReturn),
+			engine.Join(faults.Families.SequenceRewind, faults.Families.RoomReturn, faults.Families.ThirdKind),
+			engine.Join(faults.Families.Late, faults.Families.Interleave, faults.Families.Crash, faults.Families.MultiNode),
 		),
 		// 12 seeds x 137 families and joins is about 1.4 s on an idle
 		// core, three quarters of it the 17 with long-history (2,000
@@ -61,7 +61,7 @@ var generators = map[string]generator{
 		text:  func(f engine.Family, seed uint64) string { return faults.World.Format(faults.World.Generate(f, seed)) },
 	},
 	"loot": {
-		families: joinsOf(lootfaults.Families, lootfaults.World.CheckFamily),
+		families: joinsOf(lootfaults.World.Families, lootfaults.World.CheckFamily),
 		// A loot schedule is a few dozen requests: 48 seeds x 110
 		// families and joins is about 0.2 s, four times the settlement
 		// pin's seeds for a generator with as many branches.

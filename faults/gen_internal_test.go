@@ -49,7 +49,7 @@ func copyWithin(s Schedule, lo, hi time.Duration) bool {
 // family generates, the feature its preset promises.
 func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 	checks := map[Family]func(s Schedule, all []pending) error{
-		Clean: func(s Schedule, _ []pending) error {
+		Families.Clean: func(s Schedule, _ []pending) error {
 			if s.Nodes != 1 || len(s.Faults) != 0 || len(s.Deliveries) != len(s.Settlements) {
 				return fmt.Errorf("not clean: nodes %d, %d faults, %d deliveries of %d settlements", s.Nodes, len(s.Faults), len(s.Deliveries), len(s.Settlements))
 			}
@@ -60,7 +60,7 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
-		Duplicate: func(s Schedule, all []pending) error {
+		Families.Duplicate: func(s Schedule, all []pending) error {
 			// Every copy is close (within RetryAfter) or 1 tick into the
 			// player's match k+2; there is at least one.
 			ats, _ := arrivals(s)
@@ -78,7 +78,7 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
-		Late: func(s Schedule, all []pending) error {
+		Families.Late: func(s Schedule, all []pending) error {
 			for _, a := range all {
 				if a.arrive >= a.next && a.arrive < a.next+2*tick {
 					for _, b := range all {
@@ -90,7 +90,7 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return fmt.Errorf("no arrival after the next match (in another room) started")
 		},
-		Interleave: func(s Schedule, all []pending) error {
+		Families.Interleave: func(s Schedule, all []pending) error {
 			for _, a := range all {
 				if a.st.Kind == KindFinal && a.hasNext && a.arrive > a.next+2*tick {
 					return nil
@@ -98,22 +98,22 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return fmt.Errorf("no final after the next match's instant")
 		},
-		DeepReplay: func(s Schedule, _ []pending) error {
+		Families.DeepReplay: func(s Schedule, _ []pending) error {
 			if !copyWithin(s, 3*MatchEvery, 6*MatchEvery) || 3*MatchEvery <= WindowTTL {
 				return fmt.Errorf("no replay 3..6 matches (past WindowTTL %s) after a first arrival", WindowTTL)
 			}
 			return nil
 		},
-		WindowExpiry: func(s Schedule, _ []pending) error {
+		Families.WindowExpiry: func(s Schedule, _ []pending) error {
 			if !copyWithin(s, WindowTTL, WindowTTL+tick) {
 				return fmt.Errorf("no copy just past WindowTTL")
 			}
 			return nil
 		},
-		Crash:          faultsOfKinds(engine.CrashBefore, engine.CrashAfter),
-		StoreError:     faultsOfKinds(engine.FailBefore),
-		TimeoutSuccess: faultsOfKinds(engine.TimeoutAfter),
-		MultiNode: func(s Schedule, _ []pending) error {
+		Families.Crash:          faultsOfKinds(engine.CrashBefore, engine.CrashAfter),
+		Families.StoreError:     faultsOfKinds(engine.FailBefore),
+		Families.TimeoutSuccess: faultsOfKinds(engine.TimeoutAfter),
+		Families.MultiNode: func(s Schedule, _ []pending) error {
 			_, nodes := arrivals(s)
 			for _, n := range nodes {
 				if len(n) > 1 {
@@ -122,7 +122,7 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return fmt.Errorf("no settlement delivered on two nodes (nodes %d)", s.Nodes)
 		},
-		Concurrent: func(s Schedule, _ []pending) error {
+		Families.Concurrent: func(s Schedule, _ []pending) error {
 			if !s.Concurrent || s.Nodes < 2 || len(s.Faults) > 0 {
 				return fmt.Errorf("concurrent=%t nodes=%d faults=%d", s.Concurrent, s.Nodes, len(s.Faults))
 			}
@@ -134,7 +134,7 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
-		SequenceRewind: func(s Schedule, _ []pending) error {
+		Families.SequenceRewind: func(s Schedule, _ []pending) error {
 			for _, a := range s.Settlements {
 				seqs := map[uint64]bool{}
 				for _, b := range s.Settlements {
@@ -150,7 +150,7 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
-		ThirdKind: func(s Schedule, _ []pending) error {
+		Families.ThirdKind: func(s Schedule, _ []pending) error {
 			perMatch := map[uint64]int{}
 			for _, st := range s.Settlements {
 				perMatch[st.Match]++
@@ -162,7 +162,7 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
-		WideIDs: func(s Schedule, _ []pending) error {
+		Families.WideIDs: func(s Schedule, _ []pending) error {
 			oneBit := func(x uint64) bool { return x != 0 && x&(x-1) == 0 }
 			var sharesMatch, playersPair, matchesPair bool
 			for _, a := range s.Settlements {
@@ -185,7 +185,7 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
-		LongHistory: func(s Schedule, _ []pending) error {
+		Families.LongHistory: func(s Schedule, _ []pending) error {
 			matches := map[uint64]bool{}
 			for _, st := range s.Settlements {
 				matches[st.Match] = true
@@ -204,15 +204,15 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
-		RoomReturn: func(s Schedule, _ []pending) error {
+		Families.RoomReturn: func(s Schedule, _ []pending) error {
 			if !windowEvents(s)[quickReturn] {
 				return fmt.Errorf("no return whose signature is still in a four-signature window")
 			}
 			return nil
 		},
 	}
-	for _, f := range Families {
-		if f == SmallScope {
+	for _, f := range families {
+		if f == Families.SmallScope {
 			continue // enumerated, not generated: TestEnumerateIsEveryScheduleOfTheScopeOnce
 		}
 		check := checks[f]
@@ -228,7 +228,7 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 				// Small, but for long-history: 1000..1200 matches of 2
 				// settlements, close duplicates and far replays.
 				limit := 120
-				if f == LongHistory {
+				if f == Families.LongHistory {
 					limit = 1200*2 + 6 + 20
 				}
 				if n := len(s.Deliveries); n < 1 || n > limit {
@@ -381,14 +381,14 @@ func TestGenExercisesEveryMutantRule(t *testing.T) {
 	// generators give (logged with -v), far above zero.
 	const atLeast = schedules / 10
 	want := map[Family][]string{
-		Clean:      {noRoom, noFinal},
-		ThirdKind:  {noNet, sameMatch},
-		Duplicate:  {cap3, clearOnFull},
-		Late:       {currentRoom},
-		Interleave: {currentRoom},
+		Families.Clean:      {noRoom, noFinal},
+		Families.ThirdKind:  {noNet, sameMatch},
+		Families.Duplicate:  {cap3, clearOnFull},
+		Families.Late:       {currentRoom},
+		Families.Interleave: {currentRoom},
 	}
-	fams := slices.Clone(Families)
-	fams = append(fams, Join(Late, Interleave), Join(Late, Interleave, Duplicate), Join(Late, Duplicate), Join(Interleave, ThirdKind), Join(MultiNode, Late, Interleave))
+	fams := slices.Clone(families)
+	fams = append(fams, Join(Families.Late, Families.Interleave), Join(Families.Late, Families.Interleave, Families.Duplicate), Join(Families.Late, Families.Duplicate), Join(Families.Interleave, Families.ThirdKind), Join(Families.MultiNode, Families.Late, Families.Interleave))
 	for _, f := range fams {
 		counts := map[string]int{}
 		for seed := range uint64(schedules) {
@@ -402,7 +402,7 @@ func TestGenExercisesEveryMutantRule(t *testing.T) {
 				t.Errorf("family %s: %q in %d of %d schedules, want >= %d (to reproduce: %s)", f, e, counts[e], schedules, atLeast, repro)
 			}
 		}
-		if f == RoomReturn {
+		if f == Families.RoomReturn {
 			if counts[quickReturn] != schedules {
 				t.Errorf("family %s: the quick-return collision in %d of %d schedules, want all (to reproduce: %s)", f, counts[quickReturn], schedules, repro)
 			}

@@ -96,7 +96,7 @@ func (n *miniNode) Deliver(now time.Time, s Settlement) (Ack, error) {
 // nodes: the smallest concurrent schedule.
 func race(nodes int, switches ...int) Schedule {
 	s := Schedule{
-		Frame:       engine.Frame{Family: Concurrent, Nodes: nodes, RetryAfter: 250 * time.Millisecond, MaxAttempts: 8, Concurrent: true, Switches: switches},
+		Frame:       engine.Frame{Family: Families.Concurrent, Nodes: nodes, RetryAfter: 250 * time.Millisecond, MaxAttempts: 8, Concurrent: true, Switches: switches},
 		Settlements: []Settlement{{ID: 0, Player: 1, Room: 2, Match: 1, Round: 1, Kind: KindFinal, Net: -10, Final: true, Seq: 1}},
 	}
 	for n := range nodes {

@@ -69,7 +69,7 @@ func checkShape(h faults.History) error {
 
 func TestRunHistoryShape(t *testing.T) {
 	designs := []faults.Design{keyed{}, naive{}, flaky{}, stubborn{}}
-	for _, f := range faults.Families {
+	for _, f := range faults.World.Families {
 		t.Run("family="+string(f), func(t *testing.T) {
 			eachSchedule(t, f, func(t fataler, s faults.Schedule, seed uint64) {
 				d := designs[seed%uint64(len(designs))]
@@ -106,7 +106,7 @@ func TestRunRetriesRoundRobin(t *testing.T) {
 }
 
 func TestGenerateIsDeterministic(t *testing.T) {
-	for _, f := range append(faults.Families[:len(faults.Families):len(faults.Families)], faults.Join(faults.Late, faults.Crash, faults.MultiNode)) {
+	for _, f := range append(faults.World.Families[:len(faults.World.Families):len(faults.World.Families)], faults.Join(faults.Families.Late, faults.Families.Crash, faults.Families.MultiNode)) {
 		a, b := faults.World.Generate(f, 42), faults.World.Generate(f, 42)
 		if faults.World.Format(a) != faults.World.Format(b) {
 			t.Fatalf("generate(%s, 42) twice differs", f)
@@ -126,7 +126,7 @@ func TestGenRejectsConcurrentWithFaults(t *testing.T) {
 			t.Fatal("Gen(concurrent+crash) did not panic")
 		}
 	}()
-	faults.Gen(faults.Join(faults.Concurrent, faults.Crash))
+	faults.Gen(faults.Join(faults.Families.Concurrent, faults.Families.Crash))
 }
 
 // rendezvous records how many Deliver calls overlap: each waits (yielding,
@@ -174,7 +174,7 @@ func TestRunConcurrentFamilyRunsDeliveriesAtOnce(t *testing.T) {
 	r := &rendezvous{inFlight: map[time.Time]int{}}
 	// Free: the goroutines run at once (interleaved, the partner could
 	// never come while one spins without an env call).
-	faults.Run(r, faults.World.Generate(faults.Concurrent, 3), faults.RunOptions{Free: true})
+	faults.Run(r, faults.World.Generate(faults.Families.Concurrent, 3), faults.RunOptions{Free: true})
 	if r.most < 2 {
 		t.Fatalf("at most %d deliveries overlapped, want >= 2 (go test -race ./faults -run TestRunConcurrentFamilyRunsDeliveriesAtOnce)", r.most)
 	}

@@ -13,10 +13,10 @@ import (
 // default.
 type RunOptions = engine.RunOptions
 
-// OpCredit is the op an env.Credit call's events carry, beside the
+// opCredit is the op an env.Credit call's events carry, beside the
 // designs' own durable ops and the engine's (engine.OpAck, OpRecover,
 // OpRebuild, OpDeliver).
-const OpCredit = "credit"
+const opCredit = "credit"
 
 // Run executes s against a fresh cluster of d and returns the history: a
 // pure function of (d, s), the same history every time (RunOptions.Free
@@ -176,7 +176,7 @@ func (e *env) Durable(op string, fn func() error) error { return e.p.Effect(op, 
 // Credit implements Env: the ledger applies a keyed credit once per grant.
 func (e *env) Credit(grant string, s Settlement, room uint32) (bool, error) {
 	applied := true
-	err := e.p.Apply(OpCredit, EvCredit, func(ev *Event) {
+	err := e.p.Apply(opCredit, EvCredit, func(ev *Event) {
 		sys := e.sys
 		if grant != "" {
 			if _, dup := sys.ledger[grant]; dup {

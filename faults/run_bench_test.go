@@ -87,7 +87,7 @@ func (n *benchNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, err
 // benchSchedule is a clean schedule of 50 deliveries: 25 matches of one
 // player (room changes every 3 matches), each an instant and a final.
 func benchSchedule() faults.Schedule {
-	s := faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 16}}
+	s := faults.Schedule{Frame: engine.Frame{Family: faults.Families.Clean, Nodes: 1, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 16}}
 	for m := range 25 {
 		for k, kind := range []faults.Kind{faults.KindInstant, faults.KindFinal} {
 			id := len(s.Settlements)
@@ -128,7 +128,7 @@ func BenchmarkRun(b *testing.B) {
 //
 //	go test -run='^$' -bench=BenchmarkGenerate -benchmem ./faults/
 func BenchmarkGenerate(b *testing.B) {
-	for _, f := range []faults.Family{faults.Clean, faults.Crash, faults.Concurrent} {
+	for _, f := range []faults.Family{faults.Families.Clean, faults.Families.Crash, faults.Families.Concurrent} {
 		b.Run("family="+string(f), func(b *testing.B) {
 			seed := uint64(0)
 			for b.Loop() {
@@ -150,7 +150,7 @@ func BenchmarkRunConcurrent(b *testing.B) {
 	// near BenchmarkRun's 50, so the benchmarks compare.
 	var s faults.Schedule
 	for seed := uint64(0); len(s.Deliveries) < 40; seed++ {
-		s = faults.World.Generate(faults.Concurrent, seed)
+		s = faults.World.Generate(faults.Families.Concurrent, seed)
 	}
 	seq := s
 	seq.Concurrent, seq.Switches = false, nil

@@ -17,7 +17,7 @@ import (
 // oneSettlement is a schedule of one settlement delivered once at 1s.
 func oneSettlement(faultList ...engine.Fault) faults.Schedule {
 	return faults.Schedule{
-		Frame:       engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: 250 * time.Millisecond, MaxAttempts: 8, Deliveries: []engine.Delivery{{At: time.Second}}, Faults: faultList},
+		Frame:       engine.Frame{Family: faults.Families.Clean, Nodes: 1, RetryAfter: 250 * time.Millisecond, MaxAttempts: 8, Deliveries: []engine.Delivery{{At: time.Second}}, Faults: faultList},
 		Settlements: []faults.Settlement{{ID: 0, Player: 1, Room: 2, Match: 1, Round: 1, Kind: faults.KindFinal, Net: -10, Final: true, Seq: 1}},
 	}
 }
@@ -64,14 +64,14 @@ func exactlyOnce(t interface {
 }
 
 func TestRunIsDeterministic(t *testing.T) {
-	for _, f := range faults.Families {
+	for _, f := range faults.World.Families {
 		t.Run("family="+string(f), func(t *testing.T) {
 			// The concurrent family runs goroutines: more runs per
 			// schedule, so an order that leaked from the Go scheduler would
 			// show (5 runs: the 4 repeats differ from the first with
 			// probability at least 1-2^-4 if any choice were a coin flip).
 			runs := 2
-			if f == faults.Concurrent {
+			if f == faults.Families.Concurrent {
 				runs = 5
 			}
 			eachSchedule(t, f, func(t fataler, s faults.Schedule, _ uint64) {
@@ -90,7 +90,7 @@ func TestRunIsDeterministic(t *testing.T) {
 }
 
 func TestRunCorrectDesignCreditsEverySettlementOnce(t *testing.T) {
-	for _, f := range faults.Families {
+	for _, f := range faults.World.Families {
 		t.Run("family="+string(f), func(t *testing.T) {
 			eachSchedule(t, f, func(t fataler, s faults.Schedule, _ uint64) {
 				exactlyOnce(t, faults.Run(keyed{}, s, faults.RunOptions{}))
@@ -140,7 +140,7 @@ func TestRunFailBeforeSkipsTheEffect(t *testing.T) {
 		if e.Kind == faults.EvCredit && e.Attempt == 0 {
 			t.Fatalf("attempt 0 credited despite FailBefore: %s", kinds(h))
 		}
-		if e.Kind == engine.EvFault && !strings.Contains(e.Err, faults.ErrInjected.Error()) {
+		if e.Kind == engine.EvFault && !strings.Contains(e.Err, engine.ErrInjected.Error()) {
 			t.Fatalf("fault event error %q does not wrap ErrInjected", e.Err)
 		}
 	}
@@ -187,8 +187,8 @@ func TestEnvErrorsWrapTheirSentinels(t *testing.T) {
 	s.Deliveries = append(s.Deliveries, engine.Delivery{At: 2 * time.Second})
 	s.Faults = append(s.Faults, engine.Fault{Attempt: 1, Effect: 0, Kind: engine.TimeoutAfter})
 	faults.Run(p, s, faults.RunOptions{})
-	if len(p.errs) != 2 || !errors.Is(p.errs[0], faults.ErrInjected) || !strings.HasPrefix(p.errs[0].Error(), "ran=false") ||
-		!errors.Is(p.errs[1], faults.ErrTimeout) || !strings.HasPrefix(p.errs[1].Error(), "ran=true") {
+	if len(p.errs) != 2 || !errors.Is(p.errs[0], engine.ErrInjected) || !strings.HasPrefix(p.errs[0].Error(), "ran=false") ||
+		!errors.Is(p.errs[1], engine.ErrTimeout) || !strings.HasPrefix(p.errs[1].Error(), "ran=true") {
 		t.Fatalf("env errors = %v, want [ran=false ErrInjected, ran=true ErrTimeout]", p.errs)
 	}
 }
@@ -275,7 +275,7 @@ func TestRunSenderGivesUpOnADesignThatNeverAcks(t *testing.T) {
 
 func TestRunBudgetExhaustion(t *testing.T) {
 
-	h := faults.Run(keyed{}, faults.World.Generate(faults.Duplicate, 1), faults.RunOptions{MaxEvents: 10})
+	h := faults.Run(keyed{}, faults.World.Generate(faults.Families.Duplicate, 1), faults.RunOptions{MaxEvents: 10})
 	if !h.Exhausted || h.Events[len(h.Events)-1].Kind != engine.EvBudget || len(h.Events) != 11 {
 		t.Fatalf("MaxEvents 10: exhausted=%t, %d events: %s", h.Exhausted, len(h.Events), kinds(h))
 	}
@@ -308,7 +308,7 @@ func TestRunSurvivesADesignPanic(t *testing.T) {
 
 func TestRunConcurrentFamilyIsExact(t *testing.T) {
 	for seed := range uint64(20) {
-		s := faults.World.Generate(faults.Concurrent, seed)
+		s := faults.World.Generate(faults.Families.Concurrent, seed)
 		free := seed%2 == 1 // both modes: interleaved and free-running
 		h := faults.Run(keyed{}, s, faults.RunOptions{Free: free})
 		exactlyOnce(t, h)

@@ -12,8 +12,8 @@ import (
 // props.World is this value completed with them, and is the one to run.
 var World = engine.World[Design, Schedule, Detail]{
 	Subject:     "settle",
-	Families:    Families,
-	Properties:  Properties,
+	Families:    families,
+	Properties:  properties,
 	Reached:     reachedNames,
 	CheckFamily: checkFamily,
 	FamilyDoc:   familyDoc,
@@ -43,7 +43,7 @@ var World = engine.World[Design, Schedule, Detail]{
 // exhaustive enumerates SmallScope, the one family that is every schedule
 // of a scope (defaultScope) rather than a sample.
 func exhaustive(f Family) (iter.Seq[Schedule], string, bool) {
-	if f != SmallScope {
+	if f != Families.SmallScope {
 		return nil, "", false
 	}
 	return enumerate(defaultScope), defaultScope.String(), true

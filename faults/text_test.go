@@ -19,8 +19,8 @@ import (
 var equateEmpty = cmpopts.EquateEmpty()
 
 func TestFormatParseRoundTripsEveryFamily(t *testing.T) {
-	joined := faults.Join(faults.Late, faults.Crash, faults.MultiNode, faults.ThirdKind)
-	for _, f := range append(faults.Families[:len(faults.Families):len(faults.Families)], joined) {
+	joined := faults.Join(faults.Families.Late, faults.Families.Crash, faults.Families.MultiNode, faults.Families.ThirdKind)
+	for _, f := range append(faults.World.Families[:len(faults.World.Families):len(faults.World.Families)], joined) {
 		t.Run("family="+string(f), func(t *testing.T) {
 			eachSchedule(t, f, func(t fataler, s faults.Schedule, _ uint64) {
 				text := faults.World.Format(s)
@@ -59,7 +59,7 @@ fault attempt=1 effect=3 crash-after
 		t.Fatal(err)
 	}
 	want := faults.Schedule{
-		Frame: engine.Frame{Family: faults.Join(faults.Late, faults.Crash), Nodes: 2, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 4, Deliveries: []engine.Delivery{{At: faults.MatchEvery / 4, Msg: 0}, {At: 3 * faults.MatchEvery / 2, Msg: 1, Node: 1}}, Faults: []engine.Fault{{Attempt: 1, Effect: 3, Kind: engine.CrashAfter}}},
+		Frame: engine.Frame{Family: faults.Join(faults.Families.Late, faults.Families.Crash), Nodes: 2, RetryAfter: faults.MatchEvery / 4, MaxAttempts: 4, Deliveries: []engine.Delivery{{At: faults.MatchEvery / 4, Msg: 0}, {At: 3 * faults.MatchEvery / 2, Msg: 1, Node: 1}}, Faults: []engine.Fault{{Attempt: 1, Effect: 3, Kind: engine.CrashAfter}}},
 		Settlements: []faults.Settlement{
 			{ID: 0, Player: 1, Room: 2, Match: 7, Round: 1, Kind: faults.KindInstant, Net: -30, Seq: 1},
 			{ID: 1, Player: 1, Room: 2, Match: 7, Round: 1, Kind: faults.KindFinal, Net: -30, Final: true, Seq: 2},
@@ -105,7 +105,7 @@ func TestParseErrorsNameLineAndExpectation(t *testing.T) {
 }
 
 func TestFormatParseRoundTripsSwitches(t *testing.T) {
-	s := faults.Schedule{Frame: engine.Frame{Family: faults.Concurrent, Nodes: 2, RetryAfter: time.Second, MaxAttempts: 4, Concurrent: true, Switches: []int{1, 0, 2, 1}}}
+	s := faults.Schedule{Frame: engine.Frame{Family: faults.Families.Concurrent, Nodes: 2, RetryAfter: time.Second, MaxAttempts: 4, Concurrent: true, Switches: []int{1, 0, 2, 1}}}
 	text := faults.World.Format(s)
 	if !strings.Contains(text, "\nswitches 1 0 2 1\n") {
 		t.Fatalf("format does not write the switches line:\n%s", text)
@@ -122,10 +122,10 @@ func TestFormatParseRoundTripsSwitches(t *testing.T) {
 	if text := faults.World.Format(s); strings.Contains(text, "switches") {
 		t.Fatalf("format writes a switches line for nil switches:\n%s", text)
 	}
-	if err := faults.World.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Switches: []int{1}}}); err == nil {
+	if err := faults.World.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Families.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Switches: []int{1}}}); err == nil {
 		t.Fatal("validate accepts switches in a schedule that is not concurrent")
 	}
-	if err := faults.World.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Concurrent, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Concurrent: true, Switches: []int{-1}}}); err == nil {
+	if err := faults.World.Validate(faults.Schedule{Frame: engine.Frame{Family: faults.Families.Concurrent, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1, Concurrent: true, Switches: []int{-1}}}); err == nil {
 		t.Fatal("validate accepts a negative switch")
 	}
 }
@@ -174,7 +174,7 @@ func TestParseRejectsEveryDimensionPastItsLimit(t *testing.T) {
 // TestValidateEnforcesTheLimitsOnBuiltSchedules: Run refuses, by the same
 // rules, a schedule built in code rather than parsed.
 func TestValidateEnforcesTheLimitsOnBuiltSchedules(t *testing.T) {
-	base := faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1}}
+	base := faults.Schedule{Frame: engine.Frame{Family: faults.Families.Clean, Nodes: 1, RetryAfter: time.Second, MaxAttempts: 1}}
 	for name, mut := range map[string]func(*faults.Schedule){
 		"nodes":       func(s *faults.Schedule) { s.Nodes = faults.MaxNodes + 1 },
 		"retry":       func(s *faults.Schedule) { s.RetryAfter = engine.MaxRetryAfter + 1 },

@@ -35,7 +35,7 @@ func TestWatchdogEndsARunBlockedByALockACrashLeftHeld(t *testing.T) {
 // ends that too.
 func TestWatchdogEndsADeadlockedConcurrentGroup(t *testing.T) {
 	s := oneSettlement()
-	s.Family, s.Concurrent, s.Nodes = faults.Concurrent, true, 2
+	s.Family, s.Concurrent, s.Nodes = faults.Families.Concurrent, true, 2
 	s.Deliveries = append(s.Deliveries, engine.Delivery{At: s.Deliveries[0].At, Msg: 0, Node: 1})
 	s.Switches = []int{0, 1} // 0 starts, parks at its credit holding the lock; 1 runs and blocks on it
 	h := faults.Run(faultstest.LocksAcrossEnv{}, s, faults.RunOptions{Stall: 100 * time.Millisecond})
@@ -48,7 +48,7 @@ func TestWatchdogEndsADeadlockedConcurrentGroup(t *testing.T) {
 // the watchdog.
 func TestWatchdogLeavesAProgressingRunAlone(t *testing.T) {
 	for seed := range uint64(20) {
-		h := faults.Run(faultstest.Keyed{}, faults.World.Generate(faults.Crash, seed), faults.RunOptions{Stall: 50 * time.Millisecond})
+		h := faults.Run(faultstest.Keyed{}, faults.World.Generate(faults.Families.Crash, seed), faults.RunOptions{Stall: 50 * time.Millisecond})
 		if h.Stalled || h.Exhausted {
 			t.Fatalf("seed %d: stalled=%t exhausted=%t", seed, h.Stalled, h.Exhausted)
 		}

@@ -6,29 +6,29 @@ import (
 	"slices"
 )
 
-// WorldRule names a world rule; see checkWorld.
-type WorldRule string
+// worldRule names a world rule; see checkWorld.
+type worldRule string
 
 // The world rules, in the order checkWorld checks them.
 const (
-	RuleMatchPlace WorldRule = "match-place"  // one room and round per match
-	RuleOnePerKind WorldRule = "one-per-kind" // one settlement per kind per match
-	RuleFinalFlag  WorldRule = "final-flag"   // instant: false, final: true
-	RuleRounds     WorldRule = "rounds"       // 1 on entering a room, +1 while staying
-	RuleSeq        WorldRule = "seq"          // 1, 2, 3, ... per player (rewind: restarts at 1)
-	RuleReturnGap  WorldRule = "return-gap"   // family rule: no quick room returns outside room-return
-	RuleSent       WorldRule = "sent"         // every settlement is delivered at least once
+	ruleMatchPlace worldRule = "match-place"  // one room and round per match
+	ruleOnePerKind worldRule = "one-per-kind" // one settlement per kind per match
+	ruleFinalFlag  worldRule = "final-flag"   // instant: false, final: true
+	ruleRounds     worldRule = "rounds"       // 1 on entering a room, +1 while staying
+	ruleSeq        worldRule = "seq"          // 1, 2, 3, ... per player (rewind: restarts at 1)
+	ruleReturnGap  worldRule = "return-gap"   // family rule: no quick room returns outside room-return
+	ruleSent       worldRule = "sent"         // every settlement is delivered at least once
 )
 
-// WorldError is a schedule outside the world model: the settlement that
+// worldError is a schedule outside the world model: the settlement that
 // breaks a rule, the rule, and what was expected.
-type WorldError struct {
+type worldError struct {
 	Settlement int // ID of the offending settlement
-	Rule       WorldRule
+	Rule       worldRule
 	Detail     string
 }
 
-func (e *WorldError) Error() string {
+func (e *worldError) Error() string {
 	return fmt.Sprintf("s%d breaks the world rule %s: %s", e.Settlement, e.Rule, e.Detail)
 }
 
@@ -52,11 +52,11 @@ func MinReturnGap(f Family) int {
 	var late, interleave bool
 	for _, p := range f.Parts() {
 		switch p {
-		case RoomReturn:
+		case Families.RoomReturn:
 			return 1
-		case Late:
+		case Families.Late:
 			late = true
-		case Interleave:
+		case Families.Interleave:
 			interleave = true
 		}
 	}
@@ -67,7 +67,7 @@ func MinReturnGap(f Family) int {
 }
 
 // checkWorld reports the first way s leaves the world model (nil if none),
-// as a *WorldError naming the settlement and the rule (see WorldRule: per
+// as a *worldError naming the settlement and the rule (see worldRule: per
 // player, one room and round per match, one settlement per kind, final flags,
 // rounds counting up within a room and restarting at 1 on entering one,
 // seq 1, 2, 3, ..., the family rules of sequence-rewind and MinReturnGap;
@@ -91,7 +91,7 @@ func checkWorld(s Schedule) error {
 	for id, ok := range sent {
 		if !ok {
 			st := s.Settlements[id]
-			return &WorldError{Settlement: id, Rule: RuleSent, Detail: fmt.Sprintf("player %d, match %d: no delivery sends it (an at-least-once sender sends every settlement it produces)", st.Player, st.Match)}
+			return &worldError{Settlement: id, Rule: ruleSent, Detail: fmt.Sprintf("player %d, match %d: no delivery sends it (an at-least-once sender sends every settlement it produces)", st.Player, st.Match)}
 		}
 	}
 	return nil
@@ -99,7 +99,7 @@ func checkWorld(s Schedule) error {
 
 // familyRules returns whether f lets seq restart and its MinReturnGap.
 func familyRules(f Family) (rewind bool, gap int) {
-	return slices.Contains(f.Parts(), SequenceRewind), MinReturnGap(f)
+	return slices.Contains(f.Parts(), Families.SequenceRewind), MinReturnGap(f)
 }
 
 // byPlayer returns the settlement indexes of each player, each list in
@@ -125,8 +125,8 @@ func byPlayer(sts []Settlement) [][]int {
 }
 
 func checkPlayer(sts []Settlement, ids []int, rewind bool, gap int) error {
-	werr := func(st Settlement, rule WorldRule, format string, args ...any) error {
-		return &WorldError{Settlement: st.ID, Rule: rule, Detail: fmt.Sprintf("player %d, match %d: ", st.Player, st.Match) + fmt.Sprintf(format, args...)}
+	werr := func(st Settlement, rule worldRule, format string, args ...any) error {
+		return &worldError{Settlement: st.ID, Rule: rule, Detail: fmt.Sprintf("player %d, match %d: ", st.Player, st.Match) + fmt.Sprintf(format, args...)}
 	}
 	var (
 		prev     *Settlement // previous settlement of the player
@@ -141,19 +141,19 @@ func checkPlayer(sts []Settlement, ids []int, rewind bool, gap int) error {
 		// Rules 1 and 2: within a match.
 		if !newMatch {
 			if st.Room != first.Room || st.Round != first.Round {
-				return werr(st, RuleMatchPlace, "room %d round %d, but s%d of the same match is in room %d round %d (a match is played in one room, at one round)",
+				return werr(st, ruleMatchPlace, "room %d round %d, but s%d of the same match is in room %d round %d (a match is played in one room, at one round)",
 					st.Room, st.Round, first.ID, first.Room, first.Round)
 			}
 			if st.Kind == prev.Kind {
-				return werr(st, RuleOnePerKind, "a second %s settlement (s%d is one): a match settles each kind once", st.Kind, prev.ID)
+				return werr(st, ruleOnePerKind, "a second %s settlement (s%d is one): a match settles each kind once", st.Kind, prev.ID)
 			}
 		}
 		// Rule 3.
 		switch {
 		case st.Kind == KindInstant && st.Final:
-			return werr(st, RuleFinalFlag, "an instant settlement with final=true (an instant is settled as the player leaves, before the match ends)")
+			return werr(st, ruleFinalFlag, "an instant settlement with final=true (an instant is settled as the player leaves, before the match ends)")
 		case st.Kind == KindFinal && !st.Final:
-			return werr(st, RuleFinalFlag, "a final settlement with final=false (a final is settled when the match ends)")
+			return werr(st, ruleFinalFlag, "a final settlement with final=false (a final is settled when the match ends)")
 		}
 		if newMatch {
 			// Rules 4 and 6: between matches.
@@ -161,21 +161,21 @@ func checkPlayer(sts []Settlement, ids []int, rewind bool, gap int) error {
 			switch {
 			case matches == 0:
 				if st.Round != 1 {
-					return werr(st, RuleRounds, "round %d, but it is the player's first match: want round 1 (a player enters a room at round 1)", st.Round)
+					return werr(st, ruleRounds, "round %d, but it is the player's first match: want round 1 (a player enters a room at round 1)", st.Round)
 				}
 			case st.Room == prevRoom:
 				want = prev.Round + 1
 				if st.Round != want {
-					return werr(st, RuleRounds, "round %d in room %d, but the player's previous match %d was in the same room at round %d: want round %d (rounds count up within a room)",
+					return werr(st, ruleRounds, "round %d in room %d, but the player's previous match %d was in the same room at round %d: want round %d (rounds count up within a room)",
 						st.Round, st.Room, prev.Match, prev.Round, want)
 				}
 			default:
 				if st.Round != 1 {
-					return werr(st, RuleRounds, "round %d in room %d, but the player's previous match %d was in room %d: want round 1 (a room change restarts the round)",
+					return werr(st, ruleRounds, "round %d in room %d, but the player's previous match %d was in room %d: want round 1 (a room change restarts the round)",
 						st.Round, st.Room, prev.Match, prevRoom)
 				}
 				if last, ok := lastIn[st.Room]; ok && matches-1-last < gap {
-					return werr(st, RuleReturnGap, "the player re-enters room %d after %d match(es) elsewhere; this family wants at least %d (only room-return makes quick returns)",
+					return werr(st, ruleReturnGap, "the player re-enters room %d after %d match(es) elsewhere; this family wants at least %d (only room-return makes quick returns)",
 						st.Room, matches-1-last, gap)
 				}
 			}
@@ -190,12 +190,12 @@ func checkPlayer(sts []Settlement, ids []int, rewind bool, gap int) error {
 		switch {
 		case prev == nil:
 			if st.Seq != 1 {
-				return werr(st, RuleSeq, "seq %d, but it is the player's first settlement: want seq 1 (the sender numbers from 1)", st.Seq)
+				return werr(st, ruleSeq, "seq %d, but it is the player's first settlement: want seq 1 (the sender numbers from 1)", st.Seq)
 			}
 		case rewind && newMatch && st.Seq == 1:
 			// The sender restarted its counter (sequence-rewind).
 		case st.Seq != prev.Seq+1:
-			return werr(st, RuleSeq, "seq %d after s%d's seq %d: want seq %d (the sender numbers a player's settlements 1, 2, 3, ... in match and kind order%s)",
+			return werr(st, ruleSeq, "seq %d after s%d's seq %d: want seq %d (the sender numbers a player's settlements 1, 2, 3, ... in match and kind order%s)",
 				st.Seq, prev.ID, prev.Seq, prev.Seq+1, map[bool]string{true: "; it may restart at 1 at a match", false: ""}[rewind])
 		}
 		prev = &sts[i]

@@ -19,32 +19,32 @@ import (
 // has no faults, so concurrent does not join the fault families; the small
 // scope is an enumeration and joins nothing).
 func joinable(f, g faults.Family) bool {
-	if f == faults.SmallScope || g == faults.SmallScope {
+	if f == faults.Families.SmallScope || g == faults.Families.SmallScope {
 		return false
 	}
 	faulty := func(x faults.Family) bool {
-		return x == faults.Crash || x == faults.StoreError || x == faults.TimeoutSuccess || x == faults.MultiNode
+		return x == faults.Families.Crash || x == faults.Families.StoreError || x == faults.Families.TimeoutSuccess || x == faults.Families.MultiNode
 	}
-	return !(f == faults.Concurrent && faulty(g) || g == faults.Concurrent && faulty(f))
+	return !(f == faults.Families.Concurrent && faulty(g) || g == faults.Families.Concurrent && faulty(f))
 }
 
 // worldFamilies is every family, every joinable pair, and the joins whose
 // rules differ from their parts' (late+interleave: return gap 3; with
 // room-return: gap 1; with sequence-rewind: seq restarts).
 func worldFamilies() []faults.Family {
-	fs := slices.Clone(faults.Families)
-	for i, f := range faults.Families {
-		for _, g := range faults.Families[i+1:] {
+	fs := slices.Clone(faults.World.Families)
+	for i, f := range faults.World.Families {
+		for _, g := range faults.World.Families[i+1:] {
 			if joinable(f, g) {
 				fs = append(fs, faults.Join(f, g))
 			}
 		}
 	}
 	return append(fs,
-		faults.Join(faults.Late, faults.Interleave, faults.Duplicate),
-		faults.Join(faults.Late, faults.Interleave, faults.RoomReturn),
-		faults.Join(faults.SequenceRewind, faults.RoomReturn, faults.ThirdKind),
-		faults.Join(faults.Late, faults.Interleave, faults.Crash, faults.MultiNode),
+		faults.Join(faults.Families.Late, faults.Families.Interleave, faults.Families.Duplicate),
+		faults.Join(faults.Families.Late, faults.Families.Interleave, faults.Families.RoomReturn),
+		faults.Join(faults.Families.SequenceRewind, faults.Families.RoomReturn, faults.Families.ThirdKind),
+		faults.Join(faults.Families.Late, faults.Families.Interleave, faults.Families.Crash, faults.Families.MultiNode),
 	)
 }
 
@@ -313,7 +313,7 @@ func TestRenumberRepairsDroppedSettlements(t *testing.T) {
 // already reject a second settlement of one (player, match, kind).
 func TestCheckWorldOnePerKind(t *testing.T) {
 	st := faults.Settlement{Player: 1, Room: 1, Match: 1, Round: 1, Kind: faults.KindInstant, Net: 10, Seq: 1}
-	s := faults.Schedule{Frame: engine.Frame{Family: faults.Clean}, Settlements: []faults.Settlement{st, st}}
+	s := faults.Schedule{Frame: engine.Frame{Family: faults.Families.Clean}, Settlements: []faults.Settlement{st, st}}
 	s.Settlements[1].ID, s.Settlements[1].Seq = 1, 2
 	var we *faults.WorldError
 	if err := faults.World.CheckWorld(s); !errors.As(err, &we) || we.Rule != faults.RuleOnePerKind || we.Settlement != 1 {
@@ -323,14 +323,14 @@ func TestCheckWorldOnePerKind(t *testing.T) {
 
 func TestMinReturnGap(t *testing.T) {
 	for f, want := range map[faults.Family]int{
-		faults.Clean:      2,
-		faults.Late:       2,
-		faults.Interleave: 2,
-		faults.ThirdKind:  2,
-		faults.Join(faults.Late, faults.Interleave):               3,
-		faults.Join(faults.Interleave, faults.Crash, faults.Late): 3,
-		faults.RoomReturn: 1,
-		faults.Join(faults.Late, faults.Interleave, faults.RoomReturn): 1,
+		faults.Families.Clean:      2,
+		faults.Families.Late:       2,
+		faults.Families.Interleave: 2,
+		faults.Families.ThirdKind:  2,
+		faults.Join(faults.Families.Late, faults.Families.Interleave):                        3,
+		faults.Join(faults.Families.Interleave, faults.Families.Crash, faults.Families.Late): 3,
+		faults.Families.RoomReturn: 1,
+		faults.Join(faults.Families.Late, faults.Families.Interleave, faults.Families.RoomReturn): 1,
 	} {
 		if got := faults.MinReturnGap(f); got != want {
 			t.Errorf("MinReturnGap(%s) = %d, want %d (go test ./faults -run TestMinReturnGap)", f, got, want)
@@ -343,7 +343,7 @@ func TestMinReturnGap(t *testing.T) {
 //
 //	go test -run='^$' -bench=BenchmarkCheckWorld -benchmem ./faults/
 func BenchmarkCheckWorld(b *testing.B) {
-	s := faults.World.Generate(faults.Join(faults.ThirdKind, faults.Duplicate), 3)
+	s := faults.World.Generate(faults.Join(faults.Families.ThirdKind, faults.Families.Duplicate), 3)
 	if err := faults.World.CheckWorld(s); err != nil {
 		b.Fatal(err)
 	}

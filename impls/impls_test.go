@@ -47,7 +47,7 @@ func TestEveryDesignDocumentsAndDeclares(t *testing.T) {
 		if len(decl.Doc) < 80 {
 			t.Errorf("%s: no Doc paragraph for results/matrix.md", d.Name())
 		}
-		if err := decl.Check(faults.World.CheckFamily, faults.Properties); err != nil {
+		if err := decl.Check(faults.World.CheckFamily, faults.World.Properties); err != nil {
 			t.Errorf("%s: %v", d.Name(), err)
 		}
 		for _, e := range decl.Fails {

@@ -34,7 +34,7 @@ var mutantCases = []struct {
 }{
 	{
 		mutant: "four-sig-cap3",
-		fails:  faults.NoDup,
+		fails:  faults.Properties.NoDup,
 		why:    "the 4th signature (B's final) evicts A's instant; a copy of it inside the two-match span is credited again",
 		sched: `
 settle s0 player=1 room=1 match=1 round=1 kind=instant net=10 final=false seq=1
@@ -50,7 +50,7 @@ deliver at=1.75s s0 node=0
 	},
 	{
 		mutant: "four-sig-clear-on-full",
-		fails:  faults.NoDup,
+		fails:  faults.Properties.NoDup,
 		why:    "C's instant finds the window full and clears it; a copy of B's instant is then credited again",
 		sched: `
 settle s0 player=1 room=1 match=1 round=1 kind=instant net=10 final=false seq=1
@@ -68,7 +68,7 @@ deliver at=2.5s s2 node=0
 	},
 	{
 		mutant: "four-sig-no-room",
-		fails:  faults.NoLoss,
+		fails:  faults.Properties.NoLoss,
 		why:    "the player moved to room 2, whose round 1 pays what room 1's round 1 paid: one signature without the room",
 		sched: `
 settle s0 player=1 room=1 match=1 round=1 kind=instant net=10 final=false seq=1
@@ -79,7 +79,7 @@ deliver at=1.25s s1 node=0
 	},
 	{
 		mutant: "four-sig-no-net",
-		fails:  faults.NoLoss,
+		fails:  faults.Properties.NoLoss,
 		why:    "the match's third settlement is not final, like its instant: one signature without the amount",
 		sched: `
 settle s0 player=1 room=1 match=1 round=1 kind=instant net=10 final=false seq=1
@@ -90,7 +90,7 @@ deliver at=625ms s1 node=0
 	},
 	{
 		mutant: "four-sig-no-final",
-		fails:  faults.NoLoss,
+		fails:  faults.Properties.NoLoss,
 		why:    "the match's final pays what its instant paid: one signature without the final flag",
 		sched: `
 settle s0 player=1 room=1 match=1 round=1 kind=instant net=10 final=false seq=1
@@ -101,7 +101,7 @@ deliver at=500ms s1 node=0
 	},
 	{
 		mutant: "credit-current-room",
-		fails:  faults.NoCrossRoom,
+		fails:  faults.Properties.NoCrossRoom,
 		why:    "room 1's final arrives after the player's instant in room 2: credited to room 2",
 		sched: `
 settle s0 player=1 room=1 match=1 round=1 kind=instant net=10 final=false seq=1
@@ -172,7 +172,7 @@ deliver at=2.25s s4 node=0
 `)
 	h := faults.Run(mustDesign(t, "four-sig"), s, faults.RunOptions{})
 	r := props.Judge(h)
-	if want := []faults.Property{faults.NoLoss, faults.HonestAck}; !slices.Equal(r.Failed(), want) {
+	if want := []faults.Property{faults.Properties.NoLoss, faults.Properties.HonestAck}; !slices.Equal(r.Failed(), want) {
 		t.Fatalf("four-sig fails %v, want %v (to reproduce: go test ./impls/ -run TestFourSigConfusesAReenteredRoom -v)\n%s", r.Failed(), want, props.Timeline(h, r))
 	}
 	// The reference, keyed by identity, holds on the same schedule.

@@ -10,7 +10,7 @@ import (
 // duplicate-family schedule (tens of deliveries): the checkers' share of a
 // matrix cell's cost, next to faults.BenchmarkRun's.
 func BenchmarkJudge(b *testing.B) {
-	h := faults.Run(keyed, faults.World.Generate(faults.Duplicate, 1), faults.RunOptions{})
+	h := faults.Run(keyed, faults.World.Generate(faults.Families.Duplicate, 1), faults.RunOptions{})
 	b.ReportMetric(float64(len(h.Events)), "events/history")
 	b.ResetTimer()
 	for b.Loop() {
@@ -23,10 +23,10 @@ func BenchmarkJudge(b *testing.B) {
 func BenchmarkShrink(b *testing.B) {
 	var s faults.Schedule
 	fails := func(s faults.Schedule) bool {
-		return Judge(faults.Run(memo, s, faults.RunOptions{})).Outcome(faults.NoDup) == Fails
+		return Judge(faults.Run(memo, s, faults.RunOptions{})).Outcome(faults.Properties.NoDup) == Fails
 	}
 	for seed := uint64(1); ; seed++ {
-		if s = faults.World.Generate(faults.Crash, seed); fails(s) {
+		if s = faults.World.Generate(faults.Families.Crash, seed); fails(s) {
 			break
 		}
 	}

@@ -27,7 +27,7 @@ var (
 	// memo credits unkeyed and remembers in memory: a crash (or another
 	// node) makes it credit twice. It declares only the crash.
 	memo = faultstest.As("test-memo", faultstest.Memo{}, faults.Declaration{Fails: []faults.Expect{{
-		Families: []faults.Family{faults.Crash}, Props: []faults.Property{faults.NoDup},
+		Families: []faults.Family{faults.Families.Crash}, Props: []faults.Property{faults.Properties.NoDup},
 		Why: "a crash after the unkeyed credit forgets it, and the retry credits again"}}})
 	neverAcks = faultstest.As("test-never-acks", faultstest.NeverAcks{}, faults.Declaration{})
 )

@@ -8,7 +8,7 @@ import (
 	"github.com/onceproof/onceproof/faults"
 )
 
-var testFamilies = []faults.Family{faults.Clean, faults.Crash, faults.MultiNode, faults.Concurrent}
+var testFamilies = []faults.Family{faults.Families.Clean, faults.Families.Crash, faults.Families.MultiNode, faults.Families.Concurrent}
 
 func TestMatrixIsTheSameWhateverTheParallelism(t *testing.T) {
 	opt := MatrixOptions{Designs: []faults.Design{keyed, memo}, Families: testFamilies, N: 25, Seed: 7}
@@ -56,19 +56,19 @@ func TestCellMismatch(t *testing.T) {
 		c    Cell
 		want bool
 	}{
-		{Cell{Family: faults.Late}, false},
-		{Cell{Family: faults.Late, Failed: []faults.Property{faults.NoDup}}, true},
-		{Cell{Family: faults.Late, Expected: []faults.Property{faults.NoDup}}, true}, // the checker lost its teeth
-		{Cell{Family: faults.Late, Failed: []faults.Property{faults.NoDup}, Expected: []faults.Property{faults.NoDup}}, false},
-		{Cell{Family: faults.Late, Failed: []faults.Property{faults.NoLoss}, Expected: []faults.Property{faults.NoDup}}, true},
-		{Cell{Family: faults.Late, Runs: 10, Unknown: 1}, true}, // unknown is not a pass
+		{Cell{Family: faults.Families.Late}, false},
+		{Cell{Family: faults.Families.Late, Failed: []faults.Property{faults.Properties.NoDup}}, true},
+		{Cell{Family: faults.Families.Late, Expected: []faults.Property{faults.Properties.NoDup}}, true}, // the checker lost its teeth
+		{Cell{Family: faults.Families.Late, Failed: []faults.Property{faults.Properties.NoDup}, Expected: []faults.Property{faults.Properties.NoDup}}, false},
+		{Cell{Family: faults.Families.Late, Failed: []faults.Property{faults.Properties.NoLoss}, Expected: []faults.Property{faults.Properties.NoDup}}, true},
+		{Cell{Family: faults.Families.Late, Runs: 10, Unknown: 1}, true}, // unknown is not a pass
 		// Nor is it where the design declares a failure: the unknown runs
 		// may hide another.
-		{Cell{Family: faults.Late, Runs: 10, Unknown: 1, Failed: []faults.Property{faults.NoDup}, Expected: []faults.Property{faults.NoDup}}, true},
+		{Cell{Family: faults.Families.Late, Runs: 10, Unknown: 1, Failed: []faults.Property{faults.Properties.NoDup}, Expected: []faults.Property{faults.Properties.NoDup}}, true},
 		// The concurrent family is judged like any other: its
 		// interleavings are deterministic.
-		{Cell{Family: faults.Concurrent, Expected: []faults.Property{faults.HonestAck}}, true},
-		{Cell{Family: faults.Concurrent, Failed: []faults.Property{faults.NoDup}, Expected: []faults.Property{faults.HonestAck}}, true},
+		{Cell{Family: faults.Families.Concurrent, Expected: []faults.Property{faults.Properties.HonestAck}}, true},
+		{Cell{Family: faults.Families.Concurrent, Failed: []faults.Property{faults.Properties.NoDup}, Expected: []faults.Property{faults.Properties.HonestAck}}, true},
 	} {
 		if got := tc.c.Mismatch(); got != tc.want {
 			t.Errorf("%+v: Mismatch() = %v, want %v", tc.c, got, tc.want)
@@ -77,8 +77,8 @@ func TestCellMismatch(t *testing.T) {
 }
 
 func TestRunCellShrinksToTheMinimalCrash(t *testing.T) {
-	c := runCell(memo, faults.Crash, MatrixOptions{N: 20})
-	if diff := cmp.Diff([]faults.Property{faults.NoDup}, c.Failed); diff != "" {
+	c := runCell(memo, faults.Families.Crash, MatrixOptions{N: 20})
+	if diff := cmp.Diff([]faults.Property{faults.Properties.NoDup}, c.Failed); diff != "" {
 		t.Fatalf("Failed (-want +got):\n%s", diff)
 	}
 	if c.Mismatch() {

@@ -16,14 +16,14 @@ type checker func(h faults.History) Verdict
 // prefix proves nothing, so it is Unknown. NoLoss speaks about the drained
 // end state, so an exhausted run is always Unknown for it.
 var checkers = map[faults.Property]checker{
-	faults.NoDup:        checkNoDup,
-	faults.NoLoss:       checkNoLoss,
-	faults.NoCrossRoom:  checkNoCrossRoom,
-	faults.NoBlocking:   checkNoBlocking,
-	faults.BoundedState: checkBoundedState,
-	faults.HonestAck:    checkHonestAck,
-	faults.ExactAmount:  checkExactAmount,
-	faults.Responsive:   checkResponsive,
+	faults.Properties.NoDup:        checkNoDup,
+	faults.Properties.NoLoss:       checkNoLoss,
+	faults.Properties.NoCrossRoom:  checkNoCrossRoom,
+	faults.Properties.NoBlocking:   checkNoBlocking,
+	faults.Properties.BoundedState: checkBoundedState,
+	faults.Properties.HonestAck:    checkHonestAck,
+	faults.Properties.ExactAmount:  checkExactAmount,
+	faults.Properties.Responsive:   checkResponsive,
 }
 
 // CheckProperty judges property p on h. An unknown property panics: the names are
@@ -36,10 +36,10 @@ func CheckProperty(p faults.Property, h faults.History) Verdict {
 	return c(h)
 }
 
-// Judge judges every property of faults.Properties on h.
+// Judge judges every property of faults.World.Properties on h.
 func Judge(h faults.History) Report {
-	r := make(Report, len(faults.Properties))
-	for i, p := range faults.Properties {
+	r := make(Report, len(faults.World.Properties))
+	for i, p := range faults.World.Properties {
 		r[i] = CheckProperty(p, h)
 	}
 	return r
@@ -73,11 +73,11 @@ func checkNoDup(h faults.History) Verdict {
 		if len(evs) < 2 {
 			continue
 		}
-		a := anomaly(h, faults.NoDup, id, evs)
+		a := anomaly(h, faults.Properties.NoDup, id, evs)
 		a.Explain = fmt.Sprintf("%s was credited %d times (%s)", describe(h, id), len(evs), grantList(evs))
 		as = append(as, a)
 	}
-	return safety(faults.NoDup, h, as)
+	return safety(faults.Properties.NoDup, h, as)
 }
 
 // checkNoLoss: every settlement that arrived at least once has an applied
@@ -101,10 +101,10 @@ func checkNoDup(h faults.History) Verdict {
 // could have credited it.
 func checkNoLoss(h faults.History) Verdict {
 	if h.Stalled {
-		return Verdict{Property: faults.NoLoss, Outcome: Unknown, Reason: "the design blocked (see Responsive) before the schedule drained"}
+		return Verdict{Property: faults.Properties.NoLoss, Outcome: Unknown, Reason: "the design blocked (see Responsive) before the schedule drained"}
 	}
 	if h.Exhausted {
-		return Verdict{Property: faults.NoLoss, Outcome: Unknown, Reason: "the budget ran out before the schedule drained: retries may still have credited it"}
+		return Verdict{Property: faults.Properties.NoLoss, Outcome: Unknown, Reason: "the budget ran out before the schedule drained: retries may still have credited it"}
 	}
 	arrivals := map[int][]faults.Event{}
 	var order []int
@@ -151,7 +151,7 @@ func checkNoLoss(h faults.History) Verdict {
 			}
 		}
 		sortEvents(all)
-		a := anomaly(h, faults.NoLoss, id, all)
+		a := anomaly(h, faults.Properties.NoLoss, id, all)
 		a.Explain = fmt.Sprintf("%s arrived %d time(s) but was never credited%s", describe(h, id), len(evs), how)
 		as = append(as, a)
 	}
@@ -162,15 +162,15 @@ func checkNoLoss(h faults.History) Verdict {
 		// (A sender that gives up by design, Schedule.GiveUp, leaves the
 		// ack to nobody: Recover's credit is all it can get.)
 		if e.Kind == engine.EvGiveUp && credited[e.Msg] && !h.Schedule.GiveUp {
-			a := anomaly(h, faults.NoLoss, e.Msg, append(arrivals[e.Msg], e))
+			a := anomaly(h, faults.Properties.NoLoss, e.Msg, append(arrivals[e.Msg], e))
 			a.Explain = fmt.Sprintf("%s was credited but never acked: %s, and counts it as failed", describe(h, e.Msg), e.Err)
 			as = append(as, a)
 		}
 	}
 	if len(as) > 0 {
-		return Verdict{Property: faults.NoLoss, Outcome: Fails, Anomalies: as}
+		return Verdict{Property: faults.Properties.NoLoss, Outcome: Fails, Anomalies: as}
 	}
-	return Verdict{Property: faults.NoLoss, Outcome: Holds}
+	return Verdict{Property: faults.Properties.NoLoss, Outcome: Holds}
 }
 
 // checkNoCrossRoom: every applied credit lands in its settlement's own room
@@ -185,11 +185,11 @@ func checkNoCrossRoom(h faults.History) Verdict {
 		if e.Detail.Room == want {
 			continue
 		}
-		a := anomaly(h, faults.NoCrossRoom, e.Msg, []faults.Event{e})
+		a := anomaly(h, faults.Properties.NoCrossRoom, e.Msg, []faults.Event{e})
 		a.Explain = fmt.Sprintf("%s was credited to room %d", describe(h, e.Msg), e.Detail.Room)
 		as = append(as, a)
 	}
-	return safety(faults.NoCrossRoom, h, as)
+	return safety(faults.Properties.NoCrossRoom, h, as)
 }
 
 // checkNoBlocking: the first arrival of a settlement is never answered
@@ -208,12 +208,12 @@ func checkNoBlocking(h faults.History) Verdict {
 			if !ok || e.Ack != faults.AckHeld {
 				continue
 			}
-			a := anomaly(h, faults.NoBlocking, e.Msg, []faults.Event{arr, e})
+			a := anomaly(h, faults.Properties.NoBlocking, e.Msg, []faults.Event{arr, e})
 			a.Explain = fmt.Sprintf("the first arrival of %s was held back instead of credited", describe(h, e.Msg))
 			as = append(as, a)
 		}
 	}
-	return safety(faults.NoBlocking, h, as)
+	return safety(faults.Properties.NoBlocking, h, as)
 }
 
 // checkBoundedState: no sample of a Bounded node's memory exceeds the bound
@@ -230,14 +230,14 @@ func checkBoundedState(h faults.History) Verdict {
 		if e.Kind != faults.EvState || e.Detail.Size <= e.Detail.Bound {
 			continue
 		}
-		a := anomaly(h, faults.BoundedState, -1, []faults.Event{e})
+		a := anomaly(h, faults.Properties.BoundedState, -1, []faults.Event{e})
 		a.Explain = fmt.Sprintf("node %d keeps %d entries, over its declared bound of %d", e.Node, e.Detail.Size, e.Detail.Bound)
 		as = append(as, a)
 	}
 	if samples == 0 && len(as) == 0 && !h.Exhausted && !h.Stalled {
-		return Verdict{Property: faults.BoundedState, Outcome: NotJudged, Reason: "no node reported its state: the design's Node does not implement faults.Bounded (StateSize, StateSpan, StateBound: the memory it keeps and its bound)"}
+		return Verdict{Property: faults.Properties.BoundedState, Outcome: NotJudged, Reason: "no node reported its state: the design's Node does not implement faults.Bounded (StateSize, StateSpan, StateBound: the memory it keeps and its bound)"}
 	}
-	return safety(faults.BoundedState, h, as)
+	return safety(faults.Properties.BoundedState, h, as)
 }
 
 // checkExactAmount: every applied credit moves its settlement's net amount
@@ -253,16 +253,16 @@ func checkExactAmount(h faults.History) Verdict {
 		switch {
 		case e.Kind != faults.EvCredit || !e.Detail.Applied:
 		case e.Msg < 0:
-			a := anomaly(h, faults.ExactAmount, -1, []faults.Event{e})
+			a := anomaly(h, faults.Properties.ExactAmount, -1, []faults.Event{e})
 			a.Explain = fmt.Sprintf("a credit of %d to room %d for a settlement that does not exist (%s)", e.Detail.Amount, e.Detail.Room, e.Err)
 			as = append(as, a)
 		case e.Detail.Amount != sts[e.Msg].Net:
-			a := anomaly(h, faults.ExactAmount, e.Msg, []faults.Event{e})
+			a := anomaly(h, faults.Properties.ExactAmount, e.Msg, []faults.Event{e})
 			a.Explain = fmt.Sprintf("%s was credited %d, not its net %d", describe(h, e.Msg), e.Detail.Amount, sts[e.Msg].Net)
 			as = append(as, a)
 		}
 	}
-	return safety(faults.ExactAmount, h, as)
+	return safety(faults.Properties.ExactAmount, h, as)
 }
 
 // checkHonestAck: an ack that claims the credit is durable (AckCredited or
@@ -280,12 +280,12 @@ func checkHonestAck(h faults.History) Verdict {
 			if credited[e.Msg] {
 				continue
 			}
-			a := anomaly(h, faults.HonestAck, e.Msg, []faults.Event{e})
+			a := anomaly(h, faults.Properties.HonestAck, e.Msg, []faults.Event{e})
 			a.Explain = fmt.Sprintf("attempt %d of %s was acked %q before any credit of it was in the ledger", e.Attempt, describe(h, e.Msg), faults.World.AckName(e.Ack))
 			as = append(as, a)
 		}
 	}
-	return safety(faults.HonestAck, h, as)
+	return safety(faults.Properties.HonestAck, h, as)
 }
 
 // checkResponsive: every call into the design returns: Deliver and Recover
@@ -294,7 +294,7 @@ func checkHonestAck(h faults.History) Verdict {
 // ended the run: EvStall). A panic anomaly carries the panic value and the
 // design's frame; a stall names the attempts that never finished.
 func checkResponsive(h faults.History) Verdict {
-	return engine.CheckResponsive(h.Events, h.Exhausted, faults.Responsive, "s", func(id int) string { return describe(h, id) })
+	return engine.CheckResponsive(h.Events, h.Exhausted, faults.Properties.Responsive, "s", func(id int) string { return describe(h, id) })
 }
 
 func anomaly(h faults.History, p faults.Property, id int, evs []faults.Event) engine.Anomaly {

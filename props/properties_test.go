@@ -17,7 +17,7 @@ func newHB(ss ...faults.Settlement) *hb {
 	for i := range ss {
 		ss[i].ID = i
 	}
-	return &hb{h: faults.History{Design: "hand", Schedule: faults.Schedule{Frame: engine.Frame{Family: faults.Clean, Nodes: 2}, Settlements: ss}}}
+	return &hb{h: faults.History{Design: "hand", Schedule: faults.Schedule{Frame: engine.Frame{Family: faults.Families.Clean, Nodes: 2}, Settlements: ss}}}
 }
 
 func (b *hb) add(e faults.Event) *hb {
@@ -82,16 +82,16 @@ func TestEveryPropertyHoldsOnACleanHistory(t *testing.T) {
 			t.Errorf("%v, want holds", v)
 		}
 	}
-	if len(r) != len(faults.Properties) {
-		t.Errorf("Judge gave %d verdicts, want one per property (%d)", len(r), len(faults.Properties))
+	if len(r) != len(faults.World.Properties) {
+		t.Errorf("Judge gave %d verdicts, want one per property (%d)", len(r), len(faults.World.Properties))
 	}
 }
 
 func TestNoDupFailsOnASecondAppliedCredit(t *testing.T) {
 	b := clean().arrive(3, 1, 1, false).credit(3, 1, 1, 8, "", true).ack(3, 1, 1, faults.AckCredited)
 	got := checkNoDup(b.h)
-	want := Verdict{Property: faults.NoDup, Outcome: Fails, Anomalies: []engine.Anomaly{{
-		Property: faults.NoDup, Msg: 1, Events: []int{7, 11}, Attempts: []int{2, 3}, Deliveries: []int{1}, Nodes: []int{0, 1},
+	want := Verdict{Property: faults.Properties.NoDup, Outcome: Fails, Anomalies: []engine.Anomaly{{
+		Property: faults.Properties.NoDup, Msg: 1, Events: []int{7, 11}, Attempts: []int{2, 3}, Deliveries: []int{1}, Nodes: []int{0, 1},
 		At:      1100 * time.Millisecond,
 		Explain: "s1 (player 1, room 8, round 1, match 2, final, net -3) was credited 2 times (attempt 2 on node 0 at 700ms, grant g1, attempt 3 on node 1 at 1.1s, unkeyed)",
 	}}}
@@ -202,13 +202,13 @@ func TestExhaustedBudgetIsUnknownNotAPass(t *testing.T) {
 func TestExhaustedBudgetStillFailsAViolatedSafetyProperty(t *testing.T) {
 	b := clean().arrive(3, 1, 1, false).credit(3, 1, 1, 8, "", true).exhausted()
 	r := Judge(b.h)
-	if got := r.Outcome(faults.NoDup); got != Fails {
+	if got := r.Outcome(faults.Properties.NoDup); got != Fails {
 		t.Errorf("NoDup on an exhausted history with a double credit = %v, want fails (a violated prefix is a violation)", got)
 	}
-	if got := r.Outcome(faults.NoLoss); got != Unknown {
+	if got := r.Outcome(faults.Properties.NoLoss); got != Unknown {
 		t.Errorf("NoLoss on an exhausted history = %v, want unknown", got)
 	}
-	if diff := cmp.Diff([]faults.Property{faults.NoDup}, r.Failed()); diff != "" {
+	if diff := cmp.Diff([]faults.Property{faults.Properties.NoDup}, r.Failed()); diff != "" {
 		t.Errorf("Failed (-want +got):\n%s", diff)
 	}
 }

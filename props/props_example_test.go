@@ -49,7 +49,7 @@ func (n *memoNode) Deliver(now time.Time, s faults.Settlement) (faults.Ack, erro
 func ExampleTestDesign() {
 	testMyDesign := func(t *testing.T) {
 		props.TestDesign(t, memoDesign{},
-			props.Families(faults.Clean, faults.Crash, faults.MultiNode),
+			props.Families(faults.Families.Clean, faults.Families.Crash, faults.Families.MultiNode),
 			props.StrictExpectations(),
 		)
 	}
@@ -76,7 +76,7 @@ fault attempt=0 effect=0 crash-after
 	for _, v := range r {
 		fmt.Println(v.Property, v.Outcome)
 	}
-	nodup, _ := r.Verdict(faults.NoDup)
+	nodup, _ := r.Verdict(faults.Properties.NoDup)
 	fmt.Println(nodup.Anomalies[0].Explain)
 	// Output:
 	// NoDup fails

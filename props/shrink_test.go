@@ -13,7 +13,7 @@ import (
 // wide is a schedule of 20 settlements over 3 nodes, each delivered twice,
 // with a fault on every fifth attempt.
 func wide() faults.Schedule {
-	s := faults.Schedule{Frame: engine.Frame{Family: faults.Duplicate, Nodes: 3, RetryAfter: time.Second, MaxAttempts: 10}}
+	s := faults.Schedule{Frame: engine.Frame{Family: faults.Families.Duplicate, Nodes: 3, RetryAfter: time.Second, MaxAttempts: 10}}
 	for i := 0; i < 20; i++ {
 		s.Settlements = append(s.Settlements, faults.Settlement{
 			ID: i, Player: uint32(100 + i%4), Room: uint32(50 + i%3), Match: uint64(1000 + i), Round: uint32(i % 5), Net: int64(i), Seq: uint64(7 + i),

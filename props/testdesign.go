@@ -12,11 +12,11 @@ import (
 type Option = engine.Option
 
 // Families restricts TestDesign to the given fault families (default: all of
-// faults.Families; a Join of families is accepted too).
+// faults.World.Families; a Join of families is accepted too).
 func Families(fs ...faults.Family) Option { return engine.Families(fs...) }
 
 // Properties restricts TestDesign to the given properties (default: all of
-// faults.Properties).
+// faults.World.Properties).
 func Properties(ps ...faults.Property) Option { return engine.Properties(ps...) }
 
 // Dir sets where failures are saved and replayed from (default

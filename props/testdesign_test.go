@@ -17,7 +17,7 @@ func TestKeyedDesignPassesTheKit(t *testing.T) {
 }
 
 func TestMemoDesignPassesTheFamiliesWhereItIsCorrect(t *testing.T) {
-	TestDesign(t, memo, Dir(t.TempDir()), Families(faults.Clean, faults.Duplicate, faults.Late, faults.Crash), StrictExpectations())
+	TestDesign(t, memo, Dir(t.TempDir()), Families(faults.Families.Clean, faults.Families.Duplicate, faults.Families.Late, faults.Families.Crash), StrictExpectations())
 }
 
 // helperEnv runs one of the Helper tests below in a child process.
@@ -30,7 +30,7 @@ func TestHelperMemoMultiNode(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestTestDesignReportsAnUndeclaredFailure")
 	}
-	TestDesign(t, memo, Dir(dir), Families(faults.MultiNode), Properties(faults.NoDup, faults.NoLoss))
+	TestDesign(t, memo, Dir(dir), Families(faults.Families.MultiNode), Properties(faults.Properties.NoDup, faults.Properties.NoLoss))
 }
 
 // TestHelperFalseDeclaration is run in a child process, where it must fail:
@@ -40,7 +40,7 @@ func TestHelperFalseDeclaration(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestStrictExpectationsFailsADeclaredFailureThatDoesNotShow")
 	}
-	TestDesign(t, falselyDeclared, Dir(dir), Families(faults.Clean), StrictExpectations())
+	TestDesign(t, falselyDeclared, Dir(dir), Families(faults.Families.Clean), StrictExpectations())
 }
 
 // TestHelperNeverAcks is run in a child process, where it must fail: with
@@ -50,12 +50,12 @@ func TestHelperNeverAcks(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestTestDesignFailsWhenEveryRunIsUnknown")
 	}
-	TestDesign(t, keyed, Dir(dir), Families(faults.Clean), Properties(faults.NoDup), RunOptions(faults.RunOptions{MaxEvents: 10}))
+	TestDesign(t, keyed, Dir(dir), Families(faults.Families.Clean), Properties(faults.Properties.NoDup), RunOptions(faults.RunOptions{MaxEvents: 10}))
 }
 
 // falselyDeclared is keyed declaring a failure it does not have.
 var falselyDeclared = faultstest.As("test-keyed", faultstest.Keyed{}, faults.Declaration{Fails: []faults.Expect{{
-	Families: []faults.Family{faults.Clean}, Props: []faults.Property{faults.NoDup}, Why: "a declaration the design does not deserve"}}})
+	Families: []faults.Family{faults.Families.Clean}, Props: []faults.Property{faults.Properties.NoDup}, Why: "a declaration the design does not deserve"}}})
 
 func TestStrictExpectationsFailsADeclaredFailureThatDoesNotShow(t *testing.T) {
 	out, err := runNamedHelper(t, "TestHelperFalseDeclaration", t.TempDir())
@@ -131,7 +131,7 @@ func TestTestDesignReportsAnUndeclaredFailure(t *testing.T) {
 	if perr != nil {
 		t.Fatalf("saved counterexample does not parse: %v\n%s", perr, text)
 	}
-	if sf.Design != "test-memo" || len(sf.Fails) == 0 || sf.Fails[0] != faults.NoDup {
+	if sf.Design != "test-memo" || len(sf.Fails) == 0 || sf.Fails[0] != faults.Properties.NoDup {
 		t.Errorf("saved header: design %q fails %v; want test-memo, NoDup", sf.Design, sf.Fails)
 	}
 	if n := len(sf.Schedule.Deliveries); n > 4 {
@@ -152,7 +152,7 @@ func TestHelperKeyedScheduled(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestKitFlagsBeatTheSchedulesOption")
 	}
-	TestDesign(t, keyed, Dir(dir), Families(faults.Clean), Properties(faults.NoDup), Schedules(5, 3))
+	TestDesign(t, keyed, Dir(dir), Families(faults.Families.Clean), Properties(faults.Properties.NoDup), Schedules(5, 3))
 }
 
 // TestHelperKeyedDefault is run in a child process: the default budget,
@@ -163,7 +163,7 @@ func TestHelperKeyedDefault(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestShortScalesTheDefaultBudget and TestNotJudgedIsSaidWithoutVerbose")
 	}
-	TestDesign(t, keyed, Dir(dir), Families(faults.Clean, faults.Late), Properties(faults.NoDup, faults.BoundedState))
+	TestDesign(t, keyed, Dir(dir), Families(faults.Families.Clean, faults.Families.Late), Properties(faults.Properties.NoDup, faults.Properties.BoundedState))
 }
 
 // logCase is a helper's command-line arguments and a line its passing
@@ -211,8 +211,8 @@ func TestShortBudgetExercisesEveryFamilyOfTheKitsOwnDesigns(t *testing.T) {
 		d        faults.Design
 		families []faults.Family
 	}{
-		{keyed, faults.Families},
-		{memo, []faults.Family{faults.Clean, faults.Duplicate, faults.Late, faults.Crash}},
+		{keyed, faults.World.Families},
+		{memo, []faults.Family{faults.Families.Clean, faults.Families.Duplicate, faults.Families.Late, faults.Families.Crash}},
 	} {
 		for _, f := range tc.families {
 			c := runCell(tc.d, f, MatrixOptions{N: engine.ShortMatrixN})

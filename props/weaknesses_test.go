@@ -205,25 +205,25 @@ func wantFails(t *testing.T, c Cell, p faults.Property, without string) {
 }
 
 func TestKitFailsANodeThatNacksForeverAfterARestart(t *testing.T) {
-	c := judge(t, tiny{name: "nacks-after-restart", nackAfterRestart: true}, faults.Crash)
-	wantFails(t, c, faults.NoLoss, "the sender giving up after the drain: the runs were 'unknown'")
+	c := judge(t, tiny{name: "nacks-after-restart", nackAfterRestart: true}, faults.Families.Crash)
+	wantFails(t, c, faults.Properties.NoLoss, "the sender giving up after the drain: the runs were 'unknown'")
 	if c.Unknown > 0 {
 		t.Errorf("%d runs unknown: the sender giving up is the world's end, not the harness's budget", c.Unknown)
 	}
 }
 
 func TestKitFailsADesignThatPanics(t *testing.T) {
-	c := judge(t, faultstest.PanicsOnDebit{}, faults.Clean)
-	wantFails(t, c, faults.Responsive, "the Responsive property: a panic was handled like a crash")
-	v, _ := c.Counterexamples[0].Report.Verdict(faults.Responsive)
+	c := judge(t, faultstest.PanicsOnDebit{}, faults.Families.Clean)
+	wantFails(t, c, faults.Properties.Responsive, "the Responsive property: a panic was handled like a crash")
+	v, _ := c.Counterexamples[0].Report.Verdict(faults.Properties.Responsive)
 	if a := v.Anomalies[0].Explain; !containsAll(a, "cannot settle a debit", "faultstest.panicsNode.Deliver") {
 		t.Errorf("the anomaly %q does not show the panic value and the design's frame", a)
 	}
 }
 
 func TestKitFailsARecoverThatCreditsWithoutTheGrantKey(t *testing.T) {
-	c := judge(t, tiny{name: "recover-unkeyed", recoverUnkeyed: true}, faults.Crash)
-	wantFails(t, c, faults.NoDup, "senders that give up or retry past the lease: Recover never did real work")
+	c := judge(t, tiny{name: "recover-unkeyed", recoverUnkeyed: true}, faults.Families.Crash)
+	wantFails(t, c, faults.Properties.NoDup, "senders that give up or retry past the lease: Recover never did real work")
 	if c.Coverage["recover-credit"] == 0 {
 		t.Errorf("no run had Recover credit anything: %s", c.Coverage.Format(faults.World.Reached))
 	}
@@ -231,48 +231,48 @@ func TestKitFailsARecoverThatCreditsWithoutTheGrantKey(t *testing.T) {
 
 func TestKitFailsAKeyThatDropsThePlayer(t *testing.T) {
 	d := tiny{name: "key-without-player", key: func(s faults.Settlement) string { return fmt.Sprintf("%d/%d", s.Match, s.Kind) }}
-	wantFails(t, judge(t, d, faults.WideIDs), faults.NoLoss, "wide-ids: no two players shared a match")
+	wantFails(t, judge(t, d, faults.Families.WideIDs), faults.Properties.NoLoss, "wide-ids: no two players shared a match")
 }
 
 func TestKitFailsAKeyThatKeeps16BitsOfAnID(t *testing.T) {
 	d := tiny{name: "key-16-bits", key: func(s faults.Settlement) string {
 		return fmt.Sprintf("%d/%d/%d", s.Player&0xffff, s.Match&0xffff, s.Kind)
 	}}
-	wantFails(t, judge(t, d, faults.WideIDs), faults.NoLoss, "wide-ids: ids were 1..15")
+	wantFails(t, judge(t, d, faults.Families.WideIDs), faults.Properties.NoLoss, "wide-ids: ids were 1..15")
 }
 
 func TestKitFailsADebitPaidAsACredit(t *testing.T) {
 	d := tiny{name: "debit-as-credit", amount: func(s faults.Settlement) int64 { return max(s.Net, -s.Net) }}
-	wantFails(t, judge(t, d, faults.Clean), faults.ExactAmount, "the ledger recording amounts")
+	wantFails(t, judge(t, d, faults.Families.Clean), faults.Properties.ExactAmount, "the ledger recording amounts")
 }
 
 func TestKitFailsAStoreThatForgetsOldRecords(t *testing.T) {
 	// The store is the only memory of what was credited (unkeyed credits):
 	// without the cap the long history holds, with it a far replay is
 	// credited again.
-	if c := judge(t, tiny{name: "store-only", unkeyed: true}, faults.LongHistory); !c.Holds() {
+	if c := judge(t, tiny{name: "store-only", unkeyed: true}, faults.Families.LongHistory); !c.Holds() {
 		t.Fatalf("the uncapped store under long-history: %s; want holds (the control)", c.Text())
 	}
 	d := tiny{name: "store-caps-64", unkeyed: true, capPerPlayer: 64}
-	wantFails(t, judge(t, d, faults.LongHistory), faults.NoDup, "long-history: a player had 15 settlements")
+	wantFails(t, judge(t, d, faults.Families.LongHistory), faults.Properties.NoDup, "long-history: a player had 15 settlements")
 }
 
 func TestKitFailsAWindowThatNeverEvicts(t *testing.T) {
 	d := tiny{name: "hoards", hoard: true, bounded: true}
-	wantFails(t, judge(t, d, faults.LongHistory), faults.BoundedState, "long-history and a bound without slack")
+	wantFails(t, judge(t, d, faults.Families.LongHistory), faults.Properties.BoundedState, "long-history and a bound without slack")
 }
 
 func TestKitSaysNotJudgedForADesignWithoutStateReports(t *testing.T) {
-	c := judge(t, tiny{name: "unbounded-report", hoard: true}, faults.LongHistory)
-	if c.NotJudgedBy[faults.BoundedState] != c.Runs || slices.Contains(c.Failed, faults.BoundedState) {
-		t.Errorf("BoundedState not judged in %d of %d runs; want all (the design reports no state: not 'held')", c.NotJudgedBy[faults.BoundedState], c.Runs)
+	c := judge(t, tiny{name: "unbounded-report", hoard: true}, faults.Families.LongHistory)
+	if c.NotJudgedBy[faults.Properties.BoundedState] != c.Runs || slices.Contains(c.Failed, faults.Properties.BoundedState) {
+		t.Errorf("BoundedState not judged in %d of %d runs; want all (the design reports no state: not 'held')", c.NotJudgedBy[faults.Properties.BoundedState], c.Runs)
 	}
 }
 
 // A design that answers without touching the world gives the store-error
 // family nothing to fail: the cell says so and fails, rather than holding.
 func TestKitFailsACellThatNeverExercisedItsFamily(t *testing.T) {
-	c := judge(t, acksBlindly{}, faults.StoreError)
+	c := judge(t, acksBlindly{}, faults.Families.StoreError)
 	if !slices.Contains(c.Unexercised, "fail") || !c.Mismatch() {
 		t.Errorf("store-error on a design with no effects: %s; want 'not exercised' and a disagreement", c.Text())
 	}
@@ -281,12 +281,12 @@ func TestKitFailsACellThatNeverExercisedItsFamily(t *testing.T) {
 // The small scope runs every schedule of its scope: a design wrong in one
 // corner of it fails there, and one right everywhere holds "all N".
 func TestKitHoldsExhaustivelyOrFindsTheCorner(t *testing.T) {
-	ok := judge(t, keyed, faults.SmallScope)
+	ok := judge(t, keyed, faults.Families.SmallScope)
 	if !ok.Holds() || ok.Scope == "" || ok.Runs < 30000 {
 		t.Errorf("keyed under small-scope: %s over %d runs (scope %q); want holds: all of them", ok.Text(), ok.Runs, ok.Scope)
 	}
-	bad := judge(t, tiny{name: "recover-unkeyed", recoverUnkeyed: true}, faults.SmallScope)
-	wantFails(t, bad, faults.NoDup, "the exhaustive scope")
+	bad := judge(t, tiny{name: "recover-unkeyed", recoverUnkeyed: true}, faults.Families.SmallScope)
+	wantFails(t, bad, faults.Properties.NoDup, "the exhaustive scope")
 }
 
 // acksBlindly touches nothing, not even the ledger: it acks "credited" at

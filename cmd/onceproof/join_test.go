@@ -29,9 +29,9 @@ func TestJoinedFamilyFailsWhatItsPartIsDeclaredToFail(t *testing.T) {
 // hold under late+crash, memo's NoDup there is a disagreement.
 func TestAnExplicitJoinDeclarationOverridesItsParts(t *testing.T) {
 	d := faultstest.As("test-memo-join-holds", faultstest.Memo{}, faults.Declaration{Fails: []faults.Expect{
-		{Families: []faults.Family{faults.Crash}, Props: []faults.Property{faults.NoDup},
+		{Families: []faults.Family{faults.Families.Crash}, Props: []faults.Property{faults.Properties.NoDup},
 			Why: "a crash after its unkeyed credit loses the memory of it, and the retry credits again"},
-		{Families: []faults.Family{faults.Join(faults.Late, faults.Crash)},
+		{Families: []faults.Family{faults.Join(faults.Families.Late, faults.Families.Crash)},
 			Why: "declared to hold, wrongly, so that the override shows"},
 	}})
 	args := []string{"matrix", "-families", "crash,late+crash", "-n", "30", "-out", t.TempDir()}

@@ -101,7 +101,7 @@ func TestLootMatrixOnPostgresWithRedisLockMatchesMemory(t *testing.T) {
 	mem := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{lootref.Design{}}, Families: familiesOf(lockFamilies), N: m.N, Seed: m.Seed})
 	sameCells(t, m, mem, "loot-ref@postgres+redis", "loot-ref in memory")
 	if len(m.Rows) == 1 {
-		i := slices.Index(m.Families, lootfaults.LockExpiry)
+		i := slices.Index(m.Families, lootfaults.Families.LockExpiry)
 		if got := m.Rows[0].Cells[i].Coverage["lock-expired"]; got == 0 {
 			t.Errorf("lock-expiry on Redis never took a lock whose holder's ttl had ended: the world's lock clock did not reach the server")
 		}

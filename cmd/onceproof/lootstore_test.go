@@ -146,11 +146,11 @@ func TestLootStoreRowIsJudgedOnTheDatabase(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	m := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{d}, Families: []engine.Family{lootfaults.Clean}, N: 8})
+	m := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{d}, Families: []engine.Family{lootfaults.Families.Clean}, N: 8})
 	if err := d.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if c := m.Rows[0].Cells[0]; !slices.Contains(c.Failed, lootfaults.HonestAnswer) {
+	if c := m.Rows[0].Cells[0]; !slices.Contains(c.Failed, lootfaults.Properties.HonestAnswer) {
 		t.Errorf("loot-ref on a database a year late fails %v under clean, want HonestAnswer (its opens refused): the row is not judged on its database", c.Failed)
 	}
 	if d.Live() != 0 {

@@ -26,7 +26,7 @@ var (
 	memo = faultstest.As("test-memo", faultstest.Memo{}, faults.Declaration{})
 	// memoDeclared is memo declaring the NoDup it shows under crash.
 	memoDeclared = faultstest.As("test-memo-declared", faultstest.Memo{}, faults.Declaration{Fails: []faults.Expect{{
-		Families: []faults.Family{faults.Crash}, Props: []faults.Property{faults.NoDup},
+		Families: []faults.Family{faults.Families.Crash}, Props: []faults.Property{faults.Properties.NoDup},
 		Why: "a crash after its unkeyed credit loses the memory of it, and the retry credits again"}}})
 )
 
@@ -247,10 +247,10 @@ func TestListNamesEveryDesignFamilyAndProperty(t *testing.T) {
 		t.Fatalf("list exit %d", code)
 	}
 	want := []string{"test-keyed", "test-memo"}
-	for _, f := range faults.Families {
+	for _, f := range faults.World.Families {
 		want = append(want, string(f)+"  ")
 	}
-	for _, p := range faults.Properties {
+	for _, p := range faults.World.Properties {
 		want = append(want, string(p)+"  ")
 	}
 	for _, w := range want {
@@ -269,7 +269,7 @@ func TestTinyNDisagreementComesWithAHint(t *testing.T) {
 	// A crash schedule that misses memo's weak point (no crash right after
 	// its credit): with -n 1 on it, memo's declared NoDup does not show.
 	seed := uint64(1)
-	for ; len(props.Judge(faults.Run(memo, faults.World.Generate(faults.Crash, seed), faults.RunOptions{})).Failed()) > 0; seed++ {
+	for ; len(props.Judge(faults.Run(memo, faults.World.Generate(faults.Families.Crash, seed), faults.RunOptions{})).Failed()) > 0; seed++ {
 	}
 	code, out, _ := runCLI("matrix", "-designs", "test-memo-declared", "-families", "crash", "-n", "1", "-seed", fmt.Sprint(seed), "-out", t.TempDir())
 	if code != exitFailed || !strings.Contains(out, "hint: 1 of them are declared failures that did not show in 1 schedules per cell") {

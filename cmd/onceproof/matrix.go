@@ -26,7 +26,7 @@ import (
 // matrixCmd is `matrix`.
 func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
-	subj := fs.String("subject", "settle", "what the designs allocate: settle (settlements: credits exactly once) or loot (loot allocation: "+lootfaults.Subject+")")
+	subj := fs.String("subject", "settle", "what the designs allocate: settle (settlements: credits exactly once) or loot (loot allocation: "+lootfaults.World.Subject+")")
 	dflag := fs.String("designs", "", "comma-separated designs (default: all of the subject's; onceproof list names them)")
 	fflag := fs.String("families", "", "comma-separated fault families, each one or several joined with + (default: all of the subject's)")
 	n := fs.Int("n", props.DefaultMatrixN, "generated schedules per cell (with -store: default "+fmt.Sprint(DefaultStoreN)+", with -subject loot "+fmt.Sprint(DefaultLootStoreN)+"); a family may scale it: a loot cell runs half of it, 15 times that under the families of rare failures, as onceproof list shows")

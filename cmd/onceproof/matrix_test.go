@@ -221,11 +221,11 @@ func TestConcurrentFamilyOnRealGoroutines(t *testing.T) {
 	const n = 40
 	for _, d := range registry().settle {
 		t.Run("design="+d.Name(), func(t *testing.T) {
-			declared := engine.DeclarationOf(d).Expected(faults.Concurrent, faults.Properties)
+			declared := engine.DeclarationOf(d).Expected(faults.Families.Concurrent, faults.World.Properties)
 			shown := map[faults.Property]bool{}
 			for k := range n {
 				seed := props.DefaultMatrixSeed + uint64(k)
-				s := faults.World.Generate(faults.Concurrent, seed)
+				s := faults.World.Generate(faults.Families.Concurrent, seed)
 				r := props.Judge(faults.Run(d, s, faults.RunOptions{Free: true}))
 				for _, v := range r {
 					if v.Outcome != props.Fails {
@@ -260,12 +260,12 @@ func TestLootConcurrencyOnRealGoroutines(t *testing.T) {
 	// 10 schedules per family and design: 13 designs x 4 families x 10
 	// runs of a few dozen requests stay within seconds under -race.
 	const n = 10
-	fams := []engine.Family{lootfaults.Ties, lootfaults.ConcurrentSettle, lootfaults.CancelRace, lootfaults.DuplicateClaim}
+	fams := []engine.Family{lootfaults.Families.Ties, lootfaults.Families.ConcurrentSettle, lootfaults.Families.CancelRace, lootfaults.Families.DuplicateClaim}
 	for _, d := range registry().loot {
 		t.Run("design="+d.Name(), func(t *testing.T) {
 			decl := engine.DeclarationOf(d)
 			for _, f := range fams {
-				declared := decl.Expected(f, lootfaults.Properties)
+				declared := decl.Expected(f, lootfaults.World.Properties)
 				for k := range n {
 					s := lootfaults.World.Generate(f, props.DefaultMatrixSeed+uint64(k))
 					r := lootprops.Judge(lootfaults.Run(d, s, engine.RunOptions{Free: true}))

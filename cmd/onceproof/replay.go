@@ -40,7 +40,7 @@ func replayCmd(args []string, designs registries, stdout io.Writer, explain bool
 	if err != nil {
 		return 0, err
 	}
-	if engine.SubjectOf(text) == lootfaults.Subject {
+	if engine.SubjectOf(text) == lootfaults.World.Subject {
 		return replay(lootSubject(designs.loot), file, text, *design, stdout, explain)
 	}
 	return replay(settleSubject(designs.settle), file, text, *design, stdout, explain)

@@ -58,9 +58,9 @@ func settleSubject(ds impls.Registry[faults.Design]) subject[faults.Design, faul
 	return subject[faults.Design, faults.Schedule, faults.Detail]{
 		name: "settle", world: props.World, designs: ds, results: "results", steady: faults.Steady,
 		intro: func(n int) string {
-			_, scope, _ := props.World.Exhaustive(faults.SmallScope)
+			_, scope, _ := props.World.Exhaustive(faults.Families.SmallScope)
 			return fmt.Sprintf("Every design runs under every fault family, %d generated schedules per cell (the same schedules for every design; long-history, whose schedules are each 40 times larger, runs %d), and, in the small-scope column, every schedule within the scope %s, every interleaving of its concurrent ones included: a small-scope cell that holds holds exhaustively to that scope. ",
-				n, faults.World.Runs(faults.LongHistory, n), scope) +
+				n, faults.World.Runs(faults.Families.LongHistory, n), scope) +
 				"A cell is `holds` (no counterexample within that budget: evidence, not a proof) or `fails:` with the properties violated, linking a minimal counterexample: its timeline, a sequence diagram, and the command that replays it. " +
 				"A cell marked *unexpected* disagrees with what the design declares (the matrix test fails on it). " +
 				"The concurrent column interleaves its goroutines (identical deliveries at once on several nodes) with faults' deterministic scheduler, each schedule's `switches` choosing who runs next, so this file regenerates byte for byte; free-running goroutines under the race detector are checked by `go test -race ./cmd/onceproof` (TestConcurrentFamilyOnRealGoroutines).\n\n"
@@ -71,16 +71,16 @@ func settleSubject(ds impls.Registry[faults.Design]) subject[faults.Design, faul
 
 func lootSubject(ds impls.Registry[lootfaults.Design]) subject[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail] {
 	return subject[lootfaults.Design, lootfaults.Schedule, lootfaults.Detail]{
-		name: lootfaults.Subject, world: lootprops.World, designs: ds, results: "results/loot",
+		name: lootfaults.World.Subject, world: lootprops.World, designs: ds, results: "results/loot",
 		intro: func(n int) string {
 			var deep []string
-			for _, f := range lootfaults.Families {
+			for _, f := range lootfaults.World.Families {
 				if lootprops.Deep(f) {
 					deep = append(deep, string(f))
 				}
 			}
 			return fmt.Sprintf("Every loot allocation design (source 004) runs under every fault family, %d generated schedules per cell (%d under %s, whose known failures show in one run of several hundred: lootprops.DeepN says which), the same for every design: a team, one or two sessions, requests (open, start, claims, the scheduler's settle, cancels, the compensation job's ticks) delivered at least once to two or three nodes, each node on its own clock, the database and the lock service on theirs. ",
-				lootprops.World.Runs(lootfaults.Clean, n), lootprops.World.Runs(lootfaults.ConcurrentSettle, n), strings.Join(deep, ", ")) +
+				lootprops.World.Runs(lootfaults.Families.Clean, n), lootprops.World.Runs(lootfaults.Families.ConcurrentSettle, n), strings.Join(deep, ", ")) +
 				"The world reads each design's database after every store call, as an auditor would, and judges the allocation from what it saw, the inventory ledger and the answers given. " +
 				"A cell is `holds` (no counterexample within that budget: evidence, not a proof) or `fails:` with the properties violated, linking a minimal counterexample: its timeline, a sequence diagram, and the command that replays it. " +
 				"A cell marked *unexpected* disagrees with what the design declares (the matrix test fails on it). " +

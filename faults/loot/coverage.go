@@ -59,20 +59,20 @@ var reachedNames = []string{
 // compensation tick while a settler whose session the world saw CLOSED
 // was stalled (a settler still delivering).
 var exercises = map[engine.Family][]string{
-	DuplicateClaim:   {reachedDupClaim},
-	ConcurrentSettle: {reachedOverlap},
-	EarlySettle:      {reachedEarly},
-	LateClaim:        {reachedAtDeadline},
-	LockExpiry:       {reachedStalledTrig},
-	ClockSkew:        {reachedSkewed},
-	Crash:            {reachedCrash},
-	StoreError:       {reachedFail},
-	TimeoutSuccess:   {reachedTimeout},
-	CancelRace:       {reachedCancel},
-	Outsider:         {reachedOutsider},
-	Ties:             {reachedTie},
-	Quantity:         {reachedQuantity},
-	CompensationRace: {reachedPause, reachedCompInPause},
+	Families.DuplicateClaim:   {reachedDupClaim},
+	Families.ConcurrentSettle: {reachedOverlap},
+	Families.EarlySettle:      {reachedEarly},
+	Families.LateClaim:        {reachedAtDeadline},
+	Families.LockExpiry:       {reachedStalledTrig},
+	Families.ClockSkew:        {reachedSkewed},
+	Families.Crash:            {reachedCrash},
+	Families.StoreError:       {reachedFail},
+	Families.TimeoutSuccess:   {reachedTimeout},
+	Families.CancelRace:       {reachedCancel},
+	Families.Outsider:         {reachedOutsider},
+	Families.Ties:             {reachedTie},
+	Families.Quantity:         {reachedQuantity},
+	Families.CompensationRace: {reachedPause, reachedCompInPause},
 }
 
 // exercisesOf is what plain family f exists to make happen.
@@ -113,7 +113,7 @@ func coverageOf(h History) engine.Coverage {
 			}
 			open[e.Attempt] = true
 			if arrivals[id] > 0 {
-				if r.Kind == ClaimItem {
+				if r.Kind == Kinds.ClaimItem {
 					c[reachedDupClaim]++
 				}
 				if nodeOf[id] != e.Node {
@@ -126,17 +126,17 @@ func coverageOf(h History) engine.Coverage {
 				c[reachedSkewed]++
 			}
 			switch r.Kind {
-			case SettleNow:
+			case Kinds.SettleNow:
 				if e.At < s.Sessions[r.Session].Deadline {
 					c[reachedEarly]++
 				}
-			case CancelSession:
+			case Kinds.CancelSession:
 				c[reachedCancel]++
-			case Compensate:
+			case Kinds.Compensate:
 				if slices.ContainsFunc(stalls, func(p stall) bool { return p.from <= e.At && e.At < p.to && p.closed }) {
 					c[reachedCompInPause]++
 				}
-			case ClaimItem:
+			case Kinds.ClaimItem:
 				x := s.Sessions[r.Session]
 				if d := e.At - x.Deadline; d > -time.Second && d < time.Second {
 					c[reachedAtDeadline]++
@@ -175,22 +175,22 @@ func coverageOf(h History) engine.Coverage {
 			c[reachedPause]++
 		case engine.EvGiveUp:
 			c[reachedGiveUp]++
-		case EvItem:
+		case evItem:
 			if e.Attempt < 0 && e.Detail.OK {
 				c[reachedRecoverItem]++
 			}
-		case EvLock:
+		case evLock:
 			k := e.Detail.Key
 			switch {
-			case e.Op == OpLockSet && e.Detail.OK:
+			case e.Op == opLockSet && e.Detail.OK:
 				if l := locks[k]; l.set && l.token != e.Detail.Token {
 					c[reachedLockExpired]++
 				}
 				locks[k] = holder{e.Detail.Token, true}
-			case e.Op == OpLockGet:
+			case e.Op == opLockGet:
 				got[e.Attempt] = e.Detail.Value
-			case (e.Op == OpUnlock || e.Op == OpLockDel) && e.Detail.OK:
-				if l := locks[k]; e.Op == OpLockDel && l.set && got[e.Attempt] != l.token {
+			case (e.Op == opUnlock || e.Op == opLockDel) && e.Detail.OK:
+				if l := locks[k]; e.Op == opLockDel && l.set && got[e.Attempt] != l.token {
 					c[reachedForeignDel]++
 				}
 				delete(locks, k)
@@ -216,10 +216,10 @@ func settleStalls(h History) []stall {
 	var out []stall
 	status := map[int]Status{} // session -> its status as last seen
 	for i, e := range h.Events {
-		if e.Kind == EvView {
+		if e.Kind == evView {
 			status[e.Detail.Session] = e.Detail.Record.Status
 		}
-		if e.Kind != engine.EvPause || e.Attempt < 0 || e.Msg < 0 || s.Requests[e.Msg].Kind != SettleNow {
+		if e.Kind != engine.EvPause || e.Attempt < 0 || e.Msg < 0 || s.Requests[e.Msg].Kind != Kinds.SettleNow {
 			continue
 		}
 		end := h.Events[len(h.Events)-1].At
@@ -229,7 +229,7 @@ func settleStalls(h History) []stall {
 				break
 			}
 		}
-		out = append(out, stall{e, e.At, end, status[s.Requests[e.Msg].Session] == Closed})
+		out = append(out, stall{e, e.At, end, status[s.Requests[e.Msg].Session] == Statuses.Closed})
 	}
 	return out
 }
@@ -247,7 +247,7 @@ func stalledSettles(h History, stalls []stall) int {
 		}
 		x := s.Requests[p.e.Msg].Session
 		if slices.ContainsFunc(h.Events, func(e Event) bool {
-			return e.Kind == engine.EvArrive && e.Attempt != p.e.Attempt && s.Requests[e.Msg].Kind == SettleNow &&
+			return e.Kind == engine.EvArrive && e.Attempt != p.e.Attempt && s.Requests[e.Msg].Kind == Kinds.SettleNow &&
 				s.Requests[e.Msg].Session == x && e.At >= p.from+stallTTL && e.At < p.to
 		}) {
 			n++

@@ -8,49 +8,59 @@ import (
 	"github.com/onceproof/onceproof/engine"
 )
 
-// The loot world's fault families, in matrix column order. Each is a
-// generator preset (gen.go says how) and exercises what its coverage
-// check (exercisesOf) names.
-const (
-	Clean            engine.Family = "clean"             // members claim, the scheduler settles at the deadline
-	DuplicateClaim   engine.Family = "duplicate-claim"   // double clicks, client and gateway retries, 20 identical claims at once
-	ConcurrentSettle engine.Family = "concurrent-settle" // every node triggers the settle at the same instant
-	EarlySettle      engine.Family = "early-settle"      // a settle trigger before the deadline
-	LateClaim        engine.Family = "late-claim"        // claims at and around the deadline
-	LockExpiry       engine.Family = "lock-expiry"       // a settler stalls past the lock ttl and its lease; another trigger comes
-	ClockSkew        engine.Family = "clock-skew"        // node clocks seconds off the database's
-	Crash            engine.Family = "crash"             // a node crashes at any effect of a claim, a settle or compensation
-	StoreError       engine.Family = "store-error"       // a store, lock or inventory call fails (nothing happened)
-	TimeoutSuccess   engine.Family = "timeout-after-success"
-	CancelRace       engine.Family = "cancel-race"       // a cancel around the settle
-	Outsider         engine.Family = "outsider"          // non-members claim
-	Ties             engine.Family = "ties"              // equal priority and fairness, claims in the same second or instant
-	Quantity         engine.Family = "quantity"          // several items, sometimes more than claimants
-	CompensationRace engine.Family = "compensation-race" // compensation runs while a settler, stalled, is still delivering
-)
+// Families names the loot world's fault families, one field each, in
+// matrix column order; the list itself is World.Families. Each is a
+// generator preset (gen.go says how) and exercises what its coverage check
+// (exercisesOf) names. Fields of one value rather than a constant each
+// because a world package stays within 50 exported names (issue 21): a
+// caller writes lootfaults.Families.Crash. The strings are the matrix's
+// column names (results/loot keys on them); the value is never assigned.
+var Families = struct {
+	Clean            engine.Family // members claim, the scheduler settles at the deadline
+	DuplicateClaim   engine.Family // double clicks, client and gateway retries, 20 identical claims at once
+	ConcurrentSettle engine.Family // every node triggers the settle at the same instant
+	EarlySettle      engine.Family // a settle trigger before the deadline
+	LateClaim        engine.Family // claims at and around the deadline
+	LockExpiry       engine.Family // a settler stalls past the lock ttl and its lease; another trigger comes
+	ClockSkew        engine.Family // node clocks seconds off the database's
+	Crash            engine.Family // a node crashes at any effect of a claim, a settle or compensation
+	StoreError       engine.Family // a store, lock or inventory call fails (nothing happened)
+	TimeoutSuccess   engine.Family // a store, lock or inventory call happens, the caller is told it timed out
+	CancelRace       engine.Family // a cancel around the settle
+	Outsider         engine.Family // non-members claim
+	Ties             engine.Family // equal priority and fairness, claims in the same second or instant
+	Quantity         engine.Family // several items, sometimes more than claimants
+	CompensationRace engine.Family // compensation runs while a settler, stalled, is still delivering
+}{
+	Clean: "clean", DuplicateClaim: "duplicate-claim", ConcurrentSettle: "concurrent-settle",
+	EarlySettle: "early-settle", LateClaim: "late-claim", LockExpiry: "lock-expiry",
+	ClockSkew: "clock-skew", Crash: "crash", StoreError: "store-error",
+	TimeoutSuccess: "timeout-after-success", CancelRace: "cancel-race", Outsider: "outsider",
+	Ties: "ties", Quantity: "quantity", CompensationRace: "compensation-race",
+}
 
-// Families lists every family in column order.
-var Families = []engine.Family{
-	Clean, DuplicateClaim, ConcurrentSettle, EarlySettle, LateClaim, LockExpiry, ClockSkew,
-	Crash, StoreError, TimeoutSuccess, CancelRace, Outsider, Ties, Quantity, CompensationRace,
+// families lists every family in column order (World.Families).
+var families = []engine.Family{
+	Families.Clean, Families.DuplicateClaim, Families.ConcurrentSettle, Families.EarlySettle, Families.LateClaim, Families.LockExpiry, Families.ClockSkew,
+	Families.Crash, Families.StoreError, Families.TimeoutSuccess, Families.CancelRace, Families.Outsider, Families.Ties, Families.Quantity, Families.CompensationRace,
 }
 
 var familyDocs = map[engine.Family]string{
-	Clean:            "members claim once each and the scheduler settles at the deadline: the baseline",
-	DuplicateClaim:   "a claim arrives again: a double click, a client retry, a gateway resend on another node, 20 copies at once",
-	ConcurrentSettle: "every node triggers the same settle at the same instant, interleaved at every env call",
-	EarlySettle:      "a settle trigger arrives before the deadline (a player or a skewed scheduler)",
-	LateClaim:        "claims arrive just before, at and just after the deadline, racing the settle",
-	LockExpiry:       "a settler stalls past the lock's ttl and its lease while another node is triggered",
-	ClockSkew:        "node clocks run seconds ahead of or behind the database's; their schedulers trigger by them",
-	Crash:            "a node crashes before or after any effect of a claim, a settle or compensation, or loses its answer",
-	StoreError:       "a store, lock or inventory call fails transiently (nothing happened)",
-	TimeoutSuccess:   "a store, lock or inventory call happens but the caller is told it timed out",
-	CancelRace:       "an operator cancels the session around its settle",
-	Outsider:         "players outside the team snapshot claim",
-	Ties:             "claims of equal priority and fairness in the same second, or at the same instant",
-	Quantity:         "several items drop, sometimes more than there are claimants",
-	CompensationRace: "the compensation job runs while a stalled settler is still delivering",
+	Families.Clean:            "members claim once each and the scheduler settles at the deadline: the baseline",
+	Families.DuplicateClaim:   "a claim arrives again: a double click, a client retry, a gateway resend on another node, 20 copies at once",
+	Families.ConcurrentSettle: "every node triggers the same settle at the same instant, interleaved at every env call",
+	Families.EarlySettle:      "a settle trigger arrives before the deadline (a player or a skewed scheduler)",
+	Families.LateClaim:        "claims arrive just before, at and just after the deadline, racing the settle",
+	Families.LockExpiry:       "a settler stalls past the lock's ttl and its lease while another node is triggered",
+	Families.ClockSkew:        "node clocks run seconds ahead of or behind the database's; their schedulers trigger by them",
+	Families.Crash:            "a node crashes before or after any effect of a claim, a settle or compensation, or loses its answer",
+	Families.StoreError:       "a store, lock or inventory call fails transiently (nothing happened)",
+	Families.TimeoutSuccess:   "a store, lock or inventory call happens but the caller is told it timed out",
+	Families.CancelRace:       "an operator cancels the session around its settle",
+	Families.Outsider:         "players outside the team snapshot claim",
+	Families.Ties:             "claims of equal priority and fairness in the same second, or at the same instant",
+	Families.Quantity:         "several items drop, sometimes more than there are claimants",
+	Families.CompensationRace: "the compensation job runs while a stalled settler is still delivering",
 }
 
 // familyDoc is f's one-line meaning (a joined family's parts', joined).
@@ -71,18 +81,18 @@ func familyDoc(f engine.Family) string {
 // checkFamily reports whether f is a family of Families or a Join of them
 // that can be generated; the error lists the valid names.
 func checkFamily(f engine.Family) error {
-	if slices.Contains(Families, f) {
+	if slices.Contains(families, f) {
 		return nil
 	}
 	var concurrent, faulty bool
-	if err := engine.CheckParts(f, Families, "loot family"); err != nil {
+	if err := engine.CheckParts(f, families, "loot family"); err != nil {
 		return err
 	}
 	for _, p := range f.Parts() {
 		switch p {
-		case ConcurrentSettle, Ties:
+		case Families.ConcurrentSettle, Families.Ties:
 			concurrent = true
-		case Crash, StoreError, TimeoutSuccess, LockExpiry, CompensationRace:
+		case Families.Crash, Families.StoreError, Families.TimeoutSuccess, Families.LockExpiry, Families.CompensationRace:
 			faulty = true
 		}
 	}
@@ -92,24 +102,22 @@ func checkFamily(f engine.Family) error {
 	return nil
 }
 
-// The properties the loot world's designs are judged by (package lootprops
-// checks them), in report order.
-const (
-	NoOverGrant  engine.Property = "NoOverGrant"
-	NoDupGrant   engine.Property = "NoDupGrant"
-	NoLostGrant  engine.Property = "NoLostGrant"
-	FrozenClaims engine.Property = "FrozenClaims"
-	RuleOrder    engine.Property = "RuleOrder"
-	Replayable   engine.Property = "Replayable"
-	MembersOnly  engine.Property = "MembersOnly"
-	OnTime       engine.Property = "OnTime"
-	ForwardOnly  engine.Property = "ForwardOnly"
-	HonestAnswer engine.Property = "HonestAnswer"
-	Responsive   engine.Property = "Responsive"
-)
-
-// Properties lists every property in report order.
-var Properties = []engine.Property{
+// Properties names the properties the loot world's designs are judged by
+// (package lootprops checks them), one field each, in report order; the
+// list itself is World.Properties. Fields of one value, as Families, for
+// the same budget of names.
+var Properties = struct {
 	NoOverGrant, NoDupGrant, NoLostGrant, FrozenClaims, RuleOrder, Replayable,
-	MembersOnly, OnTime, ForwardOnly, HonestAnswer, Responsive,
+	MembersOnly, OnTime, ForwardOnly, HonestAnswer, Responsive engine.Property
+}{
+	NoOverGrant: "NoOverGrant", NoDupGrant: "NoDupGrant", NoLostGrant: "NoLostGrant",
+	FrozenClaims: "FrozenClaims", RuleOrder: "RuleOrder", Replayable: "Replayable",
+	MembersOnly: "MembersOnly", OnTime: "OnTime", ForwardOnly: "ForwardOnly",
+	HonestAnswer: "HonestAnswer", Responsive: "Responsive",
+}
+
+// properties lists every property in report order (World.Properties).
+var properties = []engine.Property{
+	Properties.NoOverGrant, Properties.NoDupGrant, Properties.NoLostGrant, Properties.FrozenClaims, Properties.RuleOrder, Properties.Replayable,
+	Properties.MembersOnly, Properties.OnTime, Properties.ForwardOnly, Properties.HonestAnswer, Properties.Responsive,
 }

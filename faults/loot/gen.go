@@ -59,33 +59,33 @@ func presetOf(f engine.Family) preset {
 	var p preset
 	for _, part := range f.Parts() {
 		switch part {
-		case DuplicateClaim:
+		case Families.DuplicateClaim:
 			p.duplicate = true
-		case ConcurrentSettle:
+		case Families.ConcurrentSettle:
 			p.concurrentSettle = true
-		case EarlySettle:
+		case Families.EarlySettle:
 			p.early = true
-		case LateClaim:
+		case Families.LateClaim:
 			p.late = true
-		case LockExpiry:
+		case Families.LockExpiry:
 			p.lockExpiry = true
-		case ClockSkew:
+		case Families.ClockSkew:
 			p.skew = true
-		case Crash:
+		case Families.Crash:
 			p.crash = true
-		case StoreError:
+		case Families.StoreError:
 			p.storeError = true
-		case TimeoutSuccess:
+		case Families.TimeoutSuccess:
 			p.timeout = true
-		case CancelRace:
+		case Families.CancelRace:
 			p.cancel = true
-		case Outsider:
+		case Families.Outsider:
 			p.outsider = true
-		case Ties:
+		case Families.Ties:
 			p.ties = true
-		case Quantity:
+		case Families.Quantity:
 			p.quantity = true
-		case CompensationRace:
+		case Families.CompensationRace:
 			p.compensation = true
 		}
 	}
@@ -111,13 +111,13 @@ func (p preset) interleaves() bool {
 // requests, so its rarest failures need more runs to show.
 func Interleaves(f engine.Family) bool { return presetOf(f).interleaves() }
 
-// Gen returns a rapid generator of schedules of family f (a family of
+// genFamily returns a rapid generator of schedules of family f (a family of
 // Families or a Join of them): 1..2 sessions of a team of 3..4, each
 // opened, started, claimed by some members, and settled at its deadline,
 // with the family's features. Schedules shrink toward fewer sessions,
-// claims and faults, NEED claims and no wins. Gen panics on an unknown
+// claims and faults, NEED claims and no wins. genFamily panics on an unknown
 // family.
-func Gen(f engine.Family) *rapid.Generator[Schedule] {
+func genFamily(f engine.Family) *rapid.Generator[Schedule] {
 	p := presetOf(f)
 	return rapid.Custom(func(t *rapid.T) Schedule { return genSchedule(t, f, p) })
 }
@@ -126,7 +126,7 @@ func Gen(f engine.Family) *rapid.Generator[Schedule] {
 // (f, seed) gives the same schedule as long as the generator code is the
 // same. Commit a failing schedule's text, not its seed.
 func generate(f engine.Family, seed uint64) Schedule {
-	return Gen(f).Example(int(seed))
+	return genFamily(f).Example(int(seed))
 }
 
 // planned is a delivery before the requests are numbered.

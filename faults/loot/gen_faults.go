@@ -27,7 +27,7 @@ func (g *gen) deliveryOf(req int) int {
 
 // faultOn is what a fault lands on: a settle half the time (it has the
 // most calls), a claim or the compensation job's tick.
-var faultOn = []Kind{SettleNow, SettleNow, ClaimItem, Compensate}
+var faultOn = []Kind{Kinds.SettleNow, Kinds.SettleNow, Kinds.ClaimItem, Kinds.Compensate}
 
 // addFaults draws 1..3 faults of kinds, each at effect 0..7 of a delivery
 // of a request of a kind faultOn draws (none if the schedule has no such
@@ -74,9 +74,9 @@ func (g *gen) stalledClaim() {
 	if g.s.Concurrent || g.draw(0, 1, "stalled-claim") != 1 {
 		return
 	}
-	claim := Request{Kind: ClaimItem, Session: 0, Player: 1, Intent: Need}
+	claim := Request{Kind: Kinds.ClaimItem, Session: 0, Player: 1, Intent: Intents.Need}
 	for _, r := range g.s.Requests {
-		if r.Kind == ClaimItem && r.Session == 0 {
+		if r.Kind == Kinds.ClaimItem && r.Session == 0 {
 			claim = r
 			break
 		}
@@ -116,7 +116,7 @@ func (g *gen) stalledSettler() {
 		}
 	}
 	if g.p.compensation {
-		comp := slices.IndexFunc(g.s.Requests, func(r Request) bool { return r.Kind == Compensate })
+		comp := slices.IndexFunc(g.s.Requests, func(r Request) bool { return r.Kind == Kinds.Compensate })
 		g.insertDelivery(engine.Delivery{At: start + pause - time.Second, Msg: comp, Node: other})
 	}
 }

@@ -89,13 +89,13 @@ func (g *gen) quantity() { g.session().Quantity = g.draw(2, 3, "quantity") }
 // openAndStart opens the session and starts its claims half a tick later.
 func (g *gen) openAndStart() {
 	x := g.session().ID
-	g.add(Request{Kind: OpenSession, Session: x}, g.open(), g.node())
-	g.add(Request{Kind: StartClaims, Session: x}, g.open()+tick/2, g.node())
+	g.add(Request{Kind: Kinds.OpenSession, Session: x}, g.open(), g.node())
+	g.add(Request{Kind: Kinds.StartClaims, Session: x}, g.open()+tick/2, g.node())
 }
 
 // claims: members 1..claimers claim, member m in second m of the session
 // (0..0.9s into it): claims that could tie never share a second outside
-// ties (RuleSeconds). ties: 2..3 NEED claims in one second, or at one
+// ties (ruleSeconds). ties: 2..3 NEED claims in one second, or at one
 // instant. late-claim and clock-skew move members 1 and 2's claims to
 // around the deadline; duplicate-claim sends some again.
 func (g *gen) claims() {
@@ -105,7 +105,7 @@ func (g *gen) claims() {
 		minClaimers = 2 // a tie needs two
 	}
 	claimers := g.draw(minClaimers, len(g.s.Team), "claimers")
-	intents := []Intent{Need, Greed, Pass}
+	intents := []Intent{Intents.Need, Intents.Greed, Intents.Pass}
 	// A tie starts 0..2 ticks into a whole second, so its later claims
 	// (up to 7 ticks on) stay in that second.
 	tieAt := open + time.Duration(g.draw(1, 8, "tie-second"))*time.Second + time.Duration(g.draw(0, 2, "tie-in"))*tick
@@ -116,7 +116,7 @@ func (g *gen) claims() {
 		case g.p.ties && m <= 3:
 			// The same instant (0, where rapid shrinks to), or the same
 			// second, 0.3s or 0.7s later.
-			in = Need
+			in = Intents.Need
 			at = tieAt + []time.Duration{0, 3 * tick, 7 * tick}[g.draw(0, 2, "tie-by")]
 		case g.p.late && m == 1:
 			// Just before, at, or just after the deadline.
@@ -130,14 +130,14 @@ func (g *gen) claims() {
 			// Two NEED claims in the two seconds before the deadline,
 			// on two nodes (below): a node that stamps claims with its
 			// own clock can rank the later one first.
-			in = Need
+			in = Intents.Need
 			at = deadline - time.Duration(3-m)*time.Second + time.Duration(g.draw(0, 9, "skew-by"))*tick
 		}
 		nd := g.node()
 		if g.p.skew && m <= 2 {
 			nd = (m - 1) % g.s.Nodes
 		}
-		id := g.add(Request{Kind: ClaimItem, Session: x, Player: PlayerID(m), Intent: in}, at, nd)
+		id := g.add(Request{Kind: Kinds.ClaimItem, Session: x, Player: PlayerID(m), Intent: in}, at, nd)
 		if g.p.duplicate {
 			g.duplicateClaim(id, at)
 		}
@@ -167,13 +167,13 @@ func (g *gen) outsiders() {
 	for k := range g.draw(1, 2, "outsiders") {
 		pl := PlayerID(len(g.s.Team) + 1 + k)
 		at := open + time.Duration(5+k)*time.Second + time.Duration(g.draw(0, 9, "outsider-at"))*tick
-		g.add(Request{Kind: ClaimItem, Session: x, Player: pl, Intent: []Intent{Need, Greed}[g.draw(0, 1, "intent")]}, at, g.node())
+		g.add(Request{Kind: Kinds.ClaimItem, Session: x, Player: pl, Intent: []Intent{Intents.Need, Intents.Greed}[g.draw(0, 1, "intent")]}, at, g.node())
 	}
 }
 
 // settleTrigger: the scheduler's trigger at the deadline, on a node.
 func (g *gen) settleTrigger() {
-	g.settles = append(g.settles, g.add(Request{Kind: SettleNow, Session: g.session().ID}, g.session().Deadline, g.node()))
+	g.settles = append(g.settles, g.add(Request{Kind: Kinds.SettleNow, Session: g.session().ID}, g.session().Deadline, g.node()))
 }
 
 // skewedTriggers: with skewed clocks each node's scheduler fires when its
@@ -215,7 +215,7 @@ func (g *gen) cancel() {
 		offs := []time.Duration{-time.Second, -time.Millisecond, time.Millisecond, tick, time.Second}
 		by = offs[g.draw(0, len(offs)-1, "cancel-by")]
 	}
-	g.add(Request{Kind: CancelSession, Session: g.session().ID}, g.session().Deadline+by, g.node())
+	g.add(Request{Kind: Kinds.CancelSession, Session: g.session().ID}, g.session().Deadline+by, g.node())
 }
 
 // compensationTick: the compensation job's tick, 3 s after the settle,
@@ -223,7 +223,7 @@ func (g *gen) cancel() {
 // compensation-race it also runs during the settler's stall
 // (stalledSettler).
 func (g *gen) compensationTick() {
-	g.add(Request{Kind: Compensate, Session: -1}, g.session().Deadline+3*time.Second, g.node())
+	g.add(Request{Kind: Kinds.Compensate, Session: -1}, g.session().Deadline+3*time.Second, g.node())
 }
 
 // burstClaims: when drawBurst drew it, 20 identical claims at once (source
@@ -235,7 +235,7 @@ func (g *gen) burstClaims() {
 	}
 	var claims []int
 	for _, r := range g.s.Requests {
-		if r.Kind == ClaimItem {
+		if r.Kind == Kinds.ClaimItem {
 			claims = append(claims, r.ID)
 		}
 	}

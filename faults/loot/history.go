@@ -4,28 +4,46 @@ import (
 	"github.com/onceproof/onceproof/engine"
 )
 
-// The loot world's event kinds, beside the engine's.
-const (
-	// EvView: a session's record changed in the design's database
+// Events is the loot history's vocabulary, which package lootprops reads:
+// the world's event kinds, beside the engine's, and the op names of its
+// own services on them. One value rather than a name each because a world
+// package stays within 50 exported names (issue 21) and these are plumbing
+// a design author never names.
+var Events = struct {
+	// View: a session's record changed in the design's database
 	// (Detail.Session, Detail.Record: what it says now). The world reads
 	// the database after every store call, at the call's time.
-	EvView = engine.EvWorld + iota
-	// EvItem: a Deliver reached the inventory ledger (Detail.Session,
+	View engine.EventKind
+	// Item: a Deliver reached the inventory ledger (Detail.Session,
 	// Player, Key; OK: applied, false for a key already applied).
-	EvItem
-	// EvLock: a lock service call (Op: lock-set, lock-get, lock-del,
-	// unlock; Detail.Key, Token; OK: set or deleted; Value: Get's token).
-	EvLock
+	Item engine.EventKind
+	// Lock: a lock service call (Op: LockSet, LockGet, LockDel, Unlock;
+	// Detail.Key, Token; OK: set or deleted; Value: Get's token).
+	Lock engine.EventKind
+	// The ops of Lock and Item events: the lock service's four calls and
+	// the inventory's Deliver.
+	LockSet, LockGet, LockDel, Unlock, Deliver string
+}{
+	View: evView, Item: evItem, Lock: evLock,
+	LockSet: opLockSet, LockGet: opLockGet, LockDel: opLockDel, Unlock: opUnlock, Deliver: opDeliver,
+}
+
+// The loot world's event kinds, beside the engine's (Events says what
+// each records).
+const (
+	evView = engine.EvWorld + iota
+	evItem
+	evLock
 )
 
 // kindName names an event kind, the loot world's included.
 func kindName(k engine.EventKind) string {
 	switch k {
-	case EvView:
+	case evView:
 		return "view"
-	case EvItem:
+	case evItem:
 		return "item"
-	case EvLock:
+	case evLock:
 		return "lock"
 	}
 	return k.String()
@@ -41,7 +59,7 @@ type Detail struct {
 	Token   string
 	Value   string
 	OK      bool
-	// Record is, on EvView, the session's record (shared: read only).
+	// Record is, on an Events.View event, the session's record (shared: read only).
 	Record *Record
 }
 

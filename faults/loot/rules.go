@@ -8,29 +8,29 @@ import (
 	"github.com/onceproof/onceproof/engine"
 )
 
-// WorldRule names a world rule; see checkWorld.
-type WorldRule string
+// worldRule names a world rule; see checkWorld.
+type worldRule string
 
 // The world rules, in the order checkWorld checks them.
 const (
-	RuleAnnounced WorldRule = "announced" // a session is opened once, started once, and triggered
-	RuleSent      WorldRule = "sent"      // every request is delivered at least once
-	RuleTrigger   WorldRule = "trigger"   // family rule: the scheduler triggers at the deadline, by the database's clock or a skewed node's
-	RuleSeconds   WorldRule = "seconds"   // family rule: only ties has two claims of a session in one second
-	RuleOutsiders WorldRule = "outsiders" // family rule: only the outsider family has outsiders claim
-	RuleCancels   WorldRule = "cancels"   // family rule: only cancel-race cancels
-	RuleClocks    WorldRule = "clocks"    // family rule: only clock-skew skews a clock
-	RulePauses    WorldRule = "pauses"    // family rule: only lock-expiry, compensation-race and late-claim pause a node
+	ruleAnnounced worldRule = "announced" // a session is opened once, started once, and triggered
+	ruleSent      worldRule = "sent"      // every request is delivered at least once
+	ruleTrigger   worldRule = "trigger"   // family rule: the scheduler triggers at the deadline, by the database's clock or a skewed node's
+	ruleSeconds   worldRule = "seconds"   // family rule: only ties has two claims of a session in one second
+	ruleOutsiders worldRule = "outsiders" // family rule: only the outsider family has outsiders claim
+	ruleCancels   worldRule = "cancels"   // family rule: only cancel-race cancels
+	ruleClocks    worldRule = "clocks"    // family rule: only clock-skew skews a clock
+	rulePauses    worldRule = "pauses"    // family rule: only lock-expiry, compensation-race and late-claim pause a node
 )
 
-// WorldError is a schedule outside the world model: the rule and what
+// worldError is a schedule outside the world model: the rule and what
 // breaks it.
-type WorldError struct {
-	Rule   WorldRule
+type worldError struct {
+	Rule   worldRule
 	Detail string
 }
 
-func (e *WorldError) Error() string { return fmt.Sprintf("the world rule %s: %s", e.Rule, e.Detail) }
+func (e *worldError) Error() string { return fmt.Sprintf("the world rule %s: %s", e.Rule, e.Detail) }
 
 // checkWorld reports the first way s leaves the world model (nil if none):
 // every session opened and started by exactly one request each and
@@ -44,17 +44,17 @@ func checkWorld(s Schedule) error {
 	count := make([][3]int, len(s.Sessions)) // per session: opens, starts, settles
 	for _, r := range s.Requests {
 		switch r.Kind {
-		case OpenSession:
+		case Kinds.OpenSession:
 			count[r.Session][0]++
-		case StartClaims:
+		case Kinds.StartClaims:
 			count[r.Session][1]++
-		case SettleNow:
+		case Kinds.SettleNow:
 			count[r.Session][2]++
 		}
 	}
 	for i, c := range count {
 		if c[0] != 1 || c[1] != 1 || c[2] < 1 {
-			return &WorldError{RuleAnnounced, fmt.Sprintf("x%d has %d open, %d start and %d settle requests: want one, one and at least one", i, c[0], c[1], c[2])}
+			return &worldError{ruleAnnounced, fmt.Sprintf("x%d has %d open, %d start and %d settle requests: want one, one and at least one", i, c[0], c[1], c[2])}
 		}
 	}
 	sent := make([]bool, len(s.Requests))
@@ -62,16 +62,16 @@ func checkWorld(s Schedule) error {
 		sent[d.Msg] = true
 	}
 	if i := slices.Index(sent, false); i >= 0 {
-		return &WorldError{RuleSent, fmt.Sprintf("r%d is never delivered (an at-least-once sender sends every request it has)", i)}
+		return &worldError{ruleSent, fmt.Sprintf("r%d is never delivered (an at-least-once sender sends every request it has)", i)}
 	}
 	has := func(f engine.Family) bool { return slices.Contains(s.Family.Parts(), f) }
-	if !has(Ties) {
+	if !has(Families.Ties) {
 		// Claims in one whole second of the database's clock tie where
 		// claim times are kept in seconds (source 004's DATETIME): the ties
 		// column's business, so no other column depends on it.
 		first := map[int]time.Duration{} // claim request -> its first planned delivery
 		for _, d := range s.Deliveries {
-			if r := s.Requests[d.Msg]; r.Kind == ClaimItem {
+			if r := s.Requests[d.Msg]; r.Kind == Kinds.ClaimItem {
 				if _, ok := first[d.Msg]; !ok {
 					first[d.Msg] = d.At
 				}
@@ -85,37 +85,37 @@ func checkWorld(s Schedule) error {
 			}
 			k := [2]int64{int64(r.Session), int64(at / time.Second)}
 			if other, dup := second[k]; dup {
-				return &WorldError{RuleSeconds, fmt.Sprintf("r%d and r%d claim x%d in the same second (%s): only ties puts two claims in one second", other, r.ID, r.Session, at.Truncate(time.Second))}
+				return &worldError{ruleSeconds, fmt.Sprintf("r%d and r%d claim x%d in the same second (%s): only ties puts two claims in one second", other, r.ID, r.Session, at.Truncate(time.Second))}
 			}
 			second[k] = r.ID
 		}
 	}
-	if !has(EarlySettle) {
+	if !has(Families.EarlySettle) {
 		// A node's scheduler fires when its own clock reads the deadline:
 		// at most maxSkew early by the database's clock, in clock-skew.
 		early := time.Duration(0)
-		if has(ClockSkew) {
+		if has(Families.ClockSkew) {
 			early = maxSkew
 		}
 		for _, d := range s.Deliveries {
-			if r := s.Requests[d.Msg]; r.Kind == SettleNow && d.At < s.Sessions[r.Session].Deadline-early {
-				return &WorldError{RuleTrigger, fmt.Sprintf("r%d triggers x%d's settle at %s, before its deadline %s by more than %s: only early-settle triggers early", r.ID, r.Session, d.At, s.Sessions[r.Session].Deadline, early)}
+			if r := s.Requests[d.Msg]; r.Kind == Kinds.SettleNow && d.At < s.Sessions[r.Session].Deadline-early {
+				return &worldError{ruleTrigger, fmt.Sprintf("r%d triggers x%d's settle at %s, before its deadline %s by more than %s: only early-settle triggers early", r.ID, r.Session, d.At, s.Sessions[r.Session].Deadline, early)}
 			}
 		}
 	}
 	for _, r := range s.Requests {
 		switch {
-		case r.Kind == ClaimItem && !s.Member(r.Player) && !has(Outsider):
-			return &WorldError{RuleOutsiders, fmt.Sprintf("r%d is a claim by player %d, outside the team: only the outsider family has outsiders", r.ID, r.Player)}
-		case r.Kind == CancelSession && !has(CancelRace):
-			return &WorldError{RuleCancels, fmt.Sprintf("r%d cancels x%d: only cancel-race cancels", r.ID, r.Session)}
+		case r.Kind == Kinds.ClaimItem && !s.Member(r.Player) && !has(Families.Outsider):
+			return &worldError{ruleOutsiders, fmt.Sprintf("r%d is a claim by player %d, outside the team: only the outsider family has outsiders", r.ID, r.Player)}
+		case r.Kind == Kinds.CancelSession && !has(Families.CancelRace):
+			return &worldError{ruleCancels, fmt.Sprintf("r%d cancels x%d: only cancel-race cancels", r.ID, r.Session)}
 		}
 	}
-	if (slices.ContainsFunc(s.Skews, func(d time.Duration) bool { return d != 0 }) || s.LockSkew != 0) && !has(ClockSkew) {
-		return &WorldError{RuleClocks, "a clock is skewed: only clock-skew skews clocks"}
+	if (slices.ContainsFunc(s.Skews, func(d time.Duration) bool { return d != 0 }) || s.LockSkew != 0) && !has(Families.ClockSkew) {
+		return &worldError{ruleClocks, "a clock is skewed: only clock-skew skews clocks"}
 	}
-	if s.HasPause() && !has(LockExpiry) && !has(CompensationRace) && !has(LateClaim) {
-		return &WorldError{RulePauses, "a node pauses: only lock-expiry, compensation-race and late-claim pause nodes"}
+	if s.HasPause() && !has(Families.LockExpiry) && !has(Families.CompensationRace) && !has(Families.LateClaim) {
+		return &worldError{rulePauses, "a node pauses: only lock-expiry, compensation-race and late-claim pause nodes"}
 	}
 	return nil
 }

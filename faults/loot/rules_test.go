@@ -14,9 +14,9 @@ import (
 // joins is every family and every pair that can be joined (a concurrent
 // family does not join one that injects faults).
 func joins() []engine.Family {
-	fs := slices.Clone(lootfaults.Families)
-	for i, f := range lootfaults.Families {
-		for _, g := range lootfaults.Families[i+1:] {
+	fs := slices.Clone(lootfaults.World.Families)
+	for i, f := range lootfaults.World.Families {
+		for _, g := range lootfaults.World.Families[i+1:] {
 			if j := engine.Join(f, g); lootfaults.World.CheckFamily(j) == nil {
 				fs = append(fs, j)
 			}
@@ -65,12 +65,12 @@ func TestCheckWorldNamesTheRule(t *testing.T) {
 			Team:     []lootfaults.PlayerID{1, 2},
 			Sessions: []lootfaults.Session{{ID: 0, Quantity: 1, Deadline: 10 * time.Second}},
 			Requests: []lootfaults.Request{
-				{ID: 0, Kind: lootfaults.OpenSession}, {ID: 1, Kind: lootfaults.StartClaims},
-				{ID: 2, Kind: lootfaults.ClaimItem, Player: 1, Intent: lootfaults.Need}, {ID: 3, Kind: lootfaults.SettleNow},
+				{ID: 0, Kind: lootfaults.Kinds.OpenSession}, {ID: 1, Kind: lootfaults.Kinds.StartClaims},
+				{ID: 2, Kind: lootfaults.Kinds.ClaimItem, Player: 1, Intent: lootfaults.Intents.Need}, {ID: 3, Kind: lootfaults.Kinds.SettleNow},
 			},
 		}
 	}
-	if err := lootfaults.World.CheckWorld(base(lootfaults.Clean)); err != nil {
+	if err := lootfaults.World.CheckWorld(base(lootfaults.Families.Clean)); err != nil {
 		t.Fatalf("the base world: %v", err)
 	}
 	for _, c := range []struct {
@@ -79,13 +79,13 @@ func TestCheckWorldNamesTheRule(t *testing.T) {
 		rule lootfaults.WorldRule
 	}{
 		{"no settle request", func(s *lootfaults.Schedule) {
-			s.Requests[3].Kind = lootfaults.ClaimItem
-			s.Requests[3].Player, s.Requests[3].Intent = 2, lootfaults.Greed
+			s.Requests[3].Kind = lootfaults.Kinds.ClaimItem
+			s.Requests[3].Player, s.Requests[3].Intent = 2, lootfaults.Intents.Greed
 		}, lootfaults.RuleAnnounced},
 		{"a request never sent", func(s *lootfaults.Schedule) { s.Deliveries = s.Deliveries[:3] }, lootfaults.RuleSent},
 		{"an early trigger", func(s *lootfaults.Schedule) { s.Deliveries[3].At = 9 * time.Second }, lootfaults.RuleTrigger},
 		{"two claims in one second", func(s *lootfaults.Schedule) {
-			s.Requests = append(s.Requests, lootfaults.Request{ID: 4, Kind: lootfaults.ClaimItem, Player: 2, Intent: lootfaults.Need})
+			s.Requests = append(s.Requests, lootfaults.Request{ID: 4, Kind: lootfaults.Kinds.ClaimItem, Player: 2, Intent: lootfaults.Intents.Need})
 			s.Deliveries = slices.Insert(s.Deliveries, 3, engine.Delivery{At: 2*time.Second + time.Second/2, Msg: 4})
 		}, lootfaults.RuleSeconds},
 		{"an outsider", func(s *lootfaults.Schedule) { s.Requests[2].Player = 9 }, lootfaults.RuleOutsiders},
@@ -94,7 +94,7 @@ func TestCheckWorldNamesTheRule(t *testing.T) {
 			s.Faults = []engine.Fault{{Attempt: 3, Effect: 0, Kind: engine.Pause, For: time.Second, OnDelivery: true}}
 		}, lootfaults.RulePauses},
 	} {
-		s := base(lootfaults.Clean)
+		s := base(lootfaults.Families.Clean)
 		c.edit(&s)
 		var we *lootfaults.WorldError
 		if err := lootfaults.World.CheckWorld(s); !errors.As(err, &we) || we.Rule != c.rule {
@@ -107,7 +107,7 @@ func TestCheckWorldNamesTheRule(t *testing.T) {
 // schedules (checkWorld may reject them: the shrinker then skips them),
 // and canonical names players 1, 2, ... with the team first.
 func TestShrinkOpsKeepTheWorld(t *testing.T) {
-	for _, f := range []engine.Family{lootfaults.Outsider, lootfaults.Crash, lootfaults.Ties} {
+	for _, f := range []engine.Family{lootfaults.Families.Outsider, lootfaults.Families.Crash, lootfaults.Families.Ties} {
 		s := lootfaults.World.Generate(f, 7)
 		for _, d := range lootfaults.World.Drops(s) {
 			for i := range d.N {
@@ -127,7 +127,7 @@ func TestShrinkOpsKeepTheWorld(t *testing.T) {
 				t.Errorf("%s: canonical team %v, want 1..%d", f, c.Team, len(c.Team))
 			}
 		}
-		if strings.Contains(lootfaults.World.Format(c), "skew node=") && !slices.Contains(f.Parts(), lootfaults.ClockSkew) {
+		if strings.Contains(lootfaults.World.Format(c), "skew node=") && !slices.Contains(f.Parts(), lootfaults.Families.ClockSkew) {
 			t.Errorf("%s: canonical invented a skew", f)
 		}
 	}

@@ -14,11 +14,11 @@ import (
 
 // Op names of the world's own services, in events.
 const (
-	OpLockSet = "lock-set"
-	OpLockGet = "lock-get"
-	OpLockDel = "lock-del"
-	OpUnlock  = "unlock"
-	OpDeliver = "deliver"
+	opLockSet = "lock-set"
+	opLockGet = "lock-get"
+	opLockDel = "lock-del"
+	opUnlock  = "unlock"
+	opDeliver = "deliver"
 )
 
 // Run executes s against a fresh cluster of d and returns the history: a
@@ -52,7 +52,7 @@ type system struct {
 	dbNow   atomic.Int64 // virtual time of the latest call, for the database's clock
 	locks   LockService  // memLocks, or the cluster's own (LockCluster)
 	ledger  map[string]bool
-	seen    []Record // per session: the record last recorded in an EvView
+	seen    []Record // per session: the record last recorded in an Events.View event
 }
 
 func newSystem(d Design, s Schedule) *system {
@@ -112,10 +112,10 @@ func (sys *system) req(msg int) Req {
 	sess := sys.s.Sessions[r.Session]
 	q.Session = sess.No()
 	switch r.Kind {
-	case OpenSession:
+	case Kinds.OpenSession:
 		q.Spec = &Spec{No: sess.No(), Loot: sess.Loot(), Quantity: sess.Quantity, Deadline: engine.Epoch.Add(sess.Deadline),
 			Rule: "v1", Members: slices.Clone(sys.s.Team)}
-	case ClaimItem:
+	case Kinds.ClaimItem:
 		q.Fair = sys.s.Wins(r.Player)
 	}
 	return q
@@ -172,7 +172,7 @@ func (e *env) Store(op string, fn func() error) error {
 func (e *env) observe() {
 	sys := e.sys
 	for i, sess := range sys.s.Sessions {
-		ev := e.p.Event(EvView, "")
+		ev := e.p.Event(evView, "")
 		e.p.Record(ev, func(ev *Event, _ []Event) bool {
 			rec := sys.cluster.Read(sess.No())
 			if sameRecord(rec, sys.seen[i]) {
@@ -191,7 +191,7 @@ func (e *env) lockNow() time.Duration { return e.p.At() + e.sys.s.LockSkew }
 func (e *env) SetNX(key, token string, ttl time.Duration) (bool, error) {
 	var ok bool
 	var serr error
-	err := e.p.Apply(OpLockSet, EvLock, func(ev *Event) {
+	err := e.p.Apply(opLockSet, evLock, func(ev *Event) {
 		ok, serr = e.sys.locks.SetNX(e.lockNow(), key, token, ttl)
 		ev.Detail = Detail{Session: -1, Key: key, Token: token, OK: ok}
 	})
@@ -201,7 +201,7 @@ func (e *env) SetNX(key, token string, ttl time.Duration) (bool, error) {
 func (e *env) Get(key string) (string, error) {
 	var v string
 	var serr error
-	err := e.p.Apply(OpLockGet, EvLock, func(ev *Event) {
+	err := e.p.Apply(opLockGet, evLock, func(ev *Event) {
 		v, serr = e.sys.locks.Get(e.lockNow(), key)
 		ev.Detail = Detail{Session: -1, Key: key, Value: v, OK: v != ""}
 	})
@@ -213,7 +213,7 @@ func (e *env) Get(key string) (string, error) {
 
 func (e *env) Del(key string) error {
 	var serr error
-	err := e.p.Apply(OpLockDel, EvLock, func(ev *Event) {
+	err := e.p.Apply(opLockDel, evLock, func(ev *Event) {
 		var held bool
 		held, serr = e.sys.locks.Del(e.lockNow(), key)
 		ev.Detail = Detail{Session: -1, Key: key, OK: held}
@@ -224,7 +224,7 @@ func (e *env) Del(key string) error {
 func (e *env) Unlock(key, token string) (bool, error) {
 	var ok bool
 	var serr error
-	err := e.p.Apply(OpUnlock, EvLock, func(ev *Event) {
+	err := e.p.Apply(opUnlock, evLock, func(ev *Event) {
 		ok, serr = e.sys.locks.Unlock(e.lockNow(), key, token)
 		ev.Detail = Detail{Session: -1, Key: key, Token: token, OK: ok}
 	})
@@ -233,7 +233,7 @@ func (e *env) Unlock(key, token string) (bool, error) {
 
 func (e *env) Deliver(key string, it Item) (bool, error) {
 	var applied bool
-	err := e.p.Apply(OpDeliver, EvItem, func(ev *Event) {
+	err := e.p.Apply(opDeliver, evItem, func(ev *Event) {
 		applied = !e.sys.ledger[key]
 		e.sys.ledger[key] = true
 		ev.Detail = Detail{Session: e.sys.sessionOf(it.Session), Player: it.Player, Key: key, OK: applied}

@@ -89,7 +89,7 @@ func canonical(s Schedule) (Schedule, bool) {
 	names := map[PlayerID]PlayerID{}
 	var outsiders []PlayerID
 	for _, r := range s.Requests {
-		if r.Kind == ClaimItem && !s.Member(r.Player) && !slices.Contains(outsiders, r.Player) {
+		if r.Kind == Kinds.ClaimItem && !s.Member(r.Player) && !slices.Contains(outsiders, r.Player) {
 			outsiders = append(outsiders, r.Player)
 		}
 	}
@@ -101,7 +101,7 @@ func canonical(s Schedule) (Schedule, bool) {
 		c.Team[i] = names[c.Team[i]]
 	}
 	for i := range c.Requests {
-		if r := &c.Requests[i]; r.Kind == ClaimItem {
+		if r := &c.Requests[i]; r.Kind == Kinds.ClaimItem {
 			r.Player = names[r.Player]
 		}
 	}

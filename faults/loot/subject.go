@@ -12,9 +12,9 @@ import (
 // lootprops.World is this value completed with them, and is the one to
 // run (every func set, so a caller may call any of them).
 var World = engine.World[Design, Schedule, Detail]{
-	Subject:     Subject,
-	Families:    Families,
-	Properties:  Properties,
+	Subject:     subject,
+	Families:    families,
+	Properties:  properties,
 	Reached:     reachedNames,
 	CheckFamily: checkFamily,
 	FamilyDoc:   familyDoc,

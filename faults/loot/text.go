@@ -36,9 +36,9 @@ import (
 // textForm is the loot world's part of the shared lines.
 var textForm = engine.TextForm{Subject: "loot", Messages: engine.Messages{Letter: "r", Noun: "request"}, CheckFamily: checkFamily}
 
-// Subject is the loot world's name in commands and in a schedule file's
+// subject is the loot world's name in commands and in a schedule file's
 // family header.
-const Subject = "loot"
+const subject = "loot"
 
 // format renders s in the text form parse reads back: parse(format(s))
 // equals s for every valid s.
@@ -72,7 +72,7 @@ func format(s Schedule) string {
 		if r.Session >= 0 {
 			fmt.Fprintf(&b, " x%d", r.Session)
 		}
-		if r.Kind == ClaimItem {
+		if r.Kind == Kinds.ClaimItem {
 			fmt.Fprintf(&b, " player=%d intent=%s", r.Player, r.Intent)
 		}
 		b.WriteByte('\n')
@@ -209,9 +209,9 @@ func (p *lootParser) request(line int, args []string) error {
 	}
 	r := Request{ID: len(p.s.Requests), Kind: Kind(k), Session: -1}
 	switch {
-	case r.Kind == Compensate && len(bare) != 2:
+	case r.Kind == Kinds.Compensate && len(bare) != 2:
 		return engine.Errorf(line, "a compensate request names no session, got %q", strings.Join(bare[2:], " "))
-	case r.Kind != Compensate:
+	case r.Kind != Kinds.Compensate:
 		if len(bare) != 3 {
 			return engine.Errorf(line, "want the %s request's session (e.g. x0), got %q", r.Kind, strings.Join(bare[2:], " "))
 		}
@@ -223,7 +223,7 @@ func (p *lootParser) request(line int, args []string) error {
 	}
 	_, hasPlayer := kv["player"]
 	_, hasIntent := kv["intent"]
-	if r.Kind != ClaimItem {
+	if r.Kind != Kinds.ClaimItem {
 		if hasPlayer || hasIntent {
 			return engine.Errorf(line, "only a claim has a player and an intent")
 		}
@@ -233,7 +233,7 @@ func (p *lootParser) request(line int, args []string) error {
 			return engine.Bad(line, "player", "<id > 0>", kv["player"])
 		}
 		in := Intent(kv["intent"])
-		if in.Priority() == 0 && in != Pass {
+		if in.Priority() == 0 && in != Intents.Pass {
 			return engine.Bad(line, "intent", "NEED|GREED|PASS", kv["intent"])
 		}
 		r.Player, r.Intent = PlayerID(pl), in
@@ -286,13 +286,13 @@ func validateTruth(s Schedule) error {
 		switch {
 		case r.ID != i:
 			return fmt.Errorf("request %d has ID %d (IDs are dense and in order)", i, r.ID)
-		case r.Kind > Compensate:
+		case r.Kind > Kinds.Compensate:
 			return fmt.Errorf("r%d has unknown kind %d", i, r.Kind)
-		case (r.Kind == Compensate) != (r.Session < 0), r.Session >= len(s.Sessions):
+		case (r.Kind == Kinds.Compensate) != (r.Session < 0), r.Session >= len(s.Sessions):
 			return fmt.Errorf("r%d (%s) names session %d: a compensate names none, every other request one of x0..x%d", i, r.Kind, r.Session, len(s.Sessions)-1)
-		case r.Kind == ClaimItem && (r.Player <= 0 || (r.Intent.Priority() == 0 && r.Intent != Pass)):
+		case r.Kind == Kinds.ClaimItem && (r.Player <= 0 || (r.Intent.Priority() == 0 && r.Intent != Intents.Pass)):
 			return fmt.Errorf("r%d claims as player %d with intent %q: want a player > 0 and NEED, GREED or PASS", i, r.Player, r.Intent)
-		case r.Kind != ClaimItem && (r.Player != 0 || r.Intent != ""):
+		case r.Kind != Kinds.ClaimItem && (r.Player != 0 || r.Intent != ""):
 			return fmt.Errorf("r%d (%s) has a player or an intent: only a claim has them", i, r.Kind)
 		}
 	}

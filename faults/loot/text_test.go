@@ -18,9 +18,9 @@ import (
 const seeds = 30
 
 func TestFormatParseRoundTripsEveryFamily(t *testing.T) {
-	fams := append(lootfaults.Families[:len(lootfaults.Families):len(lootfaults.Families)],
-		engine.Join(lootfaults.Crash, lootfaults.LockExpiry, lootfaults.Quantity),
-		engine.Join(lootfaults.ClockSkew, lootfaults.LateClaim, lootfaults.Outsider))
+	fams := append(lootfaults.World.Families[:len(lootfaults.World.Families):len(lootfaults.World.Families)],
+		engine.Join(lootfaults.Families.Crash, lootfaults.Families.LockExpiry, lootfaults.Families.Quantity),
+		engine.Join(lootfaults.Families.ClockSkew, lootfaults.Families.LateClaim, lootfaults.Families.Outsider))
 	for _, f := range fams {
 		for seed := uint64(1); seed <= seeds; seed++ {
 			s := lootfaults.World.Generate(f, seed)
@@ -60,15 +60,15 @@ fault delivery=2 effect=1 pause for=35s
 		t.Fatal(err)
 	}
 	want := lootfaults.Schedule{
-		Frame: engine.Frame{Family: lootfaults.LockExpiry, Nodes: 2, RetryAfter: 250e6, MaxAttempts: 4,
+		Frame: engine.Frame{Family: lootfaults.Families.LockExpiry, Nodes: 2, RetryAfter: 250e6, MaxAttempts: 4,
 			Deliveries: []engine.Delivery{{At: 0, Msg: 0}, {At: 1e9, Msg: 1, Node: 1}, {At: 10e9, Msg: 2}, {At: 13e9, Msg: 3, Node: 1}},
 			Faults:     []engine.Fault{{Attempt: 2, Effect: 1, Kind: engine.Pause, For: 35e9, OnDelivery: true}}},
 		Team:     []lootfaults.PlayerID{1, 2, 3},
 		Fairness: []lootfaults.Fair{{Player: 2, Wins: 1}},
 		Sessions: []lootfaults.Session{{ID: 0, Quantity: 2, Deadline: 10e9}},
 		Requests: []lootfaults.Request{
-			{ID: 0, Kind: lootfaults.OpenSession}, {ID: 1, Kind: lootfaults.ClaimItem, Player: 3, Intent: lootfaults.Greed},
-			{ID: 2, Kind: lootfaults.SettleNow}, {ID: 3, Kind: lootfaults.Compensate, Session: -1},
+			{ID: 0, Kind: lootfaults.Kinds.OpenSession}, {ID: 1, Kind: lootfaults.Kinds.ClaimItem, Player: 3, Intent: lootfaults.Intents.Greed},
+			{ID: 2, Kind: lootfaults.Kinds.SettleNow}, {ID: 3, Kind: lootfaults.Kinds.Compensate, Session: -1},
 		},
 	}
 	if diff := cmp.Diff(want, s); diff != "" {

@@ -16,19 +16,17 @@ type PlayerID int64
 // the reference's code.
 type Intent string
 
-// The intents.
-const (
-	Need  Intent = "NEED"
-	Greed Intent = "GREED"
-	Pass  Intent = "PASS"
-)
+// Intents names the intents, one field each (a value, as Families, for the
+// package's budget of names); the strings are source 004's and the text
+// form's.
+var Intents = struct{ Need, Greed, Pass Intent }{Need: "NEED", Greed: "GREED", Pass: "PASS"}
 
 // Priority is the rank an intent gives, higher first (0: PASS, never wins).
 func (i Intent) Priority() int {
 	switch i {
-	case Need:
+	case Intents.Need:
 		return 10
-	case Greed:
+	case Intents.Greed:
 		return 1
 	}
 	return 0
@@ -37,15 +35,13 @@ func (i Intent) Priority() int {
 // Status is where a session is in its life (source 004's state machine).
 type Status string
 
-// The statuses, and "" for a session that does not exist yet.
-const (
-	None     Status = ""
-	Open     Status = "OPEN"
-	Claiming Status = "CLAIMING"
-	Settling Status = "SETTLING"
-	Closed   Status = "CLOSED"
-	Canceled Status = "CANCELED"
-)
+// Statuses names the statuses, one field each, and None ("") for a session
+// that does not exist yet (a value, as Families, for the package's budget
+// of names); the strings are source 004's, as the designs' databases store
+// them.
+var Statuses = struct{ None, Open, Claiming, Settling, Closed, Canceled Status }{
+	None: "", Open: "OPEN", Claiming: "CLAIMING", Settling: "SETTLING", Closed: "CLOSED", Canceled: "CANCELED",
+}
 
 // Forward reports whether a session may go from one status to another: the
 // table of source 004 (OPEN -> CLAIMING -> SETTLING -> CLOSED, CANCELED
@@ -53,14 +49,14 @@ const (
 // OPEN or, as the document's own code opens it, CLAIMING.
 func Forward(from, to Status) bool {
 	switch from {
-	case None:
-		return to == Open || to == Claiming
-	case Open:
-		return to == Claiming || to == Canceled
-	case Claiming:
-		return to == Settling || to == Canceled
-	case Settling:
-		return to == Closed || to == Canceled
+	case Statuses.None:
+		return to == Statuses.Open || to == Statuses.Claiming
+	case Statuses.Open:
+		return to == Statuses.Claiming || to == Statuses.Canceled
+	case Statuses.Claiming:
+		return to == Statuses.Settling || to == Statuses.Canceled
+	case Statuses.Settling:
+		return to == Statuses.Closed || to == Statuses.Canceled
 	}
 	return false
 }
@@ -87,16 +83,18 @@ func (s Session) Loot() string { return fmt.Sprintf("item%d", s.ID) }
 // Kind is what a request asks.
 type Kind uint8
 
-// The request kinds. Open, start, settle, cancel and compensate come from
-// the game server (a drop, a timer, an operator); claims from players.
-const (
-	OpenSession   Kind = iota // open the session (its definition and team snapshot)
-	StartClaims               // open it to claims (OPEN -> CLAIMING)
-	ClaimItem                 // a player's claim (NEED, GREED or PASS)
-	SettleNow                 // the scheduler's settle trigger
-	CancelSession             // void the session
-	Compensate                // the compensation job's tick (deliver what is pending)
-)
+// Kinds names the request kinds, one field each (a value, as Families, for
+// the package's budget of names). Open, start, settle, cancel and
+// compensate come from the game server (a drop, a timer, an operator);
+// claims from players. The numbers index kindNames.
+var Kinds = struct {
+	OpenSession   Kind // open the session (its definition and team snapshot)
+	StartClaims   Kind // open it to claims (OPEN -> CLAIMING)
+	ClaimItem     Kind // a player's claim (NEED, GREED or PASS)
+	SettleNow     Kind // the scheduler's settle trigger
+	CancelSession Kind // void the session
+	Compensate    Kind // the compensation job's tick (deliver what is pending)
+}{OpenSession: 0, StartClaims: 1, ClaimItem: 2, SettleNow: 3, CancelSession: 4, Compensate: 5}
 
 var kindNames = [...]string{"open", "start", "claim", "settle", "cancel", "compensate"}
 

@@ -51,9 +51,9 @@ const tick = faults.MatchEvery / 8
 // the model (interleave or late), plus copies inside the two-match span.
 func capSchedule(k int, interleave bool) *rapid.Generator[faults.Schedule] {
 	return rapid.Custom(func(t *rapid.T) faults.Schedule {
-		s := faults.Schedule{Frame: engine.Frame{Family: faults.Late, Nodes: 1, RetryAfter: 2 * tick, MaxAttempts: 16}}
+		s := faults.Schedule{Frame: engine.Frame{Family: faults.Families.Late, Nodes: 1, RetryAfter: 2 * tick, MaxAttempts: 16}}
 		if interleave {
-			s.Family = faults.Interleave
+			s.Family = faults.Families.Interleave
 		}
 		matches := rapid.IntRange(3, 5).Draw(t, "matches")
 		start := func(m int) time.Duration { return time.Duration(m) * faults.MatchEvery }
@@ -123,7 +123,7 @@ func capacityHolds(k, c, n int, interleave bool) (faults.Schedule, bool) {
 	for seed := range n {
 		s := g.Example(seed)
 		h := faults.Run(d, s, faults.RunOptions{})
-		if props.CheckProperty(faults.NoDup, h).Outcome != props.Holds || props.CheckProperty(faults.NoLoss, h).Outcome != props.Holds {
+		if props.CheckProperty(faults.Properties.NoDup, h).Outcome != props.Holds || props.CheckProperty(faults.Properties.NoLoss, h).Outcome != props.Holds {
 			return s, false
 		}
 	}

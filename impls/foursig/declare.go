@@ -24,24 +24,24 @@ var declaration = faults.Declaration{
 		"counter to agree on. The signature carries the room, so a late final is credited to its own room " +
 		"(NoCrossRoom holds everywhere); nothing is ever held (NoBlocking); the window is 4 per player (BoundedState).",
 	Fails: []faults.Expect{
-		{Families: []faults.Family{faults.DeepReplay}, Props: []faults.Property{faults.NoDup}, Why: evicted},
-		{Families: []faults.Family{faults.WindowExpiry}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+		{Families: []faults.Family{faults.Families.DeepReplay}, Props: []faults.Property{faults.Properties.NoDup}, Why: evicted},
+		{Families: []faults.Family{faults.Families.WindowExpiry}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.NoLoss, faults.Properties.HonestAck},
 			Why: evicted + "; and the copy, credited again, re-enters the window, where a later return to its room " +
 				"collides with it (NoLoss, HonestAck)"},
-		{Families: []faults.Family{faults.Crash, faults.TimeoutSuccess}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+		{Families: []faults.Family{faults.Families.Crash, faults.Families.TimeoutSuccess}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.NoLoss, faults.Properties.HonestAck},
 			Why: playerstate.LostAfterClaim + "; and " + playerstate.SlowRetry("four newer signatures of the player have pushed its own out of the window")},
-		{Families: []faults.Family{faults.StoreError, faults.SmallScope}, Props: playerstate.Lost,
+		{Families: []faults.Family{faults.Families.StoreError, faults.Families.SmallScope}, Props: playerstate.Lost,
 			Why: playerstate.LostAfterClaim},
-		{Families: []faults.Family{faults.LongHistory}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+		{Families: []faults.Family{faults.Families.LongHistory}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.NoLoss, faults.Properties.HonestAck},
 			Why: evicted + ": replays come from hundreds of matches back; and the copy, credited again, re-enters the " +
 				"window, where the player's next return to its room within two matches meets it (NoLoss, HonestAck), " +
 				"as under window-expiry"},
-		{Families: []faults.Family{faults.Concurrent}, Props: []faults.Property{faults.HonestAck},
+		{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
 			Why: playerstate.EarlyAck("the signature in the window")},
-		{Families: []faults.Family{faults.ThirdKind}, Props: playerstate.Lost,
+		{Families: []faults.Family{faults.Families.ThirdKind}, Props: playerstate.Lost,
 			Why: "a third settlement with its sibling's final flag and amount is its sibling's signature: the " +
 				"document's signature has no field for the kind, and the third is dropped uncredited (NoLoss, HonestAck)"},
-		{Families: []faults.Family{faults.RoomReturn}, Props: playerstate.Lost,
+		{Families: []faults.Family{faults.Families.RoomReturn}, Props: playerstate.Lost,
 			Why: "content is not identity: rounds restart when a player changes rooms, so a player who returns to a room " +
 				"two matches later (A, B, A') plays A' at A's round; A' settlements paying what A's paid have A's " +
 				"signatures, still in the window, and are dropped uncredited (NoLoss, HonestAck)"},
@@ -111,7 +111,7 @@ func without(es []faults.Expect, fs []faults.Family) []faults.Expect {
 // union returns the properties of any of pss, in report order.
 func union(pss ...[]faults.Property) []faults.Property {
 	var out []faults.Property
-	for _, p := range faults.Properties {
+	for _, p := range faults.World.Properties {
 		if slices.ContainsFunc(pss, func(ps []faults.Property) bool { return slices.Contains(ps, p) }) {
 			out = append(out, p)
 		}

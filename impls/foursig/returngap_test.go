@@ -27,11 +27,11 @@ func TestWorldKeepsQuickReturnsOutOfTheWindow(t *testing.T) {
 	for _, f := range families() {
 		g := faults.MinReturnGap(f)
 		k := 2
-		if slices.Contains(f.Parts(), faults.ThirdKind) {
+		if slices.Contains(f.Parts(), faults.Families.ThirdKind) {
 			k = 3
 		}
 		newer := g * k
-		if slices.Contains(f.Parts(), faults.Late) && slices.Contains(f.Parts(), faults.Interleave) {
+		if slices.Contains(f.Parts(), faults.Families.Late) && slices.Contains(f.Parts(), faults.Families.Interleave) {
 			newer = (g-1)*k + 1
 		}
 		if newer < foursig.Capacity {
@@ -46,7 +46,7 @@ func TestWorldKeepsQuickReturnsOutOfTheWindow(t *testing.T) {
 // (room-return, third-kind: a third kind paying what its sibling pays).
 func TestGeneratedReturnsMeetNoLiveSignature(t *testing.T) {
 	for _, f := range families() {
-		if slices.Contains(f.Parts(), faults.ThirdKind) {
+		if slices.Contains(f.Parts(), faults.Families.ThirdKind) {
 			continue
 		}
 		for seed := uint64(1); seed <= 200; seed++ {
@@ -87,12 +87,12 @@ func TestGeneratedReturnsMeetNoLiveSignature(t *testing.T) {
 // gap.
 func families() []faults.Family {
 	var out []faults.Family
-	for _, f := range faults.Families {
-		if f != faults.RoomReturn {
+	for _, f := range faults.World.Families {
+		if f != faults.Families.RoomReturn {
 			out = append(out, f)
 		}
 	}
-	out = append(out, faults.Join(faults.Late, faults.Interleave))
+	out = append(out, faults.Join(faults.Families.Late, faults.Families.Interleave))
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }

@@ -20,12 +20,12 @@ var (
 			"adjacent matches = 4, the minimum safe value\". Its verdicts are four-sig's except under duplicate, and "+
 			"under room-return, which it holds where four-sig fails: the smaller window has already forgotten the "+
 			"returned-to room's signatures when the player comes back two matches later.",
-			[]faults.Expect{{Families: []faults.Family{faults.Duplicate}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+			[]faults.Expect{{Families: []faults.Family{faults.Families.Duplicate}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.NoLoss, faults.Properties.HonestAck},
 				Why: "with two settlements per match, the fourth write (the new match's final) evicts the old match's " +
 					"first signature while that match is still within the span a copy can arrive in, and duplicate's " +
 					"copies reach into the next-but-one match: the copy is credited again (NoDup); credited again, it " +
 					"re-enters the window, where a later return to its room collides with it (NoLoss, HonestAck)"}},
-			faults.RoomReturn),
+			faults.Families.RoomReturn),
 	}
 
 	// ClearOnFull is the row "four-sig-clear-on-full": it empties the
@@ -40,7 +40,7 @@ var (
 			"\"clearing when full is forgetting state, legal only for a pure cache\"). Its verdicts are four-sig's "+
 			"except under duplicate: in the other families four-sig holds, a copy or retry comes soon after its "+
 			"original, before a clear can forget it.",
-			[]faults.Expect{{Families: []faults.Family{faults.Duplicate}, Props: []faults.Property{faults.NoDup},
+			[]faults.Expect{{Families: []faults.Family{faults.Families.Duplicate}, Props: []faults.Property{faults.Properties.NoDup},
 				Why: "right after a clear the window holds one signature, so a copy of any of the three it forgot, all " +
 					"of them inside the two-match span, is credited again; duplicate's copies reach into the " +
 					"next-but-one match, right after a clear (NoDup)"}}),
@@ -56,7 +56,7 @@ var (
 			"crediting another room\"). Where adjacent matches differ in round or "+
 			"amount it is four-sig; and the credit still goes to the settlement's own room, so dropping the room from "+
 			"the signature loses settlements but never misroutes one.",
-			[]faults.Expect{{Families: faults.Families, Props: playerstate.Lost,
+			[]faults.Expect{{Families: faults.World.Families, Props: playerstate.Lost,
 				Why: "rounds start again in every room, so the old room's late final and the new room's settlement of " +
 					"the same round and amount share a signature, and whichever comes second is dropped as a replay " +
 					"although it was never credited (NoLoss), with a false \"duplicate\" ack (HonestAck); in every family " +
@@ -92,7 +92,7 @@ var (
 		Decl: Mutant("four-sig with signature (room, round, net): no final flag (section 5: \"net amount and "+
 			"final flag keep settlements of one match and round apart\"). Where a match's instant and final pay "+
 			"different amounts it is four-sig, and each credit goes to the settlement's own room.",
-			[]faults.Expect{{Families: faults.Families, Props: playerstate.Lost,
+			[]faults.Expect{{Families: faults.World.Families, Props: playerstate.Lost,
 				Why: "a match's instant and final of equal amount share a signature, so the final is dropped as a replay " +
 					"of the instant and never credited (NoLoss), with a false \"duplicate\" ack (HonestAck); in every " +
 					"family a match's instant and final often pay the same amount"}}),
@@ -115,23 +115,23 @@ var (
 			"next match's (clean, duplicate, sequence-rewind), or under third-kind, whose third settlement arrives after "+
 			"its instant.",
 			[]faults.Expect{
-				{Families: []faults.Family{faults.Late, faults.Interleave}, Props: crossRoom,
+				{Families: []faults.Family{faults.Families.Late, faults.Families.Interleave}, Props: crossRoom,
 					Why: "an old match's final that arrives after the player's next match started (late), or after the new " +
 						"match's instant (interleave), is credited to the new room (NoCrossRoom)"},
-				{Families: []faults.Family{faults.MultiNode, faults.Crash, faults.StoreError}, Props: crossRoom,
+				{Families: []faults.Family{faults.Families.MultiNode, faults.Families.Crash, faults.Families.StoreError}, Props: crossRoom,
 					Why: "an instant whose claim failed, or never ran (a crash before it), is retried after its own match's " +
 						"final arrived, and that final was credited to the room of the player's previous instant (NoCrossRoom)"},
-				{Families: []faults.Family{faults.SmallScope}, Props: crossRoom,
+				{Families: []faults.Family{faults.Families.SmallScope}, Props: crossRoom,
 					Why: "a final of the player's next match, in another room, that arrives without its match's instant " +
 						"is credited to the room of the player's latest instant (NoCrossRoom)"},
-				{Families: []faults.Family{faults.TimeoutSuccess}, Props: crossRoom,
+				{Families: []faults.Family{faults.Families.TimeoutSuccess}, Props: crossRoom,
 					Why: "a credit that timed out is retried by the slow sender a minute later, when the player plays in " +
 						"another room, and credited to that room (NoCrossRoom)"},
-				{Families: []faults.Family{faults.DeepReplay, faults.WindowExpiry, faults.LongHistory}, Props: crossRoom,
+				{Families: []faults.Family{faults.Families.DeepReplay, faults.Families.WindowExpiry, faults.Families.LongHistory}, Props: crossRoom,
 					Why: "an old instant replayed past the window is credited again and moves the player back to its old " +
 						"room, where the player's current settlements are then credited; an old final replayed past the " +
 						"window is credited to the current room (NoCrossRoom)"},
-				{Families: []faults.Family{faults.RoomReturn}, Props: crossRoom,
+				{Families: []faults.Family{faults.Families.RoomReturn}, Props: crossRoom,
 					Why: "the return match's instant, dropped as its earlier visit's signature, does not move the player's " +
 						"room, so the return match's final is credited to the room the player came from (NoCrossRoom)"},
 			}),
@@ -139,4 +139,4 @@ var (
 )
 
 // crossRoom is the property every verdict CreditCurrentRoom adds fails.
-var crossRoom = []faults.Property{faults.NoCrossRoom}
+var crossRoom = []faults.Property{faults.Properties.NoCrossRoom}

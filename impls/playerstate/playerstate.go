@@ -187,7 +187,7 @@ func (d Design[S]) Declare() faults.Declaration { return d.Decl }
 
 // Lost is the verdict of a settlement dropped as a replay it is not: never
 // credited (NoLoss), and acked "duplicate" (HonestAck).
-var Lost = []faults.Property{faults.NoLoss, faults.HonestAck}
+var Lost = []faults.Property{faults.Properties.NoLoss, faults.Properties.HonestAck}
 
 // LostAfterClaim derives Lost under crash, store-error and
 // timeout-after-success for every design on this shape: it has no Granted

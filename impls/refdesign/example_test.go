@@ -21,7 +21,7 @@ func ExampleOnStore() {
 	st := &memTable{ref.NewMemStore()}
 	empty := func(context.Context) error { st.PendingStore = ref.NewMemStore(); return nil }
 	d := refdesign.OnStore("memory", st, empty)
-	m := props.RunMatrix(props.MatrixOptions{Designs: []faults.Design{d}, Families: []faults.Family{faults.Clean, faults.Crash}, N: 5})
+	m := props.RunMatrix(props.MatrixOptions{Designs: []faults.Design{d}, Families: []faults.Family{faults.Families.Clean, faults.Families.Crash}, N: 5})
 	fmt.Println(d.Name(), "mismatching cells:", len(m.Mismatches()), "store failures:", d.Err())
 	// Output: ref@memory mismatching cells: 0 store failures: <nil>
 }

@@ -44,7 +44,7 @@ func TestOnStoresOnMemStoreRunsLikeDesign(t *testing.T) {
 		t.Errorf("Name = %q, want ref@mem", d.Name())
 	}
 	runs := 0
-	for _, f := range []faults.Family{faults.Clean, faults.Crash, faults.StoreError, faults.TimeoutSuccess, faults.MultiNode, faults.WindowExpiry} {
+	for _, f := range []faults.Family{faults.Families.Clean, faults.Families.Crash, faults.Families.StoreError, faults.Families.TimeoutSuccess, faults.Families.MultiNode, faults.Families.WindowExpiry} {
 		for seed := uint64(1); seed <= 5; seed++ {
 			s := faults.World.Generate(f, seed)
 			want := faults.Run(refdesign.Design{}, s, faults.RunOptions{})
@@ -64,7 +64,7 @@ func TestOnStoresOnMemStoreRunsLikeDesign(t *testing.T) {
 // A store that does not open, or does not clean up, is reported by Err
 // (the run itself sees every store call fail; it must not panic).
 func TestOnStoresReportsOpenAndCleanupFailures(t *testing.T) {
-	s := faults.World.Generate(faults.Clean, 1)
+	s := faults.World.Generate(faults.Families.Clean, 1)
 
 	down := errors.New("connection refused")
 	d := refdesign.OnStores("down", func(context.Context, int) (ref.PendingStore, func() error, error) { return nil, nil, down })
@@ -106,7 +106,7 @@ func TestOnStoresExposesAStoreThatBreaksTheContract(t *testing.T) {
 	d := refdesign.OnStores("forgetful", func(context.Context, int) (ref.PendingStore, func() error, error) {
 		return forgetful{ref.NewMemStore()}, func() error { return nil }, nil
 	})
-	m := props.RunMatrix(props.MatrixOptions{Designs: []faults.Design{d}, Families: []faults.Family{faults.Clean, faults.Crash}, N: 3})
+	m := props.RunMatrix(props.MatrixOptions{Designs: []faults.Design{d}, Families: []faults.Family{faults.Families.Clean, faults.Families.Crash}, N: 3})
 	if ms := m.Mismatches(); len(ms) != 2 {
 		t.Errorf("ref on a store that forgets its claims: %d mismatching cells %v, want both (clean, crash)\nreproduce: go test ./impls/refdesign -run TestOnStoresExposesAStoreThatBreaksTheContract", len(ms), ms)
 	}
@@ -136,7 +136,7 @@ func TestOnStoreRunsLikeDesignOnOneEmptiedStore(t *testing.T) {
 	st := newEmptiable()
 	d := refdesign.OnStore("mem", st, st.empty)
 	runs := 0
-	for _, f := range []faults.Family{faults.Clean, faults.Crash, faults.DeepReplay, faults.MultiNode} {
+	for _, f := range []faults.Family{faults.Families.Clean, faults.Families.Crash, faults.Families.DeepReplay, faults.Families.MultiNode} {
 		for seed := uint64(1); seed <= 5; seed++ {
 			s := faults.World.Generate(f, seed)
 			want := faults.Run(refdesign.Design{}, s, faults.RunOptions{})
@@ -157,7 +157,7 @@ func TestOnStoreRunsLikeDesignOnOneEmptiedStore(t *testing.T) {
 func TestOnStoreRunsOneAtATimeInAParallelMatrix(t *testing.T) {
 	st := newEmptiable()
 	d := refdesign.OnStore("mem", st, st.empty)
-	m := props.RunMatrix(props.MatrixOptions{Designs: []faults.Design{d}, Families: []faults.Family{faults.Clean, faults.Duplicate, faults.Crash, faults.MultiNode}, N: 10, Parallel: 4})
+	m := props.RunMatrix(props.MatrixOptions{Designs: []faults.Design{d}, Families: []faults.Family{faults.Families.Clean, faults.Families.Duplicate, faults.Families.Crash, faults.Families.MultiNode}, N: 10, Parallel: 4})
 	if ms := m.Mismatches(); len(ms) != 0 || d.Err() != nil || d.Live() != 0 {
 		t.Errorf("ref on one store under a 4-way parallel matrix: mismatches %v, Err %v, Live %d; want none\nreproduce: go test ./impls/refdesign -run TestOnStoreRunsOneAtATimeInAParallelMatrix", ms, d.Err(), d.Live())
 	}
@@ -169,7 +169,7 @@ func TestOnStoreRunsOneAtATimeInAParallelMatrix(t *testing.T) {
 func TestOnStoreWithoutEmptyingIsCaught(t *testing.T) {
 	st := ref.NewMemStore()
 	d := refdesign.OnStore("unemptied", st, func(context.Context) error { return nil })
-	m := props.RunMatrix(props.MatrixOptions{Designs: []faults.Design{d}, Families: []faults.Family{faults.Clean}, N: 10})
+	m := props.RunMatrix(props.MatrixOptions{Designs: []faults.Design{d}, Families: []faults.Family{faults.Families.Clean}, N: 10})
 	if len(m.Mismatches()) != 1 {
 		t.Errorf("ref on a store never emptied holds under clean: the runs do not start from an empty store\nreproduce: go test ./impls/refdesign -run TestOnStoreWithoutEmptyingIsCaught")
 	}
@@ -180,7 +180,7 @@ func TestOnStoreWithoutEmptyingIsCaught(t *testing.T) {
 func TestOnStoreUnderTheKit(t *testing.T) {
 	st := newEmptiable()
 	d := refdesign.OnStore("mem", st, st.empty)
-	props.TestDesign(t, d, props.Families(faults.Clean, faults.Crash, faults.StoreError), props.Schedules(5, 1), props.Dir(t.TempDir()))
+	props.TestDesign(t, d, props.Families(faults.Families.Clean, faults.Families.Crash, faults.Families.StoreError), props.Schedules(5, 1), props.Dir(t.TempDir()))
 	if err := d.Err(); err != nil {
 		t.Errorf("store failures under the kit: %v", err)
 	}

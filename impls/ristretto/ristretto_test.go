@@ -40,7 +40,7 @@ func (c *capture) NewCluster() faults.Cluster {
 func TestStoreCatchesWhatTheCacheDrops(t *testing.T) {
 	d := &capture{}
 	for seed := range uint64(50) {
-		s := faults.World.Generate(faults.Duplicate, seed)
+		s := faults.World.Generate(faults.Families.Duplicate, seed)
 		h := faults.Run(d, s, faults.RunOptions{})
 		dups := 0
 		for _, e := range h.Events {

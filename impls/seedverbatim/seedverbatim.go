@@ -31,7 +31,7 @@ var _ faults.Declarer = Design{}
 func (Design) Name() string { return Name }
 
 // lostAndLied: never credited (NoLoss), and acked "duplicate" (HonestAck).
-var lostAndLied = []faults.Property{faults.NoLoss, faults.HonestAck}
+var lostAndLied = []faults.Property{faults.Properties.NoLoss, faults.Properties.HonestAck}
 
 // Declare implements faults.Declarer.
 func (Design) Declare() faults.Declaration {
@@ -40,18 +40,18 @@ func (Design) Declare() faults.Declaration {
 			"Begin (an existing record is a duplicate, whatever its state), Commit(Delivered), then the caller credits, " +
 			"unkeyed (the source's caller \"delivers when fresh\" and has no idempotent sink). There is no Recover.",
 		Fails: []faults.Expect{
-			{Families: []faults.Family{faults.StoreError}, Props: lostAndLied,
+			{Families: []faults.Family{faults.Families.StoreError}, Props: lostAndLied,
 				Why: "the window is marked before the claim; when the claim (or the caller's credit) fails, the sender retries " +
 					"inside the ttl, the window says \"duplicate\", and the settlement is never credited, with a false ack"},
-			{Families: []faults.Family{faults.Crash, faults.SmallScope}, Props: lostAndLied,
+			{Families: []faults.Family{faults.Families.Crash, faults.Families.SmallScope}, Props: lostAndLied,
 				Why: "a crash after Begin or after Commit, before the credit, leaves a record that every retry reads as a " +
 					"duplicate: nothing completes a Granted record, and Commit(Delivered) runs before the credit"},
-			{Families: []faults.Family{faults.TimeoutSuccess}, Props: lostAndLied,
+			{Families: []faults.Family{faults.Families.TimeoutSuccess}, Props: lostAndLied,
 				Why: "a claim that landed but timed out makes the retry find the record and drop it as a duplicate"},
-			{Families: []faults.Family{faults.MultiNode}, Props: lostAndLied,
+			{Families: []faults.Family{faults.Families.MultiNode}, Props: lostAndLied,
 				Why: "a claim that fails on one node leaves that node's window marked; a copy landing there before the retry " +
 					"succeeds elsewhere is acked \"duplicate\", the sender stops, and nothing ever credits it"},
-			{Families: []faults.Family{faults.Concurrent}, Props: []faults.Property{faults.HonestAck},
+			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: "node B's Begin finds the record node A just claimed and acks \"duplicate\" before A's credit lands " +
 					"(the interleaver runs B between A's claim and A's credit)"},
 		},

@@ -46,20 +46,20 @@ var Design = playerstate.Design[State]{
 			"the mark (duplicate, deep-replay, window-expiry), and a settlement is identified by its number, not its " +
 			"content (third-kind, room-return). Credits go to the settlement's own room: NoCrossRoom holds everywhere.",
 		Fails: []faults.Expect{
-			{Families: []faults.Family{faults.Late, faults.Interleave}, Props: playerstate.Lost,
+			{Families: []faults.Family{faults.Families.Late, faults.Families.Interleave}, Props: playerstate.Lost,
 				Why: "the old match's final, whose number is the predecessor of the new match's instant, arrives after " +
 					"it (interleave), or an instant after its own final (late); as section 2 says, \"the former, " +
 					"arriving later, is already the past\": it is dropped although it was never credited (NoLoss), " +
 					"and its \"duplicate\" ack is false (HonestAck)"},
-			{Families: []faults.Family{faults.Crash, faults.StoreError, faults.TimeoutSuccess, faults.SmallScope}, Props: playerstate.Lost,
+			{Families: []faults.Family{faults.Families.Crash, faults.Families.StoreError, faults.Families.TimeoutSuccess, faults.Families.SmallScope}, Props: playerstate.Lost,
 				Why: playerstate.LostAfterClaim},
-			{Families: []faults.Family{faults.MultiNode}, Props: playerstate.Lost,
+			{Families: []faults.Family{faults.Families.MultiNode}, Props: playerstate.Lost,
 				Why: "a claim that fails on one node is retried RetryAfter later, after the player's next settlement " +
 					"moved the mark past it: the retry is the past, dropped uncredited (NoLoss) with a false " +
 					"\"duplicate\" ack (HonestAck)"},
-			{Families: []faults.Family{faults.Concurrent}, Props: []faults.Property{faults.HonestAck},
+			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: playerstate.EarlyAck("the mark moved to it")},
-			{Families: []faults.Family{faults.SequenceRewind}, Props: playerstate.Lost,
+			{Families: []faults.Family{faults.Families.SequenceRewind}, Props: playerstate.Lost,
 				Why: "when the sender's counter restarts, every later settlement is at or below the mark: dropped " +
 					"uncredited as a replay (NoLoss) with a false \"duplicate\" ack (HonestAck)"},
 		},

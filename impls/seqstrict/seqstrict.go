@@ -75,24 +75,24 @@ var Design = playerstate.Design[State]{
 			"return to a room is simply the next number (third-kind, room-return). Credits go to the settlement's " +
 			"own room: NoCrossRoom holds everywhere.",
 		Fails: []faults.Expect{
-			{Families: []faults.Family{faults.Late, faults.Interleave}, Props: []faults.Property{faults.NoBlocking, faults.BoundedState},
+			{Families: []faults.Family{faults.Families.Late, faults.Families.Interleave}, Props: []faults.Property{faults.Properties.NoBlocking, faults.Properties.BoundedState},
 				Why: "with two settlements per match the number no longer marks match boundaries (section 2, " +
 					"symmetry breaking): an old match's final arriving after the new match's instant (interleave), or a " +
 					"match's instant after its own final (late), makes the number that arrives first the future; it is " +
 					"held for a gap that, as far as the sequence knows, may never fill (NoBlocking: a first delivery held " +
 					"back), and the buffer breaks the constant-storage claim (BoundedState)"},
-			{Families: []faults.Family{faults.Crash, faults.StoreError, faults.SmallScope},
-				Props: []faults.Property{faults.NoLoss, faults.NoBlocking, faults.BoundedState, faults.HonestAck},
+			{Families: []faults.Family{faults.Families.Crash, faults.Families.StoreError, faults.Families.SmallScope},
+				Props: []faults.Property{faults.Properties.NoLoss, faults.Properties.NoBlocking, faults.Properties.BoundedState, faults.Properties.HonestAck},
 				Why: playerstate.LostAfterClaim + "; and the settlement lost or nacked leaves a gap, so every later " +
 					"number of the player is held behind it (NoBlocking, BoundedState)"},
-			{Families: []faults.Family{faults.TimeoutSuccess}, Props: playerstate.Lost,
+			{Families: []faults.Family{faults.Families.TimeoutSuccess}, Props: playerstate.Lost,
 				Why: playerstate.LostAfterClaim},
-			{Families: []faults.Family{faults.MultiNode}, Props: []faults.Property{faults.NoBlocking, faults.BoundedState},
+			{Families: []faults.Family{faults.Families.MultiNode}, Props: []faults.Property{faults.Properties.NoBlocking, faults.Properties.BoundedState},
 				Why: "a claim that fails on one node is retried RetryAfter later; the player's next settlement arrives " +
 					"first and is held behind the gap (NoBlocking, BoundedState)"},
-			{Families: []faults.Family{faults.Concurrent}, Props: []faults.Property{faults.HonestAck},
+			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: playerstate.EarlyAck("the expected number advanced past it")},
-			{Families: []faults.Family{faults.SequenceRewind}, Props: playerstate.Lost,
+			{Families: []faults.Family{faults.Families.SequenceRewind}, Props: playerstate.Lost,
 				Why: "when the sender's counter restarts (the document assumes nobody rewinds it), every new " +
 					"settlement is below the expected number, the past, and is dropped uncredited (NoLoss) with a " +
 					"false \"duplicate\" ack (HonestAck)"},

@@ -63,28 +63,28 @@ var Design = playerstate.Design[State]{
 			"interleave, multi-node, room-return); it reads no sequence number (sequence-rewind); and it credits the " +
 			"settlement's own room (NoCrossRoom everywhere).",
 		Fails: []faults.Expect{
-			{Families: []faults.Family{faults.Duplicate, faults.DeepReplay}, Props: []faults.Property{faults.NoDup},
+			{Families: []faults.Family{faults.Families.Duplicate, faults.Families.DeepReplay}, Props: []faults.Property{faults.Properties.NoDup},
 				Why: startsOver + "; duplicate's copies reach into the next-but-one match. A deep replay can also meet " +
 					"the (room, round) collision of window-expiry; the matrix's budget has not, so it declares NoDup alone"},
-			{Families: []faults.Family{faults.WindowExpiry}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+			{Families: []faults.Family{faults.Families.WindowExpiry}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.NoLoss, faults.Properties.HonestAck},
 				Why: startsOver + "; and the copies come 2.5 matches later, when the copied match can have the current " +
 					"one's (room, round) (a re-entered room restarts its rounds): the copy then sets the current match's " +
 					"variable, and the current match's own settlement of that kind is dropped as a replay (NoLoss, HonestAck)"},
-			{Families: []faults.Family{faults.Crash, faults.SmallScope}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+			{Families: []faults.Family{faults.Families.Crash, faults.Families.SmallScope}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.NoLoss, faults.Properties.HonestAck},
 				Why: playerstate.LostAfterClaim + "; a crash also reorders: the crashed settlement's retry arrives after " +
 					"the player's next settlement of another match started the flags over, so a settlement whose credit " +
 					"landed before the crash is credited again (NoDup)"},
-			{Families: []faults.Family{faults.TimeoutSuccess}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+			{Families: []faults.Family{faults.Families.TimeoutSuccess}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.NoLoss, faults.Properties.HonestAck},
 				Why: playerstate.LostAfterClaim + "; and " + playerstate.SlowRetry("the player's next match has started the flags over")},
-			{Families: []faults.Family{faults.StoreError}, Props: playerstate.Lost,
+			{Families: []faults.Family{faults.Families.StoreError}, Props: playerstate.Lost,
 				Why: playerstate.LostAfterClaim},
-			{Families: []faults.Family{faults.LongHistory}, Props: []faults.Property{faults.NoDup, faults.NoLoss, faults.HonestAck},
+			{Families: []faults.Family{faults.Families.LongHistory}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.NoLoss, faults.Properties.HonestAck},
 				Why: startsOver + ": replays come from hundreds of matches back; and a replayed copy whose old (room, " +
 					"round) is the current match's sets the current match's variable, so the current match's own " +
 					"settlement of that kind is dropped as a replay (NoLoss, HonestAck), as under window-expiry"},
-			{Families: []faults.Family{faults.Concurrent}, Props: []faults.Property{faults.HonestAck},
+			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: playerstate.EarlyAck("the kind's done-variable set")},
-			{Families: []faults.Family{faults.ThirdKind}, Props: playerstate.Lost,
+			{Families: []faults.Family{faults.Families.ThirdKind}, Props: playerstate.Lost,
 				Why: "a third settlement (\"what if a third settlement appears?\") has no variable of its own: it " +
 					"shares the instant's or the final's by its final flag and is dropped as a replay of it (NoLoss, " +
 					"HonestAck). The structure grows with the business's count of kinds, as the document says"},

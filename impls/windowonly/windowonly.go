@@ -27,22 +27,22 @@ func (Design) Name() string { return Name }
 
 // Declare implements faults.Declarer.
 func (Design) Declare() faults.Declaration {
-	noDup := []faults.Property{faults.NoDup}
+	noDup := []faults.Property{faults.Properties.NoDup}
 	return faults.Declaration{
 		Doc: "Layer 1 of source 000 alone: the in-memory window (ttl 2.5 matches), marked after an unkeyed credit " +
 			"(without a durable record there is no grant key to keep: the window is the only memory of what was " +
 			"credited), with no durable constraint behind it.",
 		Fails: []faults.Expect{
-			{Families: []faults.Family{faults.DeepReplay, faults.WindowExpiry, faults.LongHistory}, Props: noDup,
+			{Families: []faults.Family{faults.Families.DeepReplay, faults.Families.WindowExpiry, faults.Families.LongHistory}, Props: noDup,
 				Why: "a retry or replay after the ttl finds nothing and is credited again; the source's own diagram says " +
 					"the durable constraint exists for exactly this boundary"},
-			{Families: []faults.Family{faults.Crash, faults.SmallScope}, Props: noDup,
+			{Families: []faults.Family{faults.Families.Crash, faults.Families.SmallScope}, Props: noDup,
 				Why: "a crash after the credit, before the ack, loses the window with the node; the retry meets an empty window"},
-			{Families: []faults.Family{faults.TimeoutSuccess}, Props: noDup,
+			{Families: []faults.Family{faults.Families.TimeoutSuccess}, Props: noDup,
 				Why: "the credit landed but reported an error, so the window was not marked and the retry credits again"},
-			{Families: []faults.Family{faults.MultiNode}, Props: noDup,
+			{Families: []faults.Family{faults.Families.MultiNode}, Props: noDup,
 				Why: "a retry on another node meets that node's empty window"},
-			{Families: []faults.Family{faults.Concurrent}, Props: noDup,
+			{Families: []faults.Family{faults.Families.Concurrent}, Props: noDup,
 				Why: "lookup, credit and put are three steps: identical deliveries at once all pass the lookup before any put"},
 		},
 	}

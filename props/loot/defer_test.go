@@ -148,7 +148,7 @@ func TestDeferringLootDesignsRunEveryFamily(t *testing.T) {
 			opt := engine.MatrixOptions[lootfaults.Design]{N: deferN, ShrinkBudget: 1, Run: engine.RunOptions{Free: free}}
 			if free {
 				// Free changes only how concurrent groups run.
-				opt.Families = []engine.Family{lootfaults.ConcurrentSettle}
+				opt.Families = []engine.Family{lootfaults.Families.ConcurrentSettle}
 			}
 			row := engine.Check(lootprops.World, lootfaults.Design(d), opt)
 			for _, c := range row.Cells {

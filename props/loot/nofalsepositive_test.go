@@ -66,7 +66,7 @@ func TestNoFalsePositiveForASnapshotOfValidClaims(t *testing.T) {
 // can win in another order than their players' failed Replayable. Clean
 // and quantity (several winners) are enough: the order is all it changes.
 func TestNoFalsePositiveForASnapshotInRankOrder(t *testing.T) {
-	lootprops.TestDesign(t, validSnapshot{rankOrder: true}, engine.Families(lootfaults.Clean, lootfaults.Quantity), engine.Schedules(100, 1), engine.Dir(t.TempDir()))
+	lootprops.TestDesign(t, validSnapshot{rankOrder: true}, engine.Families(lootfaults.Families.Clean, lootfaults.Families.Quantity), engine.Schedules(100, 1), engine.Dir(t.TempDir()))
 }
 
 // lockless is the reference with no lock: its nodes' Env answers every
@@ -137,7 +137,7 @@ func (c validSnapshotCluster) Read(no string) lootfaults.Record {
 		}
 		slices.SortStableFunc(s.Claims, func(a, b lootfaults.Claim) int { return cmp.Compare(rank(a.Player), rank(b.Player)) })
 	} else {
-		s.Claims = slices.DeleteFunc(s.Claims, func(c lootfaults.Claim) bool { return c.Intent == lootfaults.Pass })
+		s.Claims = slices.DeleteFunc(s.Claims, func(c lootfaults.Claim) bool { return c.Intent == lootfaults.Intents.Pass })
 	}
 	rec.Snapshot = &s
 	return rec
@@ -229,28 +229,28 @@ func (n owNode) tx(op string, f func(now time.Time) engine.Ack) (engine.Ack, err
 
 func (n owNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 	switch r.Kind {
-	case lootfaults.OpenSession:
+	case lootfaults.Kinds.OpenSession:
 		return n.tx("open", func(time.Time) engine.Ack {
 			if n.c.sessions[r.Session] != nil {
 				return lootfaults.Already
 			}
-			n.c.sessions[r.Session] = &owSession{spec: *r.Spec, status: lootfaults.Open}
+			n.c.sessions[r.Session] = &owSession{spec: *r.Spec, status: lootfaults.Statuses.Open}
 			return lootfaults.Accepted
 		})
-	case lootfaults.StartClaims:
+	case lootfaults.Kinds.StartClaims:
 		return n.tx("start", func(time.Time) engine.Ack {
 			switch x := n.c.sessions[r.Session]; {
 			case x == nil:
 				return lootfaults.Refused
-			case x.status == lootfaults.Open:
-				x.status = lootfaults.Claiming
+			case x.status == lootfaults.Statuses.Open:
+				x.status = lootfaults.Statuses.Claiming
 				return lootfaults.Accepted
-			case x.status != lootfaults.Canceled:
+			case x.status != lootfaults.Statuses.Canceled:
 				return lootfaults.Already
 			}
 			return lootfaults.Refused
 		})
-	case lootfaults.ClaimItem:
+	case lootfaults.Kinds.ClaimItem:
 		wins := n.env.Wins(r.Player)
 		return n.tx("claim", func(now time.Time) engine.Ack {
 			x := n.c.sessions[r.Session]
@@ -264,7 +264,7 @@ func (n owNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 				// after the freeze included): it is in the frozen set.
 				return lootfaults.Already
 			}
-			if x.status != lootfaults.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {
+			if x.status != lootfaults.Statuses.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {
 				return lootfaults.Refused
 			}
 			if i >= 0 && x.claims[i].Intent == r.Intent {
@@ -278,17 +278,17 @@ func (n owNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 			slices.SortFunc(x.claims, func(a, b lootfaults.Claim) int { return cmp.Compare(a.Player, b.Player) })
 			return lootfaults.Accepted
 		})
-	case lootfaults.SettleNow:
+	case lootfaults.Kinds.SettleNow:
 		return n.settle(r.Session)
-	case lootfaults.CancelSession:
+	case lootfaults.Kinds.CancelSession:
 		return n.tx("cancel", func(time.Time) engine.Ack {
 			switch x := n.c.sessions[r.Session]; {
-			case x == nil || x.status == lootfaults.Closed:
+			case x == nil || x.status == lootfaults.Statuses.Closed:
 				return lootfaults.Refused
-			case x.status == lootfaults.Canceled:
+			case x.status == lootfaults.Statuses.Canceled:
 				return lootfaults.Already
 			default:
-				x.status = lootfaults.Canceled
+				x.status = lootfaults.Statuses.Canceled
 				return lootfaults.Accepted
 			}
 		})
@@ -309,13 +309,13 @@ func (n owNode) settle(no string) (engine.Ack, error) {
 	a, err := n.tx("settle", func(now time.Time) engine.Ack {
 		x := n.c.sessions[no]
 		switch {
-		case x == nil || x.status == lootfaults.Open || x.status == lootfaults.Canceled:
+		case x == nil || x.status == lootfaults.Statuses.Open || x.status == lootfaults.Statuses.Canceled:
 			return lootfaults.Refused
-		case x.status == lootfaults.Claiming && now.Before(x.spec.Deadline):
+		case x.status == lootfaults.Statuses.Claiming && now.Before(x.spec.Deadline):
 			return lootfaults.Refused
 		}
 		a := lootfaults.Already
-		if x.status == lootfaults.Claiming {
+		if x.status == lootfaults.Statuses.Claiming {
 			cs := slices.DeleteFunc(slices.Clone(x.claims), func(c lootfaults.Claim) bool { return c.Intent.Priority() == 0 })
 			slices.SortFunc(cs, func(a, b lootfaults.Claim) int {
 				return cmp.Or(cmp.Compare(b.Intent.Priority(), a.Intent.Priority()), cmp.Compare(a.Fair, b.Fair), a.At.Compare(b.At), cmp.Compare(a.Player, b.Player))
@@ -323,7 +323,7 @@ func (n owNode) settle(no string) (engine.Ack, error) {
 			for _, c := range cs[:min(len(cs), x.spec.Quantity)] {
 				x.grants = append(x.grants, owGrant{player: c.Player})
 			}
-			x.status, a = lootfaults.Closed, lootfaults.Accepted
+			x.status, a = lootfaults.Statuses.Closed, lootfaults.Accepted
 		}
 		for _, g := range x.grants {
 			if !g.delivered {
@@ -387,19 +387,19 @@ func TestStallCoverageIsWhatTheWorldDid(t *testing.T) {
 		s.Faults = []engine.Fault{{Attempt: settle, Effect: effect, Kind: engine.Pause, For: stall, OnDelivery: true}}
 		return s
 	}
-	again := lootfaults.Request{ID: 5, Kind: lootfaults.SettleNow}
-	comp := lootfaults.Request{ID: 5, Kind: lootfaults.Compensate, Session: -1}
+	again := lootfaults.Request{ID: 5, Kind: lootfaults.Kinds.SettleNow}
+	comp := lootfaults.Request{ID: 5, Kind: lootfaults.Kinds.Compensate, Session: -1}
 	for _, c := range []struct {
 		name  string
 		s     lootfaults.Schedule
 		reach string
 		want  int
 	}{
-		{"a 35s stall and a trigger 34s in", stalled(lootfaults.LockExpiry, 0, 35*time.Second, again, 44*time.Second), "stalled-settle", 1},
-		{"a 15s stall, shorter than any lock's ttl", stalled(lootfaults.LockExpiry, 0, 15*time.Second, again, 24*time.Second), "stalled-settle", 0},
-		{"a trigger 20s into a 35s stall", stalled(lootfaults.LockExpiry, 0, 35*time.Second, again, 30*time.Second), "stalled-settle", 0},
-		{"compensation while a closed session's settler stalls", stalled(lootfaults.CompensationRace, 1, 35*time.Second, comp, 44*time.Second), "compensate-in-pause", 1},
-		{"compensation while the settler stalls before it closed", stalled(lootfaults.CompensationRace, 0, 35*time.Second, comp, 44*time.Second), "compensate-in-pause", 0},
+		{"a 35s stall and a trigger 34s in", stalled(lootfaults.Families.LockExpiry, 0, 35*time.Second, again, 44*time.Second), "stalled-settle", 1},
+		{"a 15s stall, shorter than any lock's ttl", stalled(lootfaults.Families.LockExpiry, 0, 15*time.Second, again, 24*time.Second), "stalled-settle", 0},
+		{"a trigger 20s into a 35s stall", stalled(lootfaults.Families.LockExpiry, 0, 35*time.Second, again, 30*time.Second), "stalled-settle", 0},
+		{"compensation while a closed session's settler stalls", stalled(lootfaults.Families.CompensationRace, 1, 35*time.Second, comp, 44*time.Second), "compensate-in-pause", 1},
+		{"compensation while the settler stalls before it closed", stalled(lootfaults.Families.CompensationRace, 0, 35*time.Second, comp, 44*time.Second), "compensate-in-pause", 0},
 	} {
 		if err := lootfaults.World.Validate(c.s); err != nil {
 			t.Fatalf("%s: %v\n%s", c.name, err, lootfaults.World.Format(c.s))

@@ -41,7 +41,7 @@ func observe(h lootfaults.History) []*seen {
 		}
 		ss := out[e.Detail.Session]
 		switch e.Kind {
-		case lootfaults.EvView:
+		case lootfaults.Events.View:
 			rec := e.Detail.Record
 			ss.views = append(ss.views, *e)
 			ss.final = *rec
@@ -50,14 +50,14 @@ func observe(h lootfaults.History) []*seen {
 					ss.claimedAt[c.Player] = e.At
 				}
 			}
-			if ss.freeze == nil && (rec.Status == lootfaults.Settling || rec.Status == lootfaults.Closed) {
+			if ss.freeze == nil && (rec.Status == lootfaults.Statuses.Settling || rec.Status == lootfaults.Statuses.Closed) {
 				ss.freeze = e
 				ss.frozen = rec.Claims
 			}
-			if rec.Status == lootfaults.Canceled {
+			if rec.Status == lootfaults.Statuses.Canceled {
 				ss.canceled = true
 			}
-		case lootfaults.EvItem:
+		case lootfaults.Events.Item:
 			if e.Detail.OK {
 				ss.items = append(ss.items, *e)
 			}

@@ -17,17 +17,17 @@ type checker func(h lootfaults.History) engine.Verdict
 // violation there is a violation); NoLostGrant speaks of the drained end
 // state, so such a run is Unknown for it.
 var checkers = map[engine.Property]checker{
-	lootfaults.NoOverGrant:  checkNoOverGrant,
-	lootfaults.NoDupGrant:   checkNoDupGrant,
-	lootfaults.NoLostGrant:  checkNoLostGrant,
-	lootfaults.FrozenClaims: checkFrozenClaims,
-	lootfaults.RuleOrder:    checkRuleOrder,
-	lootfaults.Replayable:   checkReplayable,
-	lootfaults.MembersOnly:  checkMembersOnly,
-	lootfaults.OnTime:       checkOnTime,
-	lootfaults.ForwardOnly:  checkForwardOnly,
-	lootfaults.HonestAnswer: checkHonestAnswer,
-	lootfaults.Responsive:   checkResponsive,
+	lootfaults.Properties.NoOverGrant:  checkNoOverGrant,
+	lootfaults.Properties.NoDupGrant:   checkNoDupGrant,
+	lootfaults.Properties.NoLostGrant:  checkNoLostGrant,
+	lootfaults.Properties.FrozenClaims: checkFrozenClaims,
+	lootfaults.Properties.RuleOrder:    checkRuleOrder,
+	lootfaults.Properties.Replayable:   checkReplayable,
+	lootfaults.Properties.MembersOnly:  checkMembersOnly,
+	lootfaults.Properties.OnTime:       checkOnTime,
+	lootfaults.Properties.ForwardOnly:  checkForwardOnly,
+	lootfaults.Properties.HonestAnswer: checkHonestAnswer,
+	lootfaults.Properties.Responsive:   checkResponsive,
 }
 
 // CheckProperty judges property p on h; an unknown property panics.
@@ -39,10 +39,10 @@ func CheckProperty(p engine.Property, h lootfaults.History) engine.Verdict {
 	return c(h)
 }
 
-// Judge judges every property of lootfaults.Properties on h.
+// Judge judges every property of lootfaults.World.Properties on h.
 func Judge(h lootfaults.History) engine.Report {
-	r := make(engine.Report, len(lootfaults.Properties))
-	for i, p := range lootfaults.Properties {
+	r := make(engine.Report, len(lootfaults.World.Properties))
+	for i, p := range lootfaults.World.Properties {
 		r[i] = CheckProperty(p, h)
 	}
 	return r
@@ -66,18 +66,18 @@ func checkNoOverGrant(h lootfaults.History) engine.Verdict {
 	for _, ss := range observe(h) {
 		no := ss.x.No()
 		if n := len(ss.items); n > ss.x.Quantity {
-			as = append(as, anomaly(h, lootfaults.NoOverGrant, -1, ss.items, "%s delivered %d items for a drop of %d", no, n, ss.x.Quantity))
+			as = append(as, anomaly(h, lootfaults.Properties.NoOverGrant, -1, ss.items, "%s delivered %d items for a drop of %d", no, n, ss.x.Quantity))
 		}
 		if ss.canceled && len(ss.items) > 0 {
-			as = append(as, anomaly(h, lootfaults.NoOverGrant, -1, ss.items, "%s was canceled and still delivered %d item(s)", no, len(ss.items)))
+			as = append(as, anomaly(h, lootfaults.Properties.NoOverGrant, -1, ss.items, "%s was canceled and still delivered %d item(s)", no, len(ss.items)))
 		}
 		for _, it := range ss.items {
 			if p := it.Detail.Player; !ss.eligible(h.Schedule, p) {
-				as = append(as, anomaly(h, lootfaults.NoOverGrant, -1, []lootfaults.Event{it}, "%s delivered an item to player %d, who has no winning claim in the set that froze", no, p))
+				as = append(as, anomaly(h, lootfaults.Properties.NoOverGrant, -1, []lootfaults.Event{it}, "%s delivered an item to player %d, who has no winning claim in the set that froze", no, p))
 			}
 		}
 	}
-	return safety(lootfaults.NoOverGrant, h, as)
+	return safety(lootfaults.Properties.NoOverGrant, h, as)
 }
 
 // checkNoDupGrant: no player gets a session's item twice (under two keys:
@@ -100,11 +100,11 @@ func checkNoDupGrant(h lootfaults.History) engine.Verdict {
 				for i, it := range its {
 					keys[i] = it.Detail.Key
 				}
-				as = append(as, anomaly(h, lootfaults.NoDupGrant, -1, its, "player %d got %s's item %d times (keys %v)", p, ss.x.No(), len(its), keys))
+				as = append(as, anomaly(h, lootfaults.Properties.NoDupGrant, -1, its, "player %d got %s's item %d times (keys %v)", p, ss.x.No(), len(its), keys))
 			}
 		}
 	}
-	return safety(lootfaults.NoDupGrant, h, as)
+	return safety(lootfaults.Properties.NoDupGrant, h, as)
 }
 
 // checkNoLostGrant: once the schedule drained (every retry and Recover
@@ -118,13 +118,13 @@ func checkNoDupGrant(h lootfaults.History) engine.Verdict {
 // is a session, a never-answered claim a player's item).
 func checkNoLostGrant(h lootfaults.History) engine.Verdict {
 	if h.Stalled || h.Exhausted {
-		return engine.Verdict{Property: lootfaults.NoLostGrant, Outcome: engine.Unknown, Reason: "the run did not drain (it blocked or ran out of budget): retries or Recover may still have delivered"}
+		return engine.Verdict{Property: lootfaults.Properties.NoLostGrant, Outcome: engine.Unknown, Reason: "the run did not drain (it blocked or ran out of budget): retries or Recover may still have delivered"}
 	}
 	var as []engine.Anomaly
 	if !h.Schedule.GiveUp {
 		for _, e := range h.Events {
 			if e.Kind == engine.EvGiveUp {
-				as = append(as, anomaly(h, lootfaults.NoLostGrant, e.Msg, []lootfaults.Event{e}, "%s was never answered: %s", describe(h, e.Msg), e.Err))
+				as = append(as, anomaly(h, lootfaults.Properties.NoLostGrant, e.Msg, []lootfaults.Event{e}, "%s was never answered: %s", describe(h, e.Msg), e.Err))
 			}
 		}
 	}
@@ -134,21 +134,21 @@ func checkNoLostGrant(h lootfaults.History) engine.Verdict {
 			last = last[n-1:]
 		}
 		switch ss.final.Status {
-		case lootfaults.None, lootfaults.Open, lootfaults.Canceled:
-		case lootfaults.Closed:
+		case lootfaults.Statuses.None, lootfaults.Statuses.Open, lootfaults.Statuses.Canceled:
+		case lootfaults.Statuses.Closed:
 			for _, w := range ss.winners() {
 				if !slices.ContainsFunc(ss.items, func(e lootfaults.Event) bool { return e.Detail.Player == w }) {
-					as = append(as, anomaly(h, lootfaults.NoLostGrant, -1, last, "%s closed with player %d among its winners, who never got the item", ss.x.No(), w))
+					as = append(as, anomaly(h, lootfaults.Properties.NoLostGrant, -1, last, "%s closed with player %d among its winners, who never got the item", ss.x.No(), w))
 				}
 			}
 		default:
-			as = append(as, anomaly(h, lootfaults.NoLostGrant, -1, last, "%s is left %s after the drain, past its deadline and every lease", ss.x.No(), ss.final.Status))
+			as = append(as, anomaly(h, lootfaults.Properties.NoLostGrant, -1, last, "%s is left %s after the drain, past its deadline and every lease", ss.x.No(), ss.final.Status))
 		}
 	}
 	if len(as) > 0 {
-		return engine.Verdict{Property: lootfaults.NoLostGrant, Outcome: engine.Fails, Anomalies: as}
+		return engine.Verdict{Property: lootfaults.Properties.NoLostGrant, Outcome: engine.Fails, Anomalies: as}
 	}
-	return engine.Verdict{Property: lootfaults.NoLostGrant, Outcome: engine.Holds}
+	return engine.Verdict{Property: lootfaults.Properties.NoLostGrant, Outcome: engine.Holds}
 }
 
 // settled is the set the session's result was computed from: its audit
@@ -167,7 +167,7 @@ func (ss *seen) settled() ([]lootfaults.Claim, bool) {
 		return ss.final.Snapshot.Claims, true
 	}
 	for _, v := range ss.views {
-		if v.Detail.Record.Status == lootfaults.Closed {
+		if v.Detail.Record.Status == lootfaults.Statuses.Closed {
 			return v.Detail.Record.Claims, true
 		}
 	}
@@ -188,7 +188,7 @@ func (ss *seen) settled() ([]lootfaults.Claim, bool) {
 func checkFrozenClaims(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	sessions := observe(h)
-	for _, ack := range answered(h, lootfaults.ClaimItem) {
+	for _, ack := range answered(h, lootfaults.Kinds.ClaimItem) {
 		if ack.Ack != lootfaults.Accepted && ack.Ack != lootfaults.Already {
 			continue
 		}
@@ -198,7 +198,7 @@ func checkFrozenClaims(h lootfaults.History) engine.Verdict {
 			continue // never settled: NoLostGrant's business
 		}
 		if ack.Seq > ss.freeze.Seq && !slices.ContainsFunc(ss.frozen, func(c lootfaults.Claim) bool { return c.Player == r.Player && c.Intent == r.Intent }) {
-			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{*ss.freeze, ack},
+			as = append(as, anomaly(h, lootfaults.Properties.FrozenClaims, ack.Msg, []lootfaults.Event{*ss.freeze, ack},
 				"r%d, player %d's %s claim, was answered %s at %s, after %s's claims froze at %s", r.ID, r.Player, r.Intent, lootfaults.World.AckName(ack.Ack), ack.At, ss.x.No(), ss.freeze.At))
 			continue
 		}
@@ -212,11 +212,11 @@ func checkFrozenClaims(h lootfaults.History) engine.Verdict {
 		}
 		set, ok := ss.settled()
 		if ok && canWin(lootfaults.Claim{Intent: in}) && !slices.ContainsFunc(set, func(c lootfaults.Claim) bool { return c.Player == r.Player }) {
-			as = append(as, anomaly(h, lootfaults.FrozenClaims, ack.Msg, []lootfaults.Event{ack, *ss.freeze},
+			as = append(as, anomaly(h, lootfaults.Properties.FrozenClaims, ack.Msg, []lootfaults.Event{ack, *ss.freeze},
 				"r%d, player %d's %s claim, was answered %s %s %s froze, but the result was computed without it", r.ID, r.Player, r.Intent, lootfaults.World.AckName(ack.Ack), when, ss.x.No()))
 		}
 	}
-	return safety(lootfaults.FrozenClaims, h, as)
+	return safety(lootfaults.Properties.FrozenClaims, h, as)
 }
 
 // checkRuleOrder: a closed session's winners are the oracle's: the top
@@ -226,16 +226,16 @@ func checkFrozenClaims(h lootfaults.History) engine.Verdict {
 func checkRuleOrder(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
-		if ss.final.Status != lootfaults.Closed || ss.freeze == nil {
+		if ss.final.Status != lootfaults.Statuses.Closed || ss.freeze == nil {
 			continue
 		}
 		want, got := ss.truth(h.Schedule), ss.winners()
 		if !sameSet(want, got) {
-			as = append(as, anomaly(h, lootfaults.RuleOrder, -1, ss.views[len(ss.views)-1:],
+			as = append(as, anomaly(h, lootfaults.Properties.RuleOrder, -1, ss.views[len(ss.views)-1:],
 				"%s's winners are %v; by the rule (priority, then fewest wins, then the earliest claim, then the lowest id) over the claims that froze they are %v", ss.x.No(), got, want))
 		}
 	}
-	return safety(lootfaults.RuleOrder, h, as)
+	return safety(lootfaults.Properties.RuleOrder, h, as)
 }
 
 // checkReplayable: a closed session's recorded evidence (its audit
@@ -247,26 +247,26 @@ func checkRuleOrder(h lootfaults.History) engine.Verdict {
 func checkReplayable(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
-		if ss.final.Status != lootfaults.Closed {
+		if ss.final.Status != lootfaults.Statuses.Closed {
 			continue
 		}
 		last := ss.views[len(ss.views)-1:]
 		set, _ := ss.settled()
 		won := ss.winners()
 		if again := replay(ss.x.Quantity, set); !slices.Equal(again, won) {
-			as = append(as, anomaly(h, lootfaults.Replayable, -1, last, "%s's recorded claims replay to the winners %v, not the recorded %v", ss.x.No(), again, won))
+			as = append(as, anomaly(h, lootfaults.Properties.Replayable, -1, last, "%s's recorded claims replay to the winners %v, not the recorded %v", ss.x.No(), again, won))
 		}
 		if ss.final.Snapshot != nil && !sameSet(ss.final.Snapshot.Winners, ss.final.Granted) {
-			as = append(as, anomaly(h, lootfaults.Replayable, -1, last, "%s's snapshot names the winners %v but the grants on record are %v", ss.x.No(), ss.final.Snapshot.Winners, ss.final.Granted))
+			as = append(as, anomaly(h, lootfaults.Properties.Replayable, -1, last, "%s's snapshot names the winners %v but the grants on record are %v", ss.x.No(), ss.final.Snapshot.Winners, ss.final.Granted))
 		}
 		if !sameClaims(set, ss.frozen) {
 			// Both sides cut to the claims that can win, sorted by player
 			// (sameClaims), so a snapshot without PASS rows or in rank
 			// order is the frozen set it came from.
-			as = append(as, anomaly(h, lootfaults.Replayable, -1, last, "%s's result was computed from the claims %s, but the claims that froze were %s", ss.x.No(), claimList(set), claimList(ss.frozen)))
+			as = append(as, anomaly(h, lootfaults.Properties.Replayable, -1, last, "%s's result was computed from the claims %s, but the claims that froze were %s", ss.x.No(), claimList(set), claimList(ss.frozen)))
 		}
 	}
-	return safety(lootfaults.Replayable, h, as)
+	return safety(lootfaults.Properties.Replayable, h, as)
 }
 
 // sameClaims reports whether a and b hold the same claims that can win
@@ -305,12 +305,12 @@ func checkMembersOnly(h lootfaults.History) engine.Verdict {
 			for _, c := range v.Detail.Record.Claims {
 				if !h.Schedule.Member(c.Player) && !reported[c.Player] {
 					reported[c.Player] = true
-					as = append(as, anomaly(h, lootfaults.MembersOnly, -1, []lootfaults.Event{v}, "%s recorded a %s claim of player %d, who is not in its team snapshot", ss.x.No(), c.Intent, c.Player))
+					as = append(as, anomaly(h, lootfaults.Properties.MembersOnly, -1, []lootfaults.Event{v}, "%s recorded a %s claim of player %d, who is not in its team snapshot", ss.x.No(), c.Intent, c.Player))
 				}
 			}
 		}
 	}
-	return safety(lootfaults.MembersOnly, h, as)
+	return safety(lootfaults.Properties.MembersOnly, h, as)
 }
 
 // checkOnTime: no session starts settling (or closes) before its deadline
@@ -319,10 +319,10 @@ func checkOnTime(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
 		if f := ss.freeze; f != nil && f.At < ss.x.Deadline {
-			as = append(as, anomaly(h, lootfaults.OnTime, -1, []lootfaults.Event{*f}, "%s went %s at %s by the database's clock, before its deadline %s", ss.x.No(), f.Detail.Record.Status, f.At, ss.x.Deadline))
+			as = append(as, anomaly(h, lootfaults.Properties.OnTime, -1, []lootfaults.Event{*f}, "%s went %s at %s by the database's clock, before its deadline %s", ss.x.No(), f.Detail.Record.Status, f.At, ss.x.Deadline))
 		}
 	}
-	return safety(lootfaults.OnTime, h, as)
+	return safety(lootfaults.Properties.OnTime, h, as)
 }
 
 // checkForwardOnly: every status change follows source 004's table
@@ -342,7 +342,7 @@ func checkOnTime(h lootfaults.History) engine.Verdict {
 // or off the table. The freeze such a write makes is still judged by
 // OnTime and FrozenClaims, at the view that shows it.
 func checkForwardOnly(h lootfaults.History) engine.Verdict {
-	statuses := []lootfaults.Status{lootfaults.Open, lootfaults.Claiming, lootfaults.Settling, lootfaults.Closed, lootfaults.Canceled}
+	statuses := []lootfaults.Status{lootfaults.Statuses.Open, lootfaults.Statuses.Claiming, lootfaults.Statuses.Settling, lootfaults.Statuses.Closed, lootfaults.Statuses.Canceled}
 	// reachable: a path of table edges from one status to another. The
 	// table has no cycle, so a path is at most 4 edges long (OPEN ->
 	// CLAIMING -> SETTLING -> CLOSED from nothing) and the search ends.
@@ -357,20 +357,20 @@ func checkForwardOnly(h lootfaults.History) engine.Verdict {
 	}
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
-		from := lootfaults.None
+		from := lootfaults.Statuses.None
 		for _, v := range ss.views {
 			to := v.Detail.Record.Status
 			if to != from && !reachable(from, to) {
-				as = append(as, anomaly(h, lootfaults.ForwardOnly, -1, []lootfaults.Event{v}, "%s went from %s to %s", ss.x.No(), statusName(from), statusName(to)))
+				as = append(as, anomaly(h, lootfaults.Properties.ForwardOnly, -1, []lootfaults.Event{v}, "%s went from %s to %s", ss.x.No(), statusName(from), statusName(to)))
 			}
 			from = to
 		}
 	}
-	return safety(lootfaults.ForwardOnly, h, as)
+	return safety(lootfaults.Properties.ForwardOnly, h, as)
 }
 
 func statusName(s lootfaults.Status) string {
-	if s == lootfaults.None {
+	if s == lootfaults.Statuses.None {
 		return "nothing"
 	}
 	return string(s)
@@ -399,7 +399,7 @@ func checkHonestAnswer(h lootfaults.History) engine.Verdict {
 		ss := sessions[r.Session]
 		if e.Ack == lootfaults.Refused {
 			if why := wrongRefusal(h, ss, r, i); why != "" {
-				as = append(as, anomaly(h, lootfaults.HonestAnswer, e.Msg, []lootfaults.Event{e}, "%s was refused, but %s", describe(h, r.ID), why))
+				as = append(as, anomaly(h, lootfaults.Properties.HonestAnswer, e.Msg, []lootfaults.Event{e}, "%s was refused, but %s", describe(h, r.ID), why))
 			}
 			continue
 		}
@@ -408,37 +408,37 @@ func checkHonestAnswer(h lootfaults.History) engine.Verdict {
 			// yes to throughout must have taken effect by its answer: a
 			// "noted" that recorded nothing is a refusal in disguise.
 			rec := ss.recordAt(e.Seq)
-			taken := rec.Status != lootfaults.None
-			if r.Kind == lootfaults.ClaimItem {
+			taken := rec.Status != lootfaults.Statuses.None
+			if r.Kind == lootfaults.Kinds.ClaimItem {
 				taken = slices.ContainsFunc(rec.Claims, func(c lootfaults.Claim) bool { return c.Player == r.Player && c.Intent == r.Intent })
 			}
 			if why := wrongRefusal(h, ss, r, i); why != "" && !taken {
-				as = append(as, anomaly(h, lootfaults.HonestAnswer, e.Msg, []lootfaults.Event{e}, "%s was answered noted and nothing was recorded, but %s", describe(h, r.ID), why))
+				as = append(as, anomaly(h, lootfaults.Properties.HonestAnswer, e.Msg, []lootfaults.Event{e}, "%s was answered noted and nothing was recorded, but %s", describe(h, r.ID), why))
 			}
 			continue
 		}
 		rec := ss.recordAt(e.Seq)
 		var lie string
 		switch r.Kind {
-		case lootfaults.OpenSession:
-			if rec.Status == lootfaults.None {
+		case lootfaults.Kinds.OpenSession:
+			if rec.Status == lootfaults.Statuses.None {
 				lie = "the session does not exist"
 			}
-		case lootfaults.StartClaims:
-			if rec.Status == lootfaults.None || rec.Status == lootfaults.Open {
+		case lootfaults.Kinds.StartClaims:
+			if rec.Status == lootfaults.Statuses.None || rec.Status == lootfaults.Statuses.Open {
 				lie = fmt.Sprintf("the session is %s", statusName(rec.Status))
 			}
-		case lootfaults.ClaimItem:
+		case lootfaults.Kinds.ClaimItem:
 			if !slices.ContainsFunc(rec.Claims, func(c lootfaults.Claim) bool { return c.Player == r.Player && c.Intent == r.Intent }) {
 				lie = fmt.Sprintf("no %s claim of player %d is recorded", r.Intent, r.Player)
 			}
-		case lootfaults.CancelSession:
-			if rec.Status != lootfaults.Canceled {
+		case lootfaults.Kinds.CancelSession:
+			if rec.Status != lootfaults.Statuses.Canceled {
 				lie = fmt.Sprintf("the session is %s", statusName(rec.Status))
 			}
-		case lootfaults.SettleNow:
+		case lootfaults.Kinds.SettleNow:
 			switch {
-			case rec.Status != lootfaults.Closed:
+			case rec.Status != lootfaults.Statuses.Closed:
 				lie = fmt.Sprintf("the session is %s", statusName(rec.Status))
 			case e.Ack == lootfaults.Accepted:
 				for _, w := range winnersOf(rec) {
@@ -450,10 +450,10 @@ func checkHonestAnswer(h lootfaults.History) engine.Verdict {
 			}
 		}
 		if lie != "" {
-			as = append(as, anomaly(h, lootfaults.HonestAnswer, e.Msg, []lootfaults.Event{e}, "r%d (%s %s) was answered %s, but %s", r.ID, r.Kind, ss.x.No(), lootfaults.World.AckName(e.Ack), lie))
+			as = append(as, anomaly(h, lootfaults.Properties.HonestAnswer, e.Msg, []lootfaults.Event{e}, "r%d (%s %s) was answered %s, but %s", r.ID, r.Kind, ss.x.No(), lootfaults.World.AckName(e.Ack), lie))
 		}
 	}
-	return safety(lootfaults.HonestAnswer, h, as)
+	return safety(lootfaults.Properties.HonestAnswer, h, as)
 }
 
 // wrongRefusal says why the rules said yes to r at every instant of the
@@ -478,13 +478,13 @@ func wrongRefusal(h lootfaults.History, ss *seen, r lootfaults.Request, ack int)
 	}
 	var want lootfaults.Status
 	switch r.Kind {
-	case lootfaults.OpenSession:
-		want = lootfaults.None
-	case lootfaults.ClaimItem:
+	case lootfaults.Kinds.OpenSession:
+		want = lootfaults.Statuses.None
+	case lootfaults.Kinds.ClaimItem:
 		if !slices.Contains(h.Schedule.Team, r.Player) {
 			return ""
 		}
-		want = lootfaults.Claiming
+		want = lootfaults.Statuses.Claiming
 	default:
 		return ""
 	}
@@ -496,7 +496,7 @@ func wrongRefusal(h lootfaults.History, ss *seen, r lootfaults.Request, ack int)
 			return ""
 		}
 	}
-	if want == lootfaults.None {
+	if want == lootfaults.Statuses.None {
 		return fmt.Sprintf("%s did not exist and its deadline %v was ahead by the database's clock (%v) from the open's arrival to its answer", ss.x.No(), ss.x.Deadline, e.At)
 	}
 	return fmt.Sprintf("%s was CLAIMING, player %d is in the team, and the deadline %v was ahead by the database's clock (%v) from the claim's arrival to its answer", ss.x.No(), r.Player, ss.x.Deadline, e.At)
@@ -512,7 +512,7 @@ func winnersOf(rec lootfaults.Record) []lootfaults.PlayerID {
 // checkResponsive: every Handle and Recover returns: no panic, no
 // deadlock (engine.CheckResponsive).
 func checkResponsive(h lootfaults.History) engine.Verdict {
-	return engine.CheckResponsive(h.Events, h.Exhausted, lootfaults.Responsive, "r", func(id int) string { return describe(h, id) })
+	return engine.CheckResponsive(h.Events, h.Exhausted, lootfaults.Properties.Responsive, "r", func(id int) string { return describe(h, id) })
 }
 
 // describe names request id with what a reader needs.
@@ -522,7 +522,7 @@ func describe(h lootfaults.History, id int) string {
 	}
 	r := h.Schedule.Requests[id]
 	switch {
-	case r.Kind == lootfaults.ClaimItem:
+	case r.Kind == lootfaults.Kinds.ClaimItem:
 		return fmt.Sprintf("r%d (player %d's %s claim on x%d)", id, r.Player, r.Intent, r.Session)
 	case r.Session >= 0:
 		return fmt.Sprintf("r%d (%s x%d)", id, r.Kind, r.Session)

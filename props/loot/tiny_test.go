@@ -85,7 +85,7 @@ func (n tinyNode) store(op, no string, f func(x *tinySession, now time.Time) eng
 
 func (n tinyNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 	switch r.Kind {
-	case lootfaults.OpenSession:
+	case lootfaults.Kinds.OpenSession:
 		if n.c.d.refuseOpen {
 			return lootfaults.Refused, nil
 		}
@@ -94,19 +94,19 @@ func (n tinyNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 		}
 		return n.store("open", r.Session, func(x *tinySession, _ time.Time) engine.Ack {
 			if x == nil {
-				n.c.sessions[r.Session] = &tinySession{spec: *r.Spec, status: lootfaults.Open}
+				n.c.sessions[r.Session] = &tinySession{spec: *r.Spec, status: lootfaults.Statuses.Open}
 			}
 			return lootfaults.Accepted
 		})
-	case lootfaults.StartClaims:
+	case lootfaults.Kinds.StartClaims:
 		return n.store("start", r.Session, func(x *tinySession, _ time.Time) engine.Ack {
-			if x == nil || (x.status != lootfaults.Open && x.status != lootfaults.Claiming) {
+			if x == nil || (x.status != lootfaults.Statuses.Open && x.status != lootfaults.Statuses.Claiming) {
 				return lootfaults.Refused
 			}
-			x.status = lootfaults.Claiming
+			x.status = lootfaults.Statuses.Claiming
 			return lootfaults.Accepted
 		})
-	case lootfaults.ClaimItem:
+	case lootfaults.Kinds.ClaimItem:
 		if n.c.d.lie {
 			return lootfaults.Accepted, nil
 		}
@@ -117,7 +117,7 @@ func (n tinyNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 			return lootfaults.Noted, nil
 		}
 		return n.store("claim", r.Session, func(x *tinySession, now time.Time) engine.Ack {
-			if x == nil || x.status != lootfaults.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {
+			if x == nil || x.status != lootfaults.Statuses.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {
 				return lootfaults.Refused
 			}
 			if !slices.ContainsFunc(x.claims, func(c lootfaults.Claim) bool { return c.Player == r.Player }) {
@@ -126,17 +126,17 @@ func (n tinyNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 			}
 			return lootfaults.Accepted
 		})
-	case lootfaults.SettleNow:
+	case lootfaults.Kinds.SettleNow:
 		if n.c.d.panics {
 			panic("tiny: settle")
 		}
 		var won []lootfaults.PlayerID
 		var loot string
 		a, err := n.store("freeze", r.Session, func(x *tinySession, now time.Time) engine.Ack {
-			if x == nil || x.status != lootfaults.Claiming || now.Before(x.spec.Deadline) {
+			if x == nil || x.status != lootfaults.Statuses.Claiming || now.Before(x.spec.Deadline) {
 				return lootfaults.Refused
 			}
-			x.status = lootfaults.Settling
+			x.status = lootfaults.Statuses.Settling
 			return lootfaults.Accepted
 		})
 		if err != nil || a != lootfaults.Accepted {
@@ -150,7 +150,7 @@ func (n tinyNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 			for _, c := range cs[:min(len(cs), x.spec.Quantity)] {
 				x.winners = append(x.winners, c.Player)
 			}
-			x.status, won, loot = lootfaults.Closed, x.winners, x.spec.Loot
+			x.status, won, loot = lootfaults.Statuses.Closed, x.winners, x.spec.Loot
 			return lootfaults.Accepted
 		})
 		if err != nil || a != lootfaults.Accepted {
@@ -169,12 +169,12 @@ func (n tinyNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 			}
 		}
 		return lootfaults.Accepted, nil
-	case lootfaults.CancelSession:
+	case lootfaults.Kinds.CancelSession:
 		return n.store("cancel", r.Session, func(x *tinySession, _ time.Time) engine.Ack {
-			if x == nil || x.status == lootfaults.Closed {
+			if x == nil || x.status == lootfaults.Statuses.Closed {
 				return lootfaults.Refused
 			}
-			x.status = lootfaults.Canceled
+			x.status = lootfaults.Statuses.Canceled
 			return lootfaults.Accepted
 		})
 	}

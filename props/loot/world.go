@@ -96,22 +96,22 @@ func runs(f engine.Family, n int) int {
 
 // Deep reports whether family f's cells run DeepN schedules by default.
 func Deep(f engine.Family) bool {
-	return lootfaults.Interleaves(f) || slices.Contains(f.Parts(), lootfaults.ClockSkew)
+	return lootfaults.Interleaves(f) || slices.Contains(f.Parts(), lootfaults.Families.ClockSkew)
 }
 
 // propertyDocs is the one-line meaning of each property, for matrix.md.
 var propertyDocs = map[engine.Property]string{
-	lootfaults.NoOverGrant:  "a session delivers at most its quantity, nothing once canceled, nothing to a player without a winning claim in the frozen set",
-	lootfaults.NoDupGrant:   "no player gets a session's item twice",
-	lootfaults.NoLostGrant:  "after the drain every session that took claims is CLOSED or CANCELED, every winner holds its item, and no request a patient sender kept resending went unanswered",
-	lootfaults.FrozenClaims: "a claim answered accepted before the freeze is in the set the result came from (a PASS may be left out: it never wins); none is answered so after it",
-	lootfaults.RuleOrder:    "the winners are the rule's top N of the frozen claims (priority, fewest wins, earliest claim, lowest id)",
-	lootfaults.Replayable:   "the recorded evidence (the valid claims, NEED and GREED, as the source's 4.6 lists; PASS rows optional) replays to the recorded winners, which are the grants, from the claims that froze",
-	lootfaults.MembersOnly:  "no claim of a player outside the team snapshot is recorded",
-	lootfaults.OnTime:       "no session starts settling before its deadline by the database's clock",
-	lootfaults.ForwardOnly:  "every status change follows the table: forward (several edges in one atomic write, as CLAIMING -> CLOSED), CANCELED before CLOSED, never back",
-	lootfaults.HonestAnswer: "a reply says accepted, already or recorded only when the database (and the inventory) say so, and refused only when the rules say no (an open, or a member's claim on a CLAIMING session, before the deadline by the database's clock is never refused, nor answered noted without taking effect)",
-	lootfaults.Responsive:   "every Handle and Recover returns: no panic, no deadlock",
+	lootfaults.Properties.NoOverGrant:  "a session delivers at most its quantity, nothing once canceled, nothing to a player without a winning claim in the frozen set",
+	lootfaults.Properties.NoDupGrant:   "no player gets a session's item twice",
+	lootfaults.Properties.NoLostGrant:  "after the drain every session that took claims is CLOSED or CANCELED, every winner holds its item, and no request a patient sender kept resending went unanswered",
+	lootfaults.Properties.FrozenClaims: "a claim answered accepted before the freeze is in the set the result came from (a PASS may be left out: it never wins); none is answered so after it",
+	lootfaults.Properties.RuleOrder:    "the winners are the rule's top N of the frozen claims (priority, fewest wins, earliest claim, lowest id)",
+	lootfaults.Properties.Replayable:   "the recorded evidence (the valid claims, NEED and GREED, as the source's 4.6 lists; PASS rows optional) replays to the recorded winners, which are the grants, from the claims that froze",
+	lootfaults.Properties.MembersOnly:  "no claim of a player outside the team snapshot is recorded",
+	lootfaults.Properties.OnTime:       "no session starts settling before its deadline by the database's clock",
+	lootfaults.Properties.ForwardOnly:  "every status change follows the table: forward (several edges in one atomic write, as CLAIMING -> CLOSED), CANCELED before CLOSED, never back",
+	lootfaults.Properties.HonestAnswer: "a reply says accepted, already or recorded only when the database (and the inventory) say so, and refused only when the rules say no (an open, or a member's claim on a CLAIMING session, before the deadline by the database's clock is never refused, nor answered noted without taking effect)",
+	lootfaults.Properties.Responsive:   "every Handle and Recover returns: no panic, no deadlock",
 }
 
 // Describe is property p's one-line meaning.
@@ -161,19 +161,19 @@ func eventText(_ engine.History[lootfaults.Schedule, lootfaults.Detail], e lootf
 		errs = " (error: " + e.Err + ")"
 	}
 	switch e.Kind {
-	case lootfaults.EvView:
+	case lootfaults.Events.View:
 		return fmt.Sprintf("x%d is %s", d.Session, recordText(*d.Record))
-	case lootfaults.EvItem:
+	case lootfaults.Events.Item:
 		res := "no-op (key already applied)"
 		if d.OK {
 			res = "applied"
 		}
 		return fmt.Sprintf("x%d's item to player %d, key %s: %s%s", d.Session, d.Player, d.Key, res, errs)
-	case lootfaults.EvLock:
+	case lootfaults.Events.Lock:
 		switch e.Op {
-		case lootfaults.OpLockGet:
+		case lootfaults.Events.LockGet:
 			return fmt.Sprintf("%s %s -> %q", e.Op, d.Key, d.Value)
-		case lootfaults.OpLockDel:
+		case lootfaults.Events.LockDel:
 			return fmt.Sprintf("%s %s (deleted: %t)", e.Op, d.Key, d.OK)
 		}
 		return fmt.Sprintf("%s %s token %s: %t", e.Op, d.Key, short(d.Token), d.OK)
@@ -186,7 +186,7 @@ func short(token string) string { return token[max(0, len(token)-8):] }
 
 // recordText is a session record in one line.
 func recordText(r lootfaults.Record) string {
-	if r.Status == lootfaults.None {
+	if r.Status == lootfaults.Statuses.None {
 		return "not on record"
 	}
 	s := string(r.Status) + ", claims " + claimList(r.Claims)
@@ -206,9 +206,9 @@ func participants() string {
 func mermaidLine(h engine.History[lootfaults.Schedule, lootfaults.Detail], e lootfaults.Event) string {
 	n := fmt.Sprintf("N%d", e.Node)
 	switch e.Kind {
-	case lootfaults.EvItem:
+	case lootfaults.Events.Item:
 		return fmt.Sprintf("%s->>I: %s", n, eventText(h, e))
-	case lootfaults.EvLock:
+	case lootfaults.Events.Lock:
 		return fmt.Sprintf("%s->>K: %s", n, eventText(h, e))
 	}
 	return fmt.Sprintf("Note over D: %s", eventText(h, e))

@@ -26,7 +26,7 @@ func ExampleOnStore() {
 		SetClock: clock.Set,
 		Empty:    func(context.Context) error { st.Store = memory.NewStore(clock.Now); return nil },
 	})
-	m := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{d}, Families: []engine.Family{lootfaults.Clean, lootfaults.Crash}, N: 5})
+	m := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{d}, Families: []engine.Family{lootfaults.Families.Clean, lootfaults.Families.Crash}, N: 5})
 	fmt.Println(d.Name(), "mismatching cells:", len(m.Mismatches()), "store failures:", d.Err())
 	// Output: loot-ref@memory mismatching cells: 0 store failures: <nil>
 }

@@ -60,16 +60,16 @@ func (n Node) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 	ctx := context.Background()
 	no := r.Session
 	switch r.Kind {
-	case lootfaults.OpenSession:
+	case lootfaults.Kinds.OpenSession:
 		_, err := n.Svc.Open(ctx, SpecOf(*r.Spec))
 		return Answer(err)
-	case lootfaults.StartClaims:
+	case lootfaults.Kinds.StartClaims:
 		_, err := n.Svc.StartClaiming(ctx, no)
 		return Answer(err)
-	case lootfaults.ClaimItem:
+	case lootfaults.Kinds.ClaimItem:
 		_, err := n.Svc.Claim(ctx, loot.Caller{Player: loot.PlayerID(r.Player)}, loot.ClaimRequest{Session: no, Intent: loot.Intent(r.Intent)})
 		return Answer(err)
-	case lootfaults.SettleNow:
+	case lootfaults.Kinds.SettleNow:
 		st, err := n.Svc.Settle(ctx, no)
 		switch {
 		case err != nil && st.Session.Status == loot.StatusClosed:
@@ -78,7 +78,7 @@ func (n Node) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 			return lootfaults.Already, nil
 		}
 		return Answer(err)
-	case lootfaults.CancelSession:
+	case lootfaults.Kinds.CancelSession:
 		_, err := n.Svc.Cancel(ctx, no)
 		return Answer(err)
 	}

@@ -109,7 +109,7 @@ func TestOnStoreRunsLikeDesignOnOneEmptiedStore(t *testing.T) {
 		t.Errorf("Name = %q, want loot-ref@memory+map", d.Name())
 	}
 	runs := 0
-	for _, f := range []engine.Family{lootfaults.Clean, lootfaults.Crash, lootfaults.LockExpiry, lootfaults.ConcurrentSettle, lootfaults.CompensationRace} {
+	for _, f := range []engine.Family{lootfaults.Families.Clean, lootfaults.Families.Crash, lootfaults.Families.LockExpiry, lootfaults.Families.ConcurrentSettle, lootfaults.Families.CompensationRace} {
 		for seed := uint64(1); seed <= 4; seed++ {
 			s := lootfaults.World.Generate(f, seed)
 			want := lootfaults.Run(lootref.Design{}, s, engine.RunOptions{})
@@ -149,7 +149,7 @@ func TestLockServiceEndsKeysByTheWorldsLockClock(t *testing.T) {
 func TestOnStoreRunsOneAtATimeInAParallelMatrix(t *testing.T) {
 	st := newTable()
 	d := lootref.OnStore(lootref.Where{DB: "memory"}, st, lootref.Options{SetClock: st.clock.Set, Empty: st.empty})
-	m := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{d}, Families: []engine.Family{lootfaults.Clean, lootfaults.Crash, lootfaults.Quantity}, N: 8, Parallel: 3})
+	m := lootprops.RunMatrix(lootprops.MatrixOptions{Designs: []lootfaults.Design{d}, Families: []engine.Family{lootfaults.Families.Clean, lootfaults.Families.Crash, lootfaults.Families.Quantity}, N: 8, Parallel: 3})
 	if ms := m.Mismatches(); len(ms) != 0 || d.Err() != nil || d.Live() != 0 {
 		t.Errorf("loot-ref on one store under a 3-way parallel matrix: mismatches %v, Err %v, Live %d; want none\nreproduce: go test ./impls/loot/lootref -run TestOnStoreRunsOneAtATimeInAParallelMatrix", ms, d.Err(), d.Live())
 	}
@@ -162,7 +162,7 @@ func TestOnStoreRunsOneAtATimeInAParallelMatrix(t *testing.T) {
 func TestOnStoreUnderTheKit(t *testing.T) {
 	st := newTable()
 	d := lootref.OnStore(lootref.Where{DB: "memory"}, st, lootref.Options{SetClock: st.clock.Set, Empty: st.empty})
-	lootprops.TestDesign(t, d, engine.Families(lootfaults.Clean, lootfaults.Crash, lootfaults.StoreError), engine.Schedules(8, 1), engine.Dir(t.TempDir()))
+	lootprops.TestDesign(t, d, engine.Families(lootfaults.Families.Clean, lootfaults.Families.Crash, lootfaults.Families.StoreError), engine.Schedules(8, 1), engine.Dir(t.TempDir()))
 	if err := d.Err(); err != nil {
 		t.Errorf("store failures under the kit: %v", err)
 	}

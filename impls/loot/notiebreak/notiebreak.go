@@ -42,8 +42,8 @@ func (Design) Declare() engine.Declaration { return declaration }
 var declaration = engine.Declaration{
 	Doc: "The reference ranking by priority, fairness and claim time only, as source 004's ORDER BY does (\"三级排序之后结果唯一，不存在并列\": after three levels the result is unique, it says), with the frozen claims read in row order. Claim times are kept at microseconds by the database's clock, so only claims written at one instant tie.",
 	Fails: []engine.Expect{{
-		Families: []engine.Family{lootfaults.Ties},
-		Props:    []engine.Property{lootfaults.RuleOrder, lootfaults.Replayable},
+		Families: []engine.Family{lootfaults.Families.Ties},
+		Props:    []engine.Property{lootfaults.Properties.RuleOrder, lootfaults.Properties.Replayable},
 		Why:      "two NEED claims of equal fairness written at one instant tie on all three keys, and the winner is whichever row was written first (the interleaving's choice), not the lower player id the rule ends on; the audit snapshot, replayed by the rule, names the other player",
 	}},
 }
@@ -73,7 +73,7 @@ type node struct {
 // Handle implements lootfaults.Node: a settle through settle, the rest as
 // the reference.
 func (n node) Handle(now time.Time, r lootfaults.Req) (engine.Ack, error) {
-	if r.Kind != lootfaults.SettleNow {
+	if r.Kind != lootfaults.Kinds.SettleNow {
 		return n.Node.Handle(now, r)
 	}
 	done, err := n.settle(context.Background(), r.Session)

@@ -48,28 +48,28 @@ func (Design) Declare() engine.Declaration { return declaration }
 var declaration = engine.Declaration{
 	Doc: "Source 004's logic verbatim: its tables, its LootMapper statements and its submitIntent and LootSettleService.settle as ref/loot/mysql/docsql runs them, in memory (and on MariaDB with -store mysql://, where every cell fails the same properties). Where it holds, the document's own defences do the work: the unique key (session, player) keeps one claim per player, the conditional UPDATE with the database's NOW() keeps settling to one settler after the deadline whatever its lock does (its GET-then-DEL release deletes another settler's lock under lock-expiry, harmlessly), and grants keyed by grant_no keep compensation from delivering twice.",
 	Fails: []engine.Expect{{
-		Families: []engine.Family{lootfaults.LateClaim},
-		Props:    []engine.Property{lootfaults.FrozenClaims},
+		Families: []engine.Family{lootfaults.Families.LateClaim},
+		Props:    []engine.Property{lootfaults.Properties.FrozenClaims},
 		Why:      "submitIntent checks CLAIMING and the deadline in one statement and upserts in another: a claim handler stalled between them just before the deadline upserts after lockForSettle froze the set, and answers accepted for a claim the result never saw",
 	}, {
-		Families: []engine.Family{lootfaults.ClockSkew},
-		Props:    []engine.Property{lootfaults.NoLostGrant, lootfaults.RuleOrder, lootfaults.Replayable, lootfaults.HonestAnswer},
+		Families: []engine.Family{lootfaults.Families.ClockSkew},
+		Props:    []engine.Property{lootfaults.Properties.NoLostGrant, lootfaults.Properties.RuleOrder, lootfaults.Properties.Replayable, lootfaults.Properties.HonestAnswer},
 		Why:      "created_at is the node's clock, so of two NEED claims on nodes whose clocks differ by more than the time between them the later ranks first; submitIntent compares the deadline with LocalDateTime.now(), so a node whose clock runs ahead refuses a member's claim as too late while the database's clock is still before the deadline; a scheduler on a node whose clock runs ahead triggers before the database's deadline, lockForSettle matches nothing, and nothing ever looks for a CLAIMING session past its deadline again: it is never settled; and two claims of equal priority and fairness that the skewed clocks stamp into one DATETIME second tie, which row order breaks one way and the recompute another, as under ties (rare: about 1 run in 700, so the cell runs lootprops.DeepN schedules)",
 	}, {
-		Families: []engine.Family{lootfaults.Crash, lootfaults.StoreError, lootfaults.TimeoutSuccess},
-		Props:    []engine.Property{lootfaults.NoLostGrant},
+		Families: []engine.Family{lootfaults.Families.Crash, lootfaults.Families.StoreError, lootfaults.Families.TimeoutSuccess},
+		Props:    []engine.Property{lootfaults.Properties.NoLostGrant},
 		Why:      "a settler that crashes, fails or times out after lockForSettle leaves the session SETTLING, which every retry's lockForSettle then refuses and which the compensation job (it only delivers PENDING grants) never resumes: the document's own most common incident; and a trigger that fails once is never followed by another",
 	}, {
-		Families: []engine.Family{lootfaults.CancelRace},
-		Props:    []engine.Property{lootfaults.NoOverGrant},
+		Families: []engine.Family{lootfaults.Families.CancelRace},
+		Props:    []engine.Property{lootfaults.Properties.NoOverGrant},
 		Why:      "a cancel between lockForSettle and markClosed (the state table allows SETTLING -> CANCELED) is not seen by the settler, whose insertGrantIgnore writes PENDING grants and whose markClosed matches nothing; the compensation job delivers PENDING grants without looking at the session, so the canceled session delivers",
 	}, {
-		Families: []engine.Family{lootfaults.Outsider},
-		Props:    []engine.Property{lootfaults.NoOverGrant, lootfaults.RuleOrder, lootfaults.MembersOnly},
+		Families: []engine.Family{lootfaults.Families.Outsider},
+		Props:    []engine.Property{lootfaults.Properties.NoOverGrant, lootfaults.Properties.RuleOrder, lootfaults.Properties.MembersOnly},
 		Why:      "submitIntent never checks the team, so an outsider's claim is recorded, ranked and, when it ranks first, granted and delivered in a member's place",
 	}, {
-		Families: []engine.Family{lootfaults.Ties},
-		Props:    []engine.Property{lootfaults.RuleOrder, lootfaults.Replayable},
+		Families: []engine.Family{lootfaults.Families.Ties},
+		Props:    []engine.Property{lootfaults.Properties.RuleOrder, lootfaults.Properties.Replayable},
 		Why:      "created_at is a DATETIME, so claims in one second tie, and selectRanked's ORDER BY has no final key: the tie falls to whatever order the database returns: row order in memory, the order the claims were written in, not the rule's (at one instant, whichever node wrote first), and on MariaDB 10.11 often the unique key's (session, player) order, another order again, so a run can fail RuleOrder there and Replayable here; recomputing the session from its rows breaks the tie otherwise (the document's \"recompute and get the same result\" fails), and no snapshot records what was decided",
 	}},
 }
@@ -149,7 +149,7 @@ var (
 func (n *node) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 	c := n.c
 	switch r.Kind {
-	case lootfaults.OpenSession:
+	case lootfaults.Kinds.OpenSession:
 		err := c.exec(n.env, docsql.CreateSession, func() error {
 			return c.t.CreateSession(r.Spec.No, r.Spec.Loot, r.Spec.Quantity, r.Spec.Deadline)
 		})
@@ -157,18 +157,18 @@ func (n *node) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 			return engine.Nack, err
 		}
 		return lootfaults.Accepted, nil
-	case lootfaults.StartClaims:
+	case lootfaults.Kinds.StartClaims:
 		// The document opens sessions straight to CLAIMING and has no
 		// endpoint for this step.
 		return lootfaults.Noted, nil
-	case lootfaults.ClaimItem:
+	case lootfaults.Kinds.ClaimItem:
 		return n.submitIntent(r)
-	case lootfaults.SettleNow:
+	case lootfaults.Kinds.SettleNow:
 		if err := n.settle(r.Session); err != nil {
 			return engine.Nack, err
 		}
 		return lootfaults.Noted, nil // {"code":0,"message":"settle triggered"}
-	case lootfaults.CancelSession:
+	case lootfaults.Kinds.CancelSession:
 		return n.cancel(r.Session)
 	}
 	if err := n.compensate(); err != nil {

@@ -19,12 +19,12 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference whose settle CAS is split in two: a SELECT of the row that the application judges (CLAIMING, past the deadline, or a lapsed lease), then an UPDATE to SETTLING with the next fence that judges nothing: source 004's \"selsect 出来判断 status 再 update\". The settle lock and the fenced record still stand in front of and behind it, so most races are still caught; what gets through is a write landing on a row that changed between the two statements.",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.LockExpiry, lootfaults.CompensationRace},
-				Props:    []engine.Property{lootfaults.ForwardOnly},
+				Families: []engine.Family{lootfaults.Families.LockExpiry, lootfaults.Families.CompensationRace},
+				Props:    []engine.Property{lootfaults.Properties.ForwardOnly},
 				Why:      "a settler reads CLAIMING, then stalls before its UPDATE past the lock's ttl and its lease; a second trigger (in compensation-race, whose stall may land at any settle call from the first on, the compensation tick's Recover, which settles the overdue session) takes the expired lock and settles the session to CLOSED; the first wakes and writes SETTLING over CLOSED (a closed session goes back), though its record is then refused by the fence (its value is stale), so nothing is granted twice",
 			}, {
-				Families: []engine.Family{lootfaults.CancelRace},
-				Props:    []engine.Property{lootfaults.NoOverGrant, lootfaults.ForwardOnly, lootfaults.HonestAnswer},
+				Families: []engine.Family{lootfaults.Families.CancelRace},
+				Props:    []engine.Property{lootfaults.Properties.NoOverGrant, lootfaults.Properties.ForwardOnly, lootfaults.Properties.HonestAnswer},
 				Why:      "a cancel interleaved between the settler's SELECT (CLAIMING) and its UPDATE is overwritten: CANCELED goes back to SETTLING, the fence the UPDATE bumped is the settler's, so its record closes the session and its item is delivered from a session the operator canceled; the cancel's accepted reply, if the overwrite lands before it, tells the operator canceled about a session that is no longer",
 			}},
 		},
@@ -38,20 +38,20 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference with no conditional write in its settle at all: BeginSettle writes SETTLING with the next fence whatever the row says, and RecordGrants closes the session with its grants whatever its status and fence; the Redis lock (SET NX PX, compare-and-delete) is the only thing between two settlers. Claims are still judged in their write, and every delivery is keyed by the recorded grant number, so no item is granted twice: what breaks is the state machine and the deadline.",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.ConcurrentSettle, lootfaults.LockExpiry, lootfaults.Crash, lootfaults.StoreError, lootfaults.TimeoutSuccess, lootfaults.CompensationRace},
-				Props:    []engine.Property{lootfaults.ForwardOnly},
+				Families: []engine.Family{lootfaults.Families.ConcurrentSettle, lootfaults.Families.LockExpiry, lootfaults.Families.Crash, lootfaults.Families.StoreError, lootfaults.Families.TimeoutSuccess, lootfaults.Families.CompensationRace},
+				Props:    []engine.Property{lootfaults.Properties.ForwardOnly},
 				Why:      "a second settle after the first released its lock (a trigger on another node, a retry after a lost answer or a failed call, or one that takes a lock whose holder stalled past its ttl: in compensation-race the settler stalls at any of its calls from the first on, so one stalled before its BeginSettle past the lock's ttl wakes after compensation's Recover took the expired lock and closed the session) meets no refusal: its BeginSettle writes SETTLING over CLOSED and its record closes the session again; the grant numbers and the ranking are the same, so the inventory applies nothing twice",
 			}, {
-				Families: []engine.Family{lootfaults.ConcurrentSettle},
-				Props:    []engine.Property{lootfaults.HonestAnswer},
+				Families: []engine.Family{lootfaults.Families.ConcurrentSettle},
+				Props:    []engine.Property{lootfaults.Properties.HonestAnswer},
 				Why:      "when the second settler takes the lock in the step between the first's unlock and its answer, and writes SETTLING before that answer, the first answers accepted about a session that is SETTLING again (the second closes it a moment later, with the same grants): rare, one interleaving in about 500, so the cell runs lootprops.DeepN schedules",
 			}, {
-				Families: []engine.Family{lootfaults.EarlySettle, lootfaults.ClockSkew},
-				Props:    []engine.Property{lootfaults.OnTime, lootfaults.ForwardOnly},
+				Families: []engine.Family{lootfaults.Families.EarlySettle, lootfaults.Families.ClockSkew},
+				Props:    []engine.Property{lootfaults.Properties.OnTime, lootfaults.Properties.ForwardOnly},
 				Why:      "nothing judges the deadline: a trigger before it (a player, or a scheduler whose clock runs ahead) freezes and settles the session early, and the scheduler's own trigger at the deadline settles it again over CLOSED",
 			}, {
-				Families: []engine.Family{lootfaults.CancelRace},
-				Props:    []engine.Property{lootfaults.NoOverGrant, lootfaults.ForwardOnly, lootfaults.HonestAnswer},
+				Families: []engine.Family{lootfaults.Families.CancelRace},
+				Props:    []engine.Property{lootfaults.Properties.NoOverGrant, lootfaults.Properties.ForwardOnly, lootfaults.Properties.HonestAnswer},
 				Why:      "a cancel before or during the settle is overwritten: BeginSettle writes CANCELED back to SETTLING and the record closes it and grants, so a canceled session delivers its item; and when the settle lands while the cancel's reply is on the wire, the operator is told canceled about a session that is CLOSED",
 			}},
 		},
@@ -66,8 +66,8 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference delivering every grant under a fresh key (a UUID per call) instead of its recorded grant number: the key source 004 warns against (\"千万不要用 UUID 做幂等键\"). Grants are still recorded once, by their grant number, and the settler delivers its own grants once; the inventory can no longer recognise a second delivery of the same grant.",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.Crash, lootfaults.StoreError, lootfaults.TimeoutSuccess, lootfaults.CompensationRace},
-				Props:    []engine.Property{lootfaults.NoOverGrant, lootfaults.NoDupGrant},
+				Families: []engine.Family{lootfaults.Families.Crash, lootfaults.Families.StoreError, lootfaults.Families.TimeoutSuccess, lootfaults.Families.CompensationRace},
+				Props:    []engine.Property{lootfaults.Properties.NoOverGrant, lootfaults.Properties.NoDupGrant},
 				Why:      "a delivery that landed but whose grant stayed PENDING (the node crashed before marking it, the mark failed, or the inventory call timed out after applying the item; or, in compensation-race, the settler stalled between its delivery and its mark) is delivered again by compensation once its lease ends, under a new key: the inventory applies it, and the winner holds two items of a drop of one",
 			}},
 		},
@@ -92,8 +92,8 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference whose claim is not judged against the team snapshot: source 004's submitIntent, which checks status and deadline but never membership (a claim with a known session number is enough).",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.Outsider},
-				Props:    []engine.Property{lootfaults.NoLostGrant, lootfaults.MembersOnly},
+				Families: []engine.Family{lootfaults.Families.Outsider},
+				Props:    []engine.Property{lootfaults.Properties.NoLostGrant, lootfaults.Properties.MembersOnly},
 				Why:      "an outsider's claim is recorded (the team snapshot is never read); the reference's settler then refuses to record a result its own audit would not replay (Decide replays the snapshot, and a non-member's claim fails it), so every settle and takeover stops there and the session stays SETTLING with no winner served: the write-time check is what keeps the settle possible",
 			}},
 		},
@@ -107,8 +107,8 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference whose settle CAS does not judge the deadline: CLAIMING becomes SETTLING whenever a settler asks. Source 004's own conditional UPDATE has the deadline (\"deadline_at <= NOW()\") and says why: a settle triggered early would skip the claim window.",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.EarlySettle, lootfaults.ClockSkew},
-				Props:    []engine.Property{lootfaults.OnTime},
+				Families: []engine.Family{lootfaults.Families.EarlySettle, lootfaults.Families.ClockSkew},
+				Props:    []engine.Property{lootfaults.Properties.OnTime},
 				Why:      "a trigger before the deadline (a player's, or a scheduler whose clock runs ahead) wins the CAS and freezes the claims early; members claiming in the rest of the window are refused, honestly, and the result stands",
 			}},
 		},
@@ -122,8 +122,8 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference whose record is two statements: the session closes (with its snapshot) first, its PENDING grants are inserted second, as a settler does that marks a session closed before it writes what closing means.",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.Crash, lootfaults.StoreError, lootfaults.TimeoutSuccess},
-				Props:    []engine.Property{lootfaults.NoLostGrant, lootfaults.Replayable},
+				Families: []engine.Family{lootfaults.Families.Crash, lootfaults.Families.StoreError, lootfaults.Families.TimeoutSuccess},
+				Props:    []engine.Property{lootfaults.Properties.NoLostGrant, lootfaults.Properties.Replayable},
 				Why:      "a crash between the two statements, a failed insert, or a close that timed out after it landed (the settler gives up, and its retry finds the session CLOSED: already settled) leaves a CLOSED session whose snapshot names winners and no grant row: compensation delivers only grants it can lease, so the winners never get their items, and the snapshot's winners are not the grants on record",
 			}},
 		},
@@ -138,8 +138,8 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference whose compensation (Recover) delivers a PENDING grant under a fresh key, while the settler delivers under the recorded grant number: a compensation job that re-keys its retries, which source 004 forbids (\"补偿任务同样要用幂等键去重，不能因为补偿就重发一次\").",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.Crash, lootfaults.StoreError, lootfaults.TimeoutSuccess, lootfaults.CompensationRace},
-				Props:    []engine.Property{lootfaults.NoOverGrant, lootfaults.NoDupGrant},
+				Families: []engine.Family{lootfaults.Families.Crash, lootfaults.Families.StoreError, lootfaults.Families.TimeoutSuccess, lootfaults.Families.CompensationRace},
+				Props:    []engine.Property{lootfaults.Properties.NoOverGrant, lootfaults.Properties.NoDupGrant},
 				Why:      "the same as uuid-grant-key, because the settler never delivers a grant twice on its own: every second delivery comes from compensation, after a delivery that landed but stayed PENDING (a crash before the mark, a failed mark, a timeout after the item was applied, or a settler stalled between delivery and mark while compensation's lease ended); re-keying compensation alone is as bad as re-keying everything",
 			}},
 		},
@@ -153,8 +153,8 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference judging deadlines by the node's clock instead of the database's, in the claim's write and the settle CAS: source 004's submitIntent compares with LocalDateTime.now() on the node serving the request.",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.ClockSkew},
-				Props:    []engine.Property{lootfaults.OnTime, lootfaults.HonestAnswer},
+				Families: []engine.Family{lootfaults.Families.ClockSkew},
+				Props:    []engine.Property{lootfaults.Properties.OnTime, lootfaults.Properties.HonestAnswer},
 				Why:      "a node whose clock runs ahead judges the deadline passed before the database's clock reaches it: its scheduler's trigger wins the CAS early, and the claim window closes seconds short on it: a member's claim there is refused as too late while the session is CLAIMING before its deadline, so the player loses the item without anything recording it (claims stay stamped by the database's clock, so the ranking stands)",
 			}},
 		},
@@ -168,8 +168,8 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference whose claim is judged by a read (member, CLAIMING, before the deadline) and written by an unconditional upsert, two statements: source 004's submitIntent (\"先校验后写\").",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.LateClaim},
-				Props:    []engine.Property{lootfaults.FrozenClaims},
+				Families: []engine.Family{lootfaults.Families.LateClaim},
+				Props:    []engine.Property{lootfaults.Properties.FrozenClaims},
 				Why:      "a claim handler stalled between its check and its upsert, just before the deadline, writes its claim after the settle at the deadline froze the set: the claim is answered accepted although the result was computed without it",
 			}},
 		},
