@@ -24,6 +24,28 @@ func TestCommittedCounterexamplesAreOneMinimal(t *testing.T) {
 }
 
 func checkOneMinimal[D engine.Design, S, X any](t *testing.T, sub subject[D, S, X]) {
+	eachCounterexample(t, sub, func(t *testing.T, file string, sf engine.SchedFile[S], d D) {
+		target, ok := shrunkToward(sub.world, filepath.Base(file), sf.Fails)
+		if !ok {
+			t.Fatalf("%s: its header records no failing property; %s", file, regen)
+		}
+		var removable []string
+		for _, c := range engine.Removals(sub.world, sf.Schedule) {
+			if sub.world.Judge(sub.world.Run(d, c.Schedule, engine.RunOptions{})).Outcome(target) == engine.Fails {
+				removable = append(removable, c.What)
+			}
+		}
+		if len(removable) > 0 {
+			t.Errorf("%s is not 1-minimal: it still fails %s without any one of these %d: %s\nreplay: go run ./cmd/onceproof replay %s/counterexamples/%s -design %s",
+				file, target, len(removable), strings.Join(removable, "; "), sub.results, filepath.Base(file), sf.Design)
+		}
+	})
+}
+
+// eachCounterexample runs check, as a subtest named by its file, on every
+// committed counterexample of sub: its file, what the file says, and the
+// design its header names.
+func eachCounterexample[D engine.Design, S, X any](t *testing.T, sub subject[D, S, X], check func(t *testing.T, file string, sf engine.SchedFile[S], d D)) {
 	files, err := filepath.Glob(filepath.Join(moduleRoot, filepath.FromSlash(sub.results), "counterexamples", "*.sched"))
 	if err != nil {
 		t.Fatal(err)
@@ -45,20 +67,7 @@ func checkOneMinimal[D engine.Design, S, X any](t *testing.T, sub subject[D, S, 
 			if err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
-			target, ok := shrunkToward(sub.world, filepath.Base(file), sf.Fails)
-			if !ok {
-				t.Fatalf("%s: its header records no failing property; %s", file, regen)
-			}
-			var removable []string
-			for _, c := range engine.Removals(sub.world, sf.Schedule) {
-				if sub.world.Judge(sub.world.Run(d, c.Schedule, engine.RunOptions{})).Outcome(target) == engine.Fails {
-					removable = append(removable, c.What)
-				}
-			}
-			if len(removable) > 0 {
-				t.Errorf("%s is not 1-minimal: it still fails %s without any one of these %d: %s\nreplay: go run ./cmd/onceproof replay %s/counterexamples/%s -design %s",
-					file, target, len(removable), strings.Join(removable, "; "), sub.results, filepath.Base(file), sf.Design)
-			}
+			check(t, file, sf, d)
 		})
 	}
 }
