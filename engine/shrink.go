@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // DefaultShrinkBudget is how many candidate schedules Shrink tries when the
 // caller gives no budget. A generated schedule has about 50 deliveries, 20
@@ -13,13 +16,16 @@ const DefaultShrinkBudget = 4000
 
 // Shrink reduces a schedule on which fails is true to a smaller one on which
 // it is still true: it drops the world's ground truth (w.Drops: settlements;
-// sessions and requests), deliveries, faults and scheduler choices
-// (Switches), in chunks and then one by one, lowers the remaining choices
-// toward 0 (run the first runnable goroutine), folds nodes together, moves
-// faults to earlier effects and shortens pauses, closes time gaps the
-// failure does not need, renames what is left to small values
-// (w.Canonical) and moves time zero to the first delivery. It stops at a
-// fixpoint or after budget candidates (DefaultShrinkBudget if budget <= 0).
+// sessions and requests), faults, deliveries and scheduler choices
+// (Switches), in chunks and then one by one, before it shortens anything:
+// lowers the remaining choices toward 0 (run the first runnable
+// goroutine), folds nodes together, moves faults to earlier effects and
+// shortens pauses, closes time gaps the failure does not need, renames what
+// is left to small values (w.Canonical) and moves time zero to the first
+// delivery. Each round ends with every single removal (Removals) tried
+// until none still fails. It stops at a fixpoint, which is then 1-minimal
+// (no one item of Removals can go), or after budget candidates
+// (DefaultShrinkBudget if budget <= 0).
 //
 // When s is a world that can happen (w.CheckWorld), so is every candidate
 // Shrink adopts: a world's drops make it whole again and a candidate
@@ -45,9 +51,9 @@ func Shrink[D Design, S, X any](w World[D, S, X], s S, fails func(S) bool, budge
 			d := w.Drops(k.best)[i]
 			changed = k.chunks(d.N, d.Apply) || changed
 		}
+		changed = k.chunks(len(k.frame().Faults), k.dropFaults) || changed
 		changed = k.chunks(len(k.frame().Deliveries), k.dropDeliveries) || changed
 		changed = k.chunks(len(k.frame().Deliveries), k.dropDeliveriesShiftFaults) || changed
-		changed = k.chunks(len(k.frame().Faults), k.dropFaults) || changed
 		changed = k.chunks(len(k.frame().Switches), k.dropSwitches) || changed
 		changed = k.lowerSwitches() || changed
 		changed = k.foldNodes() || changed
@@ -56,6 +62,14 @@ func Shrink[D Design, S, X any](w World[D, S, X], s S, fails func(S) bool, budge
 		changed = k.closeGaps() || changed
 		changed = k.try(w.Canonical(k.best)) || changed
 		changed = k.try(k.shiftTime(k.best)) || changed
+		// Last, every single removal (Removals) until none still fails:
+		// the chunked passes try each item once, and a later pass (a
+		// fault moved, a settlement renamed) can free one they kept.
+		// Each adoption makes the schedule smaller, so this ends; what
+		// Shrink returns is 1-minimal unless the budget ran out.
+		for k.removals(func(_ string, c S, ok bool) bool { return k.try(c, ok) }) {
+			changed = true
+		}
 		if !changed {
 			break
 		}
@@ -81,7 +95,7 @@ func (k *shrinker[D, S, X]) clone() *S {
 
 // try adopts c if it differs from the best so far, is valid, and still fails.
 func (k *shrinker[D, S, X]) try(c S, ok bool) bool {
-	if !ok || k.budget <= 0 || !k.valid(c) || (k.world && k.w.CheckWorld(c) != nil) {
+	if !ok || k.budget <= 0 || !k.adoptable(c) {
 		return false
 	}
 	k.budget--
@@ -90,6 +104,12 @@ func (k *shrinker[D, S, X]) try(c S, ok bool) bool {
 	}
 	k.best = c
 	return true
+}
+
+// adoptable is what every candidate keeps: valid, and a world that can
+// happen when the original was one.
+func (k *shrinker[D, S, X]) adoptable(c S) bool {
+	return k.valid(c) && (!k.world || k.w.CheckWorld(c) == nil)
 }
 
 // valid is what every candidate keeps: a schedule Validate accepts (the
@@ -321,6 +341,94 @@ func (k *shrinker[D, S, X]) shiftTime(s S) (S, bool) {
 		f.Deliveries[i].At -= d0
 	}
 	return c, true
+}
+
+// Removal is one schedule a 1-minimal counterexample must not fail the
+// same way: the schedule less one item (What names it).
+type Removal[S any] struct {
+	What     string
+	Schedule S
+}
+
+// Removals lists every schedule that is s less one item: each item of the
+// world's ground truth (w.Drops, one at a time, the world made whole),
+// each planned delivery (the faults on it going with it; once more with
+// the attempt-numbered faults after it moved down, since a dropped
+// delivery may have been the attempt they were numbered past), and each
+// fault. Only candidates Shrink could adopt are listed: valid, something
+// left to deliver, and, when s is a world that can happen (w.CheckWorld),
+// one too. A counterexample is 1-minimal when it fails the same way on
+// none of them; Shrink ends at such a schedule unless its budget ran out.
+func Removals[D Design, S, X any](w World[D, S, X], s S) []Removal[S] {
+	w = w.complete()
+	k := &shrinker[D, S, X]{w: w, best: w.Clone(s), world: w.CheckWorld(s) == nil}
+	var out []Removal[S]
+	k.removals(func(what string, c S, ok bool) bool {
+		if ok && k.adoptable(c) {
+			out = append(out, Removal[S]{what, c})
+		}
+		return false
+	})
+	return out
+}
+
+// removals calls try with every single removal from the best schedule, in
+// Removals' order, until try adopts one (true): then it stops, since the
+// items have moved.
+func (k *shrinker[D, S, X]) removals(try func(what string, c S, ok bool) bool) bool {
+	for p, d := range k.w.Drops(k.best) {
+		for i := range d.N {
+			what := fmt.Sprintf("item %d of ground truth pass %d", i, p)
+			c, ok := d.Apply(k.best, i, i+1)
+			if try(what, c, ok) {
+				return true
+			}
+			if c, ok := k.shiftAttempts(c, ok); ok && try(what+", later attempts' faults moved down", c, ok) {
+				return true
+			}
+		}
+	}
+	f := k.frame()
+	for i := range f.Deliveries {
+		if c, ok := k.dropDeliveries(k.best, i, i+1); try(fmt.Sprintf("delivery %d", i), c, ok) {
+			return true
+		}
+		if c, ok := k.dropDeliveriesShiftFaults(k.best, i, i+1); try(fmt.Sprintf("delivery %d, later attempts' faults moved down", i), c, ok) {
+			return true
+		}
+	}
+	for i, x := range f.Faults {
+		if c, ok := k.dropFaults(k.best, i, i+1); try(fmt.Sprintf("fault %d (%s %s)", i, x.Point(), x.Kind), c, ok) {
+			return true
+		}
+	}
+	return false
+}
+
+// shiftAttempts is candidate c of a ground-truth drop with every
+// attempt-numbered fault past the dropped deliveries moved down by their
+// number: a fault on the 8th attempt of 8 settlements, one attempt each,
+// is on the 7th once one of the first seven goes. A world's drop keeps
+// attempt numbers as they are (right when what goes comes after the
+// fault); this is the other half (right when it comes before). Which
+// faults a retry or a drop in the middle should move only a run could
+// tell; the shrinker tries both and keeps what still fails. False when
+// no fault moves.
+func (k *shrinker[D, S, X]) shiftAttempts(c S, ok bool) (S, bool) {
+	n := len(k.frame().Deliveries) - len(k.w.Frame(&c).Deliveries)
+	if !ok || n <= 0 {
+		return c, false
+	}
+	moved := false
+	f := k.w.Frame(&c)
+	f.Faults = slices.Clone(f.Faults)
+	for i := range f.Faults {
+		if x := &f.Faults[i]; !x.OnDelivery && x.Attempt >= n {
+			x.Attempt -= n
+			moved = true
+		}
+	}
+	return c, moved
 }
 
 // CloneFrame copies f's slices, for a world's Clone.

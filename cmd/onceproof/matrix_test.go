@@ -179,33 +179,12 @@ func TestCommittedCounterexamplesStillFail(t *testing.T) {
 }
 
 func checkCounterexamples[D engine.Design, S, X any](t *testing.T, sub subject[D, S, X]) {
-	files, err := filepath.Glob(filepath.Join(moduleRoot, filepath.FromSlash(sub.results), "counterexamples", "*.sched"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatalf("no committed counterexamples under %s; %s", sub.results, regen)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			text, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sf, err := engine.ParseSchedFile(sub.world, string(text))
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			d, err := sub.find(sf.Design)
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			r := sub.world.Judge(sub.world.Run(d, sf.Schedule, engine.RunOptions{}))
-			if diff := cmp.Diff(sf.Fails, r.Failed()); diff != "" || len(sf.Fails) == 0 {
-				t.Errorf("%s no longer fails as recorded (-recorded +now):\n%s\nreplay: go run ./cmd/onceproof replay %s/counterexamples/%s", file, diff, sub.results, filepath.Base(file))
-			}
-		})
-	}
+	eachCounterexample(t, sub, func(t *testing.T, file string, sf engine.SchedFile[S], d D) {
+		r := sub.world.Judge(sub.world.Run(d, sf.Schedule, engine.RunOptions{}))
+		if diff := cmp.Diff(sf.Fails, r.Failed()); diff != "" || len(sf.Fails) == 0 {
+			t.Errorf("%s no longer fails as recorded (-recorded +now):\n%s\nreplay: go run ./cmd/onceproof replay %s/counterexamples/%s", file, diff, sub.results, filepath.Base(file))
+		}
+	})
 }
 
 // TestConcurrentFamilyOnRealGoroutines runs the concurrent family on
