@@ -13,7 +13,7 @@ import (
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 )
 
 var (

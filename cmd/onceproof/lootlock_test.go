@@ -10,10 +10,10 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
-	"github.com/onceproof/onceproof/props/loot"
+	lootprops "github.com/onceproof/onceproof/props/loot"
 )
 
 // TestRedisLocksAnswerAsTheWorldsModel: a run's lock service on a real

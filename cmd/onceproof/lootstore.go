@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
 	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"

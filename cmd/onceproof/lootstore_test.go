@@ -15,11 +15,11 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/impls/loot/seedverbatim"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
-	"github.com/onceproof/onceproof/props/loot"
+	lootprops "github.com/onceproof/onceproof/props/loot"
 )
 
 // lootStoreFamilies are the loot families a real-database test runs: no

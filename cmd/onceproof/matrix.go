@@ -19,7 +19,7 @@ import (
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/props"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 )
 
 // maxSchedFile bounds the schedule file replay reads. A schedule at every

@@ -6,10 +6,10 @@ import (
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls"
 	"github.com/onceproof/onceproof/props"
-	"github.com/onceproof/onceproof/props/loot"
+	lootprops "github.com/onceproof/onceproof/props/loot"
 )
 
 // registries are the designs the command knows, per subject.

@@ -7,7 +7,7 @@
 package loot
 
 import (
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls"
 	"github.com/onceproof/onceproof/impls/loot/internal/shortcut"
 	"github.com/onceproof/onceproof/impls/loot/lootref"

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
-	"github.com/onceproof/onceproof/props/loot"
+	lootprops "github.com/onceproof/onceproof/props/loot"
 )
 
 // answer is how a deferring loot design answers what loot-ref answered.

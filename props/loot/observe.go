@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 )
 
 // seen is what a history shows of one session: its records as the world

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/props"
-	"github.com/onceproof/onceproof/props/loot"
+	lootprops "github.com/onceproof/onceproof/props/loot"
 )
 
 // session is one session of members 1..3 with claims by 1 (NEED, at 1s)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 )
 
 // World is the loot subject as the engine runs it: lootfaults.World

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/internal/slots"
 	"github.com/onceproof/onceproof/ref/loot"
 )

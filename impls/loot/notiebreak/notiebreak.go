@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/internal/table"
 	"github.com/onceproof/onceproof/impls/loot/lootref"
 	"github.com/onceproof/onceproof/ref/loot"

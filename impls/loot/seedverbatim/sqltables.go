@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/ref/loot/mysql/docsql"
 )
 

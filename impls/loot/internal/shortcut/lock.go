@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 )
 
 // getThenDel is source 004's release, the lock of NonatomicUnlock: read

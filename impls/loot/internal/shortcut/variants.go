@@ -2,7 +2,7 @@ package shortcut
 
 import (
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls/loot/internal/table"
 	"github.com/onceproof/onceproof/ref/loot"
 )

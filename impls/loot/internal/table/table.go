@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onceproof/onceproof/faults/loot"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
