@@ -10,7 +10,7 @@ import (
 // text. replay is the command that replays it; by, the command that
 // generated it.
 func Markdown[D Design, S, X any](w World[D, S, X], cx Counterexample[S, X], replay, by string) string {
-	w = w.complete()
+	w = w.Complete()
 	var b strings.Builder
 	s := cx.Schedule
 	fmt.Fprintf(&b, "# %s under %s: fails %s\n\n", cx.Design, cx.Family, JoinProps(cx.Report.Failed()))

@@ -92,7 +92,7 @@ func RunWith(o RunOptions) Option { return func(c *config) { c.run = o } }
 // without -v as a line on standard output.
 func TestDesign[D Design, S, X any](t *testing.T, w World[D, S, X], d D, opts ...Option) {
 	t.Helper()
-	w = w.complete()
+	w = w.Complete()
 	c := config{families: w.Families, props: w.Properties, dir: filepath.Join("testdata", "onceproof")}
 	for _, o := range opts {
 		o(&c)

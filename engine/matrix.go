@@ -196,7 +196,7 @@ func (m Matrix[S, X]) Mismatches() []Mismatch {
 // Matrix, byte for byte once rendered, whatever Parallel is (concurrent
 // groups are interleaved by the schedules' Switches).
 func RunMatrix[D Design, S, X any](w World[D, S, X], opt MatrixOptions[D]) Matrix[S, X] {
-	w = w.complete()
+	w = w.Complete()
 	opt = opt.withDefaults(w.Families)
 	m := Matrix[S, X]{N: opt.N, Seed: opt.Seed, Families: slices.Clone(opt.Families)}
 	type job struct{ row, col int }
@@ -245,14 +245,14 @@ func RunMatrix[D Design, S, X any](w World[D, S, X], opt MatrixOptions[D]) Matri
 // TestDesign reports from it; `onceproof matrix -json` writes a Matrix of
 // such rows.
 func Check[D Design, S, X any](w World[D, S, X], d D, opt MatrixOptions[D]) Row[S, X] {
-	w = w.complete()
+	w = w.Complete()
 	opt.Designs = []D{d}
 	return RunMatrix(w, opt).Rows[0]
 }
 
 // RunCell runs one design under one family as RunMatrix does.
 func RunCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOptions[D]) Cell[S, X] {
-	w = w.complete()
+	w = w.Complete()
 	return runCell(w, d, f, opt.withDefaults(w.Families))
 }
 

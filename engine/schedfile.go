@@ -23,7 +23,7 @@ const (
 
 // FormatSchedFile renders f: the header lines, then w.Format(f.Schedule).
 func FormatSchedFile[D Design, S, X any](w World[D, S, X], f SchedFile[S]) string {
-	w = w.complete()
+	w = w.Complete()
 	var b strings.Builder
 	if f.Design != "" {
 		b.WriteString(schedDesign + f.Design + "\n")
@@ -39,7 +39,7 @@ func FormatSchedFile[D Design, S, X any](w World[D, S, X], f SchedFile[S]) strin
 // (then Design and Fails are empty). A header naming an unknown property is
 // an error: the file would otherwise replay against the wrong expectation.
 func ParseSchedFile[D Design, S, X any](w World[D, S, X], text string) (SchedFile[S], error) {
-	w = w.complete()
+	w = w.Complete()
 	var f SchedFile[S]
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimRight(line, "\r")

@@ -38,7 +38,7 @@ const DefaultShrinkBudget = 4000
 // schedule itself, not on a generator's random bits, so it also shrinks a
 // schedule that was edited by hand or found by another tool.
 func Shrink[D Design, S, X any](w World[D, S, X], s S, fails func(S) bool, budget int) S {
-	w = w.complete()
+	w = w.Complete()
 	if budget <= 0 {
 		budget = DefaultShrinkBudget
 	}
@@ -360,7 +360,7 @@ type Removal[S any] struct {
 // one too. A counterexample is 1-minimal when it fails the same way on
 // none of them; Shrink ends at such a schedule unless its budget ran out.
 func Removals[D Design, S, X any](w World[D, S, X], s S) []Removal[S] {
-	w = w.complete()
+	w = w.Complete()
 	k := &shrinker[D, S, X]{w: w, best: w.Clone(s), world: w.CheckWorld(s) == nil}
 	var out []Removal[S]
 	k.removals(func(what string, c S, ok bool) bool {

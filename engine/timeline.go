@@ -11,7 +11,7 @@ import (
 // one line per event, with each anomaly of r printed under the event that
 // completes it.
 func Timeline[D Design, S, X any](w World[D, S, X], h History[S, X], r Report) string {
-	w = w.complete()
+	w = w.Complete()
 	var b strings.Builder
 	f := w.Frame(&h.Schedule)
 	fmt.Fprintf(&b, "design %s, family %s, %d node(s)\n", h.Design, f.Family, f.Nodes)
@@ -123,7 +123,7 @@ func anomaliesByEvent(r Report) map[int][]Anomaly {
 // markdown): the sender, each node and the world's participants (a
 // durable store, a ledger); crashes, faults and anomalies as notes.
 func Mermaid[D Design, S, X any](w World[D, S, X], h History[S, X], r Report) string {
-	w = w.complete()
+	w = w.Complete()
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n")
 	b.WriteString("    participant S as Sender\n")
@@ -212,7 +212,7 @@ var mermaidText = strings.NewReplacer(";", ",", "#", "no.", "<", "(", ">", ")")
 
 // Size says how big a schedule is: "3 settlements, 5 deliveries, 1 faults".
 func Size[D Design, S, X any](w World[D, S, X], s S) string {
-	w = w.complete()
+	w = w.Complete()
 	m, f := w.Messages(s), w.Frame(&s)
 	return fmt.Sprintf("%d %ss, %d deliveries, %d faults", m.N, m.Noun, len(f.Deliveries), len(f.Faults))
 }

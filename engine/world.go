@@ -115,10 +115,12 @@ type Drop[S any] struct {
 	Apply func(s S, i, j int) (S, bool)
 }
 
-// complete is w with every nil optional func set to its documented
-// default, so the engine calls any of them without a check. Every
-// exported function that takes a World completes it first.
-func (w World[D, S, X]) complete() World[D, S, X] {
+// Complete is w with every nil optional func set to its documented
+// default. Every exported engine function that takes a World completes it
+// first; a world handed to callers that read its funcs directly (a kit's
+// World, a command's listing) is completed once where it is built, so
+// none of them checks for nil or writes the default again.
+func (w World[D, S, X]) Complete() World[D, S, X] {
 	if w.FamilyDoc == nil {
 		w.FamilyDoc = func(Family) string { return "" }
 	}

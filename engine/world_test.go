@@ -10,7 +10,7 @@ import (
 // nil func.
 func TestWorldDefaultsAreTheDocumentedOnes(t *testing.T) {
 	type sched struct{ n int }
-	w := World[namedDesign, sched, struct{}]{}.complete()
+	w := World[namedDesign, sched, struct{}]{}.Complete()
 	const repro = "(go test ./engine -run TestWorldDefaultsAreTheDocumentedOnes)"
 	h := History[sched, struct{}]{}
 	e := Event[struct{}]{Node: 2, Kind: EvWorld + 1}
@@ -52,7 +52,7 @@ func TestWorldCompleteKeepsWhatIsSet(t *testing.T) {
 	w := World[namedDesign, int, struct{}]{
 		Runs:    func(_ Family, n int) int { return 2 * n },
 		AckName: func(Ack) string { return "mine" },
-	}.complete()
+	}.Complete()
 	if got := w.Runs("clean", 5); got != 10 {
 		t.Errorf("Runs: got %d, want the world's 10 (go test ./engine -run TestWorldCompleteKeepsWhatIsSet)", got)
 	}

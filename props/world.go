@@ -19,5 +19,5 @@ var World = func() engine.World[faults.Design, faults.Schedule, faults.Detail] {
 	w.EventText = eventText
 	w.Participants = participants
 	w.MermaidLine = mermaidLine
-	return w
+	return w.Complete()
 }()

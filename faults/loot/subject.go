@@ -1,8 +1,6 @@
 package lootfaults
 
 import (
-	"iter"
-
 	"github.com/onceproof/onceproof/engine"
 )
 
@@ -20,8 +18,8 @@ var World = engine.World[Design, Schedule, Detail]{
 	FamilyDoc:   familyDoc,
 	Exercises:   exercisesOf,
 	Generate:    generate,
-	// No loot family enumerates a scope: each is a sample.
-	Exhaustive: func(engine.Family) (iter.Seq[Schedule], string, bool) { return nil, "", false },
+	// No Exhaustive: no loot family enumerates a scope, each is a sample
+	// (lootprops.World completes it with the default that says so).
 	Frame:      func(s *Schedule) *engine.Frame { return &s.Frame },
 	Messages:   messagesOf,
 	Clone:      clone,

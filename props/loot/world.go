@@ -24,7 +24,7 @@ var World = func() engine.World[lootfaults.Design, lootfaults.Schedule, lootfaul
 	w.EventText = eventText
 	w.Participants = participants
 	w.MermaidLine = mermaidLine
-	return w
+	return w.Complete()
 }()
 
 // The matrix's types, for loot designs (see package engine).
