@@ -230,15 +230,21 @@ func symbolOf(k engine.EventKind) string {
 
 // counterexampleHTML renders a counterexample's page: what fails, how to
 // replay it, and its timeline with one lane per node (and one for the
-// runner, if the budget ran out), time along x one event per column.
+// runner, if an event is of no node), time along x one event per column.
 func counterexampleHTML[D engine.Design, S, X any](sub subject[D, S, X], cx engine.Counterexample[S, X], replay, by string) string {
 	w := sub.world
 	s := cx.Schedule
 	nodes := w.Frame(&s).Nodes
 	evs := engine.TimelineEvents(w, cx.History, cx.Report)
-	runner := false // a lane above the nodes for what no node did
+	// A lane above the nodes for what no node did: the budget running
+	// out, the watchdog, an event of no node (Node -1: the sender giving
+	// up).
+	offNode := func(e engine.TimelineEvent) bool {
+		return e.Kind == engine.EvBudget || e.Kind == engine.EvStall || e.Node < 0
+	}
+	runner := false
 	for _, e := range evs {
-		if e.Kind == engine.EvBudget || e.Kind == engine.EvStall {
+		if offNode(e) {
 			runner = true
 		} else if e.Node >= nodes {
 			nodes = e.Node + 1
@@ -251,7 +257,7 @@ func counterexampleHTML[D engine.Design, S, X any](sub subject[D, S, X], cx engi
 		GroundTruth: w.GroundTruth(cx.History), Schedule: w.Format(s), StyleScript: assets,
 	}
 	lane := func(e engine.TimelineEvent) int {
-		if e.Kind == engine.EvBudget || e.Kind == engine.EvStall {
+		if offNode(e) {
 			return 0
 		}
 		if runner {
@@ -306,7 +312,7 @@ func counterexampleHTML[D engine.Design, S, X any](sub subject[D, S, X], cx engi
 		} else if at != prevAt {
 			prevAt = at
 		}
-		if e.Attempt >= 0 && e.Kind != engine.EvBudget && e.Kind != engine.EvStall {
+		if e.Attempt >= 0 && !offNode(e) {
 			if sp := spans[e.Attempt]; sp != nil && sp.lane == l {
 				sp.last = i
 			} else if sp == nil {

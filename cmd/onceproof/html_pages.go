@@ -38,9 +38,10 @@ svg text{font:11px ui-monospace,monospace;fill:#333}
 .ring{fill:none;stroke-width:2.5}.viol .ring{stroke:#d50000}.inv .ring{stroke:#ff6d00;stroke-dasharray:3 2}
 .k-arrive{color:#1565c0}.k-ack{color:#2e7d32}.k-effect{color:#757575}.k-fault,.k-crash{color:#d32f2f}
 .k-pause{color:#ef6c00}.k-recover{color:#00838f}.k-panic,.k-stall{color:#880e4f}.k-budget,.k-give-up{color:#424242}
-.ev use{fill:currentColor;stroke:currentColor}
+.ev use,.mk use{fill:currentColor;stroke:currentColor}.mk{color:#6a1b9a}
 .anomalies li{cursor:default}.anomalies li:hover{background:#fff3e0}
-table.verdicts td{padding:0 10px 0 0}`
+table.verdicts td{padding:0 10px 0 0}
+.marks span{display:inline-block;margin:4px 12px 0 0;color:#333}.marks svg{vertical-align:-3px;margin-right:4px}`
 
 const pageJS = `(function(){
 var root=document.documentElement,errors=0;
@@ -118,6 +119,16 @@ var counterexamplePage = template.Must(template.New("counterexample.html").Parse
 {{end}}{{range .Events}}{{if .Fault}}<line class="fline" x1="{{.X}}" y1="{{$.Top}}" x2="{{.X}}" y2="{{$.LanesEnd}}"/>
 {{end}}{{end}}{{range .Events}}<g class="{{.Class}}" data-seq="{{.Seq}}" tabindex="0" transform="translate({{.X}},{{.Y}})"><title>{{.Title}}</title><circle class="halo" r="12"/><use href="#{{.Symbol}}"/>{{if .Ring}}<circle class="ring" r="10"/>{{end}}</g>
 {{end}}</svg></div>
+<p class="marks"><span class="mk k-arrive"><svg width="16" height="16" viewBox="-8 -8 16 16"><use href="#s-arrive"/></svg>arrival</span>
+<span class="mk k-effect"><svg width="16" height="16" viewBox="-8 -8 16 16"><use href="#s-effect"/></svg>store call</span>
+<span class="mk k-world"><svg width="16" height="16" viewBox="-8 -8 16 16"><use href="#s-world"/></svg>world event (credit, status, grant)</span>
+<span class="mk k-ack"><svg width="16" height="16" viewBox="-8 -8 16 16"><use href="#s-ack"/></svg>answer</span>
+<span class="mk k-fault"><svg width="16" height="16" viewBox="-8 -8 16 16"><use href="#s-fault"/></svg>injected fault</span>
+<span class="mk k-crash"><svg width="16" height="16" viewBox="-8 -8 16 16"><use href="#s-crash"/></svg>crash</span>
+<span class="mk k-pause"><svg width="16" height="16" viewBox="-8 -8 16 16"><use href="#s-pause"/></svg>pause</span>
+<span class="mk k-recover"><svg width="16" height="16" viewBox="-8 -8 16 16"><use href="#s-recover"/></svg>recover</span>
+<span class="mk k-panic"><svg width="16" height="16" viewBox="-8 -8 16 16"><use href="#s-panic"/></svg>panic, stall</span>
+<span class="mk k-budget"><svg width="16" height="16" viewBox="-8 -8 16 16"><use href="#s-stop"/></svg>budget, give-up</span></p>
 <h2>Verdicts</h2>
 <table class="verdicts">{{range .Verdicts}}<tr><td>{{.Text}}</td><td>{{.Title}}</td></tr>{{end}}</table>
 <h2>World</h2>
