@@ -226,6 +226,23 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 		}
 	}
 
+	// A counterexample that fails several properties prints its timeline
+	// once: in the first subtest that reports it as an error (a passing
+	// subtest's log is shown only with -v), else in the first; the others
+	// name that subtest and the saved .md.
+	printer := map[string]Property{} // by the schedule's text
+	for _, p := range c.props {
+		if fd := found[p]; fd != nil {
+			k := w.Format(fd.cx.Schedule)
+			if q, ok := printer[k]; !ok || slices.Contains(declared, q) && !slices.Contains(declared, p) {
+				printer[k] = p
+			}
+		}
+	}
+	describe := func(t *testing.T, p Property, fd *finding[S, X]) string {
+		return describeFinding(t, w, c, p, fd, printer[w.Format(fd.cx.Schedule)])
+	}
+
 	var notJudged []notJudgedCell
 	for _, p := range c.props {
 		t.Run("prop="+string(p), func(t *testing.T) {
@@ -234,9 +251,9 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 			unknown := cell.UnknownOf(p)
 			switch {
 			case fd != nil && !isDeclared:
-				t.Errorf("%s fails under %s:\n%s", p, f, describeFinding(t, w, c, p, fd))
+				t.Errorf("%s fails under %s:\n%s", p, f, describe(t, p, fd))
 			case fd != nil:
-				t.Logf("%s fails under %s, as %s declares:\n%s", p, f, d.Name(), describeFinding(t, w, c, p, fd))
+				t.Logf("%s fails under %s, as %s declares:\n%s", p, f, d.Name(), describe(t, p, fd))
 			case cell.Harness != nil:
 				t.Errorf("%s is not judged under %s: the cell stopped at a harness error after %d runs (family=%s says where) (%s)", p, f, cell.Runs, f, rerun(t, c))
 			case unknown > 0 && c.tolerant:
@@ -276,7 +293,10 @@ func notJudgedWhy[D Design, S, X any](w World[D, S, X], d D, f Family, c config,
 	return "the design does not report what it needs"
 }
 
-func describeFinding[D Design, S, X any](t *testing.T, w World[D, S, X], c config, p Property, fd *finding[S, X]) string {
+// describeFinding is p's failure: its anomalies, where the schedule is,
+// and the timeline, unless the subtest of printer (another property the
+// same schedule fails) prints it.
+func describeFinding[D Design, S, X any](t *testing.T, w World[D, S, X], c config, p Property, fd *finding[S, X], printer Property) string {
 	var b strings.Builder
 	v, _ := fd.cx.Report.Verdict(p)
 	for _, a := range v.Anomalies {
@@ -288,7 +308,15 @@ func describeFinding[D Design, S, X any](t *testing.T, w World[D, S, X], c confi
 		src = "replayed from " + fd.file
 	}
 	fmt.Fprintf(&b, "minimal schedule (%s), %s\n", Size(w, s), src)
-	b.WriteString(Timeline(w, fd.cx.History, fd.cx.Report))
+	switch failed := fd.cx.Report.Failed(); {
+	case printer != p:
+		fmt.Fprintf(&b, "it fails %s: its timeline is printed once, under prop=%s, and saved in %s\n", JoinProps(failed), printer, mdOf(fd.file))
+	case len(failed) > 1:
+		fmt.Fprintf(&b, "it fails %s (the other subtests print this timeline no more):\n", JoinProps(failed))
+		fallthrough
+	default:
+		b.WriteString(Timeline(w, fd.cx.History, fd.cx.Report))
+	}
 	fmt.Fprintf(&b, "To reproduce (the saved file replays first): %s\n", rerun(t, c))
 	return b.String()
 }

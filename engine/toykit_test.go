@@ -64,6 +64,7 @@ func TestToyKitPassesWhatIsDeclared(t *testing.T) {
 var kitCases = map[string]struct {
 	run  func(t *testing.T, dir string)
 	want []string
+	once []string // what the output must say exactly once
 }{
 	"undeclared": {
 		run: func(t *testing.T, dir string) {
@@ -71,6 +72,16 @@ var kitCases = map[string]struct {
 		},
 		want: []string{"NoDup fails under crash:", "minimal schedule (1 increments, 1 deliveries, 1 faults)", "i0 (+", "was added 2 times",
 			"To reproduce (the saved file replays first): cd ", "-onceproof.seed=1 -onceproof.n=40 ."},
+	},
+	"two-properties": {
+		// panicky's crash counterexample fails NoLoss and Responsive, both
+		// undeclared here: two errors, one timeline.
+		run: func(t *testing.T, dir string) {
+			engine.TestDesign(t, toyWorld, toyDesign(undeclared{panicky{}}), engine.Dir(dir), engine.Families(famCrash), engine.Schedules(toyN, 1))
+		},
+		want: []string{"NoLoss fails under crash:", "Responsive fails under crash:", "it fails NoLoss, Responsive (the other subtests print this timeline no more):",
+			"it fails NoLoss, Responsive: its timeline is printed once, under prop=NoLoss, and saved in "},
+		once: []string{"events:\n"},
 	},
 	"strict": {
 		run: func(t *testing.T, dir string) {
@@ -137,6 +148,11 @@ func TestToyKitReportsEveryFailure(t *testing.T) {
 			for _, w := range c.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("the %s child's output lacks %q (TOY_KIT_CASE=%s go test -run '^TestToyKitChild$' ./engine):\n%s", name, w, name, out)
+				}
+			}
+			for _, w := range c.once {
+				if n := strings.Count(out, w); n != 1 {
+					t.Errorf("the %s child's output says %q %d times, want once (TOY_KIT_CASE=%s go test -run '^TestToyKitChild$' ./engine):\n%s", name, w, n, name, out)
 				}
 			}
 			if name != "undeclared" {

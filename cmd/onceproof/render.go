@@ -11,21 +11,25 @@ import (
 // committedBy is how the committed results name their origin.
 const committedBy = "make proofs"
 
-// files renders m as the files of a results directory: "matrix.md" and,
-// for each counterexample, "counterexamples/<name>.sched" (replayable) and
-// "counterexamples/<name>.md" (timeline and mermaid diagram). dir is the
+// files renders m as the files of a results directory: "matrix.md" and
+// "matrix.html" (the heat map) and, for each counterexample,
+// "counterexamples/<name>.sched" (replayable), "counterexamples/<name>.md"
+// (timeline and mermaid diagram) and "counterexamples/<name>.html" (the
+// timeline drawn). dir is the
 // directory the files will be written to, as the commands in them should
 // name it (e.g. "results"); by is the command that generated them
 // (committedBy for the committed matrix). The output depends only on its
 // arguments.
 func files[D engine.Design, S, X any](sub subject[D, S, X], m engine.Matrix[S, X], dir, by string) map[string]string {
-	out := map[string]string{"matrix.md": matrixMarkdown(sub, m, by)}
+	out := map[string]string{"matrix.md": matrixMarkdown(sub, m, by), "matrix.html": matrixHTML(sub, m, by)}
 	for _, r := range m.Rows {
 		for _, c := range r.Cells {
 			for _, cx := range c.Counterexamples {
 				file := path.Join(dir, "counterexamples", cx.Name+".sched")
+				replay := "go run ./cmd/onceproof replay " + file + " -design " + cx.Design
 				out["counterexamples/"+cx.Name+".sched"] = engine.FormatSchedFile(sub.world, engine.SchedFile[S]{Design: cx.Design, Fails: cx.Report.Failed(), Schedule: cx.Schedule})
-				out["counterexamples/"+cx.Name+".md"] = engine.Markdown(sub.world, cx, "go run ./cmd/onceproof replay "+file+" -design "+cx.Design, by)
+				out["counterexamples/"+cx.Name+".md"] = engine.Markdown(sub.world, cx, replay, by)
+				out["counterexamples/"+cx.Name+".html"] = counterexampleHTML(sub, cx, replay, by)
 			}
 		}
 	}
@@ -100,15 +104,21 @@ func matrixMarkdown[D engine.Design, S, X any](sub subject[D, S, X], m engine.Ma
 			fmt.Fprintf(&b, "Its runs are not reproducible event for event (%s): which layer answered a duplicate is not shown.\n\n", strings.TrimSuffix(r.Declaration.Varies, "."))
 		}
 		for _, c := range r.Cells {
-			cov := c.Coverage
-			if r.Declaration.Varies != "" && sub.steady != nil {
-				cov = sub.steady(cov)
-			}
-			fmt.Fprintf(&b, "- %s (%d runs): %s\n", c.Family, c.Runs, cov.Format(w.Reached))
+			fmt.Fprintf(&b, "- %s (%d runs): %s\n", c.Family, c.Runs, cellCoverage(sub, r, c).Format(w.Reached))
 		}
 		b.WriteString("\n</details>\n")
 	}
 	return b.String()
+}
+
+// cellCoverage is what c's runs reached as the reports show it: folded to
+// what does not vary run to run for a design whose runs are not
+// reproducible event for event.
+func cellCoverage[D engine.Design, S, X any](sub subject[D, S, X], r engine.Row[S, X], c engine.Cell[S, X]) engine.Coverage {
+	if r.Declaration.Varies != "" && sub.steady != nil {
+		return sub.steady(c.Coverage)
+	}
+	return c.Coverage
 }
 
 func cellMarkdown[S, X any](c engine.Cell[S, X]) string {

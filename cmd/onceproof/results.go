@@ -33,15 +33,16 @@ func manifestText(files map[string]string) string {
 }
 
 // ownedPath reports whether a manifest entry is a path a matrix run writes:
-// matrix.md or counterexamples/<name>.sched|.md. Anything else inside the
-// directory in a manifest (a hand edit) is ignored: it is never removed.
+// matrix.md, matrix.html or counterexamples/<name>.sched|.md|.html.
+// Anything else inside the directory in a manifest (a hand edit) is
+// ignored: it is never removed.
 func ownedPath(p string) bool {
-	if p == "matrix.md" {
+	if p == "matrix.md" || p == "matrix.html" {
 		return true
 	}
 	dir, name := path.Split(p)
 	return dir == "counterexamples/" && name != "" && !strings.ContainsAny(name, `/\`) && name[0] != '.' &&
-		(strings.HasSuffix(name, ".sched") || strings.HasSuffix(name, ".md"))
+		(strings.HasSuffix(name, ".sched") || strings.HasSuffix(name, ".md") || strings.HasSuffix(name, ".html"))
 }
 
 // A results directory is written as if another local user may have
