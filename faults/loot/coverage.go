@@ -30,6 +30,9 @@ const (
 	reachedTie          = "tie"                 // two claims of one intent and fairness in a session arrived in one second
 	reachedQuantity     = "quantity"            // a claim arrived for a session of several items
 	reachedCompInPause  = "compensate-in-pause" // a compensate request arrived while a settle of a CLOSED session was paused
+	reachedSharedLoot   = "shared-loot"         // a claim arrived for a session whose loot code an earlier session has
+	reachedTeamChange   = "team-change"         // a claim arrived by a player in one of its session's and the previous session's team snapshots, not both
+	reachedFairChange   = "fair-change"         // the fairness record of a player changed during the run
 )
 
 // Reached lists every name coverageOf counts, in the order reports show
@@ -38,6 +41,7 @@ var reachedNames = []string{
 	reachedCrash, reachedCrashInRecov, reachedFail, reachedTimeout, reachedPause, reachedGiveUp,
 	reachedRecoverItem, reachedDupClaim, reachedOtherNode, reachedOverlap, reachedEarly, reachedAtDeadline,
 	reachedSkewed, reachedLockExpired, reachedStalledTrig, reachedForeignDel, reachedCancel, reachedOutsider, reachedTie, reachedQuantity, reachedCompInPause,
+	reachedSharedLoot, reachedTeamChange, reachedFairChange,
 }
 
 // exercises is what each family exists to make happen: a cell whose runs
@@ -57,7 +61,10 @@ var reachedNames = []string{
 // (at a call the design made: every design makes calls), a cancel, an
 // outsider's claim, two claims in one second, a drop of several items, a
 // compensation tick while a settler whose session the world saw CLOSED
-// was stalled (a settler still delivering).
+// was stalled (a settler still delivering), a claim on a session whose
+// loot code an earlier one dropped, a claim by a player whom one of two
+// sessions' snapshots holds and the other not, a fairness record that
+// changed (an item counted as a win, or a change at a freeze).
 var exercises = map[engine.Family][]string{
 	Families.DuplicateClaim:   {reachedDupClaim},
 	Families.ConcurrentSettle: {reachedOverlap},
@@ -73,6 +80,9 @@ var exercises = map[engine.Family][]string{
 	Families.Ties:             {reachedTie},
 	Families.Quantity:         {reachedQuantity},
 	Families.CompensationRace: {reachedPause, reachedCompInPause},
+	Families.SharedLoot:       {reachedSharedLoot},
+	Families.TeamChange:       {reachedTeamChange},
+	Families.FairChange:       {reachedFairChange},
 }
 
 // exercisesOf is what plain family f exists to make happen.
@@ -147,6 +157,12 @@ func coverageOf(h History) engine.Coverage {
 				if x.Quantity > 1 {
 					c[reachedQuantity]++
 				}
+				if slices.ContainsFunc(s.Sessions[:r.Session], func(y Session) bool { return y.Loot() == x.Loot() }) {
+					c[reachedSharedLoot]++
+				}
+				if r.Session > 0 && s.MemberOf(r.Session, r.Player) != s.MemberOf(r.Session-1, r.Player) {
+					c[reachedTeamChange]++
+				}
 				if p := r.Intent.Priority(); p > 0 && arrivals[id] == 1 {
 					k := [3]int64{int64(r.Session), int64(p), s.Wins(r.Player)}
 					if last, ok := lastClaim[k]; ok && e.At/time.Second == last/time.Second {
@@ -179,6 +195,11 @@ func coverageOf(h History) engine.Coverage {
 			if e.Attempt < 0 && e.Detail.OK {
 				c[reachedRecoverItem]++
 			}
+			if e.Detail.OK && s.CountWins {
+				c[reachedFairChange]++
+			}
+		case evFair:
+			c[reachedFairChange]++
 		case evLock:
 			k := e.Detail.Key
 			switch {

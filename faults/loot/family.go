@@ -31,18 +31,23 @@ var Families = struct {
 	Ties             engine.Family // equal priority and fairness, claims in the same second or instant
 	Quantity         engine.Family // several items, sometimes more than claimants
 	CompensationRace engine.Family // compensation runs while a settler, stalled, is still delivering
+	SharedLoot       engine.Family // two sessions drop the same loot code
+	TeamChange       engine.Family // the team changes between two sessions: a member leaves, a new one joins
+	FairChange       engine.Family // the fairness record changes during a run: wins counted, changes mid-settle
 }{
 	Clean: "clean", DuplicateClaim: "duplicate-claim", ConcurrentSettle: "concurrent-settle",
 	EarlySettle: "early-settle", LateClaim: "late-claim", LockExpiry: "lock-expiry",
 	ClockSkew: "clock-skew", Crash: "crash", StoreError: "store-error",
 	TimeoutSuccess: "timeout-after-success", CancelRace: "cancel-race", Outsider: "outsider",
 	Ties: "ties", Quantity: "quantity", CompensationRace: "compensation-race",
+	SharedLoot: "shared-loot", TeamChange: "team-change", FairChange: "fair-change",
 }
 
 // families lists every family in column order (World.Families).
 var families = []engine.Family{
 	Families.Clean, Families.DuplicateClaim, Families.ConcurrentSettle, Families.EarlySettle, Families.LateClaim, Families.LockExpiry, Families.ClockSkew,
 	Families.Crash, Families.StoreError, Families.TimeoutSuccess, Families.CancelRace, Families.Outsider, Families.Ties, Families.Quantity, Families.CompensationRace,
+	Families.SharedLoot, Families.TeamChange, Families.FairChange,
 }
 
 var familyDocs = map[engine.Family]string{
@@ -61,6 +66,9 @@ var familyDocs = map[engine.Family]string{
 	Families.Ties:             "claims of equal priority and fairness in the same second, or at the same instant",
 	Families.Quantity:         "several items drop, sometimes more than there are claimants",
 	Families.CompensationRace: "the compensation job runs while a stalled settler is still delivering",
+	Families.SharedLoot:       "two sessions drop the same loot code: the same boss drops the same item twice",
+	Families.TeamChange:       "the team changes between two sessions: a member leaves, a new one joins, and both claim",
+	Families.FairChange:       "the fairness record counts every win, and changes while a session settles",
 }
 
 // familyDoc is f's one-line meaning (a joined family's parts', joined).

@@ -47,6 +47,7 @@ type preset struct {
 	duplicate, concurrentSettle, early, late, lockExpiry, skew bool
 	crash, storeError, timeout, cancel, outsider, ties         bool
 	quantity, compensation                                     bool
+	sharedLoot, teamChange, fairChange                         bool
 }
 
 // presetOf returns the preset of a family, or of a Join of families; the
@@ -87,6 +88,12 @@ func presetOf(f engine.Family) preset {
 			p.quantity = true
 		case Families.CompensationRace:
 			p.compensation = true
+		case Families.SharedLoot:
+			p.sharedLoot = true
+		case Families.TeamChange:
+			p.teamChange = true
+		case Families.FairChange:
+			p.fairChange = true
 		}
 	}
 	return p
@@ -195,6 +202,7 @@ var genSteps = []genStep{
 	{nil, (*gen).canonicalFaults},
 	{func(p preset) bool { return p.crash || p.storeError || p.timeout }, (*gen).sender},
 	{nil, (*gen).switches},
+	{func(p preset) bool { return p.fairChange }, (*gen).countWins},
 }
 
 // run runs the steps of steps the preset has, in order.

@@ -55,7 +55,7 @@ func (g *gen) drawBurst() { g.burst = g.draw(0, 2, "burst") == 2 }
 // opens at x sessionEvery and is settled at its deadline, a claim window
 // later.
 func (g *gen) sessions() {
-	for x := range g.draw(1, 2, "sessions") {
+	for x := range g.draw(g.minSessions(), 2, "sessions") {
 		open := time.Duration(x) * sessionEvery
 		g.s.Sessions = append(g.s.Sessions, Session{ID: x, Quantity: 1, Deadline: open + claimWindow})
 		g.run(sessionSteps)
@@ -75,6 +75,9 @@ var sessionSteps = []genStep{
 	{func(p preset) bool { return p.early }, (*gen).earlyTriggers},
 	{func(p preset) bool { return p.cancel }, (*gen).cancel},
 	{func(p preset) bool { return p.crash || p.storeError || p.timeout || p.compensation }, (*gen).compensationTick},
+	{func(p preset) bool { return p.sharedLoot }, (*gen).sharedLoot},
+	{func(p preset) bool { return p.teamChange }, (*gen).teamChange},
+	{func(p preset) bool { return p.fairChange }, (*gen).fairChange},
 }
 
 // session is the session the session steps are drawing.

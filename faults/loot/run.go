@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,10 +54,16 @@ type system struct {
 	locks   LockService  // memLocks, or the cluster's own (LockCluster)
 	ledger  map[string]bool
 	seen    []Record // per session: the record last recorded in an Events.View event
+	frozen  []bool   // per session: whether a record of it was seen SETTLING or CLOSED (its Bumps applied)
+	// wins is the fairness record's change since the run started, per
+	// player (Schedule.CountWins, Session.Bumps); winsMu guards it, since
+	// Wins is no fault point and a design reads it from any goroutine.
+	winsMu sync.Mutex
+	wins   map[PlayerID]int64
 }
 
 func newSystem(d Design, s Schedule) *system {
-	sys := &system{s: s, locks: memLocks{}, ledger: map[string]bool{}, seen: make([]Record, len(s.Sessions))}
+	sys := &system{s: s, locks: memLocks{}, ledger: map[string]bool{}, seen: make([]Record, len(s.Sessions)), frozen: make([]bool, len(s.Sessions)), wins: map[PlayerID]int64{}}
 	sys.cluster = d.NewCluster(dbClock{sys})
 	if lc, ok := sys.cluster.(LockCluster); ok {
 		if l := lc.LockService(); l != nil {
@@ -114,9 +121,9 @@ func (sys *system) req(msg int) Req {
 	switch r.Kind {
 	case Kinds.OpenSession:
 		q.Spec = &Spec{No: sess.No(), Loot: sess.Loot(), Quantity: sess.Quantity, Deadline: engine.Epoch.Add(sess.Deadline),
-			Rule: "v1", Members: slices.Clone(sys.s.Team)}
+			Rule: "v1", Members: slices.Clone(sys.s.TeamOf(r.Session))}
 	case Kinds.ClaimItem:
-		q.Fair = sys.s.Wins(r.Player)
+		q.Fair = sys.winsOf(r.Player)
 	}
 	return q
 }
@@ -158,7 +165,28 @@ var _ Env = (*env)(nil)
 
 func (e *env) Now() time.Time { return engine.Epoch.Add(e.p.At() + e.sys.s.Skew(e.p.Node())) }
 
-func (e *env) Wins(p PlayerID) int64 { return e.sys.s.Wins(p) }
+func (e *env) Wins(p PlayerID) int64 { return e.sys.winsOf(p) }
+
+// winsOf is p's fairness record now: the schedule's, plus what the run
+// changed (an Events.Item event applied under CountWins, an Events.Fair
+// event).
+func (sys *system) winsOf(p PlayerID) int64 {
+	sys.winsMu.Lock()
+	defer sys.winsMu.Unlock()
+	return sys.s.Wins(p) + sys.wins[p]
+}
+
+// win raises p's fairness record by n because of session x, recorded as
+// an Events.Fair event.
+func (e *env) win(x int, p PlayerID, n int64) {
+	e.p.Record(e.p.Event(evFair, ""), func(ev *Event, _ []Event) bool {
+		e.sys.winsMu.Lock()
+		e.sys.wins[p] += n
+		e.sys.winsMu.Unlock()
+		ev.Detail = Detail{Session: x, Player: p, Wins: n}
+		return true
+	})
+}
 
 func (e *env) Store(op string, fn func() error) error {
 	return e.p.Effect(op, func() error {
@@ -168,11 +196,13 @@ func (e *env) Store(op string, fn func() error) error {
 }
 
 // observe records, after a store call, every session whose record
-// changed.
+// changed, and applies a session's Bumps right after the first record of
+// it that shows its claims frozen (SETTLING, or CLOSED).
 func (e *env) observe() {
 	sys := e.sys
 	for i, sess := range sys.s.Sessions {
 		ev := e.p.Event(evView, "")
+		froze := false
 		e.p.Record(ev, func(ev *Event, _ []Event) bool {
 			rec := sys.cluster.Read(sess.No())
 			if sameRecord(rec, sys.seen[i]) {
@@ -180,8 +210,16 @@ func (e *env) observe() {
 			}
 			sys.seen[i] = rec
 			ev.Detail = Detail{Session: i, Record: &rec}
+			if !sys.frozen[i] && (rec.Status == Statuses.Settling || rec.Status == Statuses.Closed) {
+				sys.frozen[i], froze = true, true
+			}
 			return true
 		})
+		if froze {
+			for _, b := range sess.Bumps {
+				e.win(i, b.Player, b.Wins)
+			}
+		}
 	}
 }
 
@@ -236,6 +274,14 @@ func (e *env) Deliver(key string, it Item) (bool, error) {
 	err := e.p.Apply(opDeliver, evItem, func(ev *Event) {
 		applied = !e.sys.ledger[key]
 		e.sys.ledger[key] = true
+		if applied && e.sys.s.CountWins {
+			// The fairness service counts the win as the item lands,
+			// here, whatever the caller is told or does next; the Item
+			// event is its record.
+			e.sys.winsMu.Lock()
+			e.sys.wins[it.Player]++
+			e.sys.winsMu.Unlock()
+		}
 		ev.Detail = Detail{Session: e.sys.sessionOf(it.Session), Player: it.Player, Key: key, OK: applied}
 		if ev.Detail.Session < 0 {
 			ev.Err = fmt.Sprintf("no session %q", it.Session)

@@ -18,6 +18,10 @@ func clone(s Schedule) Schedule {
 	s.Fairness = slices.Clone(s.Fairness)
 	s.Skews = slices.Clone(s.Skews)
 	s.Sessions = slices.Clone(s.Sessions)
+	for i := range s.Sessions {
+		s.Sessions[i].Members = slices.Clone(s.Sessions[i].Members)
+		s.Sessions[i].Bumps = slices.Clone(s.Sessions[i].Bumps)
+	}
 	s.Requests = slices.Clone(s.Requests)
 	return s
 }
@@ -81,9 +85,9 @@ func keepRequests(s Schedule, keep []bool) Schedule {
 }
 
 // canonical renames the players to 1, 2, 3, ... (members first, in their
-// order, then outsiders), drops fairness records of players no request
-// names and records of 0 wins, and zero skews. It reports whether
-// anything changed.
+// order, then the members only later sessions' snapshots have, then
+// outsiders), drops fairness records of players no request names and
+// records of 0 wins, and zero skews. It reports whether anything changed.
 func canonical(s Schedule) (Schedule, bool) {
 	c := clone(s)
 	names := map[PlayerID]PlayerID{}
@@ -94,11 +98,32 @@ func canonical(s Schedule) (Schedule, bool) {
 		}
 	}
 	slices.Sort(outsiders)
-	for i, p := range append(slices.Clone(s.Team), outsiders...) {
+	order := slices.Clone(s.Team)
+	for _, x := range s.Sessions {
+		for _, p := range x.Members {
+			if !slices.Contains(order, p) {
+				order = append(order, p)
+			}
+		}
+	}
+	for i, p := range append(order, outsiders...) {
 		names[p] = PlayerID(i + 1)
 	}
 	for i := range c.Team {
 		c.Team[i] = names[c.Team[i]]
+	}
+	renamed := false
+	for i := range c.Sessions {
+		x := &c.Sessions[i]
+		for k := range x.Members {
+			x.Members[k] = names[x.Members[k]]
+		}
+		slices.Sort(x.Members)
+		for k := range x.Bumps {
+			x.Bumps[k].Player = names[x.Bumps[k].Player]
+		}
+		slices.SortFunc(x.Bumps, func(a, b Fair) int { return int(a.Player - b.Player) })
+		renamed = renamed || !slices.Equal(x.Members, s.Sessions[i].Members) || !slices.Equal(x.Bumps, s.Sessions[i].Bumps)
 	}
 	for i := range c.Requests {
 		if r := &c.Requests[i]; r.Kind == Kinds.ClaimItem {
@@ -116,6 +141,6 @@ func canonical(s Schedule) (Schedule, bool) {
 	if !slices.ContainsFunc(c.Skews, func(d time.Duration) bool { return d != 0 }) {
 		c.Skews = nil
 	}
-	changed := !slices.Equal(c.Team, s.Team) || !slices.Equal(c.Requests, s.Requests) || !slices.Equal(c.Fairness, s.Fairness) || len(c.Skews) != len(s.Skews)
+	changed := renamed || !slices.Equal(c.Team, s.Team) || !slices.Equal(c.Requests, s.Requests) || !slices.Equal(c.Fairness, s.Fairness) || len(c.Skews) != len(s.Skews)
 	return c, changed
 }

@@ -22,15 +22,21 @@ import (
 //	fair player=2 wins=1
 //	skew node=1 by=-2s
 //	lock-skew by=500ms
+//	count-wins
 //	session x0 quantity=1 deadline=10s
+//	session x1 quantity=1 deadline=30s loot=item0
+//	members x1 1 2 4
+//	bump x1 player=2 wins=1
 //	request r0 open x0
 //	request r1 claim x0 player=2 intent=NEED
 //	request r2 compensate
 //	deliver at=0s r0 node=0
 //
-// team, lock-skew: at most once; fair lines by increasing player, skew
-// lines by increasing node; sessions and requests declared in ID order
-// before what names them. A deadline is by the database's clock, since
+// team, lock-skew, count-wins: at most once; fair lines by increasing
+// player, skew lines by increasing node; sessions and requests declared in
+// ID order before what names them; a session's loot= (its Code), members
+// (its own team snapshot, once) and bump lines (by increasing player)
+// only where it has them. A deadline is by the database's clock, since
 // time zero.
 
 // textForm is the loot world's part of the shared lines.
@@ -61,11 +67,28 @@ func format(s Schedule) string {
 	if s.LockSkew != 0 {
 		fmt.Fprintf(&b, "lock-skew by=%s\n", s.LockSkew)
 	}
+	if s.CountWins {
+		b.WriteString("count-wins\n")
+	}
 	if len(s.Sessions) > 0 {
 		b.WriteString("\n# sessions (xN) and requests (rN): the ground truth\n")
 	}
 	for _, x := range s.Sessions {
-		fmt.Fprintf(&b, "session x%d quantity=%d deadline=%s\n", x.ID, x.Quantity, x.Deadline)
+		fmt.Fprintf(&b, "session x%d quantity=%d deadline=%s", x.ID, x.Quantity, x.Deadline)
+		if x.Code != "" {
+			fmt.Fprintf(&b, " loot=%s", x.Code)
+		}
+		b.WriteByte('\n')
+		if x.Members != nil {
+			fmt.Fprintf(&b, "members x%d", x.ID)
+			for _, p := range x.Members {
+				fmt.Fprintf(&b, " %d", p)
+			}
+			b.WriteByte('\n')
+		}
+		for _, f := range x.Bumps {
+			fmt.Fprintf(&b, "bump x%d player=%d wins=%d\n", x.ID, f.Player, f.Wins)
+		}
 	}
 	for _, r := range s.Requests {
 		fmt.Fprintf(&b, "request r%d %s", r.ID, r.Kind)
@@ -103,11 +126,12 @@ type lootParser struct {
 	s         Schedule
 	team      bool
 	lockSkew  bool
+	countWins bool
 	skewNodes []int
 }
 
 func (p *lootParser) Directives() []string {
-	return []string{"team", "fair", "skew", "lock-skew", "session", "request"}
+	return []string{"team", "fair", "skew", "lock-skew", "count-wins", "session", "members", "bump", "request"}
 }
 func (p *lootParser) Msgs() int { return len(p.s.Requests) }
 
@@ -162,8 +186,15 @@ func (p *lootParser) Directive(line int, toks []string) error {
 			return engine.Errorf(line, "want one lock-skew by=<duration>, got %q", strings.Join(args, " "))
 		}
 		p.lockSkew, p.s.LockSkew = true, d
+	case "count-wins":
+		if len(args) != 0 || p.countWins {
+			return engine.Errorf(line, "want one count-wins with nothing after it, got %q", strings.Join(toks, " "))
+		}
+		p.countWins, p.s.CountWins = true, true
 	case "session":
 		return p.session(line, args)
+	case "members", "bump":
+		return p.ofSession(line, toks[0], args)
 	case "request":
 		return p.request(line, args)
 	}
@@ -171,7 +202,7 @@ func (p *lootParser) Directive(line int, toks []string) error {
 }
 
 func (p *lootParser) session(line int, args []string) error {
-	kv, bare, err := engine.Fields(line, args, []string{"quantity", "deadline"}, map[string]string{"quantity": "<int>", "deadline": "<duration>"})
+	kv, bare, err := engine.Fields(line, args, []string{"quantity", "deadline"}, map[string]string{"quantity": "<int>", "deadline": "<duration>", "loot": "<loot code>"})
 	if err != nil {
 		return err
 	}
@@ -187,7 +218,46 @@ func (p *lootParser) session(line int, args []string) error {
 	if err != nil || d < 0 || d > engine.MaxAt {
 		return engine.Bad(line, "deadline", fmt.Sprintf("<duration 0..%s (MaxAt)>", engine.MaxAt), kv["deadline"])
 	}
-	p.s.Sessions = append(p.s.Sessions, Session{ID: len(p.s.Sessions), Quantity: q, Deadline: d})
+	code, ok := kv["loot"]
+	if ok && code == "" {
+		return engine.Bad(line, "loot", "<loot code>", code)
+	}
+	p.s.Sessions = append(p.s.Sessions, Session{ID: len(p.s.Sessions), Quantity: q, Deadline: d, Code: code})
+	return nil
+}
+
+// ofSession reads a members or bump line: the last declared session's
+// own team snapshot, or one of its fairness changes.
+func (p *lootParser) ofSession(line int, dir string, args []string) error {
+	want := fmt.Sprintf("x%d", len(p.s.Sessions)-1)
+	if len(args) == 0 || len(p.s.Sessions) == 0 || args[0] != want {
+		return engine.Errorf(line, "want %s after its session, naming it (%q), got %q", dir, want, strings.Join(args, " "))
+	}
+	x := &p.s.Sessions[len(p.s.Sessions)-1]
+	if dir == "members" {
+		if x.Members != nil {
+			return engine.Errorf(line, "members of %s given twice", want)
+		}
+		x.Members = []PlayerID{}
+		for _, a := range args[1:] {
+			n, err := strconv.ParseInt(a, 10, 64)
+			if err != nil || n <= 0 {
+				return engine.Errorf(line, "want members as player ids > 0, got %q", a)
+			}
+			x.Members = append(x.Members, PlayerID(n))
+		}
+		return nil
+	}
+	kv, _, err := engine.Fields(line, args[1:], []string{"player", "wins"}, map[string]string{"player": "<int>", "wins": "<int>"})
+	if err != nil {
+		return err
+	}
+	pl, err1 := strconv.ParseInt(kv["player"], 10, 64)
+	w, err2 := strconv.ParseInt(kv["wins"], 10, 64)
+	if err1 != nil || err2 != nil || pl <= 0 || w <= 0 {
+		return engine.Errorf(line, "want bump %s player=<id > 0> wins=<int > 0>, got %q", want, strings.Join(args[1:], " "))
+	}
+	x.Bumps = append(x.Bumps, Fair{Player: PlayerID(pl), Wins: w})
 	return nil
 }
 
@@ -280,6 +350,19 @@ func validateTruth(s Schedule) error {
 	for i, x := range s.Sessions {
 		if x.ID != i || x.Quantity < 1 || x.Deadline < 0 || x.Deadline > engine.MaxAt {
 			return fmt.Errorf("session %d (x%d, quantity %d, deadline %s): want IDs dense and in order, quantity >= 1, deadline 0..%s (MaxAt)", i, x.ID, x.Quantity, x.Deadline, engine.MaxAt)
+		}
+		if strings.ContainsFunc(x.Code, func(r rune) bool { return r <= ' ' || r == '=' }) {
+			return fmt.Errorf("x%d's loot code %q: want no spaces, controls or '='", i, x.Code)
+		}
+		for k, p := range x.Members {
+			if p <= 0 || (k > 0 && p <= x.Members[k-1]) {
+				return fmt.Errorf("x%d's member %d is %d: want ids > 0, sorted, distinct", i, k, p)
+			}
+		}
+		for k, f := range x.Bumps {
+			if f.Player <= 0 || f.Wins <= 0 || (k > 0 && f.Player <= x.Bumps[k-1].Player) {
+				return fmt.Errorf("x%d's fairness change %d (player %d, %d wins): want players > 0, sorted, distinct, wins > 0", i, k, f.Player, f.Wins)
+			}
 		}
 	}
 	for i, r := range s.Requests {

@@ -2,6 +2,7 @@ package lootfaults
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
@@ -72,13 +73,36 @@ type Session struct {
 	// Deadline ends claiming, by the database's clock: virtual time since
 	// engine.Epoch.
 	Deadline time.Duration
+	// Code is the loot code of the drop ("": item<ID>, a code of its own).
+	// Two sessions of one code are the same boss dropping the same item
+	// twice (the shared-loot family): source 004's grant_no is
+	// session:player:loot, so a player may win that item in each.
+	Code string
+	// Members is the team snapshot the session takes when it opens (nil:
+	// Schedule.Team; sorted, distinct, > 0). A team changes between
+	// sessions (team-change): source 004's §5 snapshots the members at
+	// the session's creation and judges claims by that snapshot, not by
+	// the live team, "because a player may leave the team during the
+	// allocation".
+	Members []PlayerID
+	// Bumps are changes of the server's fairness record the world makes
+	// when the session's claims freeze (the first record it reads
+	// SETTLING or CLOSED): each player's wins go up by Wins, as another
+	// team's win of the same item recorded while this session settles
+	// (fair-change).
+	Bumps []Fair
 }
 
 // No is the session's number, "x" and its ID.
 func (s Session) No() string { return fmt.Sprintf("x%d", s.ID) }
 
-// Loot is the loot code of the session's drop.
-func (s Session) Loot() string { return fmt.Sprintf("item%d", s.ID) }
+// Loot is the loot code of the session's drop: Code, or item<ID>.
+func (s Session) Loot() string {
+	if s.Code != "" {
+		return s.Code
+	}
+	return fmt.Sprintf("item%d", s.ID)
+}
 
 // Kind is what a request asks.
 type Kind uint8
@@ -134,8 +158,13 @@ type Schedule struct {
 	// (sorted, distinct, > 0). Other players are outsiders.
 	Team []PlayerID
 	// Fairness is the server's record per player (a player not listed has
-	// 0 wins), sorted by player.
+	// 0 wins), sorted by player, when the run starts.
 	Fairness []Fair
+	// CountWins makes the record count wins as a real fairness service
+	// does (fair-change): every item the inventory applies adds one to its
+	// player's wins, so a session's winner ranks lower in the next one.
+	// Without it (and without Bumps) the record is constant.
+	CountWins bool
 	// Skews are the node clocks' offsets from the database's clock, one per
 	// node (nil: all 0). LockSkew is the lock service's.
 	Skews    []time.Duration
@@ -146,7 +175,7 @@ type Schedule struct {
 	Requests []Request
 }
 
-// Wins is p's fairness record in s (0 if none).
+// Wins is p's fairness record in s when the run starts (0 if none).
 func (s Schedule) Wins(p PlayerID) int64 {
 	for _, f := range s.Fairness {
 		if f.Player == p {
@@ -156,15 +185,25 @@ func (s Schedule) Wins(p PlayerID) int64 {
 	return 0
 }
 
-// Member reports whether p is in the team snapshot.
+// Member reports whether p is in the team snapshot of some session (or in
+// Team): whether p is a member at all, not an outsider.
 func (s Schedule) Member(p PlayerID) bool {
-	for _, m := range s.Team {
-		if m == p {
-			return true
-		}
+	if slices.Contains(s.Team, p) {
+		return true
 	}
-	return false
+	return slices.ContainsFunc(s.Sessions, func(x Session) bool { return slices.Contains(x.Members, p) })
 }
+
+// TeamOf is session x's team snapshot: its Members, or Team.
+func (s Schedule) TeamOf(x int) []PlayerID {
+	if x >= 0 && x < len(s.Sessions) && s.Sessions[x].Members != nil {
+		return s.Sessions[x].Members
+	}
+	return s.Team
+}
+
+// MemberOf reports whether p is in session x's team snapshot.
+func (s Schedule) MemberOf(x int, p PlayerID) bool { return slices.Contains(s.TeamOf(x), p) }
 
 // Skew is node n's clock offset.
 func (s Schedule) Skew(n int) time.Duration {

@@ -88,12 +88,12 @@ func (ss *seen) recordAt(seq int) lootfaults.Record {
 	return rec
 }
 
-// eligible reports whether p's claim in the frozen set can win: a
-// member's NEED or GREED.
+// eligible reports whether p's claim in the frozen set can win: a NEED
+// or GREED of a member of the session's snapshot.
 func (ss *seen) eligible(s lootfaults.Schedule, p lootfaults.PlayerID) bool {
 	for _, c := range ss.frozen {
 		if c.Player == p {
-			return s.Member(p) && c.Intent.Priority() > 0
+			return s.MemberOf(ss.x.ID, p) && c.Intent.Priority() > 0
 		}
 	}
 	return false

@@ -36,17 +36,37 @@ func oracle(quantity int, cs []candidate) []lootfaults.PlayerID {
 	return won
 }
 
-// truth is what the oracle says the session's winners are: its frozen
-// claims of members, with the server's fairness and the times the world
-// saw them written.
-func (ss *seen) truth(s lootfaults.Schedule) []lootfaults.PlayerID {
+// truths are what the oracle says the session's winners may be: its
+// frozen claims of members of its snapshot, with the times the world saw
+// them written, ranked under the server's fairness record as of one
+// moment of the settle (checkRuleOrder says why): the record at the freeze
+// first, then after each change of it up to the first record of the
+// session CLOSED.
+func (ss *seen) truths(h lootfaults.History) [][]lootfaults.PlayerID {
 	var cs []candidate
 	for _, c := range ss.frozen {
-		if s.Member(c.Player) {
-			cs = append(cs, candidate{c.Player, c.Intent.Priority(), s.Wins(c.Player), ss.claimedAt[c.Player]})
+		if h.Schedule.MemberOf(ss.x.ID, c.Player) {
+			cs = append(cs, candidate{c.Player, c.Intent.Priority(), 0, ss.claimedAt[c.Player]})
 		}
 	}
-	return oracle(ss.x.Quantity, cs)
+	closed := len(h.Events)
+	if i := slices.IndexFunc(ss.views, func(v lootfaults.Event) bool { return v.Detail.Record.Status == lootfaults.Statuses.Closed }); i >= 0 {
+		closed = ss.views[i].Seq
+	}
+	moments := []int{ss.freeze.Seq}
+	for _, e := range h.Events[ss.freeze.Seq:closed] {
+		if e.Kind == lootfaults.Events.Fair || (e.Kind == lootfaults.Events.Item && e.Detail.OK && h.Schedule.CountWins) {
+			moments = append(moments, e.Seq+1)
+		}
+	}
+	var out [][]lootfaults.PlayerID
+	for _, at := range moments {
+		for i := range cs {
+			cs[i].wins = h.WinsAt(cs[i].player, at)
+		}
+		out = append(out, oracle(ss.x.Quantity, cs))
+	}
+	return out
 }
 
 // replay is what the oracle makes of the design's own evidence: the

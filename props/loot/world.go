@@ -144,8 +144,21 @@ func groundTruth(h engine.History[lootfaults.Schedule, lootfaults.Detail]) strin
 		fmt.Fprintf(&b, ", lock clock %+v", s.LockSkew)
 	}
 	b.WriteString("\nsessions:\n")
+	if s.CountWins {
+		b.WriteString("(every item applied counts as its player's win)\n")
+	}
 	for _, x := range s.Sessions {
-		fmt.Fprintf(&b, "  x%-3d %d item(s), deadline %s\n", x.ID, x.Quantity, x.Deadline)
+		fmt.Fprintf(&b, "  x%-3d %d item(s), deadline %s", x.ID, x.Quantity, x.Deadline)
+		if x.Code != "" {
+			fmt.Fprintf(&b, ", loot %s", x.Code)
+		}
+		if x.Members != nil {
+			fmt.Fprintf(&b, ", team %v", x.Members)
+		}
+		for _, f := range x.Bumps {
+			fmt.Fprintf(&b, ", at its freeze player %d +%d wins", f.Player, f.Wins)
+		}
+		b.WriteByte('\n')
 	}
 	b.WriteString("requests:\n")
 	for _, r := range s.Requests {
@@ -169,6 +182,8 @@ func eventText(_ engine.History[lootfaults.Schedule, lootfaults.Detail], e lootf
 			res = "applied"
 		}
 		return fmt.Sprintf("x%d's item to player %d, key %s: %s%s", d.Session, d.Player, d.Key, res, errs)
+	case lootfaults.Events.Fair:
+		return fmt.Sprintf("player %d's fairness record +%d wins (x%d froze)", d.Player, d.Wins, d.Session)
 	case lootfaults.Events.Lock:
 		switch e.Op {
 		case lootfaults.Events.LockGet:

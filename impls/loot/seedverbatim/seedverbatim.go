@@ -64,9 +64,9 @@ var declaration = engine.Declaration{
 		Props:    []engine.Property{lootfaults.Properties.NoOverGrant},
 		Why:      "a cancel between lockForSettle and markClosed (the state table allows SETTLING -> CANCELED) is not seen by the settler, whose insertGrantIgnore writes PENDING grants and whose markClosed matches nothing; the compensation job delivers PENDING grants without looking at the session, so the canceled session delivers",
 	}, {
-		Families: []engine.Family{lootfaults.Families.Outsider},
+		Families: []engine.Family{lootfaults.Families.Outsider, lootfaults.Families.TeamChange},
 		Props:    []engine.Property{lootfaults.Properties.NoOverGrant, lootfaults.Properties.RuleOrder, lootfaults.Properties.MembersOnly},
-		Why:      "submitIntent never checks the team, so an outsider's claim is recorded, ranked and, when it ranks first, granted and delivered in a member's place",
+		Why:      "submitIntent never checks the team, so an outsider's claim (in team-change, the claim of a member who left the team before the session opened, outside its snapshot) is recorded, ranked and, when it ranks first, granted and delivered in a member's place",
 	}, {
 		Families: []engine.Family{lootfaults.Families.Ties},
 		Props:    []engine.Property{lootfaults.Properties.RuleOrder, lootfaults.Properties.Replayable},

@@ -92,9 +92,9 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference whose claim is not judged against the team snapshot: source 004's submitIntent, which checks status and deadline but never membership (a claim with a known session number is enough).",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.Families.Outsider},
+				Families: []engine.Family{lootfaults.Families.Outsider, lootfaults.Families.TeamChange},
 				Props:    []engine.Property{lootfaults.Properties.NoLostGrant, lootfaults.Properties.MembersOnly},
-				Why:      "an outsider's claim is recorded (the team snapshot is never read); the reference's settler then refuses to record a result its own audit would not replay (Decide replays the snapshot, and a non-member's claim fails it), so every settle and takeover stops there and the session stays SETTLING with no winner served: the write-time check is what keeps the settle possible",
+				Why:      "an outsider's claim (in team-change, that of a member who left before the session opened, outside its snapshot) is recorded (the team snapshot is never read); the reference's settler then refuses to record a result its own audit would not replay (Decide replays the snapshot, and a non-member's claim fails it), so every settle and takeover stops there and the session stays SETTLING with no winner served: the write-time check is what keeps the settle possible",
 			}},
 		},
 	}
