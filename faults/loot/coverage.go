@@ -30,6 +30,7 @@ const (
 	reachedTie          = "tie"                 // two claims of one intent and fairness in a session arrived in one second
 	reachedQuantity     = "quantity"            // a claim arrived for a session of several items
 	reachedCompInPause  = "compensate-in-pause" // a compensate request arrived while a settle of a CLOSED session was paused
+	reachedIntentChange = "intent-change"       // a claim arrived with another intent than its player's previous claim in its session
 )
 
 // Reached lists every name coverageOf counts, in the order reports show
@@ -38,6 +39,7 @@ var reachedNames = []string{
 	reachedCrash, reachedCrashInRecov, reachedFail, reachedTimeout, reachedPause, reachedGiveUp,
 	reachedRecoverItem, reachedDupClaim, reachedOtherNode, reachedOverlap, reachedEarly, reachedAtDeadline,
 	reachedSkewed, reachedLockExpired, reachedStalledTrig, reachedForeignDel, reachedCancel, reachedOutsider, reachedTie, reachedQuantity, reachedCompInPause,
+	reachedIntentChange,
 }
 
 // exercises is what each family exists to make happen: a cell whose runs
@@ -57,7 +59,8 @@ var reachedNames = []string{
 // (at a call the design made: every design makes calls), a cancel, an
 // outsider's claim, two claims in one second, a drop of several items, a
 // compensation tick while a settler whose session the world saw CLOSED
-// was stalled (a settler still delivering).
+// was stalled (a settler still delivering), a claim arriving with another
+// intent than its player's previous one.
 var exercises = map[engine.Family][]string{
 	Families.DuplicateClaim:   {reachedDupClaim},
 	Families.ConcurrentSettle: {reachedOverlap},
@@ -73,6 +76,7 @@ var exercises = map[engine.Family][]string{
 	Families.Ties:             {reachedTie},
 	Families.Quantity:         {reachedQuantity},
 	Families.CompensationRace: {reachedPause, reachedCompInPause},
+	Families.IntentChange:     {reachedIntentChange},
 }
 
 // exercisesOf is what plain family f exists to make happen.
@@ -103,6 +107,7 @@ func coverageOf(h History) engine.Coverage {
 	locks := map[string]holder{}
 	got := map[int]string{}                   // attempt -> the token its last lock-get read
 	lastClaim := map[[3]int64]time.Duration{} // (session, intent priority, wins) -> last claim arrival
+	intentOf := map[[2]int64]Intent{}         // (session, player) -> the intent of its last claim arrival
 	for _, e := range h.Events {
 		switch e.Kind {
 		case engine.EvArrive:
@@ -147,6 +152,11 @@ func coverageOf(h History) engine.Coverage {
 				if x.Quantity > 1 {
 					c[reachedQuantity]++
 				}
+				k := [2]int64{int64(r.Session), int64(r.Player)}
+				if in, ok := intentOf[k]; ok && in != r.Intent {
+					c[reachedIntentChange]++
+				}
+				intentOf[k] = r.Intent
 				if p := r.Intent.Priority(); p > 0 && arrivals[id] == 1 {
 					k := [3]int64{int64(r.Session), int64(p), s.Wins(r.Player)}
 					if last, ok := lastClaim[k]; ok && e.At/time.Second == last/time.Second {

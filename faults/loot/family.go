@@ -31,18 +31,21 @@ var Families = struct {
 	Ties             engine.Family // equal priority and fairness, claims in the same second or instant
 	Quantity         engine.Family // several items, sometimes more than claimants
 	CompensationRace engine.Family // compensation runs while a settler, stalled, is still delivering
+	IntentChange     engine.Family // members change their intent during the claim window, up, down, back, or repeat it
 }{
 	Clean: "clean", DuplicateClaim: "duplicate-claim", ConcurrentSettle: "concurrent-settle",
 	EarlySettle: "early-settle", LateClaim: "late-claim", LockExpiry: "lock-expiry",
 	ClockSkew: "clock-skew", Crash: "crash", StoreError: "store-error",
 	TimeoutSuccess: "timeout-after-success", CancelRace: "cancel-race", Outsider: "outsider",
 	Ties: "ties", Quantity: "quantity", CompensationRace: "compensation-race",
+	IntentChange: "intent-change",
 }
 
 // families lists every family in column order (World.Families).
 var families = []engine.Family{
 	Families.Clean, Families.DuplicateClaim, Families.ConcurrentSettle, Families.EarlySettle, Families.LateClaim, Families.LockExpiry, Families.ClockSkew,
 	Families.Crash, Families.StoreError, Families.TimeoutSuccess, Families.CancelRace, Families.Outsider, Families.Ties, Families.Quantity, Families.CompensationRace,
+	Families.IntentChange,
 }
 
 var familyDocs = map[engine.Family]string{
@@ -61,6 +64,7 @@ var familyDocs = map[engine.Family]string{
 	Families.Ties:             "claims of equal priority and fairness in the same second, or at the same instant",
 	Families.Quantity:         "several items drop, sometimes more than there are claimants",
 	Families.CompensationRace: "the compensation job runs while a stalled settler is still delivering",
+	Families.IntentChange:     "members send 1..3 further claims in the window: another intent (an upgrade, a downgrade, back to an earlier one) or the same again, on either node",
 }
 
 // familyDoc is f's one-line meaning (a joined family's parts', joined).

@@ -47,6 +47,7 @@ type preset struct {
 	duplicate, concurrentSettle, early, late, lockExpiry, skew bool
 	crash, storeError, timeout, cancel, outsider, ties         bool
 	quantity, compensation                                     bool
+	intentChange                                               bool
 }
 
 // presetOf returns the preset of a family, or of a Join of families; the
@@ -87,6 +88,8 @@ func presetOf(f engine.Family) preset {
 			p.quantity = true
 		case Families.CompensationRace:
 			p.compensation = true
+		case Families.IntentChange:
+			p.intentChange = true
 		}
 	}
 	return p

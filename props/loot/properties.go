@@ -221,8 +221,11 @@ func checkFrozenClaims(h lootfaults.History) engine.Verdict {
 
 // checkRuleOrder: a closed session's winners are the oracle's: the top
 // quantity of the frozen claims of members by priority, fairness (the
-// server's), claim time (when the world saw the claim written) and player
-// id.
+// server's), claim time and player id. The claim time is when the world
+// saw the player's row take its current intent: a repeat of the same
+// intent keeps it, a change (up or down) moves it to the change's write,
+// so an early GREED upgraded to NEED late ranks after every NEED declared
+// in between (the oracle's doc gives the argument from source 004 §4.4).
 func checkRuleOrder(h lootfaults.History) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range observe(h) {
