@@ -33,6 +33,7 @@ const (
 	reachedSharedLoot   = "shared-loot"         // a claim arrived for a session whose loot code an earlier session has
 	reachedTeamChange   = "team-change"         // a claim arrived by a player in one of its session's and the previous session's team snapshots, not both
 	reachedFairChange   = "fair-change"         // the fairness record of a player changed during the run
+	reachedIntentChange = "intent-change"       // a claim arrived with another intent than its player's previous claim in its session
 )
 
 // Reached lists every name coverageOf counts, in the order reports show
@@ -42,6 +43,7 @@ var reachedNames = []string{
 	reachedRecoverItem, reachedDupClaim, reachedOtherNode, reachedOverlap, reachedEarly, reachedAtDeadline,
 	reachedSkewed, reachedLockExpired, reachedStalledTrig, reachedForeignDel, reachedCancel, reachedOutsider, reachedTie, reachedQuantity, reachedCompInPause,
 	reachedSharedLoot, reachedTeamChange, reachedFairChange,
+	reachedIntentChange,
 }
 
 // exercises is what each family exists to make happen: a cell whose runs
@@ -64,7 +66,8 @@ var reachedNames = []string{
 // was stalled (a settler still delivering), a claim on a session whose
 // loot code an earlier one dropped, a claim by a player whom one of two
 // sessions' snapshots holds and the other not, a fairness record that
-// changed (an item counted as a win, or a change at a freeze).
+// changed (an item counted as a win, or a change at a freeze), a claim
+// arriving with another intent than its player's previous one.
 var exercises = map[engine.Family][]string{
 	Families.DuplicateClaim:   {reachedDupClaim},
 	Families.ConcurrentSettle: {reachedOverlap},
@@ -83,6 +86,7 @@ var exercises = map[engine.Family][]string{
 	Families.SharedLoot:       {reachedSharedLoot},
 	Families.TeamChange:       {reachedTeamChange},
 	Families.FairChange:       {reachedFairChange},
+	Families.IntentChange:     {reachedIntentChange},
 }
 
 // exercisesOf is what plain family f exists to make happen.
@@ -113,6 +117,7 @@ func coverageOf(h History) engine.Coverage {
 	locks := map[string]holder{}
 	got := map[int]string{}                   // attempt -> the token its last lock-get read
 	lastClaim := map[[3]int64]time.Duration{} // (session, intent priority, wins) -> last claim arrival
+	intentOf := map[[2]int64]Intent{}         // (session, player) -> the intent of its last claim arrival
 	for _, e := range h.Events {
 		switch e.Kind {
 		case engine.EvArrive:
@@ -163,6 +168,11 @@ func coverageOf(h History) engine.Coverage {
 				if r.Session > 0 && s.MemberOf(r.Session, r.Player) != s.MemberOf(r.Session-1, r.Player) {
 					c[reachedTeamChange]++
 				}
+				k := [2]int64{int64(r.Session), int64(r.Player)}
+				if in, ok := intentOf[k]; ok && in != r.Intent {
+					c[reachedIntentChange]++
+				}
+				intentOf[k] = r.Intent
 				if p := r.Intent.Priority(); p > 0 && arrivals[id] == 1 {
 					k := [3]int64{int64(r.Session), int64(p), s.Wins(r.Player)}
 					if last, ok := lastClaim[k]; ok && e.At/time.Second == last/time.Second {

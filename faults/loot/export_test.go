@@ -16,4 +16,5 @@ const (
 	RuleCancels   = ruleCancels
 	RuleClocks    = ruleClocks
 	RulePauses    = rulePauses
+	RuleIntents   = ruleIntents
 )

@@ -34,6 +34,7 @@ var Families = struct {
 	SharedLoot       engine.Family // two sessions drop the same loot code
 	TeamChange       engine.Family // the team changes between two sessions: a member leaves, a new one joins
 	FairChange       engine.Family // the fairness record changes during a run: wins counted, changes mid-settle
+	IntentChange     engine.Family // members change their intent during the claim window, up, down, back, or repeat it
 }{
 	Clean: "clean", DuplicateClaim: "duplicate-claim", ConcurrentSettle: "concurrent-settle",
 	EarlySettle: "early-settle", LateClaim: "late-claim", LockExpiry: "lock-expiry",
@@ -41,6 +42,7 @@ var Families = struct {
 	TimeoutSuccess: "timeout-after-success", CancelRace: "cancel-race", Outsider: "outsider",
 	Ties: "ties", Quantity: "quantity", CompensationRace: "compensation-race",
 	SharedLoot: "shared-loot", TeamChange: "team-change", FairChange: "fair-change",
+	IntentChange: "intent-change",
 }
 
 // families lists every family in column order (World.Families).
@@ -48,6 +50,7 @@ var families = []engine.Family{
 	Families.Clean, Families.DuplicateClaim, Families.ConcurrentSettle, Families.EarlySettle, Families.LateClaim, Families.LockExpiry, Families.ClockSkew,
 	Families.Crash, Families.StoreError, Families.TimeoutSuccess, Families.CancelRace, Families.Outsider, Families.Ties, Families.Quantity, Families.CompensationRace,
 	Families.SharedLoot, Families.TeamChange, Families.FairChange,
+	Families.IntentChange,
 }
 
 var familyDocs = map[engine.Family]string{
@@ -69,6 +72,7 @@ var familyDocs = map[engine.Family]string{
 	Families.SharedLoot:       "two sessions drop the same loot code: the same boss drops the same item twice",
 	Families.TeamChange:       "the team changes between two sessions: a member leaves, a new one joins, and both claim",
 	Families.FairChange:       "the fairness record counts every win, and changes while a session settles",
+	Families.IntentChange:     "members send 1..3 further claims in the window: another intent (an upgrade, a downgrade, back to an earlier one) or the same again, on either node",
 }
 
 // familyDoc is f's one-line meaning (a joined family's parts', joined).

@@ -48,6 +48,7 @@ type preset struct {
 	crash, storeError, timeout, cancel, outsider, ties         bool
 	quantity, compensation                                     bool
 	sharedLoot, teamChange, fairChange                         bool
+	intentChange                                               bool
 }
 
 // presetOf returns the preset of a family, or of a Join of families; the
@@ -94,6 +95,8 @@ func presetOf(f engine.Family) preset {
 			p.teamChange = true
 		case Families.FairChange:
 			p.fairChange = true
+		case Families.IntentChange:
+			p.intentChange = true
 		}
 	}
 	return p

@@ -18,13 +18,13 @@ import (
 func (g *gen) nodes() { g.s.Nodes = g.draw(2, 3, "nodes") }
 
 // team draws the team snapshot, 3..4 members, and each member's fairness
-// record: 0..2 wins, 0 where rapid shrinks to; all 0 for ties, so claims
-// of one intent compare by time alone.
+// record: 0..2 wins, 0 where rapid shrinks to; all 0 for ties and
+// intent-change, so claims of one intent compare by time alone.
 func (g *gen) team() {
 	members := g.draw(3, 4, "members")
 	for m := 1; m <= members; m++ {
 		g.s.Team = append(g.s.Team, PlayerID(m))
-		if w := g.draw(0, 2, "wins"); w > 0 && !g.p.ties {
+		if w := g.draw(0, 2, "wins"); w > 0 && !g.p.ties && !g.p.intentChange {
 			g.s.Fairness = append(g.s.Fairness, Fair{PlayerID(m), int64(w)})
 		}
 	}
@@ -78,6 +78,7 @@ var sessionSteps = []genStep{
 	{func(p preset) bool { return p.sharedLoot }, (*gen).sharedLoot},
 	{func(p preset) bool { return p.teamChange }, (*gen).teamChange},
 	{func(p preset) bool { return p.fairChange }, (*gen).fairChange},
+	{func(p preset) bool { return p.intentChange }, (*gen).intentChanges},
 }
 
 // session is the session the session steps are drawing.

@@ -21,6 +21,7 @@ const (
 	ruleCancels   worldRule = "cancels"   // family rule: only cancel-race cancels
 	ruleClocks    worldRule = "clocks"    // family rule: only clock-skew skews a clock
 	rulePauses    worldRule = "pauses"    // family rule: only lock-expiry, compensation-race and late-claim pause a node
+	ruleIntents   worldRule = "intents"   // family rule: only intent-change has a player send two claim requests in one session
 )
 
 // worldError is a schedule outside the world model: the rule and what
@@ -37,7 +38,8 @@ func (e *worldError) Error() string { return fmt.Sprintf("the world rule %s: %s"
 // triggered by at least one settle (the game server and its scheduler do
 // their part); every request delivered at least once (an at-least-once
 // sender sends what it has); and the family rules (outsiders, cancels,
-// skewed clocks and pauses only in their families). It assumes a schedule
+// skewed clocks, pauses and a player's second claim only in their
+// families). It assumes a schedule
 // validate accepts. Generators satisfy it; a shrinker keeps it by
 // rejecting the candidates it rejects.
 func checkWorld(s Schedule) error {
@@ -116,6 +118,22 @@ func checkWorld(s Schedule) error {
 	}
 	if s.HasPause() && !has(Families.LockExpiry) && !has(Families.CompensationRace) && !has(Families.LateClaim) {
 		return &worldError{rulePauses, "a node pauses: only lock-expiry, compensation-race and late-claim pause nodes"}
+	}
+	if !has(Families.IntentChange) {
+		// A player's second claim (another intent, or the same sent
+		// anew) is intent-change's business; a copy or retry of one claim
+		// is one request, every family's.
+		claimOf := map[[2]int64]int{} // (session, player) -> its claim request
+		for _, r := range s.Requests {
+			if r.Kind != Kinds.ClaimItem {
+				continue
+			}
+			k := [2]int64{int64(r.Session), int64(r.Player)}
+			if other, dup := claimOf[k]; dup {
+				return &worldError{ruleIntents, fmt.Sprintf("r%d and r%d are both player %d's claims on x%d: only intent-change has a player claim again", other, r.ID, r.Player, r.Session)}
+			}
+			claimOf[k] = r.ID
+		}
 	}
 	return nil
 }

@@ -93,6 +93,10 @@ func TestCheckWorldNamesTheRule(t *testing.T) {
 		{"a stall", func(s *lootfaults.Schedule) {
 			s.Faults = []engine.Fault{{Attempt: 3, Effect: 0, Kind: engine.Pause, For: time.Second, OnDelivery: true}}
 		}, lootfaults.RulePauses},
+		{"a player's second claim", func(s *lootfaults.Schedule) {
+			s.Requests = append(s.Requests, lootfaults.Request{ID: 4, Kind: lootfaults.Kinds.ClaimItem, Player: 1, Intent: lootfaults.Intents.Greed})
+			s.Deliveries = slices.Insert(s.Deliveries, 3, engine.Delivery{At: 5 * time.Second, Msg: 4})
+		}, lootfaults.RuleIntents},
 	} {
 		s := base(lootfaults.Families.Clean)
 		c.edit(&s)

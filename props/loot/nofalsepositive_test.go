@@ -271,7 +271,9 @@ func (n owNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 				return lootfaults.Already
 			}
 			if i >= 0 {
-				x.claims[i].Intent = r.Intent
+				// A change takes the change's time: the claim time is the
+				// current intent's (checkRuleOrder).
+				x.claims[i].Intent, x.claims[i].At = r.Intent, now
 				return lootfaults.Accepted
 			}
 			x.claims = append(x.claims, lootfaults.Claim{Player: r.Player, Intent: r.Intent, At: now, Fair: wins})

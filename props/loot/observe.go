@@ -17,9 +17,14 @@ type seen struct {
 	// skips SETTLING): the moment the claim set froze; frozen its claims.
 	freeze *lootfaults.Event
 	frozen []lootfaults.Claim
-	// claimedAt is when each player's claim row first appeared, by the
-	// database's clock (the time of the store call that wrote it).
+	// claimedAt is when each player's claim row last took its current
+	// intent, by the database's clock (the time of the store call that
+	// wrote it): a view that shows the row with another intent than the
+	// view before moves it, one that shows the same intent keeps it (the
+	// claim time rule: checkRuleOrder's doc). intent is the intent the
+	// views last showed.
 	claimedAt map[lootfaults.PlayerID]time.Duration
+	intent    map[lootfaults.PlayerID]lootfaults.Intent
 	// final is the record at the end; canceled whether it was ever
 	// CANCELED.
 	final    lootfaults.Record
@@ -32,7 +37,7 @@ type seen struct {
 func observe(h lootfaults.History) []*seen {
 	out := make([]*seen, len(h.Schedule.Sessions))
 	for i, x := range h.Schedule.Sessions {
-		out[i] = &seen{x: x, claimedAt: map[lootfaults.PlayerID]time.Duration{}}
+		out[i] = &seen{x: x, claimedAt: map[lootfaults.PlayerID]time.Duration{}, intent: map[lootfaults.PlayerID]lootfaults.Intent{}}
 	}
 	for i := range h.Events {
 		e := &h.Events[i]
@@ -46,8 +51,8 @@ func observe(h lootfaults.History) []*seen {
 			ss.views = append(ss.views, *e)
 			ss.final = *rec
 			for _, c := range rec.Claims {
-				if _, ok := ss.claimedAt[c.Player]; !ok {
-					ss.claimedAt[c.Player] = e.At
+				if in, ok := ss.intent[c.Player]; !ok || in != c.Intent {
+					ss.claimedAt[c.Player], ss.intent[c.Player] = e.At, c.Intent
 				}
 			}
 			if ss.freeze == nil && (rec.Status == lootfaults.Statuses.Settling || rec.Status == lootfaults.Statuses.Closed) {

@@ -22,6 +22,16 @@ type candidate struct {
 // descending, wins ascending, claim time ascending and, last, player id
 // ascending, so the order is total; a player wins at most once. It
 // returns the winners in rank order.
+//
+// A claim's time is when its current intent was declared (seen.claimedAt),
+// not when its row first appeared: §4.4's third key is "first come, first
+// served" among claims of equal priority, and a claim's priority is its
+// intent, so its place is the intent's. Ranking by first appearance would
+// let a player hold an early place with a PASS or GREED sent the instant
+// claims open and upgrade to NEED at the last moment, ahead of everyone who
+// declared NEED in between: the tie-break would reward a bot's reflex, the
+// free-for-all §2.1 calls the least fair, not the decision §9 says the
+// record is for. A repeat of the same intent (a retry) keeps the time.
 func oracle(quantity int, cs []candidate) []lootfaults.PlayerID {
 	cs = slices.DeleteFunc(slices.Clone(cs), func(c candidate) bool { return c.prio == 0 })
 	slices.SortFunc(cs, func(a, b candidate) int {
@@ -38,7 +48,7 @@ func oracle(quantity int, cs []candidate) []lootfaults.PlayerID {
 
 // truths are what the oracle says the session's winners may be: its
 // frozen claims of members of its snapshot, with the times the world saw
-// them written, ranked under the server's fairness record as of one
+// their current intents written, ranked under the server's fairness record as of one
 // moment of the settle (checkRuleOrder says why): the record at the freeze
 // first, then after each change of it up to the first record of the
 // session CLOSED.

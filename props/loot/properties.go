@@ -221,8 +221,11 @@ func checkFrozenClaims(h lootfaults.History) engine.Verdict {
 
 // checkRuleOrder: a closed session's winners are the oracle's: the top
 // quantity of the frozen claims of members of its snapshot by priority,
-// fairness (the server's), claim time (when the world saw the claim
-// written) and player id.
+// fairness (the server's), claim time and player id. The claim time is when the world
+// saw the player's row take its current intent: a repeat of the same
+// intent keeps it, a change (up or down) moves it to the change's write,
+// so an early GREED upgraded to NEED late ranks after every NEED declared
+// in between (the oracle's doc gives the argument from source 004 §4.4).
 //
 // The fairness is the server's record at settle time. Source 004 ranks at
 // the settle ("服务端排序结算", its selectRanked after the lockForSettle

@@ -120,9 +120,14 @@ func (n tinyNode) Handle(_ time.Time, r lootfaults.Req) (engine.Ack, error) {
 			if x == nil || x.status != lootfaults.Statuses.Claiming || !now.Before(x.spec.Deadline) || !slices.Contains(x.spec.Members, r.Player) {
 				return lootfaults.Refused
 			}
-			if !slices.ContainsFunc(x.claims, func(c lootfaults.Claim) bool { return c.Player == r.Player }) {
+			switch i := slices.IndexFunc(x.claims, func(c lootfaults.Claim) bool { return c.Player == r.Player }); {
+			case i < 0:
 				x.claims = append(x.claims, lootfaults.Claim{Player: r.Player, Intent: r.Intent, At: now, Fair: n.env.Wins(r.Player)})
 				slices.SortFunc(x.claims, func(a, b lootfaults.Claim) int { return cmp.Compare(a.Player, b.Player) })
+			case x.claims[i].Intent != r.Intent:
+				// A change takes the change's time: the claim time is the
+				// current intent's (checkRuleOrder); a repeat keeps it.
+				x.claims[i].Intent, x.claims[i].At = r.Intent, now
 			}
 			return lootfaults.Accepted
 		})

@@ -105,7 +105,7 @@ var propertyDocs = map[engine.Property]string{
 	lootfaults.Properties.NoDupGrant:   "no player gets a session's item twice",
 	lootfaults.Properties.NoLostGrant:  "after the drain every session that took claims is CLOSED or CANCELED, every winner holds its item, and no request a patient sender kept resending went unanswered",
 	lootfaults.Properties.FrozenClaims: "a claim answered accepted before the freeze is in the set the result came from (a PASS may be left out: it never wins); none is answered so after it",
-	lootfaults.Properties.RuleOrder:    "the winners are the rule's top N of the frozen claims (priority, fewest wins, earliest claim, lowest id)",
+	lootfaults.Properties.RuleOrder:    "the winners are the rule's top N of the frozen claims (priority, fewest wins, earliest claim of the current intent, lowest id)",
 	lootfaults.Properties.Replayable:   "the recorded evidence (the valid claims, NEED and GREED, as the source's 4.6 lists; PASS rows optional) replays to the recorded winners, which are the grants, from the claims that froze",
 	lootfaults.Properties.MembersOnly:  "no claim of a player outside the team snapshot is recorded",
 	lootfaults.Properties.OnTime:       "no session starts settling before its deadline by the database's clock",

@@ -80,6 +80,11 @@ const DefaultBatch = 64
 //
 //   - A claim's status, deadline and membership are checked in its write,
 //     not before it, so no claim lands after settling began or from outside.
+//   - The claim time is the current intent's: a change moves it, a repeat
+//     keeps it (the document's ON DUPLICATE KEY UPDATE keeps created_at, so
+//     an early GREED upgraded late would rank before every NEED declared in
+//     between: "first come, first served" would reward a reflex, not the
+//     decision).
 //   - Deadlines and leases are judged by the database's clock alone; times
 //     are kept in UTC at microseconds (DATETIME's seconds make ties).
 //   - The claimant comes from the Caller and fairness from the server.

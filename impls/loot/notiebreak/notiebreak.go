@@ -39,6 +39,9 @@ func (Design) Name() string { return Name }
 // Declare implements engine.Declarer.
 func (Design) Declare() engine.Declaration { return declaration }
 
+// It holds in intent-change: its claims are the reference's (a change takes
+// the change's time), and two claims there never share an instant (each
+// starts in a second of its own), so its missing final key never decides.
 var declaration = engine.Declaration{
 	Doc: "The reference ranking by priority, fairness and claim time only, as source 004's ORDER BY does (\"三级排序之后结果唯一，不存在并列\": after three levels the result is unique, it says), with the frozen claims read in row order. Claim times are kept at microseconds by the database's clock, so only claims written at one instant tie.",
 	Fails: []engine.Expect{{

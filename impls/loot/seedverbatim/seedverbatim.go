@@ -68,6 +68,10 @@ var declaration = engine.Declaration{
 		Props:    []engine.Property{lootfaults.Properties.NoOverGrant, lootfaults.Properties.RuleOrder, lootfaults.Properties.MembersOnly},
 		Why:      "submitIntent never checks the team, so an outsider's claim (in team-change, the claim of a member who left the team before the session opened, outside its snapshot) is recorded, ranked and, when it ranks first, granted and delivered in a member's place",
 	}, {
+		Families: []engine.Family{lootfaults.Families.IntentChange},
+		Props:    []engine.Property{lootfaults.Properties.RuleOrder},
+		Why:      "upsertIntent's ON DUPLICATE KEY UPDATE replaces intent_type and priority but keeps created_at, so a player who claimed early and changes its intent later ranks by its first row's time: an upgrade to NEED after another member's NEED ranks first, where the rule (the current intent's time) ranks it after; the rows it ranks are the rows it records, so a recompute agrees with it (Replayable holds), and nothing else in the family (one node's clock, no faults, claims in distinct seconds) touches another of its defects",
+	}, {
 		Families: []engine.Family{lootfaults.Families.Ties},
 		Props:    []engine.Property{lootfaults.Properties.RuleOrder, lootfaults.Properties.Replayable},
 		Why:      "created_at is a DATETIME, so claims in one second tie, and selectRanked's ORDER BY has no final key: the tie falls to whatever order the database returns: row order in memory, the order the claims were written in, not the rule's (at one instant, whichever node wrote first), and on MariaDB 10.11 often the unique key's (session, player) order, another order again, so a run can fail RuleOrder there and Replayable here; recomputing the session from its rows breaks the tie otherwise (the document's \"recompute and get the same result\" fails), and no snapshot records what was decided",

@@ -51,7 +51,10 @@ func checkClaimUpsertConcurrent(t *testing.T, e *env) {
 }
 
 // checkClaimRetry: a repeat of the same intent changes nothing (not even
-// the claim time); another intent replaces it and takes the store's now.
+// the claim time); another intent, up or down, replaces it and takes the
+// store's now (the claim time is the current intent's: a GREED sent early
+// and upgraded late must not keep its early place), which a repeat of the
+// new intent keeps in turn.
 func checkClaimRetry(t *testing.T, e *env) {
 	s := e.store(t)
 	sess := e.claiming(t, s, 1, team(3))
@@ -71,9 +74,18 @@ func checkClaimRetry(t *testing.T, e *env) {
 	if err != nil || created || changed.Intent != loot.Need || !changed.At.Equal(now) {
 		t.Errorf("changed Claim = %+v created %v, %v; want NEED at the store's now %v, created false", changed, created, err, now)
 	}
+	e.advance(t, time.Millisecond)
+	if again, _, err := s.Claim(ctx(t), sess.No, p, loot.Need); err != nil || !again.At.Equal(now) {
+		t.Errorf("repeated changed Claim = %+v, %v; want NEED at the change's time %v", again, err, now)
+	}
+	e.advance(t, time.Millisecond)
+	down := loot.StoreTime(e.now(t))
+	if back, _, err := s.Claim(ctx(t), sess.No, p, loot.Greed); err != nil || back.Intent != loot.Greed || !back.At.Equal(down) {
+		t.Errorf("Claim back to GREED = %+v, %v; want GREED at the store's now %v", back, err, down)
+	}
 	pass := mustClaim(t, s, sess.No, q, loot.Pass)
 	want := []loot.Claim{
-		{Session: sess.No, Player: p, Intent: loot.Need, At: now},
+		{Session: sess.No, Player: p, Intent: loot.Greed, At: down},
 		{Session: sess.No, Player: q, Intent: loot.Pass, At: pass.At},
 	}
 	if d := cmp.Diff(want, claims(t, s, sess.No)); d != "" {

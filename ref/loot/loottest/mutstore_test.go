@@ -32,6 +32,7 @@ const (
 	mutSettleDeadlineExclusive mutation = "settle-deadline-exclusive"  // deadline_at < NOW(6)
 	mutClaimInserts            mutation = "claim-inserts-not-upserts"  // no unique key on (session, player)
 	mutClaimRetryMovesTime     mutation = "claim-retry-moves-time"     // an identical retry takes now
+	mutClaimChangeKeepsTime    mutation = "claim-change-keeps-time"    // the source document's upsert: created_at kept
 	mutClaimNoMembership       mutation = "claim-membership-unchecked" // the source document's code
 	mutClaimNoStatus           mutation = "claim-status-unchecked"     // claims outside CLAIMING
 	mutClaimCheckThenWrite     mutation = "claim-check-then-write"     // checked, then written later
@@ -246,7 +247,7 @@ func (s *mutStore) Claim(ctx context.Context, no string, p loot.PlayerID, in loo
 		pause()
 	}
 	var prev loot.Claim
-	if s.m == mutClaimRetryMovesTime {
+	if s.m == mutClaimRetryMovesTime || s.m == mutClaimChangeKeepsTime {
 		cs, _ := s.Store.Claims(ctx, no)
 		for _, c := range cs {
 			if c.Player == p {
@@ -268,6 +269,9 @@ func (s *mutStore) Claim(ctx context.Context, no string, p loot.PlayerID, in loo
 		s.d.putClaim(c)
 	case err == nil && s.m == mutClaimRetryMovesTime && prev.Intent == in:
 		c.At = s.now()
+		s.d.putClaim(c)
+	case err == nil && s.m == mutClaimChangeKeepsTime && prev.Player == p && prev.Intent != in:
+		c.At = prev.At
 		s.d.putClaim(c)
 	case err == nil && s.m == mutClaimInserts:
 		created = true

@@ -41,6 +41,7 @@ var storeMutants = []struct {
 	{mutSettleDeadlineExclusive, []string{"settle/due-by-store-clock"}},
 	{mutClaimInserts, []string{"claim/one-row-under-20-concurrent"}},
 	{mutClaimRetryMovesTime, []string{"claim/retry-keeps-time-change-moves-it"}},
+	{mutClaimChangeKeepsTime, []string{"claim/retry-keeps-time-change-moves-it"}},
 	{mutClaimNoMembership, []string{"claim/members-only"}},
 	{mutClaimNoStatus, []string{"claim/only-while-claiming"}},
 	{mutClaimCheckThenWrite, []string{"claim/frozen-at-settle"}},

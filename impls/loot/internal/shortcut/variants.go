@@ -10,6 +10,15 @@ import (
 // The shortcut rows, one Row each: the reference with one rule broken, and
 // a declaration that derives its verdicts. impls/loot's All lists them in
 // matrix row order.
+//
+// None declares intent-change, because every row holds there: its claims
+// are table.Store's write, which takes the change's time on another intent
+// and keeps it on a repeat (the rule RuleOrder judges), and the family has
+// none of what a row's one broken rule needs to show: no fault, stall,
+// early or concurrent trigger, cancel, skewed clock or outsider (the
+// world rules keep those in their columns), claims only before second 9
+// (check-then-claim needs a claim stalled at the deadline), and members
+// only (no-membership's claims are the reference's for members).
 var (
 	// SelectThenUpdate is the row "select-then-update": the settle CAS is a
 	// read the application judges, then an unconditional write.
