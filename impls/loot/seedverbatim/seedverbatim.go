@@ -49,8 +49,8 @@ var declaration = engine.Declaration{
 	Doc: "Source 004's logic verbatim: its tables, its LootMapper statements and its submitIntent and LootSettleService.settle as ref/loot/mysql/docsql runs them, in memory (and on MariaDB with -store mysql://, where every cell fails the same properties). Where it holds, the document's own defences do the work: the unique key (session, player) keeps one claim per player, the conditional UPDATE with the database's NOW() keeps settling to one settler after the deadline whatever its lock does (its GET-then-DEL release deletes another settler's lock under lock-expiry, harmlessly), and grants keyed by grant_no keep compensation from delivering twice.",
 	Fails: []engine.Expect{{
 		Families: []engine.Family{lootfaults.Families.LateClaim},
-		Props:    []engine.Property{lootfaults.Properties.FrozenClaims},
-		Why:      "submitIntent checks CLAIMING and the deadline in one statement and upserts in another: a claim handler stalled between them just before the deadline upserts after lockForSettle froze the set, and answers accepted for a claim the result never saw",
+		Props:    []engine.Property{lootfaults.Properties.FrozenClaims, lootfaults.Properties.InWindow},
+		Why:      "submitIntent checks CLAIMING and the deadline in one statement and upserts in another: a claim handler stalled between them just before the deadline upserts after lockForSettle froze the set, and answers accepted for a claim the result never saw; that upsert lands a tick past the deadline by the database's clock (checked a tick before it, stalled 2 ticks), so the claim it answers accepted was written outside the window",
 	}, {
 		Families: []engine.Family{lootfaults.Families.ClockSkew},
 		Props:    []engine.Property{lootfaults.Properties.NoLostGrant, lootfaults.Properties.RuleOrder, lootfaults.Properties.Replayable, lootfaults.Properties.HonestAnswer},

@@ -169,8 +169,8 @@ var (
 			Doc: "The reference whose claim is judged by a read (member, CLAIMING, before the deadline) and written by an unconditional upsert, two statements: source 004's submitIntent (\"先校验后写\").",
 			Fails: []engine.Expect{{
 				Families: []engine.Family{lootfaults.Families.LateClaim},
-				Props:    []engine.Property{lootfaults.Properties.FrozenClaims},
-				Why:      "a claim handler stalled between its check and its upsert, just before the deadline, writes its claim after the settle at the deadline froze the set: the claim is answered accepted although the result was computed without it",
+				Props:    []engine.Property{lootfaults.Properties.FrozenClaims, lootfaults.Properties.InWindow},
+				Why:      "a claim handler stalled between its check and its upsert, just before the deadline, writes its claim after the settle at the deadline froze the set: the claim is answered accepted although the result was computed without it; and its upsert lands at the deadline plus a tick by the database's clock (the check a tick before the deadline, the 2-tick stall after it), so the claim answered accepted was written outside the window (InWindow judges the write's time, which the check before it does not move)",
 			}},
 		},
 	}
