@@ -75,6 +75,7 @@ var sessionSteps = []genStep{
 	{func(p preset) bool { return p.early }, (*gen).earlyTriggers},
 	{func(p preset) bool { return p.cancel }, (*gen).cancel},
 	{func(p preset) bool { return p.crash || p.storeError || p.timeout || p.compensation }, (*gen).compensationTick},
+	{func(p preset) bool { return (p.skew || p.lockExpiry) && !p.late }, (*gen).lateClaimer},
 }
 
 // session is the session the session steps are drawing.

@@ -109,3 +109,31 @@ func TestInWindowJudgesTheWriteNotTheAnswer(t *testing.T) {
 		t.Errorf("a claim written before the deadline and answered accepted after it (answered late: %v) fails %v (go test -run '^TestInWindowJudgesTheWriteNotTheAnswer$' ./props/loot/):\n%v\n%s", late, r.Failed(), r, lootfaults.World.Format(s))
 	}
 }
+
+// TestGeneratorsProduceALateClaim: the generated worlds make both late
+// deciders accept a claim after the deadline and freeze it in before their
+// settle: the no-deadline claim under late-claim (a claim at the deadline
+// instant before the scheduler's settle there), and the node-clock one
+// under clock-skew (a member's claim just after the deadline, on the node
+// whose clock is furthest behind, before the first settle). Each fails
+// InWindow in some schedule of the first seeds.
+func TestGeneratorsProduceALateClaim(t *testing.T) {
+	const seeds = 100 // late-claim catches no-deadline in about 1 seed in 6; the bound leaves room
+	for _, c := range []struct {
+		d lateClaims
+		f engine.Family
+	}{
+		{lateClaims{tiny: tiny{name: "no-deadline"}}, lootfaults.Families.LateClaim},
+		{lateClaims{tiny: tiny{name: "node-clock-deadline"}, nodeClock: true}, lootfaults.Families.ClockSkew},
+	} {
+		caught := false
+		for seed := uint64(1); seed <= seeds && !caught; seed++ {
+			r := lootprops.Judge(lootfaults.Run(c.d, lootfaults.World.Generate(c.f, seed), engine.RunOptions{}))
+			v, _ := r.Verdict(lootfaults.Properties.InWindow)
+			caught = v.Outcome == engine.Fails
+		}
+		if !caught {
+			t.Errorf("%s holds InWindow under %s for seeds 1..%d: no generated claim lands after the deadline before a settle (go test -run '^TestGeneratorsProduceALateClaim$' ./props/loot/)", c.d.name, c.f, seeds)
+		}
+	}
+}

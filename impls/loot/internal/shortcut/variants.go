@@ -154,8 +154,8 @@ var (
 			Doc: "The reference judging deadlines by the node's clock instead of the database's, in the claim's write and the settle CAS: source 004's submitIntent compares with LocalDateTime.now() on the node serving the request.",
 			Fails: []engine.Expect{{
 				Families: []engine.Family{lootfaults.Families.ClockSkew},
-				Props:    []engine.Property{lootfaults.Properties.OnTime, lootfaults.Properties.HonestAnswer},
-				Why:      "a node whose clock runs ahead judges the deadline passed before the database's clock reaches it: its scheduler's trigger wins the CAS early, and the claim window closes seconds short on it: a member's claim there is refused as too late while the session is CLAIMING before its deadline, so the player loses the item without anything recording it (claims stay stamped by the database's clock, so the ranking stands)",
+				Props:    []engine.Property{lootfaults.Properties.OnTime, lootfaults.Properties.InWindow, lootfaults.Properties.HonestAnswer},
+				Why:      "a node whose clock runs ahead judges the deadline passed before the database's clock reaches it: its scheduler's trigger wins the CAS early, and the claim window closes seconds short on it: a member's claim there is refused as too late while the session is CLAIMING before its deadline, so the player loses the item without anything recording it (claims stay stamped by the database's clock, so the ranking stands); and a node whose clock runs behind keeps the window open past the database's deadline: a member's claim there at the deadline or just after it (clock-skew's late claimer, on the node furthest behind, under the 1s smallest skew) is written and answered accepted, and the settle, not due by that node's clock or coming later from it, freezes it in",
 			}},
 		},
 	}
