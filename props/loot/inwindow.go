@@ -62,8 +62,9 @@ func lastWrite(ws []write, p lootfaults.PlayerID, seq int) (write, bool) {
 // the deadline could land after a lock taken at that same instant.
 func late(x lootfaults.Session, at time.Duration) bool { return at >= x.Deadline }
 
-// checkInWindow: a claim is answered accepted (or already), and lands in
-// the set that froze, only if the write of its row, with that intent,
+// checkInWindow: a claim is answered accepted (or already), and a claim
+// that can win lands in the set that froze, only if the write of its row,
+// with that intent,
 // happened before the session's deadline by the database's clock (late).
 // Source 004's 4.2 makes the deadline one of the four checks of a claim,
 // and 2.3 and 4.3 close the window at the deadline: a claim written after
@@ -111,6 +112,13 @@ func checkInWindow(h lootfaults.History) engine.Verdict {
 			continue
 		}
 		for _, c := range ss.frozen {
+			if !canWin(c) {
+				// A PASS row in the set wins nothing; one a design
+				// writes itself (a member who never answered, recorded
+				// at the freeze) is no claim accepted. A late PASS a
+				// player sent is judged by its answer above.
+				continue
+			}
 			if w, ok := lastWrite(ws[i], c.Player, ss.freeze.Seq); ok && w.intent == c.Intent && late(ss.x, w.view.At) {
 				report(w, ss, -1, []lootfaults.Event{w.view, *ss.freeze}, fmt.Sprintf("froze into the claim set at %s", ss.freeze.At))
 			}

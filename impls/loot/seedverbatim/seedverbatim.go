@@ -50,7 +50,7 @@ var declaration = engine.Declaration{
 	Fails: []engine.Expect{{
 		Families: []engine.Family{lootfaults.Families.LateClaim},
 		Props:    []engine.Property{lootfaults.Properties.FrozenClaims, lootfaults.Properties.InWindow},
-		Why:      "submitIntent checks CLAIMING and the deadline in one statement and upserts in another: a claim handler stalled between them just before the deadline upserts after lockForSettle froze the set, and answers accepted for a claim the result never saw; that upsert lands a tick past the deadline by the database's clock (checked a tick before it, stalled 2 ticks), so the claim it answers accepted was written outside the window",
+		Why:      "submitIntent checks CLAIMING and the deadline in one statement and upserts in another: a claim handler stalled between them just before the deadline upserts after lockForSettle froze the set, and answers accepted for a claim the result never saw; that upsert lands at or past the deadline by the database's clock (checked a tick before it, stalled a tick or more), so the claim it answers accepted was written outside the window",
 	}, {
 		Families: []engine.Family{lootfaults.Families.ClockSkew},
 		Props:    []engine.Property{lootfaults.Properties.NoLostGrant, lootfaults.Properties.RuleOrder, lootfaults.Properties.Replayable, lootfaults.Properties.InWindow, lootfaults.Properties.HonestAnswer},

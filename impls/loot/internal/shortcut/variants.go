@@ -170,7 +170,7 @@ var (
 			Fails: []engine.Expect{{
 				Families: []engine.Family{lootfaults.Families.LateClaim},
 				Props:    []engine.Property{lootfaults.Properties.FrozenClaims, lootfaults.Properties.InWindow},
-				Why:      "a claim handler stalled between its check and its upsert, just before the deadline, writes its claim after the settle at the deadline froze the set: the claim is answered accepted although the result was computed without it; and its upsert lands at the deadline plus a tick by the database's clock (the check a tick before the deadline, the 2-tick stall after it), so the claim answered accepted was written outside the window (InWindow judges the write's time, which the check before it does not move)",
+				Why:      "a claim handler stalled between its check and its upsert, just before the deadline, writes its claim after the settle at the deadline froze the set: the claim is answered accepted although the result was computed without it; and its upsert lands at or past the deadline by the database's clock (the check a tick before the deadline, a stall of a tick or more after it), so the claim answered accepted was written outside the window (InWindow judges the write's time, which the check before it does not move)",
 			}},
 		},
 	}
