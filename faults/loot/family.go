@@ -120,16 +120,16 @@ func checkFamily(f engine.Family) error {
 // the same budget of names.
 var Properties = struct {
 	NoOverGrant, NoDupGrant, NoLostGrant, FrozenClaims, RuleOrder, Replayable,
-	MembersOnly, OnTime, ForwardOnly, HonestAnswer, Responsive engine.Property
+	MembersOnly, OnTime, InWindow, ForwardOnly, HonestAnswer, Responsive engine.Property
 }{
 	NoOverGrant: "NoOverGrant", NoDupGrant: "NoDupGrant", NoLostGrant: "NoLostGrant",
 	FrozenClaims: "FrozenClaims", RuleOrder: "RuleOrder", Replayable: "Replayable",
-	MembersOnly: "MembersOnly", OnTime: "OnTime", ForwardOnly: "ForwardOnly",
+	MembersOnly: "MembersOnly", OnTime: "OnTime", InWindow: "InWindow", ForwardOnly: "ForwardOnly",
 	HonestAnswer: "HonestAnswer", Responsive: "Responsive",
 }
 
 // properties lists every property in report order (World.Properties).
 var properties = []engine.Property{
 	Properties.NoOverGrant, Properties.NoDupGrant, Properties.NoLostGrant, Properties.FrozenClaims, Properties.RuleOrder, Properties.Replayable,
-	Properties.MembersOnly, Properties.OnTime, Properties.ForwardOnly, Properties.HonestAnswer, Properties.Responsive,
+	Properties.MembersOnly, Properties.OnTime, Properties.InWindow, Properties.ForwardOnly, Properties.HonestAnswer, Properties.Responsive,
 }

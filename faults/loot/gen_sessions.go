@@ -79,6 +79,7 @@ var sessionSteps = []genStep{
 	{func(p preset) bool { return p.teamChange }, (*gen).teamChange},
 	{func(p preset) bool { return p.fairChange }, (*gen).fairChange},
 	{func(p preset) bool { return p.intentChange }, (*gen).intentChanges},
+	{func(p preset) bool { return (p.skew || p.lockExpiry) && !p.late }, (*gen).lateClaimer},
 }
 
 // session is the session the session steps are drawing.

@@ -25,6 +25,7 @@ var checkers = map[engine.Property]checker{
 	lootfaults.Properties.Replayable:   checkReplayable,
 	lootfaults.Properties.MembersOnly:  checkMembersOnly,
 	lootfaults.Properties.OnTime:       checkOnTime,
+	lootfaults.Properties.InWindow:     checkInWindow,
 	lootfaults.Properties.ForwardOnly:  checkForwardOnly,
 	lootfaults.Properties.HonestAnswer: checkHonestAnswer,
 	lootfaults.Properties.Responsive:   checkResponsive,

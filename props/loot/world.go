@@ -109,6 +109,7 @@ var propertyDocs = map[engine.Property]string{
 	lootfaults.Properties.Replayable:   "the recorded evidence (the valid claims, NEED and GREED, as the source's 4.6 lists; PASS rows optional) replays to the recorded winners, which are the grants, from the claims that froze",
 	lootfaults.Properties.MembersOnly:  "no claim of a player outside the team snapshot is recorded",
 	lootfaults.Properties.OnTime:       "no session starts settling before its deadline by the database's clock",
+	lootfaults.Properties.InWindow:     "a claim is answered accepted, or freezes into the claim set, only if its row was written before the deadline by the database's clock",
 	lootfaults.Properties.ForwardOnly:  "every status change follows the table: forward (several edges in one atomic write, as CLAIMING -> CLOSED), CANCELED before CLOSED, never back",
 	lootfaults.Properties.HonestAnswer: "a reply says accepted, already or recorded only when the database (and the inventory) say so, and refused only when the rules say no (an open, or a member's claim on a CLAIMING session, before the deadline by the database's clock is never refused, nor answered noted without taking effect)",
 	lootfaults.Properties.Responsive:   "every Handle and Recover returns: no panic, no deadlock",

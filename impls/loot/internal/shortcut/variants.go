@@ -163,8 +163,8 @@ var (
 			Doc: "The reference judging deadlines by the node's clock instead of the database's, in the claim's write and the settle CAS: source 004's submitIntent compares with LocalDateTime.now() on the node serving the request.",
 			Fails: []engine.Expect{{
 				Families: []engine.Family{lootfaults.Families.ClockSkew},
-				Props:    []engine.Property{lootfaults.Properties.OnTime, lootfaults.Properties.HonestAnswer},
-				Why:      "a node whose clock runs ahead judges the deadline passed before the database's clock reaches it: its scheduler's trigger wins the CAS early, and the claim window closes seconds short on it: a member's claim there is refused as too late while the session is CLAIMING before its deadline, so the player loses the item without anything recording it (claims stay stamped by the database's clock, so the ranking stands)",
+				Props:    []engine.Property{lootfaults.Properties.OnTime, lootfaults.Properties.InWindow, lootfaults.Properties.HonestAnswer},
+				Why:      "a node whose clock runs ahead judges the deadline passed before the database's clock reaches it: its scheduler's trigger wins the CAS early, and the claim window closes seconds short on it: a member's claim there is refused as too late while the session is CLAIMING before its deadline, so the player loses the item without anything recording it (claims stay stamped by the database's clock, so the ranking stands); and a node whose clock runs behind keeps the window open past the database's deadline: a member's claim there at the deadline or just after it (clock-skew's late claimer, on the node furthest behind, under the 1s smallest skew) is written and answered accepted, and the settle, not due by that node's clock or coming later from it, freezes it in",
 			}},
 		},
 	}
@@ -178,8 +178,8 @@ var (
 			Doc: "The reference whose claim is judged by a read (member, CLAIMING, before the deadline) and written by an unconditional upsert, two statements: source 004's submitIntent (\"先校验后写\").",
 			Fails: []engine.Expect{{
 				Families: []engine.Family{lootfaults.Families.LateClaim},
-				Props:    []engine.Property{lootfaults.Properties.FrozenClaims},
-				Why:      "a claim handler stalled between its check and its upsert, just before the deadline, writes its claim after the settle at the deadline froze the set: the claim is answered accepted although the result was computed without it",
+				Props:    []engine.Property{lootfaults.Properties.FrozenClaims, lootfaults.Properties.InWindow},
+				Why:      "a claim handler stalled between its check and its upsert, just before the deadline, writes its claim after the settle at the deadline froze the set: the claim is answered accepted although the result was computed without it; and its upsert lands at or past the deadline by the database's clock (the check a tick before the deadline, a stall of a tick or more after it), so the claim answered accepted was written outside the window (InWindow judges the write's time, which the check before it does not move)",
 			}},
 		},
 	}
