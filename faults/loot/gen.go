@@ -195,6 +195,7 @@ var genSteps = []genStep{
 	{nil, (*gen).canonicalFaults},
 	{func(p preset) bool { return p.crash || p.storeError || p.timeout }, (*gen).sender},
 	{nil, (*gen).switches},
+	{func(p preset) bool { return p.storeError }, (*gen).outage},
 }
 
 // run runs the steps of steps the preset has, in order.

@@ -75,6 +75,8 @@ var sessionSteps = []genStep{
 	{func(p preset) bool { return p.early }, (*gen).earlyTriggers},
 	{func(p preset) bool { return p.cancel }, (*gen).cancel},
 	{func(p preset) bool { return p.crash || p.storeError || p.timeout || p.compensation }, (*gen).compensationTick},
+	{func(p preset) bool { return (p.crash || p.storeError || p.timeout) && !p.cancel }, (*gen).faultedCancel},
+	{func(p preset) bool { return p.repeatable() }, (*gen).repeats},
 }
 
 // session is the session the session steps are drawing.
