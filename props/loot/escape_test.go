@@ -222,21 +222,4 @@ func (n brokenNode) settle(no string) (engine.Ack, error) {
 }
 
 // Recover is oneWrite's, through the guarded settle.
-func (n brokenNode) Recover(time.Time) error {
-	var nos []string
-	if _, err := n.tx("sessions", func(time.Time) engine.Ack {
-		for no := range n.c.sessions {
-			nos = append(nos, no)
-		}
-		return lootfaults.Noted
-	}); err != nil {
-		return err
-	}
-	slices.Sort(nos)
-	for _, no := range nos {
-		if _, err := n.settle(no); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (n brokenNode) Recover(time.Time) error { return n.owNode.recoverBy(n.settle) }
