@@ -24,7 +24,7 @@ var Families = struct {
 	LockExpiry       engine.Family // a settler stalls past the lock ttl and its lease; another trigger comes
 	ClockSkew        engine.Family // node clocks seconds off the database's
 	Crash            engine.Family // a node crashes at any effect of any request or compensation
-	StoreError       engine.Family // a store, lock or inventory call fails (nothing happened)
+	StoreError       engine.Family // a store, lock or inventory call fails (nothing happened), or one is down for 10..30 calls
 	TimeoutSuccess   engine.Family // a store, lock or inventory call happens, the caller is told it timed out
 	CancelRace       engine.Family // a cancel around the settle
 	Outsider         engine.Family // non-members claim
@@ -54,7 +54,7 @@ var familyDocs = map[engine.Family]string{
 	Families.LockExpiry:       "a settler stalls past the lock's ttl and its lease while another node is triggered",
 	Families.ClockSkew:        "node clocks run seconds ahead of or behind the database's; their schedulers trigger by them",
 	Families.Crash:            "a node crashes before or after any effect of an open, a start, a claim, a settle, a cancel or compensation, or loses its answer",
-	Families.StoreError:       "a store, lock or inventory call fails transiently (nothing happened)",
+	Families.StoreError:       "a store, lock or inventory call fails transiently (nothing happened), or one of them is down for 10..30 calls in a row",
 	Families.TimeoutSuccess:   "a store, lock or inventory call happens but the caller is told it timed out",
 	Families.CancelRace:       "an operator cancels the session around its settle",
 	Families.Outsider:         "players outside the team snapshot claim",
