@@ -23,6 +23,9 @@ type Frame struct {
 	Deliveries []Delivery
 	// Faults are injected at numbered attempts (see Fault).
 	Faults []Fault
+	// Outages are dependencies down for runs of consecutive calls (see
+	// Outage); none in a Concurrent schedule.
+	Outages []Outage
 	// RetryAfter is how long the sender waits for an answer before it
 	// sends again (to the next node, round robin, when Nodes > 1).
 	RetryAfter time.Duration

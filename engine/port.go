@@ -165,7 +165,7 @@ func (p *Port[X]) inject(op string, k FaultKind, base error) error {
 // production: one atomic round trip; the runner never interleaves inside it.
 func (p *Port[X]) Effect(op string, fn func() error) error {
 	var err error
-	if injected := p.faulted(op, func() {
+	if injected := p.faulted(op, DepStore, func() {
 		err = fn()
 		ev := p.Event(EvEffect, op)
 		if err != nil {
@@ -187,7 +187,7 @@ func (p *Port[X]) Effect(op string, fn func() error) error {
 // fills the event of kind the history records (its Msg, Detail, Err); it
 // does not run on an injected failure. Apply returns only injected errors.
 func (p *Port[X]) Apply(op string, kind EventKind, fn func(ev *Event[X])) error {
-	return p.faulted(op, func() {
+	return p.faulted(op, p.r.dependency(op), func() {
 		r := p.r
 		r.mu.Lock()
 		ev := p.Event(kind, op)
@@ -197,11 +197,15 @@ func (p *Port[X]) Apply(op string, kind EventKind, fn func(ev *Event[X])) error 
 	})
 }
 
-// faulted runs the effect op at the next fault point: a crash before or
+// faulted runs the effect op of dependency dep at the next fault point: a
+// failure instead of it while dep is down (Outage), else a crash before or
 // after it, a failure instead of it (ErrInjected), or a timeout reported
 // after it ran (ErrTimeout); it returns the injected error, if any.
-func (p *Port[X]) faulted(op string, run func()) error {
+func (p *Port[X]) faulted(op, dep string, run func()) error {
 	k, has := p.point(op)
+	if _, down := p.r.down(dep, p.cur.at); down {
+		return p.inject(op, FailBefore, fmt.Errorf("%s is down: %w", dep, ErrInjected))
+	}
 	if has {
 		switch k {
 		case CrashBefore:

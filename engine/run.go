@@ -47,7 +47,8 @@ type Closer interface {
 // every node's Recover (and the sender's resends) n times, DrainAfter
 // apart, as a periodic job would (a loot world's compensation job: a pass
 // cut short by a crash after it took a lease leaves that lease to the next
-// one). Without it a run drains once.
+// one). Without it a run drains once. A frame with Outages drains more
+// while they fail calls (drainPasses).
 type Drainer interface {
 	Drains() int
 }
@@ -351,6 +352,8 @@ type runner[X any] struct {
 	// deliveryFaults counts the faults that target a planned delivery
 	// (Fault.OnDelivery): the last ones of f.Faults.
 	deliveryFaults int
+	// outages: what each of f.Outages has still to fail (outage.go).
+	outages outageState
 
 	// free: opt.Free (concurrent groups run unscheduled). choices counts
 	// the scheduler's choices so far (k in Frame.Switches); arity, when
@@ -404,6 +407,7 @@ func newRunner[X any](sys System[X], f Frame, m Messages, opt RunOptions) *runne
 		maxEvents: opt.MaxEvents,
 		free:      opt.Free,
 		arity:     opt.Choices,
+		outages:   newOutageState(f),
 	}
 	if r.maxEvents <= 0 {
 		r.maxEvents = DefaultMaxEvents
@@ -499,7 +503,12 @@ func (r *runner[X]) run() {
 		drains = max(1, d.Drains())
 	}
 	var drainAt time.Duration
-	for range drains {
+	// After the first drains passes, one more while any of the last
+	// drains passes failed a call for an outage (drainPasses says why it
+	// ends, and its bound).
+	limit, sinceOutage := drainPasses(r.f, drains), 0
+	for pass := 0; pass < limit && (pass < drains || sinceOutage < drains); pass++ {
+		failed := r.outageFailed()
 		// Drain: recovery far past every lease, then the sender's last
 		// resends.
 		drainAt = r.lastAt + DrainAfter
@@ -527,6 +536,10 @@ func (r *runner[X]) run() {
 			return
 		}
 		r.lastAt = max(r.lastAt, drainAt)
+		sinceOutage++
+		if r.outageFailed() > failed {
+			sinceOutage = 0
+		}
 	}
 	// The sender gives up on what is still unacked: the world's properties
 	// judge whether it took effect all the same (by a retry whose answer

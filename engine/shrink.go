@@ -52,6 +52,7 @@ func Shrink[D Design, S, X any](w World[D, S, X], s S, fails func(S) bool, budge
 			changed = k.chunks(d.N, d.Apply) || changed
 		}
 		changed = k.chunks(len(k.frame().Faults), k.dropFaults) || changed
+		changed = k.chunks(len(k.frame().Outages), k.dropOutages) || changed
 		changed = k.chunks(len(k.frame().Deliveries), k.dropDeliveries) || changed
 		changed = k.chunks(len(k.frame().Deliveries), k.dropDeliveriesShiftFaults) || changed
 		changed = k.chunks(len(k.frame().Switches), k.dropSwitches) || changed
@@ -59,6 +60,7 @@ func Shrink[D Design, S, X any](w World[D, S, X], s S, fails func(S) bool, budge
 		changed = k.foldNodes() || changed
 		changed = k.lowerEffects() || changed
 		changed = k.shortenPauses() || changed
+		changed = k.shortenOutages() || changed
 		changed = k.closeGaps() || changed
 		changed = k.try(w.Canonical(k.best)) || changed
 		changed = k.try(k.shiftTime(k.best)) || changed
@@ -308,6 +310,31 @@ func (k *shrinker[D, S, X]) dropDeliveriesShiftFaults(s S, i, j int) (S, bool) {
 	return c, true
 }
 
+func (k *shrinker[D, S, X]) dropOutages(s S, i, j int) (S, bool) {
+	c := k.w.Clone(s)
+	return c, dropOutages(k.w.Frame(&c), i, j)
+}
+
+// shortenOutages halves each outage's calls while the schedule still
+// fails: a shrunk counterexample shows the shortest run of failures
+// (within a factor of 2) its bug needs.
+func (k *shrinker[D, S, X]) shortenOutages() bool {
+	changed := false
+	for i := range k.frame().Outages {
+		for k.frame().Outages[i].Calls > 1 && k.budget > 0 {
+			c := k.clone()
+			f := k.w.Frame(c)
+			f.Outages = slices.Clone(f.Outages)
+			f.Outages[i].Calls /= 2
+			if !k.try(*c, true) {
+				break
+			}
+			changed = true
+		}
+	}
+	return changed
+}
+
 func (k *shrinker[D, S, X]) dropFaults(s S, i, j int) (S, bool) {
 	c := k.w.Clone(s)
 	f := k.w.Frame(&c)
@@ -399,6 +426,11 @@ func (k *shrinker[D, S, X]) removals(try func(what string, c S, ok bool) bool) b
 	}
 	for i, x := range f.Faults {
 		if c, ok := k.dropFaults(k.best, i, i+1); try(fmt.Sprintf("fault %d (%s %s)", i, x.Point(), x.Kind), c, ok) {
+			return true
+		}
+	}
+	for i, o := range f.Outages {
+		if c, ok := k.dropOutages(k.best, i, i+1); try(fmt.Sprintf("outage %d (%s)", i, o), c, ok) {
 			return true
 		}
 	}

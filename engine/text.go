@@ -118,6 +118,7 @@ func FormatFrame(f Frame, form TextForm, world string) string {
 		}
 		fmt.Fprintf(&b, "fault %s %s\n", x.Point(), x.Kind)
 	}
+	formatOutages(&b, f)
 	return b.String()
 }
 
@@ -198,6 +199,8 @@ func (p *frameParser) directive(toks []string) error {
 		return p.deliver(args)
 	case "fault":
 		return p.fault(args)
+	case "outage":
+		return p.outage(args)
 	}
 	for _, d := range p.w.Directives() {
 		if name == d {
@@ -205,7 +208,7 @@ func (p *frameParser) directive(toks []string) error {
 		}
 	}
 	names := append([]string{"family", "nodes", "retry", "max-attempts", "concurrent", "give-up", "switches"}, p.w.Directives()...)
-	return p.errf("want a directive (%s, deliver, fault), got %q", strings.Join(names, ", "), name)
+	return p.errf("want a directive (%s, deliver, fault, outage), got %q", strings.Join(names, ", "), name)
 }
 
 // switches reads "switches 1 0 2": the scheduler's choices, each >= 0.

@@ -58,7 +58,7 @@ func TestToyParseNamesTheLineAndWhatItWants(t *testing.T) {
 		text string // toyBase with the lines after it, or a whole text with a leading "!"
 		want string
 	}{
-		{"frobnicate 1", `line 7: want a directive (family, nodes, retry, max-attempts, concurrent, give-up, switches, inc, drains, racer, deliver, fault), got "frobnicate"`},
+		{"frobnicate 1", `line 7: want a directive (family, nodes, retry, max-attempts, concurrent, give-up, switches, inc, drains, racer, deliver, fault, outage), got "frobnicate"`},
 		{"nodes 2", "line 7: nodes given twice (first on line 2)"},
 		{"!family dup\nnodes 1\n", `line 1: family "dup" is of subject "settle", not "toy" (a toy schedule's family header reads "toy:<family>")`},
 		{"!family toy:nope\n", `line 1: unknown toy family "nope" (want one of dup, crash`},

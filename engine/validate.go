@@ -50,6 +50,9 @@ func ValidateFrame(f Frame, m Messages) error {
 			return fmt.Errorf("delivery %d at %s is before delivery %d at %s (deliveries are in time order)", i, d.At, i-1, f.Deliveries[i-1].At)
 		}
 	}
+	if err := validateOutages(f); err != nil {
+		return err
+	}
 	if f.Concurrent && len(f.Faults) > 0 {
 		return errors.New("a concurrent schedule has no faults (free-running attempt numbers are not deterministic)")
 	}

@@ -17,6 +17,7 @@ const (
 	reachedGiveUp       = "give-up"             // the sender gave up on a request
 	reachedRecoverItem  = "recover-item"        // an item was delivered inside Recover
 	reachedDupClaim     = "dup-claim"           // a claim request arrived again (a copy or a retry)
+	reachedDupRequest   = "dup-request"         // an open, start, settle, cancel or compensate request arrived again
 	reachedOtherNode    = "other-node"          // a request arrived on two nodes
 	reachedOverlap      = "overlap"             // two attempts ran interleaved
 	reachedEarly        = "early-settle"        // a settle request arrived before its session's deadline
@@ -40,7 +41,7 @@ const (
 // them.
 var reachedNames = []string{
 	reachedCrash, reachedCrashInRecov, reachedFail, reachedTimeout, reachedPause, reachedGiveUp,
-	reachedRecoverItem, reachedDupClaim, reachedOtherNode, reachedOverlap, reachedEarly, reachedAtDeadline,
+	reachedRecoverItem, reachedDupClaim, reachedDupRequest, reachedOtherNode, reachedOverlap, reachedEarly, reachedAtDeadline,
 	reachedSkewed, reachedLockExpired, reachedStalledTrig, reachedForeignDel, reachedCancel, reachedOutsider, reachedTie, reachedQuantity, reachedCompInPause,
 	reachedSharedLoot, reachedTeamChange, reachedFairChange,
 	reachedIntentChange,
@@ -130,6 +131,8 @@ func coverageOf(h History) engine.Coverage {
 			if arrivals[id] > 0 {
 				if r.Kind == Kinds.ClaimItem {
 					c[reachedDupClaim]++
+				} else {
+					c[reachedDupRequest]++
 				}
 				if nodeOf[id] != e.Node {
 					c[reachedOtherNode]++

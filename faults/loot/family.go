@@ -17,14 +17,14 @@ import (
 // column names (results/loot keys on them); the value is never assigned.
 var Families = struct {
 	Clean            engine.Family // members claim, the scheduler settles at the deadline
-	DuplicateClaim   engine.Family // double clicks, client and gateway retries, 20 identical claims at once
+	DuplicateClaim   engine.Family // every request arrives again: double clicks, client and gateway retries, 20 identical claims at once
 	ConcurrentSettle engine.Family // every node triggers the settle at the same instant
 	EarlySettle      engine.Family // a settle trigger before the deadline
 	LateClaim        engine.Family // claims at and around the deadline
 	LockExpiry       engine.Family // a settler stalls past the lock ttl and its lease; another trigger comes
 	ClockSkew        engine.Family // node clocks seconds off the database's
-	Crash            engine.Family // a node crashes at any effect of a claim, a settle or compensation
-	StoreError       engine.Family // a store, lock or inventory call fails (nothing happened)
+	Crash            engine.Family // a node crashes at any effect of any request or compensation
+	StoreError       engine.Family // a store, lock or inventory call fails (nothing happened), or one is down for 10..30 calls
 	TimeoutSuccess   engine.Family // a store, lock or inventory call happens, the caller is told it timed out
 	CancelRace       engine.Family // a cancel around the settle
 	Outsider         engine.Family // non-members claim
@@ -55,14 +55,14 @@ var families = []engine.Family{
 
 var familyDocs = map[engine.Family]string{
 	Families.Clean:            "members claim once each and the scheduler settles at the deadline: the baseline",
-	Families.DuplicateClaim:   "a claim arrives again: a double click, a client retry, a gateway resend on another node, 20 copies at once",
+	Families.DuplicateClaim:   "a claim, open, start, settle or cancel arrives again: a double click, a client retry, a gateway resend on another node, 20 copies of a claim at once",
 	Families.ConcurrentSettle: "every node triggers the same settle at the same instant, interleaved at every env call",
 	Families.EarlySettle:      "a settle trigger arrives before the deadline (a player or a skewed scheduler)",
 	Families.LateClaim:        "claims arrive just before, at and just after the deadline, racing the settle",
 	Families.LockExpiry:       "a settler stalls past the lock's ttl and its lease while another node is triggered",
 	Families.ClockSkew:        "node clocks run seconds ahead of or behind the database's; their schedulers trigger by them",
-	Families.Crash:            "a node crashes before or after any effect of a claim, a settle or compensation, or loses its answer",
-	Families.StoreError:       "a store, lock or inventory call fails transiently (nothing happened)",
+	Families.Crash:            "a node crashes before or after any effect of an open, a start, a claim, a settle, a cancel or compensation, or loses its answer",
+	Families.StoreError:       "a store, lock or inventory call fails transiently (nothing happened), or one of them is down for 10..30 calls in a row",
 	Families.TimeoutSuccess:   "a store, lock or inventory call happens but the caller is told it timed out",
 	Families.CancelRace:       "an operator cancels the session around its settle",
 	Families.Outsider:         "players outside the team snapshot claim",

@@ -206,6 +206,7 @@ var genSteps = []genStep{
 	{func(p preset) bool { return p.crash || p.storeError || p.timeout }, (*gen).sender},
 	{nil, (*gen).switches},
 	{func(p preset) bool { return p.fairChange }, (*gen).countWins},
+	{func(p preset) bool { return p.storeError }, (*gen).outage},
 }
 
 // run runs the steps of steps the preset has, in order.

@@ -25,15 +25,30 @@ func (g *gen) deliveryOf(req int) int {
 	return at[g.draw(0, len(at)-1, "attempt-of")]
 }
 
-// faultOn is what a fault lands on: a settle half the time (it has the
-// most calls), a claim or the compensation job's tick.
-var faultOn = []Kind{Kinds.SettleNow, Kinds.SettleNow, Kinds.ClaimItem, Kinds.Compensate}
+// faultOn is what a fault lands on: a settle (it has the most calls, so
+// draws 0 and 1, as before), a claim or the compensation job's tick, and
+// every other request kind: an open, a start, a cancel (draws 4..6, added
+// after the old ones, so that 0..3 still name what they named).
+var faultOn = []Kind{Kinds.SettleNow, Kinds.SettleNow, Kinds.ClaimItem, Kinds.Compensate, Kinds.OpenSession, Kinds.StartClaims, Kinds.CancelSession}
 
-// addFaults draws 1..3 faults of kinds, each at effect 0..7 of a delivery
-// of a request of a kind faultOn draws (none if the schedule has no such
-// request): effects 0..7 cover a settle's calls (the lock, the CAS, the
-// record, a delivery and its mark per item, the unlock), a claim's one or
-// two, compensation's lease and deliveries.
+// effectsOf is the highest effect a fault on a request of kind k draws:
+// 0..7 cover a settle's calls (the lock, the CAS, the record, a delivery
+// and its mark per item, the unlock), a claim's one or two, compensation's
+// lease and deliveries; an open, a start or a cancel is one or two writes,
+// so 0..1: a fault before, after or instead of the first write, or at the
+// second (past the last call of a one-write request: a crash that loses
+// the answer); drawing 0..7 there would miss their calls 3 times in 4.
+func effectsOf(k Kind) int {
+	switch k {
+	case Kinds.OpenSession, Kinds.StartClaims, Kinds.CancelSession:
+		return 1
+	}
+	return 7
+}
+
+// addFaults draws 1..3 faults of kinds, each at an effect (effectsOf) of a
+// delivery of a request of a kind faultOn draws (none if the schedule has
+// no such request).
 func (g *gen) addFaults(label string, kinds ...engine.FaultKind) {
 	for range g.draw(1, 3, label) {
 		k := faultOn[g.draw(0, len(faultOn)-1, "fault-on")]
@@ -48,7 +63,7 @@ func (g *gen) addFaults(label string, kinds ...engine.FaultKind) {
 		}
 		g.faults = append(g.faults, engine.Fault{
 			Attempt:    g.deliveryOf(reqs[g.draw(0, len(reqs)-1, "fault-request")]),
-			Effect:     g.draw(0, 7, "effect"),
+			Effect:     g.draw(0, effectsOf(k), "effect"),
 			Kind:       kinds[g.draw(0, len(kinds)-1, "kind")],
 			OnDelivery: true,
 		})

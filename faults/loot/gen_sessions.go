@@ -80,6 +80,8 @@ var sessionSteps = []genStep{
 	{func(p preset) bool { return p.fairChange }, (*gen).fairChange},
 	{func(p preset) bool { return p.intentChange }, (*gen).intentChanges},
 	{func(p preset) bool { return (p.skew || p.lockExpiry) && !p.late }, (*gen).lateClaimer},
+	{func(p preset) bool { return (p.crash || p.storeError || p.timeout) && !p.cancel }, (*gen).faultedCancel},
+	{func(p preset) bool { return p.repeatable() }, (*gen).repeats},
 }
 
 // session is the session the session steps are drawing.

@@ -18,7 +18,7 @@ const (
 	ruleTrigger   worldRule = "trigger"   // family rule: the scheduler triggers at the deadline, by the database's clock or a skewed node's
 	ruleSeconds   worldRule = "seconds"   // family rule: only ties has two claims of a session in one second
 	ruleOutsiders worldRule = "outsiders" // family rule: only the outsider family has outsiders claim
-	ruleCancels   worldRule = "cancels"   // family rule: only cancel-race cancels
+	ruleCancels   worldRule = "cancels"   // family rule: only cancel-race and the fault families (faultedCancel) cancel
 	ruleClocks    worldRule = "clocks"    // family rule: only clock-skew skews a clock
 	rulePauses    worldRule = "pauses"    // family rule: only lock-expiry, compensation-race and late-claim pause a node
 	ruleIntents   worldRule = "intents"   // family rule: only intent-change has a player send two claim requests in one session
@@ -109,8 +109,8 @@ func checkWorld(s Schedule) error {
 		switch {
 		case r.Kind == Kinds.ClaimItem && !s.Member(r.Player) && !has(Families.Outsider):
 			return &worldError{ruleOutsiders, fmt.Sprintf("r%d is a claim by player %d, outside the team: only the outsider family has outsiders", r.ID, r.Player)}
-		case r.Kind == Kinds.CancelSession && !has(Families.CancelRace):
-			return &worldError{ruleCancels, fmt.Sprintf("r%d cancels x%d: only cancel-race cancels", r.ID, r.Session)}
+		case r.Kind == Kinds.CancelSession && !has(Families.CancelRace) && !has(Families.Crash) && !has(Families.StoreError) && !has(Families.TimeoutSuccess):
+			return &worldError{ruleCancels, fmt.Sprintf("r%d cancels x%d: only cancel-race, crash, store-error and timeout-after-success cancel", r.ID, r.Session)}
 		}
 	}
 	if (slices.ContainsFunc(s.Skews, func(d time.Duration) bool { return d != 0 }) || s.LockSkew != 0) && !has(Families.ClockSkew) {

@@ -130,8 +130,31 @@ func (sys *system) req(msg int) Req {
 
 // Drains implements engine.Drainer: the compensation job runs every hour
 // after the schedule, twice: a pass a crash cut short after it leased a
-// grant leaves it to the next one, as a periodic job does.
+// grant leaves it to the next one, as a periodic job does. While an outage
+// (store-error's, outage) fails calls the engine runs more passes, until
+// two in a row fail none: compensation an outage cut short finishes, after
+// as many hourly runs as it takes (engine.Outage).
 func (sys *system) Drains() int { return 2 }
+
+// The dependencies an outage can take down (engine.Outage.Dep): the
+// design's store (every Env.Store call, engine.DepStore), the lock service
+// (every lock call) and the inventory (every delivery).
+const (
+	depLock      = "lock"
+	depInventory = "inventory"
+)
+
+// Dependency implements engine.Dependent: the lock calls are the lock
+// service's, a delivery the inventory's.
+func (sys *system) Dependency(op string) string {
+	switch op {
+	case opLockSet, opLockGet, opLockDel, opUnlock:
+		return depLock
+	case opDeliver:
+		return depInventory
+	}
+	return op
+}
 
 // Close implements engine.Closer: a ClusterCloser's Close.
 func (sys *system) Close() {

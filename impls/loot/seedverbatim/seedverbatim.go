@@ -64,6 +64,10 @@ var declaration = engine.Declaration{
 		Props:    []engine.Property{lootfaults.Properties.NoOverGrant},
 		Why:      "a cancel between lockForSettle and markClosed (the state table allows SETTLING -> CANCELED) is not seen by the settler, whose insertGrantIgnore writes PENDING grants and whose markClosed matches nothing; the compensation job delivers PENDING grants without looking at the session, so the canceled session delivers",
 	}, {
+		Families: []engine.Family{lootfaults.Families.Crash, lootfaults.Families.StoreError},
+		Props:    []engine.Property{lootfaults.Properties.NoOverGrant},
+		Why:      "the cancel-race harm reached through a fault: the fault families cancel a third of their sessions, half of those at the deadline right after the settle's trigger; a settle cut after insertGrantIgnore wrote its PENDING grants (a crash right after it, or a failed markClosed) leaves the session SETTLING, the cancel then cancels it (SETTLING -> CANCELED is on the table), and the compensation job delivers the PENDING grant without looking at the session. A timeout after the insert leaves the same state; timeout-after-success's 100 runs do not happen to draw it together with a cancel at the deadline (a sample, not a proof that they cannot)",
+	}, {
 		Families: []engine.Family{lootfaults.Families.Outsider, lootfaults.Families.TeamChange},
 		Props:    []engine.Property{lootfaults.Properties.NoOverGrant, lootfaults.Properties.RuleOrder, lootfaults.Properties.MembersOnly},
 		Why:      "submitIntent never checks the team, so an outsider's claim (in team-change, the claim of a member who left the team before the session opened, outside its snapshot) is recorded, ranked and, when it ranks first, granted and delivered in a member's place",

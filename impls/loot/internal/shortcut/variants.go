@@ -47,9 +47,9 @@ var (
 		Decl: engine.Declaration{
 			Doc: "The reference with no conditional write in its settle at all: BeginSettle writes SETTLING with the next fence whatever the row says, and RecordGrants closes the session with its grants whatever its status and fence; the Redis lock (SET NX PX, compare-and-delete) is the only thing between two settlers. Claims are still judged in their write, and every delivery is keyed by the recorded grant number, so no item is granted twice: what breaks is the state machine and the deadline.",
 			Fails: []engine.Expect{{
-				Families: []engine.Family{lootfaults.Families.ConcurrentSettle, lootfaults.Families.LockExpiry, lootfaults.Families.Crash, lootfaults.Families.StoreError, lootfaults.Families.TimeoutSuccess, lootfaults.Families.CompensationRace},
+				Families: []engine.Family{lootfaults.Families.DuplicateClaim, lootfaults.Families.ConcurrentSettle, lootfaults.Families.LockExpiry, lootfaults.Families.Crash, lootfaults.Families.StoreError, lootfaults.Families.TimeoutSuccess, lootfaults.Families.CompensationRace},
 				Props:    []engine.Property{lootfaults.Properties.ForwardOnly},
-				Why:      "a second settle after the first released its lock (a trigger on another node, a retry after a lost answer or a failed call, or one that takes a lock whose holder stalled past its ttl: in compensation-race the settler stalls at any of its calls from the first on, so one stalled before its BeginSettle past the lock's ttl wakes after compensation's Recover took the expired lock and closed the session) meets no refusal: its BeginSettle writes SETTLING over CLOSED and its record closes the session again; the grant numbers and the ranking are the same, so the inventory applies nothing twice",
+				Why:      "a second settle after the first released its lock (a trigger on another node, a copy of the trigger that duplicate-claim delivers again a moment or seconds later, a retry after a lost answer or a failed call, or one that takes a lock whose holder stalled past its ttl: in compensation-race the settler stalls at any of its calls from the first on, so one stalled before its BeginSettle past the lock's ttl wakes after compensation's Recover took the expired lock and closed the session) meets no refusal: its BeginSettle writes SETTLING over CLOSED and its record closes the session again; the grant numbers and the ranking are the same, so the inventory applies nothing twice",
 			}, {
 				Families: []engine.Family{lootfaults.Families.ConcurrentSettle},
 				Props:    []engine.Property{lootfaults.Properties.HonestAnswer},
@@ -62,6 +62,10 @@ var (
 				Families: []engine.Family{lootfaults.Families.CancelRace},
 				Props:    []engine.Property{lootfaults.Properties.NoOverGrant, lootfaults.Properties.ForwardOnly, lootfaults.Properties.HonestAnswer},
 				Why:      "a cancel before or during the settle is overwritten: BeginSettle writes CANCELED back to SETTLING and the record closes it and grants, so a canceled session delivers its item; and when the settle lands while the cancel's reply is on the wire, the operator is told canceled about a session that is CLOSED",
+			}, {
+				Families: []engine.Family{lootfaults.Families.Crash, lootfaults.Families.StoreError, lootfaults.Families.TimeoutSuccess},
+				Props:    []engine.Property{lootfaults.Properties.NoOverGrant},
+				Why:      "the fault families cancel a third of their sessions, half of those a second before the deadline: with no fault at all the settle at the deadline then writes CANCELED back to SETTLING and closes and grants, as under cancel-race, so the canceled session delivers its item (no HonestAnswer here: nothing interleaves, so no settle lands while the cancel's reply is on the wire)",
 			}},
 		},
 	}
