@@ -15,7 +15,9 @@ type Declaration struct {
 	Doc string
 	// Fails are the declared failures. A plain family no Expect names must
 	// hold every property; a joined family (Join) no Expect names fails
-	// what its parts are declared to fail (Expected says how).
+	// what its parts are declared to fail (Expected says how), so the
+	// joins a world runs by default (World.Joins) need no Expect of their
+	// own unless the design fails one differently.
 	Fails []Expect
 	// Varies, if set, says why the design's runs are not reproducible event
 	// for event (its verdicts must be): reports then show only what does

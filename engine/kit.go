@@ -28,8 +28,9 @@ type config struct {
 	run      RunOptions
 }
 
-// Families restricts TestDesign to the given fault families (default: all
-// of the world's Families; a Join of families is accepted too).
+// Families restricts TestDesign to the given fault families (default: the
+// world's Columns, its Families and then its documented Joins; any Join of
+// families is accepted too).
 func Families(fs ...Family) Option {
 	return func(c *config) { c.families = slices.Clone(fs) }
 }
@@ -71,8 +72,8 @@ func TolerateUnknown() Option { return func(c *config) { c.tolerant = true } }
 // free-running goroutines, for the race detector.
 func RunWith(o RunOptions) Option { return func(c *config) { c.run = o } }
 
-// TestDesign judges design d of world w under every fault family, as the
-// matrix does (Check), with a subtest per family=<family>/prop=<property>: go test -run
+// TestDesign judges design d of world w under every fault family and every
+// join the world documents (World.Columns), as the matrix does (Check), with a subtest per family=<family>/prop=<property>: go test -run
 // 'TestMyDesign/family=late/prop=NoLoss' runs one. Failures saved under Dir
 // (<design>/<family>-<property>.sched, with a .md timeline beside it) replay
 // first. A failure d does not declare (Declarer) fails its subtest
@@ -93,7 +94,7 @@ func RunWith(o RunOptions) Option { return func(c *config) { c.run = o } }
 func TestDesign[D Design, S, X any](t *testing.T, w World[D, S, X], d D, opts ...Option) {
 	t.Helper()
 	w = w.Complete()
-	c := config{families: w.Families, props: w.Properties, dir: filepath.Join("testdata", "onceproof")}
+	c := config{families: w.Columns(), props: w.Properties, dir: filepath.Join("testdata", "onceproof")}
 	for _, o := range opts {
 		o(&c)
 	}

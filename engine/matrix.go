@@ -29,7 +29,7 @@ const DefaultMatrixN = 200
 // MatrixOptions configures RunMatrix for designs of type D.
 type MatrixOptions[D any] struct {
 	Designs      []D
-	Families     []Family // default: the world's Families
+	Families     []Family // default: the world's Columns (Families, then Joins)
 	N            int      // schedules per cell; default DefaultMatrixN
 	Seed         uint64   // first generator seed; default DefaultMatrixSeed
 	Parallel     int      // cells run at once; default GOMAXPROCS
@@ -197,7 +197,7 @@ func (m Matrix[S, X]) Mismatches() []Mismatch {
 // groups are interleaved by the schedules' Switches).
 func RunMatrix[D Design, S, X any](w World[D, S, X], opt MatrixOptions[D]) Matrix[S, X] {
 	w = w.Complete()
-	opt = opt.withDefaults(w.Families)
+	opt = opt.withDefaults(w.Columns())
 	m := Matrix[S, X]{N: opt.N, Seed: opt.Seed, Families: slices.Clone(opt.Families)}
 	type job struct{ row, col int }
 	var jobs []job
@@ -253,7 +253,7 @@ func Check[D Design, S, X any](w World[D, S, X], d D, opt MatrixOptions[D]) Row[
 // RunCell runs one design under one family as RunMatrix does.
 func RunCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOptions[D]) Cell[S, X] {
 	w = w.Complete()
-	return runCell(w, d, f, opt.withDefaults(w.Families))
+	return runCell(w, d, f, opt.withDefaults(w.Columns()))
 }
 
 // withDefaults fills in the defaults MatrixOptions documents.

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"iter"
+	"slices"
 )
 
 // Design is what the engine needs of every world's design: its row name.
@@ -34,6 +35,11 @@ type World[D Design, S, X any] struct {
 	// property in report order. Required.
 	Families   []Family
 	Properties []Property
+	// Joins are the joined families (Join) the world documents: pairs
+	// whose schedules make a case neither part makes alone (FamilyDoc
+	// says which). TestDesign and the matrix run them by default, as
+	// columns after Families (Columns); nil: none.
+	Joins []Family
 	// Reached lists the coverage names in the order reports show them.
 	Reached []string
 
@@ -106,6 +112,12 @@ type World[D Design, S, X any] struct {
 	EventText    func(h History[S, X], e Event[X]) string
 	Participants func() string
 	MermaidLine  func(h History[S, X], e Event[X]) string
+}
+
+// Columns is what TestDesign and the matrix run by default: Families,
+// then Joins.
+func (w World[D, S, X]) Columns() []Family {
+	return append(slices.Clip(w.Families), w.Joins...)
 }
 
 // Drop is a shrinking pass over N items of a schedule: Apply removes items

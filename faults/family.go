@@ -63,10 +63,14 @@ var Families = struct {
 }
 
 // familyDoc is the family's one-line meaning (for `onceproof list` and
-// reports); the preset's comments in gen.go say how the generator makes it
+// reports; a documented join's reason, another joined family's parts'
+// joined); the preset's comments in gen.go say how the generator makes it
 // happen.
 func familyDoc(f Family) string {
 	if d, ok := familyDocs[f]; ok {
+		return d
+	}
+	if d, ok := joinDocs[f]; ok {
 		return d
 	}
 	parts := f.Parts()
@@ -117,6 +121,18 @@ var families = []Family{
 	Families.Clean, Families.Duplicate, Families.Late, Families.DeepReplay, Families.Interleave, Families.WindowExpiry, Families.Crash,
 	Families.StoreError, Families.TimeoutSuccess, Families.MultiNode, Families.Concurrent, Families.SequenceRewind, Families.ThirdKind,
 	Families.RoomReturn, Families.WideIDs, Families.LongHistory, Families.SmallScope,
+}
+
+// joins are the joined families the matrix and TestDesign run after
+// families (World.Joins), each for a case neither part makes alone; its
+// doc says which. Add one with its reason here; a design's verdict in it
+// follows from its parts' (engine.Declaration.Expected) unless it
+// declares the join itself.
+var joins = []Family{Join(Families.Late, Families.Crash)}
+
+var joinDocs = map[Family]string{
+	joins[0]: "a late settlement crashes a node and is retried after the player's next match started: " +
+		"a retry that must be told from a new settlement by what survived the crash, not by the node's memory of the late copy",
 }
 
 // Property names a property props checks. The names live here so designs in

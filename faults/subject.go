@@ -13,6 +13,7 @@ import (
 var World = engine.World[Design, Schedule, Detail]{
 	Subject:     "settle",
 	Families:    families,
+	Joins:       joins,
 	Properties:  properties,
 	Reached:     reachedNames,
 	CheckFamily: checkFamily,

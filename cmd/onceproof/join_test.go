@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/faults/faultstest"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/impls"
 	lootimpls "github.com/onceproof/onceproof/impls/loot"
 )
@@ -51,5 +53,28 @@ func TestReadmeJoinedFamilyExampleExitsZero(t *testing.T) {
 	var o, e bytes.Buffer
 	if code := run(args, registries{settle: impls.All(), loot: lootimpls.All()}, &o, &e); code != exitOK {
 		t.Fatalf("onceproof %s: exit %d, want 0 as README.md says; stdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, o.String(), e.String())
+	}
+}
+
+// `onceproof list` names each world's documented joins with what the pair
+// makes that neither part does (its FamilyDoc), not the parts' docs
+// joined.
+func TestListShowsEachWorldsJoinsWithTheirReasons(t *testing.T) {
+	code, out, errs := runCLI("list")
+	if code != exitOK {
+		t.Fatalf("onceproof list: exit %d; stderr:\n%s", code, errs)
+	}
+	for _, w := range []struct {
+		joins []engine.Family
+		doc   func(engine.Family) string
+	}{{faults.World.Joins, faults.World.FamilyDoc}, {lootfaults.World.Joins, lootfaults.World.FamilyDoc}} {
+		if len(w.joins) == 0 {
+			t.Errorf("a world documents no joins (go test ./cmd/onceproof -run '^TestListShowsEachWorldsJoinsWithTheirReasons$')")
+		}
+		for _, f := range w.joins {
+			if doc := w.doc(f); !strings.Contains(out, string(f)+"  ") || !strings.Contains(out, doc) || strings.Contains(doc, "; and ") {
+				t.Errorf("onceproof list: want a line for the join %s with its own reason (got doc %q) (go test ./cmd/onceproof -run '^TestListShowsEachWorldsJoinsWithTheirReasons$'); output:\n%s", f, doc, out)
+			}
+		}
 	}
 }

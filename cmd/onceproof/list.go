@@ -36,16 +36,26 @@ func list[D engine.Design, S, X any](w io.Writer, sub subject[D, S, X], flag str
 		fmt.Fprintf(w, "  %s\t%s\n", d.Name(), summary(d))
 	}
 	fmt.Fprintf(w, "\n%s fault families (matrix%s -families x,y; join with + to combine), and the schedules a cell of each runs by default:\n", sub.name, flag)
-	for _, f := range sub.world.Families {
-		runs := fmt.Sprint(sub.world.Runs(f, engine.DefaultMatrixN))
-		if _, _, ok := sub.world.Exhaustive(f); ok {
-			runs = "all"
-		}
-		fmt.Fprintf(w, "  %s\t%s\t%s\n", f, runs, sub.world.FamilyDoc(f))
+	families(w, sub.world, sub.world.Families)
+	if len(sub.world.Joins) > 0 {
+		fmt.Fprintf(w, "\n%s joined families the matrix and TestDesign also run (what each pair makes that neither part does):\n", sub.name)
+		families(w, sub.world, sub.world.Joins)
 	}
 	fmt.Fprintf(w, "\n%s properties (judged on every run):\n", sub.name)
 	for _, p := range sub.world.Properties {
 		fmt.Fprintf(w, "  %s\t%s\n", p, sub.world.Describe(p))
+	}
+}
+
+// families writes a line per family of fs: its name, the schedules a
+// cell of it runs by default, and its doc.
+func families[D engine.Design, S, X any](w io.Writer, world engine.World[D, S, X], fs []engine.Family) {
+	for _, f := range fs {
+		runs := fmt.Sprint(world.Runs(f, engine.DefaultMatrixN))
+		if _, _, ok := world.Exhaustive(f); ok {
+			runs = "all"
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\n", f, runs, world.FamilyDoc(f))
 	}
 }
 

@@ -28,7 +28,7 @@ func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, e
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	subj := fs.String("subject", "settle", "what the designs allocate: settle (settlements: credits exactly once) or loot (loot allocation: "+lootfaults.World.Subject+")")
 	dflag := fs.String("designs", "", "comma-separated designs (default: all of the subject's; onceproof list names them)")
-	fflag := fs.String("families", "", "comma-separated fault families, each one or several joined with + (default: all of the subject's)")
+	fflag := fs.String("families", "", "comma-separated fault families, each one or several joined with + (default: all of the subject's, then its documented joins)")
 	n := fs.Int("n", props.DefaultMatrixN, "generated schedules per cell (with -store: default "+fmt.Sprint(DefaultStoreN)+", with -subject loot "+fmt.Sprint(DefaultLootStoreN)+"); a family may scale it: a loot cell runs half of it, 15 times that under the families of rare failures, as onceproof list shows")
 	seed := fs.Uint64("seed", props.DefaultMatrixSeed, "first generator seed of every cell (>= 1)")
 	parallel := fs.Int("parallel", 0, "cells run at once (default: GOMAXPROCS)")
@@ -347,10 +347,11 @@ func selectDesigns[D engine.Design, S, X any](sub subject[D, S, X], list string)
 }
 
 // selectFamilies parses -families: each a family of w's or several joined
-// with '+' (late+crash).
+// with '+' (late+crash); default w's Columns, its families and then its
+// documented joins.
 func selectFamilies[D engine.Design, S, X any](w engine.World[D, S, X], list string) ([]engine.Family, error) {
 	if list == "" {
-		return w.Families, nil
+		return w.Columns(), nil
 	}
 	var out []engine.Family
 	for _, name := range strings.Split(list, ",") {

@@ -61,6 +61,7 @@ func settleSubject(ds impls.Registry[faults.Design]) subject[faults.Design, faul
 			_, scope, _ := props.World.Exhaustive(faults.Families.SmallScope)
 			return fmt.Sprintf("Every design runs under every fault family, %d generated schedules per cell (the same schedules for every design; long-history, whose schedules are each 40 times larger, runs %d), and, in the small-scope column, every schedule within the scope %s, every interleaving of its concurrent ones included: a small-scope cell that holds holds exhaustively to that scope. ",
 				n, faults.World.Runs(faults.Families.LongHistory, n), scope) +
+				joinsIntro(props.World, n) +
 				"A cell is `holds` (no counterexample within that budget: evidence, not a proof) or `fails:` with the properties violated, linking a minimal counterexample: its timeline, a sequence diagram, and the command that replays it. " +
 				"A cell marked *unexpected* disagrees with what the design declares (the matrix test fails on it). " +
 				"The concurrent column interleaves its goroutines (identical deliveries at once on several nodes) with faults' deterministic scheduler, each schedule's `switches` choosing who runs next, so this file regenerates byte for byte; free-running goroutines under the race detector are checked by `go test -race ./cmd/onceproof` (TestConcurrentFamilyOnRealGoroutines).\n\n"
@@ -81,6 +82,7 @@ func lootSubject(ds impls.Registry[lootfaults.Design]) subject[lootfaults.Design
 			}
 			return fmt.Sprintf("Every loot allocation design (source 004) runs under every fault family, %d generated schedules per cell (%d under %s, whose known failures show in one run of several hundred: lootprops.DeepN says which), the same for every design: a team, one or two sessions, requests (open, start, claims, the scheduler's settle, cancels, the compensation job's ticks) delivered at least once to two or three nodes, each node on its own clock, the database and the lock service on theirs. ",
 				lootprops.World.Runs(lootfaults.Families.Clean, n), lootprops.World.Runs(lootfaults.Families.ConcurrentSettle, n), strings.Join(deep, ", ")) +
+				joinsIntro(lootprops.World, n) +
 				"The world reads each design's database after every store call, as an auditor would, and judges the allocation from what it saw, the inventory ledger and the answers given. " +
 				"A cell is `holds` (no counterexample within that budget: evidence, not a proof) or `fails:` with the properties violated, linking a minimal counterexample: its timeline, a sequence diagram, and the command that replays it. " +
 				"A cell marked *unexpected* disagrees with what the design declares (the matrix test fails on it). " +
@@ -88,4 +90,18 @@ func lootSubject(ds impls.Registry[lootfaults.Design]) subject[lootfaults.Design
 		},
 		reached: "How deep each cell looked is under each design (\"What the runs reached\"): crashes (inside Recover too), failures, timeouts and pauses injected, senders that gave up, items Recover delivered, repeated claims, arrivals on another node, interleaved attempts, settles before the deadline, claims within a second of it, calls on skewed nodes, locks taken after their holder's ttl ended, settles stalled past any lock's ttl while another trigger of the session came, cancels, outsiders' claims, ties in one second, sessions of several items, compensation while a settler of a closed session was stalled, claims that changed their player's intent. A cell whose runs never reached what its family exists for is *not exercised*, which fails it.\n",
 	}
+}
+
+// joinsIntro is the intro's sentence on w's documented joins (none: ""):
+// which they are and the schedules a cell of each runs; the list says why
+// each is there.
+func joinsIntro[D engine.Design, S, X any](w engine.World[D, S, X], n int) string {
+	if len(w.Joins) == 0 {
+		return ""
+	}
+	cols := make([]string, len(w.Joins))
+	for i, f := range w.Joins {
+		cols[i] = fmt.Sprintf("%s (%d schedules)", f, w.Runs(f, n))
+	}
+	return fmt.Sprintf("The last columns are joined families, each a pair whose schedules have both parts' features at once (`onceproof list` says what each makes that neither part does): %s; a design's verdict in one fails what its parts are declared to fail, unless it declares the join itself. ", strings.Join(cols, ", "))
 }

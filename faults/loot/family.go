@@ -75,9 +75,29 @@ var familyDocs = map[engine.Family]string{
 	Families.IntentChange:     "members send 1..3 further claims in the window: another intent (an upgrade, a downgrade, back to an earlier one) or the same again, on either node",
 }
 
-// familyDoc is f's one-line meaning (a joined family's parts', joined).
+// joins are the joined families the matrix and TestDesign run after
+// families (World.Joins), each for a case neither part makes alone; its
+// doc says which. Add one with its reason here; a design's verdict in it
+// follows from its parts' (engine.Declaration.Expected) unless it
+// declares the join itself.
+var joins = []engine.Family{engine.Join(Families.EarlySettle, Families.LockExpiry)}
+
+var joinDocs = map[engine.Family]string{
+	// stalledSettler stalls one of the session's settle deliveries, which
+	// under early-settle are its 1..2 early triggers and the scheduler's:
+	// an early one, 2..9.9 s into the 10 s window, stalled 15 or 35 s,
+	// wakes past the deadline.
+	joins[0]: "a settle trigger before the deadline stalls past it and the lock's ttl while another node is triggered: " +
+		"a settler that began early and wakes late must freeze the claims at its freeze (source 004 §2.3: at the lock), not as of its start",
+}
+
+// familyDoc is f's one-line meaning (a documented join's reason; another
+// joined family's parts', joined).
 func familyDoc(f engine.Family) string {
 	if d, ok := familyDocs[f]; ok {
+		return d
+	}
+	if d, ok := joinDocs[f]; ok {
 		return d
 	}
 	if parts := f.Parts(); len(parts) > 1 {

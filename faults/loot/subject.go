@@ -12,6 +12,7 @@ import (
 var World = engine.World[Design, Schedule, Detail]{
 	Subject:     subject,
 	Families:    families,
+	Joins:       joins,
 	Properties:  properties,
 	Reached:     reachedNames,
 	CheckFamily: checkFamily,
