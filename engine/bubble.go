@@ -263,7 +263,7 @@ func runInBubble[D Design, S, X any](t *testing.T, d D, s S, o RunOptions, run f
 		b.mu.Lock()
 		rr := b.r
 		b.mu.Unlock()
-		why := fmt.Sprintf("no progress for %s of wall time and the bubble's clock cannot move: a goroutine of the design is blocked on a lock, on I/O or on a channel made outside the run, or spins; it is left running", b.stall)
+		why := fmt.Sprintf("no progress for %s of wall time and the bubble's clock cannot move: a goroutine of the design is blocked on a lock, on I/O or on a channel made outside the run, or spins; it is left running; the design's goroutines:%s", b.stall, stackList(designStacks(b.id.Load())))
 		if rr == nil {
 			panic(HarnessError{Value: "the run's bubble stopped before the run started: " + why})
 		}

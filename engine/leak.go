@@ -20,8 +20,15 @@ func withLeak[S, X any](h History[S, X], stacks []string, note string) History[S
 		b.WriteString(", " + note)
 	}
 	b.WriteString(" (a goroutine started and never stopped: a cleanup loop, a ticker, a worker; stop it in the Cluster's Close)")
-	// Identical stacks once, with their count: a library that starts a
-	// goroutine per node leaves one per node the run built.
+	b.WriteString(stackList(stacks))
+	h.Events = append(slices.Clip(h.Events), Event[X]{Seq: len(h.Events), At: at, Kind: EvLeak, Node: -1, Attempt: -1, Msg: -1, Err: b.String()})
+	return h
+}
+
+// stackList lists stacks one a line, identical ones once with their
+// count (a library that starts a goroutine per node leaves one per node
+// the run built), in a stable order.
+func stackList(stacks []string) string {
 	count := map[string]int{}
 	var order []string
 	for _, s := range stacks {
@@ -31,11 +38,36 @@ func withLeak[S, X any](h History[S, X], stacks []string, note string) History[S
 		count[s]++
 	}
 	slices.Sort(order)
+	var b strings.Builder
 	for _, s := range order {
 		fmt.Fprintf(&b, "\n%d x %s", count[s], s)
 	}
-	h.Events = append(slices.Clip(h.Events), Event[X]{Seq: len(h.Events), At: at, Kind: EvLeak, Node: -1, Attempt: -1, Msg: -1, Err: b.String()})
-	return h
+	return b.String()
+}
+
+// designStacks is leakedStacks without the goroutines the engine and the
+// testing package run in the bubble (the runner waiting on the design, the
+// bubble's root): those whose innermost frame outside the runtime, time and
+// sync packages is theirs.
+func designStacks(id int64) []string {
+	var out []string
+	for _, s := range leakedStacks(id) {
+		_, frames, _ := strings.Cut(s, "] ")
+		own := false
+		for f := range strings.SplitSeq(frames, " < ") {
+			if strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "time.") || strings.HasPrefix(f, "sync.") {
+				continue
+			}
+			// testing's bubble root shows as synctest.testingSynctestTest
+			// (a linkname).
+			own = strings.HasPrefix(f, "engine.") || strings.HasPrefix(f, "testing.") || strings.HasPrefix(f, "synctest.")
+			break
+		}
+		if !own {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // leakedStacks returns the stack of every goroutine of bubble id, each in
@@ -64,10 +96,28 @@ func leakedStacks(id int64) []string {
 	return out
 }
 
-var (
-	stackState = regexp.MustCompile(`\[([^,\]]*)`)
-	stackArgs  = regexp.MustCompile(`\(0x[^)]*\)$|\(\.\.\.\)$|\(\)$`)
-)
+var stackState = regexp.MustCompile(`\[([^,\]]*)`)
+
+// withoutArgs drops the argument list a stack's function line ends with:
+// "pkg.(*T).M(0xc000123, {0x1?, 0x2?})" is "pkg.(*T).M".
+func withoutArgs(fn string) string {
+	if !strings.HasSuffix(fn, ")") {
+		return fn
+	}
+	depth := 0
+	for i := len(fn) - 1; i >= 0; i-- {
+		switch fn[i] {
+		case ')':
+			depth++
+		case '(':
+			depth--
+			if depth == 0 {
+				return fn[:i]
+			}
+		}
+	}
+	return fn
+}
 
 // normalStack is one goroutine's stack (a header line, then a function
 // line and a file line per frame) on one line, without what changes from
@@ -85,7 +135,7 @@ func normalStack(header, body string) string {
 		if created {
 			fn, _, _ = strings.Cut(strings.TrimPrefix(fn, "created by "), " in goroutine")
 		}
-		fn = stackArgs.ReplaceAllString(fn, "")
+		fn = withoutArgs(fn)
 		fn = fn[strings.LastIndexByte(fn, '/')+1:]
 		file := strings.TrimSpace(lines[i+1])
 		file, _, _ = strings.Cut(file, " +0x")
