@@ -23,7 +23,8 @@ import (
 //     runner sleeps the bubble's clock to Epoch+at (sleepTo): time.Now()
 //     inside the call is exactly the now the call is given, and a design's
 //     own timers, tickers and context deadlines fire in between, when the
-//     world's time passes them. One clock, not two: a design that compares
+//     world's time passes them, and what they wake at the call's instant
+//     runs to a standstill before the call (synctest.Wait). One clock, not two: a design that compares
 //     its now with time.Now() sees them agree. A design that sleeps inside
 //     a call moves the bubble's clock past the world's; the runner never
 //     moves it back, so the next call then sees time.Now() ahead of its now
@@ -147,6 +148,10 @@ func (r *runner[X]) sleepTo(at time.Duration) {
 	r.vstall.Stop()
 	r.vmu.Unlock()
 	time.Sleep(d)
+	// The design's own goroutines woken at this instant (a cleanup tick
+	// due now) run before the call, not in whatever order the scheduler
+	// picks: the same schedule makes the same history.
+	synctest.Wait()
 	r.vmu.Lock()
 	r.vsleeping = false
 	r.vseen = r.progress.Load()
@@ -324,3 +329,11 @@ func bubbleID() int64 {
 // channels and timers. The design must then read only the now it is given;
 // a goroutine it leaves behind goes unseen.
 func NoBubble() Option { return func(c *config) { c.noBubble = true } }
+
+// RunInBubble is w.Run(d, s, o) made as TestDesign makes every run: inside
+// a testing/synctest bubble of its own, whose clock is the world's, with
+// an EvLeak event at the end if the design left goroutines running. A
+// test replays one schedule with it as the kit saw it.
+func RunInBubble[D Design, S, X any](t *testing.T, w World[D, S, X], d D, s S, o RunOptions) History[S, X] {
+	return runInBubble(t, d, s, o, w.Complete().Run)
+}
