@@ -131,3 +131,19 @@ func TestWatermillRunsReplayInABubble(t *testing.T) {
 		}
 	}
 }
+
+// Foreign code is proved as it runs in production: wrap it, unmodified,
+// in a design (watermillDedup hands each delivery to watermill's
+// middleware and credits in its handler) and call the kit. Inside
+// TestDesign its time.Now and tickers read the world's clock, and the
+// goroutines it leaves behind fail Responsive with their stacks (see
+// README, "Wrapping foreign code").
+func ExampleTestDesign_thirdParty() {
+	testWatermill := func(t *testing.T) {
+		props.TestDesign(t, watermillDedup{watermillDeclared},
+			props.Families(faults.Families.Clean, faults.Families.WindowExpiry),
+			props.StrictExpectations(),
+		)
+	}
+	_ = testWatermill // in your _test.go file: func TestWatermill(t *testing.T) { ... }
+}
