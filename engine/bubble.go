@@ -43,9 +43,12 @@ import (
 // lock, on I/O or in a busy loop is not durably blocked, so the bubble's
 // time stands still. That bubble's goroutines cannot be stopped from
 // outside: the caller gets a Stalled history, and the bubble is left
-// where it is. A background ticker so fast that the bubble's clock crawls
-// while the runner sleeps is the one case neither sees in time: it burns
-// its goroutine until the process ends (go test -timeout).
+// where it is. A background ticker makes the runner's sleeps cost one wake
+// a tick: a run spans at least DrainAfter (an hour), so a 1 s ticker costs
+// 3,600 wakes a run (milliseconds), and a ticker of a millisecond or less
+// makes the sleep to the drain outlast Stall of wall time: the process
+// watchdog then ends the run as stalled, and the bubble ticks on, burning
+// its goroutine, until the process ends.
 //
 // The CLI matrix (RunMatrix, Check) cannot use a bubble: synctest needs a
 // *testing.T. Its designs must read only the now they are given; a design
