@@ -126,16 +126,19 @@ func TestWatermillDeduplicatorFailsAsATTLDedup(t *testing.T) {
 // delivery's instant runs before the delivery (without that order, copies
 // landing on a cleanup tick were dropped or credited as the scheduler
 // chose, and window-expiry's verdict changed from one go test to the
-// next). 40 window-expiry seeds: their copies land on ticks, and seed 31
-// is the first to fail.
+// next). Three runs of each of window-expiry's first 100 seeds: with the
+// runner's synctest.Wait taken out, each of 3 go tests caught 2 to 4
+// seeds whose runs differ (with 40 seeds and two runs each, 1 in 3 did).
 func TestWatermillRunsReplayInABubble(t *testing.T) {
 	var d faults.Design = watermillDedup{watermillDeclared}
-	for seed := uint64(1); seed <= 40; seed++ {
+	for seed := uint64(1); seed <= 100; seed++ {
 		s := props.World.Generate(faults.Families.WindowExpiry, seed)
 		a := engine.RunInBubble(t, props.World, d, s, faults.RunOptions{})
-		b := engine.RunInBubble(t, props.World, d, s, faults.RunOptions{})
-		if !reflect.DeepEqual(a.Events, b.Events) {
-			t.Errorf("window-expiry seed %d: two runs in a bubble differ\nreproduce: go test ./props -run TestWatermillRunsReplayInABubble", seed)
+		for range 2 {
+			if b := engine.RunInBubble(t, props.World, d, s, faults.RunOptions{}); !reflect.DeepEqual(a.Events, b.Events) {
+				t.Errorf("window-expiry seed %d: two runs in a bubble differ\nreproduce: go test ./props -run TestWatermillRunsReplayInABubble", seed)
+				break
+			}
 		}
 	}
 }
