@@ -42,12 +42,16 @@ const (
 	// EvPause: the node stalls before Op (Fault is Pause; Err says for how
 	// long); its next event comes that much later.
 	EvPause
+	// EvLeak: goroutines the design started were still running after the
+	// run and its Close (Err names each with its stack); only a run inside
+	// a bubble (TestDesign) can see them. It ends the history.
+	EvLeak
 
 	// EvWorld is the first kind a world may use for its own events.
 	EvWorld EventKind = 16
 )
 
-var kindNames = [...]string{"arrive", "effect", "fault", "crash", "recover", "ack", "budget", "panic", "stall", "give-up", "pause"}
+var kindNames = [...]string{"arrive", "effect", "fault", "crash", "recover", "ack", "budget", "panic", "stall", "give-up", "pause", "leak"}
 
 func (k EventKind) String() string {
 	if int(k) < len(kindNames) {

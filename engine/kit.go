@@ -26,6 +26,7 @@ type config struct {
 	seed     uint64
 	from     string // where n came from (budget), for the messages
 	run      RunOptions
+	noBubble bool // NoBubble (bubble.go)
 }
 
 // Families restricts TestDesign to the given fault families (default: the
@@ -98,6 +99,7 @@ func TestDesign[D Design, S, X any](t *testing.T, w World[D, S, X], d D, opts ..
 	for _, o := range opts {
 		o(&c)
 	}
+	w = inBubbles(t, w, !c.noBubble)
 	for _, f := range c.families {
 		if err := w.CheckFamily(f); err != nil {
 			t.Fatal(err)

@@ -73,6 +73,7 @@ func (r *runner[X]) resumeDue(pi int) bool {
 	}
 	r.resumes = r.resumes[1:]
 	r.lastAt = p.at
+	r.sleepTo(p.at)
 	if r.gen[p.it.node] != p.gen {
 		p.c.killed = true
 	}

@@ -49,6 +49,10 @@ func CheckResponsive[X any](events []Event[X], exhausted bool, p Property, lette
 			}
 			a.Explain = fmt.Sprintf("the run stalled: %s; %s", what, e.Err)
 			as = append(as, a)
+		case EvLeak:
+			a := NewAnomaly(events, p, -1, []Event[X]{e})
+			a.Explain = e.Err
+			as = append(as, a)
 		}
 	}
 	if len(as) > 0 {

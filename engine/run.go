@@ -98,7 +98,11 @@ type RunOptions struct {
 	// makes (how many goroutines could run then), in order: the branching
 	// of the run's tree of interleavings (Interleavings walks it).
 	Choices *[]int
-	_       struct{}
+	// bubble, set by TestDesign for a run inside a testing/synctest bubble
+	// (bubble.go), makes the runner sleep the bubble's clock to each
+	// call's time and watch the run on it.
+	bubble *bubbleState
+	_      struct{}
 }
 
 // DefaultStall is RunOptions.Stall's default. A run records an event every
@@ -174,8 +178,7 @@ func Run[X any](sys System[X], f Frame, m Messages, opt RunOptions) Trace[X] {
 		r.stall = DefaultStall
 	}
 	r.finish = make(chan []Event[X], 2)
-	watch(r)
-	runOn(func() {
+	body := func() {
 		defer func() {
 			if v := recover(); v != nil {
 				e := asHarnessError(v)
@@ -184,11 +187,22 @@ func Run[X any](sys System[X], f Frame, m Messages, opt RunOptions) Trace[X] {
 			r.finish <- nil
 		}()
 		r.run()
-	})
-	if events := <-r.finish; events != nil {
+	}
+	if r.bubble != nil {
+		r.startBubbled(body)
+	} else {
+		watch(r)
+		runOn(body)
+	}
+	events := <-r.finish
+	if r.bubble != nil {
+		r.stopBubbled()
+	} else if events == nil {
+		unwatch(r)
+	}
+	if events != nil {
 		return Trace[X]{Events: events, Stalled: true}
 	}
-	unwatch(r)
 	if c, ok := sys.(Closer); ok {
 		c.Close()
 	}
@@ -276,18 +290,28 @@ func asHarnessError(v any) HarnessError {
 // EvStall to a copy of the history so far and hands it to Run. The
 // watchdog calls it.
 func (r *runner[X]) abandon() {
+	r.abandonWith(fmt.Sprintf("no progress for %s: the design is blocked inside Deliver or Recover (a Cluster lock held across an Env call, or a wait for another delivery?)", r.stall))
+}
+
+// abandonWith gives up on the run for the reason why, as abandon does.
+func (r *runner[X]) abandonWith(why string) {
+	if events := r.giveUp(why); events != nil {
+		r.finish <- events
+	}
+}
+
+// giveUp marks the run abandoned and returns its history so far with
+// EvStall (why), or nil if it was abandoned already.
+func (r *runner[X]) giveUp(why string) []Event[X] {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.abandoned {
-		r.mu.Unlock()
-		return
+		return nil
 	}
 	r.abandoned = true
 	r.overrun.Store(true) // the abandoned goroutine stops at its next env call
-	ev := Event[X]{Seq: len(r.events), At: r.lastAtLocked(), Kind: EvStall, Node: -1, Attempt: -1, Msg: -1,
-		Err: fmt.Sprintf("no progress for %s: the design is blocked inside Deliver or Recover (a Cluster lock held across an Env call, or a wait for another delivery?)", r.stall)}
-	events := append(slices.Clip(r.events), ev)
-	r.mu.Unlock()
-	r.finish <- events
+	ev := Event[X]{Seq: len(r.events), At: r.lastAtLocked(), Kind: EvStall, Node: -1, Attempt: -1, Msg: -1, Err: why}
+	return append(slices.Clip(r.events), ev)
 }
 
 // lastAtLocked is the virtual time of the latest event (r.mu held).
@@ -383,6 +407,16 @@ type runner[X any] struct {
 	// harness is the panic that escaped the run's goroutine (Run raises
 	// it again on the caller's).
 	harness *HarnessError
+
+	// A run in a bubble (bubble.go): its state outside, and the stall
+	// timer on the bubble's clock, stopped while the runner sleeps (vmu
+	// guards the timer's fields; vseen is the progress it last saw).
+	bubble    *bubbleState
+	vstall    *time.Timer
+	vmu       sync.Mutex
+	vsleeping bool
+	vdone     bool
+	vseen     uint64
 }
 
 type msgState struct {
@@ -408,6 +442,7 @@ func newRunner[X any](sys System[X], f Frame, m Messages, opt RunOptions) *runne
 		free:      opt.Free,
 		arity:     opt.Choices,
 		outages:   newOutageState(f),
+		bubble:    opt.bubble,
 	}
 	if r.maxEvents <= 0 {
 		r.maxEvents = DefaultMaxEvents
@@ -512,6 +547,7 @@ func (r *runner[X]) run() {
 		// Drain: recovery far past every lease, then the sender's last
 		// resends.
 		drainAt = r.lastAt + DrainAfter
+		r.sleepTo(drainAt)
 		for id := range r.nodes {
 			if rec, ok := r.nodes[id].(Recoverer); ok {
 				r.recover(id, rec, drainAt)
@@ -587,6 +623,7 @@ func (r *runner[X]) loop(pi *int) {
 			}
 		}
 		r.lastAt = it.at
+		r.sleepTo(it.at)
 		r.msgs[it.msg].sends++
 		r.msgs[it.msg].lastNode = it.node
 		if r.pauses {
@@ -646,6 +683,7 @@ func (r *runner[X]) group(pi *int) bool {
 		return true
 	}
 	r.lastAt = at
+	r.sleepTo(at)
 	acked := make([]bool, len(items))
 	// One goroutine per node, in the order of the node's first item in the
 	// group (the order Switches indexes).
