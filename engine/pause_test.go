@@ -4,13 +4,19 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
 // tape is a System whose nodes make two effects per message, "a" and "b",
 // and record, in one shared log, which node did what at what virtual time.
-type tape struct{ log []string }
+// The log has a lock because a free-running group (RunOptions.Free) calls
+// two nodes' effects at once, as a real cluster's would.
+type tape struct {
+	mu  sync.Mutex
+	log []string
+}
 
 func (t *tape) NewNode(id int, p *Port[struct{}]) Node { return &tapeNode{t, p} }
 
@@ -22,6 +28,8 @@ type tapeNode struct {
 func (n *tapeNode) Deliver(now time.Time, msg int) (Ack, error) {
 	for _, op := range []string{"a", "b"} {
 		if err := n.p.Effect(op, func() error {
+			n.t.mu.Lock()
+			defer n.t.mu.Unlock()
 			n.t.log = append(n.t.log, fmt.Sprintf("m%d:%s@%s/n%d", msg, op, n.p.At(), n.p.Node()))
 			return nil
 		}); err != nil {
