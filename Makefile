@@ -16,8 +16,13 @@ vet: ## go vet and gofmt
 	@# it with O_TRUNC and erases everything logged before this line.
 	@f=$$(gofmt -l .); if [ -n "$$f" ]; then echo "$$f" >&2; echo "gofmt: the files above need formatting (gofmt -w)" >&2; exit 1; fi
 
+# -timeout 30m: go test's default of 10m per package binary is 3.3x
+# cmd/onceproof's 180s on CI's 2 quiet cores (the slowest package: it runs
+# both matrices under the race detector to check results/), a margin the
+# widened worlds of issue 26 and the bubble of issue 22 eat into; a
+# package that needs more than 30m is a regression to fix, not to wait for.
 test: vet ## vet, then every test with the race detector
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout=30m ./...
 
 # FUZZTIME bounds each fuzz target's run. 30s is ~100k inputs of FuzzInput
 # on 2 loaded cores (104,241 measured at load 12): enough to walk every
