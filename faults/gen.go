@@ -192,11 +192,11 @@ func presetOf(f Family) preset {
 			// 2..3 players (a team; 2 is the smallest pair that shares a
 			// match) playing the same matches in the same rooms. Player ids
 			// and match ids are drawn full width, each next one differing
-			// from the previous in one random bit: a key that drops the
-			// player collides on every shared match, one that keeps 16 bits
-			// of an id collides whenever the flipped bit is above them (3
-			// times in 4 for a player id, 12 in 16 for a match id): the
-			// drawWideIDs step.
+			// from an earlier one in one bit, at any of the field's
+			// positions: a key that drops the player collides on every
+			// shared match, one that keeps b bits of an id collides
+			// whenever a flipped bit is above them, and over a cell every
+			// position is flipped somewhere (the drawWideIDs step).
 			p.wide = true
 			p.maxPlayers = 3
 		case Families.LongHistory:
