@@ -99,6 +99,7 @@ type preset struct {
 	roomReturn  bool // room-return: one forced return within two matches, colliding net
 	wide        bool // wide-ids: a team shares matches; wide ids in one-bit pairs
 	long        bool // long-history: a thousand matches, replays from far back
+	deep        bool // long-history's deep schedule: deepMatches, replays of the first match
 	sender      bool // crash, store-error, timeout: draw a fast, slow or giving-up sender
 	returnGap   int  // MinReturnGap of the family
 	rooms       int  // roomsFor(returnGap)
@@ -245,6 +246,9 @@ func genFamily(f Family) *rapid.Generator[Schedule] {
 // (f, seed) gives the same schedule as long as the generator code is the
 // same. Commit a failing schedule's text, not its seed.
 func generate(f Family, seed uint64) Schedule {
+	if isDeep(f, seed) {
+		return generateDeep(f, seed)
+	}
 	return genFamily(f).Example(int(seed))
 }
 
@@ -319,6 +323,7 @@ var genSteps = []genStep{
 	{func(p preset) bool { return p.multiNode }, (*gen).otherNodeCopies},
 	{func(p preset) bool { return p.deepReplay }, (*gen).deepReplays},
 	{func(p preset) bool { return p.long }, (*gen).farReplays},
+	{func(p preset) bool { return p.deep }, (*gen).firstMatchReplays},
 	{func(p preset) bool { return p.expiry }, (*gen).expiryCopies},
 	{nil, (*gen).sortDeliveries},
 	{func(p preset) bool { return p.crash }, (*gen).crashes},
@@ -329,6 +334,7 @@ var genSteps = []genStep{
 	{func(p preset) bool { return p.concurrent }, (*gen).switches},
 	{func(p preset) bool { return p.sender }, (*gen).sender},
 	{func(p preset) bool { return p.crash }, (*gen).recoverCrashes},
+	{func(p preset) bool { return p.long }, (*gen).longPlayer},
 }
 
 // genSchedule draws one schedule: every step of genSteps the preset has,

@@ -262,10 +262,16 @@ func (g *gen) drawWideIDs() {
 // its distinct values over the positions. Rapid still shrinks the draw
 // toward 0, which is one fixed position.
 func uniformBit(t *rapid.T, width int, label string) int {
+	return int(scrambled(t, label) % uint64(width))
+}
+
+// scrambled draws a uint64 and scrambles it (splitmix64's finaliser), so
+// that rapid's lean toward small values does not carry into the value.
+func scrambled(t *rapid.T, label string) uint64 {
 	z := rapid.Uint64().Draw(t, label) + 0x9e3779b97f4a7c15
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return int((z ^ z>>31) % uint64(width))
+	return z ^ z>>31
 }
 
 // flipBit is v with bit b flipped, or, if taken says that value is taken,
