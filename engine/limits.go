@@ -15,26 +15,35 @@ const (
 	// covers any fleet a test means to model at a bounded cost.
 	MaxNodes = 64
 
-	// MaxDeliveries bounds the planned deliveries: each one is at least two
-	// events (its arrival and its answer, crash or panic), so past
-	// DefaultMaxEvents/2 a schedule cannot drain within the default budget
-	// and its every run would be Unknown.
-	MaxDeliveries = DefaultMaxEvents / 2
+	// MaxDeliveries bounds the planned deliveries. The largest generated
+	// schedule is settlement's deep long-history (100,000 settlements, each
+	// delivered at least once, and a few dozen copies); 1<<18 = 262,144 is
+	// 2.6 times that and still bounds what a hostile file makes Run hold
+	// (a delivery is a few dozen bytes: under 16 MB). Each delivery is at
+	// least two events (its arrival and its answer, crash or panic), so a
+	// schedule past DefaultMaxEvents/2 deliveries needs the larger budget
+	// its world's Run gives it (RunOptions.MaxEvents; faults.Run scales it
+	// with the deliveries).
+	MaxDeliveries = 1 << 18
 
 	// MaxMsgs bounds a world's messages: a message that no delivery names
 	// is inert, so there is no use for more than MaxDeliveries.
 	MaxMsgs = MaxDeliveries
 
 	// MaxFaults bounds the faults: a fault fires at most once, in one
-	// attempt, and an attempt is at least two events, as for deliveries.
+	// attempt, and an attempt is at least two events, so past
+	// DefaultMaxEvents/2 faults most could not fire within the default
+	// budget (generated schedules draw at most a few dozen).
 	MaxFaults = DefaultMaxEvents / 2
 
 	// MaxAttemptIndex bounds Fault.Attempt and MaxEffectIndex Fault.Effect:
-	// attempts are numbered in the order they run, each at least two events,
-	// so no attempt past DefaultMaxEvents/2 can run within the default
-	// budget; a design makes a handful of env calls per attempt (ref makes 3),
-	// and 1024 leaves room for any design that still terminates.
-	MaxAttemptIndex = DefaultMaxEvents / 2
+	// attempts are numbered in the order they run, the planned deliveries
+	// first in time order with the retries among them, so a fault on any
+	// planned delivery of the largest schedule, or on as many retries
+	// again, is below 2 x MaxDeliveries; a design makes a handful of env
+	// calls per attempt (ref makes 3), and 1024 leaves room for any design
+	// that still terminates.
+	MaxAttemptIndex = 2 * MaxDeliveries
 	MaxEffectIndex  = 1024
 
 	// MaxSwitches bounds Frame.Switches: each choice is made at a

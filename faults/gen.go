@@ -99,6 +99,7 @@ type preset struct {
 	roomReturn  bool // room-return: one forced return within two matches, colliding net
 	wide        bool // wide-ids: a team shares matches; wide ids in one-bit pairs
 	long        bool // long-history: a thousand matches, replays from far back
+	deep        bool // long-history's deep schedule: deepMatches, replays of the first match
 	sender      bool // crash, store-error, timeout: draw a fast, slow or giving-up sender
 	returnGap   int  // MinReturnGap of the family
 	rooms       int  // roomsFor(returnGap)
@@ -192,11 +193,11 @@ func presetOf(f Family) preset {
 			// 2..3 players (a team; 2 is the smallest pair that shares a
 			// match) playing the same matches in the same rooms. Player ids
 			// and match ids are drawn full width, each next one differing
-			// from the previous in one random bit: a key that drops the
-			// player collides on every shared match, one that keeps 16 bits
-			// of an id collides whenever the flipped bit is above them (3
-			// times in 4 for a player id, 12 in 16 for a match id): the
-			// drawWideIDs step.
+			// from an earlier one in one bit, at any of the field's
+			// positions: a key that drops the player collides on every
+			// shared match, one that keeps b bits of an id collides
+			// whenever a flipped bit is above them, and over a cell every
+			// position is flipped somewhere (the drawWideIDs step).
 			p.wide = true
 			p.maxPlayers = 3
 		case Families.LongHistory:
@@ -245,6 +246,9 @@ func genFamily(f Family) *rapid.Generator[Schedule] {
 // (f, seed) gives the same schedule as long as the generator code is the
 // same. Commit a failing schedule's text, not its seed.
 func generate(f Family, seed uint64) Schedule {
+	if isDeep(f, seed) {
+		return generateDeep(f, seed)
+	}
 	return genFamily(f).Example(int(seed))
 }
 
@@ -319,6 +323,7 @@ var genSteps = []genStep{
 	{func(p preset) bool { return p.multiNode }, (*gen).otherNodeCopies},
 	{func(p preset) bool { return p.deepReplay }, (*gen).deepReplays},
 	{func(p preset) bool { return p.long }, (*gen).farReplays},
+	{func(p preset) bool { return p.deep }, (*gen).firstMatchReplays},
 	{func(p preset) bool { return p.expiry }, (*gen).expiryCopies},
 	{nil, (*gen).sortDeliveries},
 	{func(p preset) bool { return p.crash }, (*gen).crashes},
@@ -329,6 +334,7 @@ var genSteps = []genStep{
 	{func(p preset) bool { return p.concurrent }, (*gen).switches},
 	{func(p preset) bool { return p.sender }, (*gen).sender},
 	{func(p preset) bool { return p.crash }, (*gen).recoverCrashes},
+	{func(p preset) bool { return p.long }, (*gen).longPlayer},
 }
 
 // genSchedule draws one schedule: every step of genSteps the preset has,

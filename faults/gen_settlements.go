@@ -217,42 +217,61 @@ func (g *gen) number() {
 }
 
 // drawWideIDs draws the wide-ids family's identities: full-width player ids
-// and match ids, each next one differing from the previous in one bit.
-// Player ids are never 0; the ids of one kind are distinct; match ids grow.
+// and match ids, each next one differing from an earlier one in one bit.
+// Player ids are never 0; the ids of one kind are distinct.
+//
+// Every bit position of every identity field is where some pair differs,
+// over the schedules of a default cell: a player pair flips one of 32
+// positions, a match pair one of 64, drawn uniformly per pair (2..3 players
+// give 1..2 player pairs, 1..5 matches 0..4 match pairs, so a cell of 200
+// schedules draws about 300 player flips and 400 match flips, several per
+// position: TestWideIDsDifferInEveryBitOverACell sums them). The kind's
+// bit 0 differs between a match's instant and final in every schedule; its
+// bit 1 (instant against third) only joined with third-kind, the one family
+// that has a third kind. A key that keeps b bits of a field, or of a
+// hash that does not carry every input bit into the bits it keeps,
+// collides wherever a pair flips a dropped bit.
 func (g *gen) drawWideIDs() {
 	t := g.t
 	ps := []uint32{rapid.Uint32Range(1, math.MaxUint32).Draw(t, "player-id")}
 	for len(ps) < g.players {
-		ps = append(ps, uint32(flipBit(uint64(ps[len(ps)-1]), rapid.IntRange(0, 31).Draw(t, "player-bit"), 32, func(v uint64) bool {
+		ps = append(ps, uint32(flipBit(uint64(ps[len(ps)-1]), uniformBit(t, 32, "player-bit"), 32, func(v uint64) bool {
 			return v == 0 || slices.Contains(ps, uint32(v))
 		})))
 	}
 	// Match ids count up with time, as the world rules read them (a
-	// player's matches in id order), in pairs that differ in one bit:
-	// match 2j is base + j x 2^40 and match 2j+1 sets one bit below 40 that
-	// match 2j has clear, staying below match 2j+2. base has 39 random
-	// bits, so about 20 are clear; 1200 matches stay below 2^50.
-	base := rapid.Uint64().Draw(t, "match-id") >> 25
-	ms := make([]uint64, 0, g.team.matches)
-	for k := range g.team.matches {
-		if k%2 == 0 {
-			ms = append(ms, base+uint64(k/2)<<40)
-			continue
-		}
-		prev := ms[k-1]
-		var clear []int
-		for b := range 40 {
-			if prev&(1<<b) == 0 {
-				clear = append(clear, b)
-			}
-		}
-		if len(clear) == 0 { // base was all ones below bit 39
-			ms = append(ms, prev+1<<39)
-			continue
-		}
-		ms = append(ms, prev|1<<clear[rapid.IntRange(0, len(clear)-1).Draw(t, "match-bit")])
+	// player's matches in id order): the chain m0, m1 = m0 with one bit
+	// flipped, m2 = m1 with one bit flipped, ... is drawn first, then
+	// sorted, so that every flip may be at any of the 64 positions (a
+	// flip of bit 63 makes one of the pair the larger, wherever it falls
+	// in time) and the pairs stay one bit apart.
+	ms := []uint64{rapid.Uint64().Draw(t, "match-id")}
+	for len(ms) < g.team.matches {
+		ms = append(ms, flipBit(ms[len(ms)-1], uniformBit(t, 64, "match-bit"), 64, func(v uint64) bool {
+			return slices.Contains(ms, v)
+		}))
 	}
+	slices.Sort(ms)
 	g.widePlayers, g.wideMatches = ps, ms
+}
+
+// uniformBit draws a bit position 0..width-1, near uniformly over many
+// schedules: rapid's integers lean toward small and edge values (where
+// they shrink), which left some of 64 positions without a flip in a
+// cell of 200; scrambling the drawn value (splitmix64's finaliser) spreads
+// its distinct values over the positions. Rapid still shrinks the draw
+// toward 0, which is one fixed position.
+func uniformBit(t *rapid.T, width int, label string) int {
+	return int(scrambled(t, label) % uint64(width))
+}
+
+// scrambled draws a uint64 and scrambles it (splitmix64's finaliser), so
+// that rapid's lean toward small values does not carry into the value.
+func scrambled(t *rapid.T, label string) uint64 {
+	z := rapid.Uint64().Draw(t, label) + 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 // flipBit is v with bit b flipped, or, if taken says that value is taken,

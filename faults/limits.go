@@ -13,8 +13,9 @@ const (
 	MaxNodes = 64
 	// MaxSettlements is the most settlements a schedule has
 	// (engine.MaxMsgs: a settlement no delivery names is inert, so no more
-	// than the deliveries, DefaultMaxEvents/2 = 1<<16 / 2).
-	MaxSettlements = 1 << 15
+	// than the deliveries, 1<<18: 2.6 times the 100,000 of the largest
+	// generated schedule, long-history's deep one).
+	MaxSettlements = 1 << 18
 )
 
 // The values above are the engine's, written out so go doc shows them; a

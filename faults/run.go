@@ -32,8 +32,27 @@ func Run(d Design, s Schedule, opt RunOptions) History {
 	if err := validateTruth(s); err != nil {
 		panic("faults.Run: invalid schedule: " + err.Error())
 	}
+	if opt.MaxEvents == 0 {
+		opt.MaxEvents = eventBudget(s)
+	}
 	t := engine.Run[Detail](newSystem(d, s), s.Frame, messages(len(s.Settlements)), opt)
 	return History{Design: d.Name(), Schedule: s, Events: t.Events, Exhausted: t.Exhausted, Stalled: t.Stalled}
+}
+
+// eventsPerDelivery is the event budget Run gives each planned delivery of
+// a schedule too large for engine.DefaultMaxEvents (long-history's deep
+// one, 100,000 deliveries): an honest run makes about 8 a delivery (its
+// arrival, 3 effects and a credit for a three-effect design, the answer,
+// a state sample, and the odd retry), and 32 is 4 times that, so only a
+// design that loops runs out, and it does so holding at most 32 x 100,000
+// events (a few hundred MB) rather than the unbounded history of a loop.
+const eventsPerDelivery = 32
+
+// eventBudget is the RunOptions.MaxEvents Run uses when the caller gives
+// none: the engine's default, or eventsPerDelivery a planned delivery if
+// that is more.
+func eventBudget(s Schedule) int {
+	return max(engine.DefaultMaxEvents, eventsPerDelivery*len(s.Deliveries))
 }
 
 // messages is how the engine names n settlements: s0, s1, ...

@@ -149,7 +149,7 @@ func TestParseRejectsEveryDimensionPastItsLimit(t *testing.T) {
 		"retry":        {strings.Replace(header, "retry 250ms", "retry 2h", 1), "MaxRetryAfter"},
 		"max-attempts": {strings.Replace(header, "max-attempts 16", "max-attempts 1000000", 1), "MaxAttempts"},
 		"at":           {header + settle + "deliver at=10001h s0 node=0\n", "MaxAt"},
-		"attempt":      {header + settle + "fault attempt=40000 effect=0 fail\n", "MaxAttemptIndex"},
+		"attempt":      {header + settle + fmt.Sprintf("fault attempt=%d effect=0 fail\n", engine.MaxAttemptIndex+1), "MaxAttemptIndex"},
 		"effect":       {header + settle + "fault attempt=0 effect=5000 fail\n", "MaxEffectIndex"},
 		"switches": {strings.Replace(header, "family clean", "family concurrent", 1) + "concurrent true\nswitches" +
 			strings.Repeat(" 1", engine.MaxSwitches+1) + "\n", "MaxSwitches"},
