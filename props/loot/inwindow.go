@@ -76,9 +76,9 @@ func late(x lootfaults.Session, at time.Duration) bool { return at >= x.Deadline
 // write of its intent is HonestAnswer's (and FrozenClaims') business, and
 // a claim written after the freeze but never in the frozen set is
 // FrozenClaims'; here only the time is judged, once per write.
-func checkInWindow(h lootfaults.History) engine.Verdict {
+func checkInWindow(h lootfaults.History, obs []*seen) engine.Verdict {
 	var as []engine.Anomaly
-	sessions := observe(h)
+	sessions := obs
 	ws := make([][]write, len(sessions))
 	for i, ss := range sessions {
 		ws[i] = ss.writes()

@@ -9,8 +9,11 @@ import (
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
 )
 
-// checker judges one property on a history.
-type checker func(h lootfaults.History) engine.Verdict
+// checker judges one property on a history, given what observe read of
+// it: Judge reads the history once for all of them (observe was 14% of a
+// loot matrix's CPU when each of the 12 checkers read it again), so a
+// checker must not change what it is given.
+type checker func(h lootfaults.History, obs []*seen) engine.Verdict
 
 // checkers maps every property to its checker. The safety properties are
 // judged on whatever prefix a stalled or exhausted run produced (a
@@ -37,14 +40,19 @@ func CheckProperty(p engine.Property, h lootfaults.History) engine.Verdict {
 	if !ok {
 		panic(fmt.Sprintf("lootprops.CheckProperty: unknown property %q", p))
 	}
-	return c(h)
+	return c(h, observe(h))
 }
 
 // Judge judges every property of lootfaults.World.Properties on h.
 func Judge(h lootfaults.History) engine.Report {
 	r := make(engine.Report, len(lootfaults.World.Properties))
+	obs := observe(h)
 	for i, p := range lootfaults.World.Properties {
-		r[i] = CheckProperty(p, h)
+		c, ok := checkers[p]
+		if !ok {
+			panic(fmt.Sprintf("lootprops.Judge: unknown property %q", p))
+		}
+		r[i] = c(h, obs)
 	}
 	return r
 }
@@ -62,9 +70,9 @@ func anomaly(h lootfaults.History, p engine.Property, msg int, evs []lootfaults.
 // checkNoOverGrant: a session delivers at most its quantity of items, none
 // once it was ever canceled, and none to a player without a winning claim
 // (a member's NEED or GREED) in the set that froze.
-func checkNoOverGrant(h lootfaults.History) engine.Verdict {
+func checkNoOverGrant(h lootfaults.History, obs []*seen) engine.Verdict {
 	var as []engine.Anomaly
-	for _, ss := range observe(h) {
+	for _, ss := range obs {
 		no := ss.x.No()
 		if n := len(ss.items); n > ss.x.Quantity {
 			as = append(as, anomaly(h, lootfaults.Properties.NoOverGrant, -1, ss.items, "%s delivered %d items for a drop of %d", no, n, ss.x.Quantity))
@@ -83,9 +91,9 @@ func checkNoOverGrant(h lootfaults.History) engine.Verdict {
 
 // checkNoDupGrant: no player gets a session's item twice (under two keys:
 // the ledger applies one key once).
-func checkNoDupGrant(h lootfaults.History) engine.Verdict {
+func checkNoDupGrant(h lootfaults.History, obs []*seen) engine.Verdict {
 	var as []engine.Anomaly
-	for _, ss := range observe(h) {
+	for _, ss := range obs {
 		by := map[lootfaults.PlayerID][]lootfaults.Event{}
 		var order []lootfaults.PlayerID
 		for _, it := range ss.items {
@@ -117,7 +125,7 @@ func checkNoDupGrant(h lootfaults.History) engine.Verdict {
 // MaxAttempts sends twice over, with at most a few faults among them, and
 // never an answer is a design that lost the request (a never-answered open
 // is a session, a never-answered claim a player's item).
-func checkNoLostGrant(h lootfaults.History) engine.Verdict {
+func checkNoLostGrant(h lootfaults.History, obs []*seen) engine.Verdict {
 	if h.Stalled || h.Exhausted {
 		return engine.Verdict{Property: lootfaults.Properties.NoLostGrant, Outcome: engine.Unknown, Reason: "the run did not drain (it blocked or ran out of budget): retries or Recover may still have delivered"}
 	}
@@ -129,7 +137,7 @@ func checkNoLostGrant(h lootfaults.History) engine.Verdict {
 			}
 		}
 	}
-	for _, ss := range observe(h) {
+	for _, ss := range obs {
 		last := ss.views
 		if n := len(last); n > 0 {
 			last = last[n-1:]
@@ -186,9 +194,9 @@ func (ss *seen) settled() ([]lootfaults.Claim, bool) {
 // player's row then: a player may change its answer before the deadline),
 // or the request's for a player with no row (a claim answered accepted
 // and never written).
-func checkFrozenClaims(h lootfaults.History) engine.Verdict {
+func checkFrozenClaims(h lootfaults.History, obs []*seen) engine.Verdict {
 	var as []engine.Anomaly
-	sessions := observe(h)
+	sessions := obs
 	for _, ack := range answered(h, lootfaults.Kinds.ClaimItem) {
 		if ack.Ack != lootfaults.Accepted && ack.Ack != lootfaults.Already {
 			continue
@@ -243,9 +251,9 @@ func checkFrozenClaims(h lootfaults.History) engine.Verdict {
 // moment from the freeze to the first record of the session CLOSED (truths);
 // a settler that ranks with one read and writes another into its evidence
 // is Replayable's to catch.
-func checkRuleOrder(h lootfaults.History) engine.Verdict {
+func checkRuleOrder(h lootfaults.History, obs []*seen) engine.Verdict {
 	var as []engine.Anomaly
-	for _, ss := range observe(h) {
+	for _, ss := range obs {
 		if ss.final.Status != lootfaults.Statuses.Closed || ss.freeze == nil {
 			continue
 		}
@@ -264,9 +272,9 @@ func checkRuleOrder(h lootfaults.History) engine.Verdict {
 // claims that can win are those of the set that froze (not those some node
 // saw at another moment), in whatever order the design lists them; PASS
 // rows are the design's to keep or leave out (settled).
-func checkReplayable(h lootfaults.History) engine.Verdict {
+func checkReplayable(h lootfaults.History, obs []*seen) engine.Verdict {
 	var as []engine.Anomaly
-	for _, ss := range observe(h) {
+	for _, ss := range obs {
 		if ss.final.Status != lootfaults.Statuses.Closed {
 			continue
 		}
@@ -318,9 +326,9 @@ func claimList(cs []lootfaults.Claim) string {
 // checkMembersOnly: no claim of a player outside its session's team
 // snapshot (taken when the session opened: source 004's §5 judges claims
 // by it, not by the live team) is recorded, or answered accepted.
-func checkMembersOnly(h lootfaults.History) engine.Verdict {
+func checkMembersOnly(h lootfaults.History, obs []*seen) engine.Verdict {
 	var as []engine.Anomaly
-	for _, ss := range observe(h) {
+	for _, ss := range obs {
 		reported := map[lootfaults.PlayerID]bool{}
 		for _, v := range ss.views {
 			for _, c := range v.Detail.Record.Claims {
@@ -336,9 +344,9 @@ func checkMembersOnly(h lootfaults.History) engine.Verdict {
 
 // checkOnTime: no session starts settling (or closes) before its deadline
 // by the database's clock.
-func checkOnTime(h lootfaults.History) engine.Verdict {
+func checkOnTime(h lootfaults.History, obs []*seen) engine.Verdict {
 	var as []engine.Anomaly
-	for _, ss := range observe(h) {
+	for _, ss := range obs {
 		if f := ss.freeze; f != nil && f.At < ss.x.Deadline {
 			as = append(as, anomaly(h, lootfaults.Properties.OnTime, -1, []lootfaults.Event{*f}, "%s went %s at %s by the database's clock, before its deadline %s", ss.x.No(), f.Detail.Record.Status, f.At, ss.x.Deadline))
 		}
@@ -362,7 +370,7 @@ func checkOnTime(h lootfaults.History) engine.Verdict {
 // CLAIMING), out of a final status (CLOSED -> CANCELED, CANCELED -> ...),
 // or off the table. The freeze such a write makes is still judged by
 // OnTime and FrozenClaims, at the view that shows it.
-func checkForwardOnly(h lootfaults.History) engine.Verdict {
+func checkForwardOnly(h lootfaults.History, obs []*seen) engine.Verdict {
 	statuses := []lootfaults.Status{lootfaults.Statuses.Open, lootfaults.Statuses.Claiming, lootfaults.Statuses.Settling, lootfaults.Statuses.Closed, lootfaults.Statuses.Canceled}
 	// reachable: a path of table edges from one status to another. The
 	// table has no cycle, so a path is at most 4 edges long (OPEN ->
@@ -377,7 +385,7 @@ func checkForwardOnly(h lootfaults.History) engine.Verdict {
 		return false
 	}
 	var as []engine.Anomaly
-	for _, ss := range observe(h) {
+	for _, ss := range obs {
 		from := lootfaults.Statuses.None
 		for _, v := range ss.views {
 			to := v.Detail.Record.Status
@@ -406,9 +414,9 @@ func statusName(s lootfaults.Status) string {
 // before the deadline by the database's clock from the request's arrival
 // to its answer, is never refused (wrongRefusal), nor answered noted
 // without taking effect.
-func checkHonestAnswer(h lootfaults.History) engine.Verdict {
+func checkHonestAnswer(h lootfaults.History, obs []*seen) engine.Verdict {
 	var as []engine.Anomaly
-	sessions := observe(h)
+	sessions := obs
 	for i, e := range h.Events {
 		if e.Kind != engine.EvAck || (e.Ack != lootfaults.Accepted && e.Ack != lootfaults.Already && e.Ack != lootfaults.Recorded && e.Ack != lootfaults.Refused && e.Ack != lootfaults.Noted) {
 			continue
@@ -532,7 +540,7 @@ func winnersOf(rec lootfaults.Record) []lootfaults.PlayerID {
 
 // checkResponsive: every Handle and Recover returns: no panic, no
 // deadlock (engine.CheckResponsive).
-func checkResponsive(h lootfaults.History) engine.Verdict {
+func checkResponsive(h lootfaults.History, obs []*seen) engine.Verdict {
 	return engine.CheckResponsive(h.Events, h.Exhausted, lootfaults.Properties.Responsive, "r", func(id int) string { return describe(h, id) })
 }
 
