@@ -2,6 +2,7 @@ package props
 
 import (
 	"fmt"
+	"hash/fnv"
 	"testing"
 
 	"github.com/onceproof/onceproof/engine"
@@ -50,4 +51,23 @@ func TestKitFailsAStoreThatForgetsPast4096Settlements(t *testing.T) {
 	// history is about 2,300 settlements.
 	d := tiny{name: "store-forgets-past-4096", unkeyed: true, capPerPlayer: 4096}
 	wantFails(t, judgeUnshrunk(t, d, faults.Families.LongHistory), faults.Properties.NoDup, "the deep schedule's 8,192 settlements")
+}
+
+func TestKitFailsAFingerprintKeptTo20Bits(t *testing.T) {
+	// A fingerprint (a hash of the identity, as source 000's is) cut to b
+	// bits collides by the birthday bound: n keys make about n^2/2^(b+1)
+	// colliding pairs, and a collision drops the later settlement as a
+	// duplicate (NoLoss). The deep schedule's 8,192 keys make 32 pairs at
+	// b = 20 (caught whatever the hash), 2 at 24, 0.125 at 28 and 0.008 at
+	// 32: a cut to 24 bits or more is caught by chance or not at all, and
+	// 32 bits would need ~2^17 keys of one cell (about 3 expected pairs)
+	// to be caught reliably, which the matrix's budget does not hold (the
+	// deep schedule costs ~0.2 s a design at 8,192). So the kit promises
+	// 20 bits, and this test holds it to that.
+	d := tiny{name: "fingerprint-20-bits", key: func(s faults.Settlement) string {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%d/%d/%d", s.Player, s.Match, s.Kind)
+		return fmt.Sprint(h.Sum64() & (1<<20 - 1))
+	}}
+	wantFails(t, judgeUnshrunk(t, d, faults.Families.LongHistory), faults.Properties.NoLoss, "the deep schedule's 8,192 keys, 32 colliding pairs expected at 20 bits")
 }
