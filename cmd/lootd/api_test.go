@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -568,19 +569,40 @@ func TestPlayerReadsOwnClaimAndGrant(t *testing.T) {
 
 // The listing filters by status and deadline and pages by cursor: every
 // matching session exactly once, in (deadline, sessionNo) order, however
-// the pages fall.
+// the pages fall; on each store that lists (memory, PostgreSQL), and 501
+// on one that does not (MariaDB).
 func TestListFiltersAndPagesSessions(t *testing.T) {
-	h := newHarness(t, nil)
-	const rerun = "go test ./cmd/lootd -run TestListFiltersAndPagesSessions"
-	// Five sessions, deadlines t0+60s+i s (the clock moves 1 s between
-	// opens); L1 and L3 claiming, the rest OPEN.
+	for i, b := range inputBackends {
+		t.Run("store="+b.name, func(t *testing.T) {
+			h := harnessOn(t, i)
+			if _, ok := h.be.store.(loot.Lister); !ok {
+				st, out := h.do("GET", h.internal.URL+"/api/loot/sessions", nil)
+				wantError(t, "list on "+b.name, st, out, 501, "not_implemented")
+				return
+			}
+			testList(t, h, "go test ./cmd/lootd -run TestListFiltersAndPagesSessions/store="+b.name)
+		})
+	}
+}
+
+func testList(t *testing.T, h *harness, rerun string) {
+	// Five sessions with windows of 60+i s, so their deadlines rise with
+	// i on any clock that does not run back 1 s between two opens; L1 and
+	// L3 claiming, the rest OPEN.
+	var deadlines []string
 	for i, no := range []string{"L0", "L1", "L2", "L3", "L4"} {
-		if i%2 == 1 {
-			h.claiming(spec(no, 1, 1001))
-		} else if st, out := h.do("POST", h.internal.URL+"/api/loot/sessions", spec(no, 1, 1001)); st != 201 {
+		s := spec(no, 1, 1001)
+		s.ClaimWindowSeconds = 60 + i
+		st, out := h.do("POST", h.internal.URL+"/api/loot/sessions", s)
+		if st != 201 {
 			t.Fatalf("open %s: %d %v", no, st, out)
 		}
-		h.clock.Advance(time.Second)
+		deadlines = append(deadlines, out["deadline"].(string))
+		if i%2 == 1 {
+			if st, out := h.do("POST", h.internal.URL+"/api/loot/sessions/"+no+"/start", nil); st != 200 {
+				t.Fatalf("start %s: %d %v", no, st, out)
+			}
+		}
 	}
 	page := func(query string) ([]string, string) {
 		t.Helper()
@@ -610,9 +632,9 @@ func TestListFiltersAndPagesSessions(t *testing.T) {
 	if nos, _ := page("status=CLAIMING"); strings.Join(nos, ",") != "L1,L3" {
 		t.Errorf("status=CLAIMING (%s): %v, want L1,L3", rerun, nos)
 	}
-	from, to := t0.Add(61*time.Second).Format(time.RFC3339), t0.Add(63*time.Second).Format(time.RFC3339)
-	if nos, _ := page("deadlineFrom=" + from + "&deadlineTo=" + to); strings.Join(nos, ",") != "L1,L2" {
-		t.Errorf("deadlines in [%s, %s) (%s): %v, want L1,L2", from, to, rerun, nos)
+	q := url.Values{"deadlineFrom": {deadlines[1]}, "deadlineTo": {deadlines[3]}}.Encode()
+	if nos, _ := page(q); strings.Join(nos, ",") != "L1,L2" {
+		t.Errorf("deadlines in [%s, %s) (%s): %v, want L1,L2", deadlines[1], deadlines[3], rerun, nos)
 	}
 	for _, bad := range []string{"status=DONE", "limit=0", "limit=101", "deadlineFrom=yesterday", "after=xyz"} {
 		st, out := h.do("GET", h.internal.URL+"/api/loot/sessions?"+bad, nil)
