@@ -231,6 +231,11 @@ func TestPlayerListenerServesOnlyTheClaim(t *testing.T) {
 	}
 	st, _, out = send(t, http.DefaultClient, "DELETE", h.internal.URL+"/api/loot/sessions/S1", nil)
 	wantError(t, "DELETE of a session", st, out, 405, "method_not_allowed")
+	st, hdr, out = send(t, http.DefaultClient, "DELETE", h.internal.URL+"/api/loot/sessions", nil)
+	wantError(t, "DELETE of the sessions", st, out, 405, "method_not_allowed")
+	if hdr.Get("Allow") != "GET, POST" {
+		t.Errorf("Allow %q on /api/loot/sessions, want GET, POST (the list and the open)", hdr.Get("Allow"))
+	}
 	if s, _ := h.be.store.Session(t.Context(), "S1"); s.Status != loot.StatusClaiming {
 		t.Fatalf("session is %s after the player's attempts, want CLAIMING", s.Status)
 	}

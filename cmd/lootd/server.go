@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/onceproof/onceproof/ref/loot"
@@ -81,8 +84,7 @@ func (s *server) playerHandler() http.Handler {
 //     "lock": "ok", "degraded" or "none").
 func (s *server) internalHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/loot/sessions", s.list)
-	handle(mux, "POST", "/api/loot/sessions", s.open)
+	handleEach(mux, "/api/loot/sessions", map[string]http.HandlerFunc{"GET": s.list, "POST": s.open})
 	handle(mux, "POST", "/api/loot/sessions/{sessionNo}/start", s.start)
 	handle(mux, "GET", "/api/loot/sessions/{sessionNo}", s.session)
 	handle(mux, "GET", "/api/loot/sessions/{sessionNo}/audit", s.audit)
@@ -98,10 +100,20 @@ func (s *server) internalHandler() http.Handler {
 // handle routes method and path to h, and any other method on path to a
 // JSON 405 (ServeMux's own is plain text).
 func handle(mux *http.ServeMux, method, path string, h http.HandlerFunc) {
-	mux.HandleFunc(method+" "+path, h)
+	handleEach(mux, path, map[string]http.HandlerFunc{method: h})
+}
+
+// handleEach is handle for a path served by several methods: the 405
+// names them all.
+func handleEach(mux *http.ServeMux, path string, hs map[string]http.HandlerFunc) {
+	methods := slices.Sorted(maps.Keys(hs))
+	for _, m := range methods {
+		mux.HandleFunc(m+" "+path, hs[m])
+	}
+	allow := strings.Join(methods, ", ")
 	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", method)
-		writeError(w, &apiError{status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " " + r.URL.Path + ": use " + method})
+		w.Header().Set("Allow", allow)
+		writeError(w, &apiError{status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " " + r.URL.Path + ": use " + allow})
 	})
 }
 
