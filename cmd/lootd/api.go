@@ -52,8 +52,10 @@ const (
 //   - 503 too_many_connections, then the connection is closed: a connection
 //     over a listener's cap.
 //
-// A repeated open, start or cancel is 200; a settle of a settled session is
-// 200 "already_settled".
+// An open is 201, its repeat 200 (the recorded session); a claim is 200
+// with "created" true for the first, false for a repeat; a repeated start
+// or cancel is 200; a settle of a settled session is 200
+// "already_settled".
 type apiError struct {
 	status  int
 	Code    string `json:"code"`

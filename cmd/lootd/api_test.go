@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,7 +122,7 @@ func spec(no string, quantity int, members ...int64) openRequest {
 // claiming opens and starts a session.
 func (h *harness) claiming(s openRequest) {
 	h.t.Helper()
-	if st, out := h.do("POST", h.internal.URL+"/api/loot/sessions", s); st != 200 {
+	if st, out := h.do("POST", h.internal.URL+"/api/loot/sessions", s); st != 201 {
 		h.t.Fatalf("open %s: %d %v", s.SessionNo, st, out)
 	}
 	if st, out := h.do("POST", h.internal.URL+"/api/loot/sessions/"+s.SessionNo+"/start", nil); st != 200 {
@@ -188,7 +189,7 @@ func TestIntentRefusesBadInputWithStableCodesAndWritesNothing(t *testing.T) {
 
 func TestIntentFollowsTheSessionState(t *testing.T) {
 	h := newHarness(t, nil)
-	if st, _ := h.do("POST", h.internal.URL+"/api/loot/sessions", spec("OPEN-1", 1, 1001)); st != 200 {
+	if st, _ := h.do("POST", h.internal.URL+"/api/loot/sessions", spec("OPEN-1", 1, 1001)); st != 201 {
 		t.Fatal(st)
 	}
 	st, out := h.claim("1001", `{"sessionNo":"OPEN-1","intentType":"NEED"}`)
@@ -230,6 +231,11 @@ func TestPlayerListenerServesOnlyTheClaim(t *testing.T) {
 	}
 	st, _, out = send(t, http.DefaultClient, "DELETE", h.internal.URL+"/api/loot/sessions/S1", nil)
 	wantError(t, "DELETE of a session", st, out, 405, "method_not_allowed")
+	st, hdr, out = send(t, http.DefaultClient, "DELETE", h.internal.URL+"/api/loot/sessions", nil)
+	wantError(t, "DELETE of the sessions", st, out, 405, "method_not_allowed")
+	if hdr.Get("Allow") != "GET, POST" {
+		t.Errorf("Allow %q on /api/loot/sessions, want GET, POST (the list and the open)", hdr.Get("Allow"))
+	}
 	if s, _ := h.be.store.Session(t.Context(), "S1"); s.Status != loot.StatusClaiming {
 		t.Fatalf("session is %s after the player's attempts, want CLAIMING", s.Status)
 	}
@@ -239,7 +245,7 @@ func TestOpenIsIdempotentAndRefusesBadSpecs(t *testing.T) {
 	h := newHarness(t, nil)
 	url := h.internal.URL + "/api/loot/sessions"
 	st, first := h.do("POST", url, spec("S1", 2, 1003, 1001, 1002))
-	if st != 200 || first["status"] != "OPEN" || first["ruleVersion"] != string(loot.RuleCount) {
+	if st != 201 || first["status"] != "OPEN" || first["ruleVersion"] != string(loot.RuleCount) {
 		t.Fatalf("open: %d %v", st, first)
 	}
 	if want := t0.Add(60 * time.Second).Format(time.RFC3339Nano); first["deadline"] != want {
@@ -501,5 +507,142 @@ func TestTokenCommandMintsWhatTheServerAccepts(t *testing.T) {
 	}
 	if code := run([]string{"token", "-player", "1001"}, env, &out, &errOut); code != 1 {
 		t.Errorf("a 5-byte key: exit %d, want 1", code)
+	}
+}
+
+// A client that lost the answer to its claim and sends it again must be
+// able to tell its repeat from the first: "created" is the store's own
+// answer (the row inserted or found), for the same intent and for a
+// changed one.
+func TestRepeatedClaimSaysItIsNotTheFirst(t *testing.T) {
+	h := newHarness(t, nil)
+	h.claiming(spec("S1", 1, 1001))
+	for i, c := range []struct {
+		body    string
+		created bool
+		intent  string
+	}{
+		{`{"sessionNo":"S1","intentType":"NEED"}`, true, "NEED"},
+		{`{"sessionNo":"S1","intentType":"NEED"}`, false, "NEED"},
+		{`{"sessionNo":"S1","intentType":"GREED"}`, false, "GREED"},
+	} {
+		st, out := h.claim("1001", c.body)
+		if st != 200 || out["accepted"] != true || out["created"] != c.created || out["intentType"] != c.intent {
+			t.Fatalf("claim %d (%s) by 1001 in S1 (go test ./cmd/lootd -run TestRepeatedClaimSaysItIsNotTheFirst): %d %v, want 200 created=%v intentType=%s",
+				i+1, c.body, st, out, c.created, c.intent)
+		}
+	}
+}
+
+// A player reads their own claim and grant on the player listener, and
+// nothing of a session they are not a member of (404, as for a claim).
+func TestPlayerReadsOwnClaimAndGrant(t *testing.T) {
+	h := newHarness(t, nil)
+	h.claiming(spec("S1", 1, 1001, 1002))
+	mine := func(player string) (int, map[string]any) {
+		return h.do("GET", h.player.URL+"/api/loot/sessions/S1/mine", nil, "X-Player-Id", player)
+	}
+	const rerun = "go test ./cmd/lootd -run TestPlayerReadsOwnClaimAndGrant"
+	if st, out := mine("1001"); st != 200 || out["status"] != "CLAIMING" || out["claim"] != nil || out["grant"] != nil {
+		t.Fatalf("before any claim (%s): %d %v, want 200 CLAIMING, claim and grant null", rerun, st, out)
+	}
+	if st, out := h.claim("1001", `{"sessionNo":"S1","intentType":"NEED"}`); st != 200 {
+		t.Fatalf("claim: %d %v", st, out)
+	}
+	st, out := mine("1001")
+	if c, _ := out["claim"].(map[string]any); st != 200 || c["intentType"] != "NEED" || c["playerId"] != 1001.0 {
+		t.Fatalf("after the claim (%s): %d %v, want 1001's NEED", rerun, st, out)
+	}
+	if st, out := mine("1002"); st != 200 || out["claim"] != nil {
+		t.Fatalf("1002 read 1001's claim (%s): %d %v, want claim null", rerun, st, out)
+	}
+	st, out = mine("1003")
+	wantError(t, "a non-member's read", st, out, 404, "not_found")
+
+	h.clock.Advance(61 * time.Second) // past the 60 s window of spec
+	if st, out := h.do("POST", h.internal.URL+"/api/loot/settle", `{"sessionNo":"S1"}`); st != 200 {
+		t.Fatalf("settle: %d %v", st, out)
+	}
+	st, out = mine("1001")
+	if g, _ := out["grant"].(map[string]any); st != 200 || out["status"] != "CLOSED" || g["playerId"] != 1001.0 || g["rank"] != 1.0 {
+		t.Fatalf("after the settle (%s): %d %v, want CLOSED with 1001's rank-1 grant", rerun, st, out)
+	}
+	if st, out := mine("1002"); st != 200 || out["grant"] != nil {
+		t.Fatalf("1002 after the settle (%s): %d %v, want grant null (it did not claim)", rerun, st, out)
+	}
+}
+
+// The listing filters by status and deadline and pages by cursor: every
+// matching session exactly once, in (deadline, sessionNo) order, however
+// the pages fall; on each store that lists (memory, PostgreSQL), and 501
+// on one that does not (MariaDB).
+func TestListFiltersAndPagesSessions(t *testing.T) {
+	for i, b := range inputBackends {
+		t.Run("store="+b.name, func(t *testing.T) {
+			h := harnessOn(t, i)
+			if _, ok := h.be.store.(loot.Lister); !ok {
+				st, out := h.do("GET", h.internal.URL+"/api/loot/sessions", nil)
+				wantError(t, "list on "+b.name, st, out, 501, "not_implemented")
+				return
+			}
+			testList(t, h, "go test ./cmd/lootd -run TestListFiltersAndPagesSessions/store="+b.name)
+		})
+	}
+}
+
+func testList(t *testing.T, h *harness, rerun string) {
+	// Five sessions with windows of 60+i s, so their deadlines rise with
+	// i on any clock that does not run back 1 s between two opens; L1 and
+	// L3 claiming, the rest OPEN.
+	var deadlines []string
+	for i, no := range []string{"L0", "L1", "L2", "L3", "L4"} {
+		s := spec(no, 1, 1001)
+		s.ClaimWindowSeconds = 60 + i
+		st, out := h.do("POST", h.internal.URL+"/api/loot/sessions", s)
+		if st != 201 {
+			t.Fatalf("open %s: %d %v", no, st, out)
+		}
+		deadlines = append(deadlines, out["deadline"].(string))
+		if i%2 == 1 {
+			if st, out := h.do("POST", h.internal.URL+"/api/loot/sessions/"+no+"/start", nil); st != 200 {
+				t.Fatalf("start %s: %d %v", no, st, out)
+			}
+		}
+	}
+	page := func(query string) ([]string, string) {
+		t.Helper()
+		st, out := h.do("GET", h.internal.URL+"/api/loot/sessions?"+query, nil)
+		if st != 200 {
+			t.Fatalf("list ?%s (%s): %d %v", query, rerun, st, out)
+		}
+		var nos []string
+		for _, s := range out["sessions"].([]any) {
+			nos = append(nos, s.(map[string]any)["sessionNo"].(string))
+		}
+		next, _ := out["next"].(string)
+		return nos, next
+	}
+	var all []string
+	for q := "limit=2"; ; {
+		nos, next := page(q)
+		all = append(all, nos...)
+		if next == "" {
+			break
+		}
+		q = "limit=2&after=" + next
+	}
+	if got := strings.Join(all, ","); got != "L0,L1,L2,L3,L4" {
+		t.Errorf("pages of 2 (%s): %s, want L0,L1,L2,L3,L4", rerun, got)
+	}
+	if nos, _ := page("status=CLAIMING"); strings.Join(nos, ",") != "L1,L3" {
+		t.Errorf("status=CLAIMING (%s): %v, want L1,L3", rerun, nos)
+	}
+	q := url.Values{"deadlineFrom": {deadlines[1]}, "deadlineTo": {deadlines[3]}}.Encode()
+	if nos, _ := page(q); strings.Join(nos, ",") != "L1,L2" {
+		t.Errorf("deadlines in [%s, %s) (%s): %v, want L1,L2", deadlines[1], deadlines[3], rerun, nos)
+	}
+	for _, bad := range []string{"status=DONE", "limit=0", "limit=101", "deadlineFrom=yesterday", "after=xyz"} {
+		st, out := h.do("GET", h.internal.URL+"/api/loot/sessions?"+bad, nil)
+		wantError(t, "list ?"+bad, st, out, 400, "bad_argument")
 	}
 }

@@ -41,14 +41,28 @@ func TestE2EDocumentScripts(t *testing.T) {
 
 		var wg sync.WaitGroup
 		statuses := make([]int, 20)
+		created := make([]any, len(statuses))
 		for i := range statuses {
-			wg.Go(func() { statuses[i], _ = c.claim(c.nodes[i%3], 1001, no, "NEED") })
+			wg.Go(func() {
+				var out map[string]any
+				statuses[i], out = c.claim(c.nodes[i%3], 1001, no, "NEED")
+				created[i] = out["created"]
+			})
 		}
 		wg.Wait()
+		firsts := 0
 		for i, st := range statuses {
 			if st != 200 {
 				t.Errorf("claim %d: status %d, want 200 (a repeat is accepted, not an error)", i, st)
 			}
+			if created[i] == true {
+				firsts++
+			}
+		}
+		// One row per (session, player), inserted by exactly one of the 20
+		// statements: that one answers created true, the 19 others false.
+		if firsts != 1 {
+			t.Errorf("claims answered created=true: %d of %d (%v), want 1", firsts, len(statuses), created)
 		}
 		// SELECT COUNT(*) AS intent_count FROM loot_intent WHERE session_no = 'S202401'
 		if n := c.count("SELECT COUNT(*) FROM loot_intent WHERE session_no = ?", no); n != 1 {
@@ -313,7 +327,7 @@ func TestE2EDevAloneAuthenticatesWithTokens(t *testing.T) {
 		t.Fatalf("lootd token (from %q): %v", mint, err)
 	}
 	c := &http.Client{Timeout: 10 * time.Second}
-	if st, _, out := send(t, c, "POST", n.internal+"/api/loot/sessions", spec("DEV-1", 1, 1001, 1002)); st != 200 {
+	if st, _, out := send(t, c, "POST", n.internal+"/api/loot/sessions", spec("DEV-1", 1, 1001, 1002)); st != 201 {
 		t.Fatalf("open: %d %v", st, out)
 	}
 	if st, _, out := send(t, c, "POST", n.internal+"/api/loot/sessions/DEV-1/start", nil); st != 200 {

@@ -331,7 +331,7 @@ func (c *cluster) do(method, url string, body any, header ...string) (int, map[s
 func (c *cluster) open(n *node, s openRequest) time.Time {
 	c.t.Helper()
 	st, out := c.do("POST", n.internal+"/api/loot/sessions", s)
-	if st != 200 {
+	if st != 201 {
 		c.t.Fatalf("open %s: %d %v", s.SessionNo, st, out)
 	}
 	if st, out := c.do("POST", n.internal+"/api/loot/sessions/"+s.SessionNo+"/start", nil); st != 200 {

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/onceproof/onceproof/ref/loot"
@@ -29,7 +32,7 @@ type server struct {
 func newServer(be *backend, auth *authenticator, lease time.Duration, log *slog.Logger) (*server, error) {
 	m := newMetrics(be.pending, log)
 	cfg := loot.Config{
-		Store:       be.store,
+		Store:       createdStore{be.store},
 		Inventory:   countedInventory{Inventory: be.inventory, m: m, log: log},
 		Fairness:    be.fairness,
 		SettleLease: lease,
@@ -55,12 +58,14 @@ type noOverdue struct{ loot.Store }
 
 func (noOverdue) Overdue(context.Context, int) ([]string, error) { return nil, nil }
 
-// playerHandler is the player-facing listener's: the claim, nothing else.
-// The player claims with {"sessionNo","intentType"}: a body with playerId
-// is 400.
+// playerHandler is the player-facing listener's: the claim, and the
+// player's read of their own claim and grant (GET
+// /api/loot/sessions/{no}/mine). The player claims with
+// {"sessionNo","intentType"}: a body with playerId is 400.
 func (s *server) playerHandler() http.Handler {
 	mux := http.NewServeMux()
 	handle(mux, "POST", "/api/loot/intent", s.intent)
+	handle(mux, "GET", "/api/loot/sessions/{sessionNo}/mine", s.mine)
 	mux.HandleFunc("/", notFound)
 	return mux
 }
@@ -73,12 +78,13 @@ func (s *server) playerHandler() http.Handler {
 //     are loot.Spec's, the same on every store).
 //   - POST /api/loot/sessions/{no}/start, POST /api/loot/settle and
 //     /api/loot/cancel ({"sessionNo"}).
-//   - GET /api/loot/sessions/{no} and /api/loot/sessions/{no}/audit.
+//   - GET /api/loot/sessions (filters and paging: list), GET
+//     /api/loot/sessions/{no} and /api/loot/sessions/{no}/audit.
 //   - GET /metrics, GET /healthz (the store), GET /readyz (the store, and
 //     "lock": "ok", "degraded" or "none").
 func (s *server) internalHandler() http.Handler {
 	mux := http.NewServeMux()
-	handle(mux, "POST", "/api/loot/sessions", s.open)
+	handleEach(mux, "/api/loot/sessions", map[string]http.HandlerFunc{"GET": s.list, "POST": s.open})
 	handle(mux, "POST", "/api/loot/sessions/{sessionNo}/start", s.start)
 	handle(mux, "GET", "/api/loot/sessions/{sessionNo}", s.session)
 	handle(mux, "GET", "/api/loot/sessions/{sessionNo}/audit", s.audit)
@@ -94,10 +100,20 @@ func (s *server) internalHandler() http.Handler {
 // handle routes method and path to h, and any other method on path to a
 // JSON 405 (ServeMux's own is plain text).
 func handle(mux *http.ServeMux, method, path string, h http.HandlerFunc) {
-	mux.HandleFunc(method+" "+path, h)
+	handleEach(mux, path, map[string]http.HandlerFunc{method: h})
+}
+
+// handleEach is handle for a path served by several methods: the 405
+// names them all.
+func handleEach(mux *http.ServeMux, path string, hs map[string]http.HandlerFunc) {
+	methods := slices.Sorted(maps.Keys(hs))
+	for _, m := range methods {
+		mux.HandleFunc(m+" "+path, hs[m])
+	}
+	allow := strings.Join(methods, ", ")
 	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", method)
-		writeError(w, &apiError{status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " " + r.URL.Path + ": use " + method})
+		w.Header().Set("Allow", allow)
+		writeError(w, &apiError{status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " " + r.URL.Path + ": use " + allow})
 	})
 }
 
@@ -115,7 +131,11 @@ type intentRequest struct {
 	FairScore json.RawMessage `json:"fairScore"`
 }
 
-// intent is POST /api/loot/intent: the authenticated caller claims.
+// intent is POST /api/loot/intent: the authenticated caller claims. The
+// answer is 200 {"accepted": true, "created": ...}: created is true for
+// the request that recorded the player's first claim in the session, false
+// for a repeat (the recorded claim, claimedAt unchanged) and for a change
+// of intent (the new intent, claimedAt now).
 func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 	who, err := s.auth.caller(r)
 	if err != nil {
@@ -141,7 +161,8 @@ func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	c, err := s.svc.Claim(r.Context(), who, loot.ClaimRequest{Session: req.SessionNo, Intent: loot.Intent(req.IntentType)})
+	ctx, created := withCreated(r.Context())
+	c, err := s.svc.Claim(ctx, who, loot.ClaimRequest{Session: req.SessionNo, Intent: loot.Intent(req.IntentType)})
 	if err != nil {
 		s.failAs(w, toPlayerError, err, "claim refused", "session", req.SessionNo, "player", who.Player, "intent", req.IntentType)
 		s.m.claims.WithLabelValues(codeOf(err)).Inc() // not_member still counted apart
@@ -149,10 +170,13 @@ func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 	}
 	s.m.claims.WithLabelValues("accepted").Inc()
 	s.log.Debug("claim accepted", "session", c.Session, "player", c.Player, "intent", c.Intent)
+	// 200 either way: a player's client that retries on a lost answer
+	// treats both as "my claim stands"; created tells them apart.
 	writeJSON(w, http.StatusOK, struct {
 		Accepted bool `json:"accepted"`
+		Created  bool `json:"created"`
 		claimJSON
-	}{true, claimJSON{SessionNo: c.Session, PlayerID: c.Player, IntentType: c.Intent, ClaimedAt: c.At}})
+	}{true, *created, claimJSON{SessionNo: c.Session, PlayerID: c.Player, IntentType: c.Intent, ClaimedAt: c.At}})
 }
 
 // fail writes err's API error and logs it (with the cause, which the
@@ -187,7 +211,8 @@ type openRequest struct {
 // the open plus claimWindowSeconds, so the window is measured by the
 // clock that judges it, whatever this node's clock says. A repeat of an
 // open (same definition, the deadline aside: the repeat's now differs) is
-// answered with the recorded session, 200, like the first.
+// answered with the recorded session, 200; the open that created it is
+// 201.
 func (s *server) open(w http.ResponseWriter, r *http.Request) {
 	var req openRequest
 	if e := decode(w, r, openBody, &req); e != nil {
@@ -217,7 +242,8 @@ func (s *server) open(w http.ResponseWriter, r *http.Request) {
 	for i, m := range req.Members {
 		spec.Members[i] = loot.PlayerID(m)
 	}
-	sess, err := s.svc.Open(r.Context(), spec)
+	ctx, created := withCreated(r.Context())
+	sess, err := s.svc.Open(ctx, spec)
 	if errors.Is(err, loot.ErrConflict) && sameButDeadline(sess, spec) {
 		err = nil
 	}
@@ -226,8 +252,12 @@ func (s *server) open(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("session open", "session", sess.No, "dungeon", sess.Dungeon, "loot", sess.Loot,
-		"quantity", sess.Quantity, "members", len(sess.Members), "deadline", sess.Deadline)
-	writeJSON(w, http.StatusOK, toSessionJSON(sess))
+		"quantity", sess.Quantity, "members", len(sess.Members), "deadline", sess.Deadline, "created", *created)
+	status := http.StatusOK
+	if *created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, toSessionJSON(sess))
 }
 
 // sameButDeadline reports whether the recorded session is spec but for

@@ -329,3 +329,19 @@ func copySnapshot(s loot.Snapshot) loot.Snapshot {
 	s.Winners = slices.Clone(s.Winners)
 	return s
 }
+
+// List implements loot.Lister.
+func (s *Store) List(ctx context.Context, q loot.ListQuery) ([]loot.Session, error) {
+	if _, err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []loot.Session
+	for _, sess := range s.sessions {
+		if q.Match(*sess) {
+			out = append(out, copySession(sess))
+		}
+	}
+	slices.SortFunc(out, func(a, b loot.Session) int { return cmp.Or(a.Deadline.Compare(b.Deadline), cmp.Compare(a.No, b.No)) })
+	return out[:min(max(q.Limit, 0), len(out))], nil
+}
