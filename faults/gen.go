@@ -335,6 +335,7 @@ var genSteps = []genStep{
 	{func(p preset) bool { return p.sender }, (*gen).sender},
 	{func(p preset) bool { return p.crash }, (*gen).recoverCrashes},
 	{func(p preset) bool { return p.long }, (*gen).longPlayer},
+	{func(p preset) bool { return p.storeError }, (*gen).outage},
 }
 
 // genSchedule draws one schedule: every step of genSteps the preset has,
