@@ -130,11 +130,13 @@ var families = []Family{
 // doc says which. Add one with its reason here; a design's verdict in it
 // follows from its parts' (engine.Declaration.Expected) unless it
 // declares the join itself.
-var joins = []Family{Join(Families.Late, Families.Crash)}
+var joins = []Family{Join(Families.Late, Families.Crash), Join(Families.ThirdKind, Families.Crash)}
 
 var joinDocs = map[Family]string{
 	joins[0]: "a late settlement crashes a node and is retried after the player's next match started: " +
 		"a retry that must be told from a new settlement by what survived the crash, not by the node's memory of the late copy",
+	joins[1]: "a match's third settlement crashes a node and is retried, and Recover completes what the crash cut short: " +
+		"third-kind alone never repeats nor faults a third, so only here must what survived the crash tell a third from its sibling",
 }
 
 // Property names a property props checks. The names live here so designs in
