@@ -14,7 +14,7 @@ type Family = engine.Family
 // Families names the fault families, one field each, in matrix column
 // order; the list itself is World.Families. They are fields of one value
 // rather than a constant each because a world package stays within 50
-// exported names (issue 21) and the families alone are 17: a caller writes
+// exported names (issue 21) and the families alone are 18: a caller writes
 // faults.Families.Crash, which reads as the name it is, and the value is
 // never assigned (the strings are the matrix's column names, results/ keys
 // on them).

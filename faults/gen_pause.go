@@ -55,15 +55,7 @@ func (g *gen) pauses() {
 		fs = append(fs, engine.Fault{Attempt: c, Effect: 0, Kind: engine.CrashBefore, OnDelivery: true})
 	}
 	all := append(slices.Clone(g.s.Faults), fs...)
-	slices.SortStableFunc(all, func(a, b engine.Fault) int {
-		switch {
-		case a.Before(b):
-			return -1
-		case b.Before(a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(all, byPoint)
 	g.s.Faults = all
 }
 
