@@ -28,6 +28,8 @@ const (
 	reachedRewind        = "seq-rewind"       // a player's seq restarted
 	reachedQuickReturn   = "quick-return"     // a player re-entered a room within DefaultReturnGap matches
 	reachedStateSample   = "state-sample"     // a node reported its state size
+	reachedPause         = "pause"            // a node froze in the middle of a call
+	reachedOvertaken     = "overtaken"        // a settlement arrived on another node while a call of it was frozen
 )
 
 // Reached lists every name Coverage counts, in the order reports show them.
@@ -35,7 +37,7 @@ var reachedNames = []string{
 	reachedCrash, reachedCrashInRecov, reachedFail, reachedTimeout, reachedRecoverCredit, reachedSlowRetry,
 	reachedGiveUp, reachedWindowDup, reachedStoreDup, reachedDup, reachedCopy, reachedFarCopy, reachedOtherNode,
 	reachedOverlap, reachedOutOfOrder, reachedSharedMatch, reachedThirdKind, reachedRewind,
-	reachedQuickReturn, reachedStateSample,
+	reachedQuickReturn, reachedStateSample, reachedPause, reachedOvertaken,
 }
 
 // slowRetryGap is how long after the previous send a retry counts as slow:
@@ -55,13 +57,27 @@ func coverageOf(h History) engine.Coverage {
 		nodeOf[i] = -1
 	}
 	open := map[int]int{} // attempt -> env calls so far
+	// frozen is, per attempt paused and not yet resumed, its arrival (its
+	// settlement and node): the attempt's next event is its resumption.
+	frozen := map[int]Event{}
 	latestSeq := map[uint32]uint64{}
 	matchPlayers := map[uint64]uint32{}
 	for _, e := range h.Events {
+		if e.Kind != engine.EvPause {
+			delete(frozen, e.Attempt)
+		}
 		switch e.Kind {
+		case engine.EvPause:
+			c[reachedPause]++
+			frozen[e.Attempt] = e
 		case engine.EvArrive:
 			id := e.Msg
 			st := s.Settlements[id]
+			for _, p := range frozen {
+				if p.Msg == id && p.Node != e.Node {
+					c[reachedOvertaken]++
+				}
+			}
 			if len(open) > 0 {
 				c[reachedOverlap]++
 			}
@@ -201,6 +217,7 @@ var exercises = map[Family][]string{
 	Families.RoomReturn:     {reachedQuickReturn},
 	Families.WideIDs:        {reachedSharedMatch},
 	Families.LongHistory:    {reachedFarCopy},
+	Families.Pause:          {reachedPause, reachedOvertaken},
 }
 
 // exercisesOf is what plain family f exists to make happen (names of

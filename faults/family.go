@@ -14,7 +14,7 @@ type Family = engine.Family
 // Families names the fault families, one field each, in matrix column
 // order; the list itself is World.Families. They are fields of one value
 // rather than a constant each because a world package stays within 50
-// exported names (issue 21) and the families alone are 17: a caller writes
+// exported names (issue 21) and the families alone are 18: a caller writes
 // faults.Families.Crash, which reads as the name it is, and the value is
 // never assigned (the strings are the matrix's column names, results/ keys
 // on them).
@@ -55,13 +55,19 @@ var Families = struct {
 	// (enumerate), not a sample: a cell of it holds "exhaustively to the
 	// scope". generate samples the enumeration; a matrix runs all of it.
 	SmallScope Family
+	// Pause: a node freezes in the middle of a call (a GC stall, SIGSTOP)
+	// past the window ttl or past every lease, while the sender's retries
+	// and a late copy land on the other nodes (and, half the time, a node
+	// rebuilt meanwhile runs Recover); then the call resumes and finishes
+	// what it started, on what it knew before it froze (gen_pause.go).
+	Pause Family
 }{
 	Clean: "clean", Duplicate: "duplicate", Late: "late", DeepReplay: "deep-replay",
 	Interleave: "interleave", WindowExpiry: "window-expiry", Crash: "crash",
 	StoreError: "store-error", TimeoutSuccess: "timeout-after-success",
 	MultiNode: "multi-node", Concurrent: "concurrent", SequenceRewind: "sequence-rewind",
 	ThirdKind: "third-kind", RoomReturn: "room-return", WideIDs: "wide-ids",
-	LongHistory: "long-history", SmallScope: "small-scope",
+	LongHistory: "long-history", SmallScope: "small-scope", Pause: "pause",
 }
 
 // familyDoc is the family's one-line meaning (for `onceproof list` and
@@ -104,6 +110,7 @@ var familyDocs = map[Family]string{
 	Families.WideIDs:        "players share matches; full-width ids in pairs that differ in one bit of one field",
 	Families.LongHistory:    "a thousand matches of one player, replays from hundreds of matches back; one schedule in ten is 4,096 matches replaying the very first",
 	Families.SmallScope:     "every schedule within DefaultScope, not a sample: a cell holds exhaustively to it",
+	Families.Pause:          "a node freezes mid-call past the window or every lease while other nodes finish or recover the settlement, then resumes",
 }
 
 // runsOf is how many schedules of family f a cell of n schedules runs: n, or
@@ -122,21 +129,44 @@ func runsOf(f Family, n int) int {
 var families = []Family{
 	Families.Clean, Families.Duplicate, Families.Late, Families.DeepReplay, Families.Interleave, Families.WindowExpiry, Families.Crash,
 	Families.StoreError, Families.TimeoutSuccess, Families.MultiNode, Families.Concurrent, Families.SequenceRewind, Families.ThirdKind,
-	Families.RoomReturn, Families.WideIDs, Families.LongHistory, Families.SmallScope,
+	Families.RoomReturn, Families.WideIDs, Families.LongHistory, Families.SmallScope, Families.Pause,
 }
 
 // joins are the joined families the matrix and TestDesign run after
 // families (World.Joins), each for a case neither part makes alone; its
 // doc says which. Add one with its reason here; a design's verdict in it
 // follows from its parts' (engine.Declaration.Expected) unless it
-// declares the join itself.
-var joins = []Family{Join(Families.Late, Families.Crash), Join(Families.ThirdKind, Families.Crash)}
+// declares the join itself. The last four close issue 26's audit, that
+// every settlement kind be delivered on several nodes and hit by every
+// fault kind: crash and timeout-after-success run on one node and
+// multi-node injects only failures before the first effect, so no
+// column crashed or timed out a settlement spread over nodes; third-kind
+// alone injects nothing, and third-kind+crash only crashes; pause has
+// instants and finals only. Each is one column (about what a plain
+// column costs: a few hundred runs of small schedules a design), so the
+// crash and timeout joins take third-kind in too, one column each for
+// every kind spread over nodes, rather than a pair per kind.
+var joins = []Family{
+	Join(Families.Late, Families.Crash), Join(Families.ThirdKind, Families.Crash),
+	Join(Families.ThirdKind, Families.MultiNode, Families.Crash),
+	Join(Families.ThirdKind, Families.MultiNode, Families.TimeoutSuccess),
+	Join(Families.ThirdKind, Families.StoreError),
+	Join(Families.ThirdKind, Families.Pause),
+}
 
 var joinDocs = map[Family]string{
 	joins[0]: "a late settlement crashes a node and is retried after the player's next match started: " +
 		"a retry that must be told from a new settlement by what survived the crash, not by the node's memory of the late copy",
 	joins[1]: "a match's third settlement crashes a node and is retried, and Recover completes what the crash cut short: " +
 		"third-kind alone never repeats nor faults a third, so only here must what survived the crash tell a third from its sibling",
+	joins[2]: "a settlement of any kind crashes a node and is retried or recovered on another one while a copy sits on a third: " +
+		"crash runs one node and multi-node crashes none, so only here does another node finish what a crash cut short",
+	joins[3]: "a settlement of any kind takes effect on one node, which is told it timed out, and its retry lands on another: " +
+		"timeout-after-success runs one node, so only here must another node finish, or answer for, an effect it did not see happen",
+	joins[4]: "a match's third settlement meets failing store and sink calls and outages: " +
+		"store-error has no third kind and third-kind no failure, so only here is a failed write of a third retried",
+	joins[5]: "a node freezes in the middle of a match's third settlement while other nodes finish or recover it, then resumes: " +
+		"pause has no third kind, so only here does a third meet a call that resumes on what it knew before it froze",
 }
 
 // Property names a property props checks. The names live here so designs in
@@ -181,7 +211,7 @@ func checkFamily(f Family) error {
 		switch p {
 		case Families.Concurrent:
 			concurrent = true
-		case Families.Crash, Families.StoreError, Families.TimeoutSuccess, Families.MultiNode:
+		case Families.Crash, Families.StoreError, Families.TimeoutSuccess, Families.MultiNode, Families.Pause:
 			faulty = true
 		}
 	}

@@ -101,6 +101,7 @@ type preset struct {
 	long        bool // long-history: a thousand matches, replays from far back
 	deep        bool // long-history's deep schedule: deepMatches, replays of the first match
 	sender      bool // crash, store-error, timeout: draw a fast, slow or giving-up sender
+	pause       bool // pause: 2..3 nodes, one call frozen mid-way, a late copy elsewhere
 	returnGap   int  // MinReturnGap of the family
 	rooms       int  // roomsFor(returnGap)
 }
@@ -189,6 +190,12 @@ func presetOf(f Family) preset {
 			p.third = true
 		case Families.SmallScope:
 			// Not a preset: genFamily samples Enumerate(DefaultScope) instead.
+		case Families.Pause:
+			// A cluster (the nodes step), first arrivals on random nodes
+			// (firstArrivals), and one planned delivery's call frozen
+			// mid-way with a late copy on another node (the pauses step,
+			// which derives its numbers).
+			p.pause = true
 		case Families.WideIDs:
 			// 2..3 players (a team; 2 is the smallest pair that shares a
 			// match) playing the same matches in the same rooms. Player ids
@@ -309,7 +316,7 @@ type genStep struct {
 // concurrent switches and the sender did. Each step's comment says what it
 // adds and why its numbers are what they are.
 var genSteps = []genStep{
-	{func(p preset) bool { return p.multiNode || p.concurrent }, (*gen).nodes},
+	{func(p preset) bool { return p.multiNode || p.concurrent || p.pause }, (*gen).nodes},
 	{nil, (*gen).drawPlayers},
 	{func(p preset) bool { return p.roomReturn }, (*gen).drawReturnPlayer},
 	{nil, (*gen).matches},
@@ -336,6 +343,7 @@ var genSteps = []genStep{
 	{func(p preset) bool { return p.crash }, (*gen).recoverCrashes},
 	{func(p preset) bool { return p.long }, (*gen).longPlayer},
 	{func(p preset) bool { return p.storeError }, (*gen).outage},
+	{func(p preset) bool { return p.pause }, (*gen).pauses},
 }
 
 // genSchedule draws one schedule: every step of genSteps the preset has,

@@ -50,7 +50,7 @@ func indexes(all []pending, keep func(pending) bool) []int {
 }
 
 // firstArrivals delivers every settlement once, at its arrival: in
-// multi-node on a random node, in concurrent as 2..Nodes identical copies
+// multi-node and pause on a random node, in concurrent as 2..Nodes identical copies
 // at the same instant on distinct nodes (goroutines race on one
 // settlement). Only identical copies: an instant racing its own final is
 // an ordering fault, the business of late and interleave, and mixing it in
@@ -58,7 +58,7 @@ func indexes(all []pending, keep func(pending) bool) []int {
 func (g *gen) firstArrivals() {
 	for i := range g.all {
 		a := &g.all[i]
-		if g.p.multiNode {
+		if g.p.multiNode || g.p.pause {
 			a.node = g.draw(0, g.s.Nodes-1, "node")
 		}
 		copies := 1

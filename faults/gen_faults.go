@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"cmp"
 	"slices"
 
 	"pgregory.net/rapid"
@@ -54,9 +53,17 @@ func (g *gen) canonicalFaults() {
 	}
 }
 
-// byPoint orders faults by attempt, then effect.
+// byPoint orders faults as Frame.Faults wants them (engine.Fault.Before):
+// Recover calls' first, then by attempt, then effect; faults on a planned
+// delivery (the pause family's) last, by delivery.
 func byPoint(a, b engine.Fault) int {
-	return cmp.Or(cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.Effect, b.Effect))
+	switch {
+	case a.Before(b):
+		return -1
+	case b.Before(a):
+		return 1
+	}
+	return 0
 }
 
 // switches draws concurrent's interleaving (Schedule.Switches), after the

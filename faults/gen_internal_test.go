@@ -204,6 +204,23 @@ func TestGenEveryScheduleHasItsFamilyFeature(t *testing.T) {
 			}
 			return nil
 		},
+		Families.Pause: func(s Schedule, _ []pending) error {
+			var ps []engine.Fault
+			for _, f := range s.Faults {
+				if f.Kind == engine.Pause {
+					ps = append(ps, f)
+				}
+			}
+			if len(ps) != 1 || !ps[0].OnDelivery || ps[0].For != farPause && ps[0].For != nearPause || s.Nodes < 2 {
+				return fmt.Errorf("pauses %v on %d nodes, want one on a planned delivery for %s or %s, on 2..3 nodes", ps, s.Nodes, farPause, nearPause)
+			}
+			d := s.Deliveries[ps[0].Attempt]
+			late := engine.Delivery{At: d.At + ps[0].For - tick, Msg: d.Msg}
+			if !slices.ContainsFunc(s.Deliveries, func(e engine.Delivery) bool { return e.At == late.At && e.Msg == late.Msg && e.Node != d.Node }) {
+				return fmt.Errorf("no late copy of s%d on another node at %s, a tick before the paused call resumes", d.Msg, late.At)
+			}
+			return nil
+		},
 		Families.RoomReturn: func(s Schedule, _ []pending) error {
 			if !windowEvents(s)[quickReturn] {
 				return fmt.Errorf("no return whose signature is still in a four-signature window")

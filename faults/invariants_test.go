@@ -17,11 +17,23 @@ import (
 // Seq is the index, At never goes back, attempts are numbered 0, 1, 2, ...
 // in arrival order, every attempt's events sit between its EvArrive and its
 // one terminal event (ack, crash or panic), attempts do not overlap (in a
-// concurrent schedule: not on one node), and no settlement is sent more
-// than its planned arrivals plus twice MaxAttempts times (main phase
-// plus drain).
+// concurrent schedule: not on one node; in a schedule with a pause: only
+// with a paused one, and a node with a paused call runs no other: it
+// answers a nack with no env call), and no settlement is sent more than
+// its planned arrivals plus twice MaxAttempts times (main phase plus
+// drain).
 func checkShape(h faults.History) error {
-	open := map[int]int{} // node -> attempt whose terminal event is pending
+	// open: lane -> attempt whose terminal event is pending, a lane being
+	// a node, or with pauses the attempt itself (nodeOf says its node).
+	open := map[int]int{}
+	pauses := h.Schedule.HasPause()
+	nodeOf, frozen := map[int]int{}, map[int]bool{}
+	lane := func(e faults.Event) int {
+		if pauses {
+			return e.Attempt
+		}
+		return e.Node
+	}
 	nextAttempt := 0
 	sends := map[int]int{}
 	planned := map[int]int{}
@@ -39,28 +51,49 @@ func checkShape(h faults.History) error {
 		prev = e.At
 		switch e.Kind {
 		case engine.EvArrive:
-			if a, ok := open[e.Node]; ok || (!h.Schedule.Concurrent && len(open) > 0) {
+			if pauses {
+				for a, n := range nodeOf {
+					frozen[e.Attempt] = frozen[e.Attempt] || n == e.Node && a != e.Attempt
+				}
+			} else if a, ok := open[e.Node]; ok || (!h.Schedule.Concurrent && len(open) > 0) {
 				return fmt.Errorf("event %d: attempt %d arrives while attempt %d has no terminal event (open %v)", i, e.Attempt, a, open)
 			}
 			if e.Attempt != nextAttempt {
 				return fmt.Errorf("event %d: attempt %d, want %d", i, e.Attempt, nextAttempt)
 			}
 			nextAttempt++
-			open[e.Node] = e.Attempt
+			open[lane(e)] = e.Attempt
+			nodeOf[e.Attempt] = e.Node
 			sends[e.Msg]++
 			if limit := 2*h.Schedule.MaxAttempts + planned[e.Msg]; sends[e.Msg] > limit {
 				return fmt.Errorf("s%d sent %d times, over twice MaxAttempts plus its %d planned arrivals", e.Msg, sends[e.Msg], planned[e.Msg])
 			}
 		case engine.EvAck, engine.EvCrash, engine.EvPanic:
+			if e.Kind != engine.EvAck {
+				// The node is rebuilt: a call paused on it died with the
+				// old process, and the new one is not frozen.
+				for a, n := range nodeOf {
+					if n == e.Node && a != e.Attempt {
+						delete(nodeOf, a)
+					}
+				}
+			}
 			if e.Attempt >= 0 {
-				if a, ok := open[e.Node]; !ok || e.Attempt != a {
+				if a, ok := open[lane(e)]; !ok || e.Attempt != a {
 					return fmt.Errorf("event %d: terminal %s of attempt %d, open is %v", i, e.Kind, e.Attempt, open)
 				}
-				delete(open, e.Node)
+				if frozen[e.Attempt] && (e.Kind != engine.EvAck || e.Ack != faults.Nack) {
+					return fmt.Errorf("event %d: attempt %d reached a node with a paused call and ended in %s, want a nack", i, e.Attempt, e.Kind)
+				}
+				delete(open, lane(e))
+				delete(nodeOf, e.Attempt)
 			}
 		case engine.EvEffect, faults.EvCredit, engine.EvFault:
-			if a, ok := open[e.Node]; e.Attempt >= 0 && (!ok || e.Attempt != a) {
+			if a, ok := open[lane(e)]; e.Attempt >= 0 && (!ok || e.Attempt != a) {
 				return fmt.Errorf("event %d: %s of attempt %d outside it (open %v)", i, e.Kind, e.Attempt, open)
+			}
+			if frozen[e.Attempt] {
+				return fmt.Errorf("event %d: attempt %d made an env call on a node with a paused call", i, e.Attempt)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -84,6 +85,18 @@ type system struct {
 	players [][]uint32 // per node: distinct players delivered to it, for Load
 	marks   []int      // per settlement: scratch stamp for distinct counting
 	stamp   int
+	// pauses: the schedule pauses a call (scanned: the events whose
+	// arrivals players counts, see AfterAttempt).
+	pauses  bool
+	scanned int
+}
+
+// addPlayer counts player pl as delivered to node n (for Load). Players
+// per node are few (3 in generated schedules): a slice.
+func (sys *system) addPlayer(n int, pl uint32) {
+	if !slices.Contains(sys.players[n], pl) {
+		sys.players[n] = append(sys.players[n], pl)
+	}
 }
 
 func newSystem(d Design, s Schedule) *system {
@@ -96,6 +109,7 @@ func newSystem(d Design, s Schedule) *system {
 		nodes:   make([]Node, s.Nodes),
 		players: make([][]uint32, s.Nodes),
 		marks:   make([]int, n),
+		pauses:  s.HasPause(),
 	}
 	for i, st := range s.Settlements {
 		sys.ids[settleKey{st.Player, st.Match, st.Kind}] = i
@@ -107,10 +121,11 @@ func newSystem(d Design, s Schedule) *system {
 func (sys *system) NewNode(id int, p *engine.Port[Detail]) engine.Node {
 	nd := sys.cluster.NewNode(id, &env{p: p, sys: sys})
 	sys.nodes[id] = nd
+	n := node{nd, sys.sts, new(int)}
 	if _, ok := nd.(Recoverer); ok {
-		return recoverNode{node{nd, sys.sts}}
+		return recoverNode{n}
 	}
-	return node{nd, sys.sts}
+	return n
 }
 
 // Close implements engine.Closer: a ClusterCloser's Close.
@@ -131,12 +146,30 @@ func (sys *system) identify(s Settlement) int {
 }
 
 // node is a design's node as the engine sees it: messages by number.
+// calls counts the node's calls in progress, which is more than one only
+// while a call is paused (engine.Pause): the node is frozen then (a GC
+// stall, SIGSTOP), and a delivery that reaches it goes unanswered
+// (errFrozen, a nack the design never sees) until the paused call
+// resumes: the sender retries it on the next node, as for the paused
+// call itself. A frozen node that took the call instead would run a
+// second call of a design whose node may keep a lock across its env
+// calls (faults.Design allows it: a node never gets two calls at once),
+// where a real process would only make it wait.
 type node struct {
-	n   Node
-	sts []Settlement
+	n     Node
+	sts   []Settlement
+	calls *int
 }
 
+// errFrozen is a frozen node's answer (see node).
+var errFrozen = errors.New("the node is frozen (one of its calls is paused): it answers nothing until that call resumes")
+
 func (n node) Deliver(now time.Time, msg int) (engine.Ack, error) {
+	if *n.calls > 0 {
+		return Nack, errFrozen
+	}
+	*n.calls++
+	defer func() { *n.calls-- }()
 	return n.n.Deliver(now, n.sts[msg])
 }
 
@@ -160,9 +193,16 @@ func (sys *system) AfterAttempt(p *engine.Port[Detail], _ engine.Node, a, id int
 		// Players: every player delivered to node n so far, across crashes:
 		// counting the node's whole history can only raise the bound, so a
 		// BoundedState failure is never an artifact of how the runner counts.
-		// Players per node are few (3 in generated schedules): a slice.
-		if pl := sys.sts[id].Player; !slices.Contains(sys.players[n], pl) {
-			sys.players[n] = append(sys.players[n], pl)
+		sys.addPlayer(n, sys.sts[id].Player)
+		if sys.pauses {
+			// A call paused on this node may have put its player in the
+			// node's memory before it froze, and its own sample comes only
+			// when it resumes: count every arrival so far, at any node.
+			for ; sys.scanned < len(past); sys.scanned++ {
+				if e := &past[sys.scanned]; e.Kind == engine.EvArrive && e.Msg >= 0 {
+					sys.addPlayer(e.Node, sys.sts[e.Msg].Player)
+				}
+			}
 		}
 		l.Players = len(sys.players[n])
 		// Recent: distinct settlements that arrived at node n in [at-span, at],

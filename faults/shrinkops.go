@@ -32,17 +32,14 @@ func dropSettlements(s Schedule, i, j int) (Schedule, bool) {
 	for x := range c.Settlements {
 		c.Settlements[x].ID = x
 	}
-	var ds []engine.Delivery
-	for _, d := range s.Deliveries {
-		switch {
-		case d.Msg < i:
-			ds = append(ds, d)
-		case d.Msg >= j:
-			d.Msg -= j - i
-			ds = append(ds, d)
+	// The deliveries of what is left, with the faults that name one of
+	// them (the pause family's) moved along.
+	c.Frame = engine.KeepDeliveries(c.Frame, func(d int) bool { m := s.Deliveries[d].Msg; return m < i || m >= j })
+	for x := range c.Deliveries {
+		if c.Deliveries[x].Msg >= j {
+			c.Deliveries[x].Msg -= j - i
 		}
 	}
-	c.Deliveries = ds
 	// What is left is renumbered (rounds, sequence numbers) so the world
 	// stays one that can happen: no player starting at seq 8, no gap a
 	// sequence design would wait on (world rules 4 and 5).

@@ -23,7 +23,7 @@ func joinable(f, g faults.Family) bool {
 		return false
 	}
 	faulty := func(x faults.Family) bool {
-		return x == faults.Families.Crash || x == faults.Families.StoreError || x == faults.Families.TimeoutSuccess || x == faults.Families.MultiNode
+		return x == faults.Families.Crash || x == faults.Families.StoreError || x == faults.Families.TimeoutSuccess || x == faults.Families.MultiNode || x == faults.Families.Pause
 	}
 	return !(f == faults.Families.Concurrent && faulty(g) || g == faults.Families.Concurrent && faulty(f))
 }

@@ -66,7 +66,7 @@ func settleSubject(ds impls.Registry[faults.Design]) subject[faults.Design, faul
 				"A cell marked *unexpected* disagrees with what the design declares (the matrix test fails on it). " +
 				"The concurrent column interleaves its goroutines (identical deliveries at once on several nodes) with faults' deterministic scheduler, each schedule's `switches` choosing who runs next, so this file regenerates byte for byte; free-running goroutines under the race detector are checked by `go test -race ./cmd/onceproof` (TestConcurrentFamilyOnRealGoroutines).\n\n"
 		},
-		reached: "How deep each cell looked is under each design (\"What the runs reached\"): crashes, failures and timeouts injected, crashes inside Recover, credits Recover made, retries that came after a lease, senders that gave up, duplicates answered from memory or by the store, planned copies (far: past the window), arrivals on another node, interleaved attempts, out-of-order arrivals, shared matches, third kinds, sequence restarts, quick room returns, state samples. A cell whose runs never reached what its family exists for is *not exercised*, which fails it.\n",
+		reached: "How deep each cell looked is under each design (\"What the runs reached\"): crashes, failures and timeouts injected, crashes inside Recover, credits Recover made, retries that came after a lease, senders that gave up, duplicates answered from memory or by the store, planned copies (far: past the window), arrivals on another node, interleaved attempts, out-of-order arrivals, shared matches, third kinds, sequence restarts, quick room returns, state samples, paused calls, arrivals of a settlement on another node while a call of it was paused. A cell whose runs never reached what its family exists for is *not exercised*, which fails it.\n",
 	}
 }
 
@@ -103,5 +103,5 @@ func joinsIntro[D engine.Design, S, X any](w engine.World[D, S, X], n int) strin
 	for i, f := range w.Joins {
 		cols[i] = fmt.Sprintf("%s (%d schedules)", f, w.Runs(f, n))
 	}
-	return fmt.Sprintf("The last columns are joined families, each a pair whose schedules have both parts' features at once (`onceproof list` says what each makes that neither part does): %s; a design's verdict in one fails what its parts are declared to fail, unless it declares the join itself. ", strings.Join(cols, ", "))
+	return fmt.Sprintf("The last columns are joined families, each of two or three families whose schedules have every part's features at once (`onceproof list` says what each makes that no part does alone): %s; a design's verdict in one fails what its parts are declared to fail, unless it declares the join itself. ", strings.Join(cols, ", "))
 }

@@ -38,6 +38,9 @@ var declaration = faults.Declaration{
 				"as under window-expiry"},
 		{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
 			Why: playerstate.EarlyAck("the signature in the window")},
+		{Families: []faults.Family{faults.Families.Pause}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.HonestAck},
+			Why: evicted + ": the late copy comes 35 s (farPause) after its settlement, after newer signatures of the " +
+				"player, as under deep-replay; and " + playerstate.FrozenAck("the signature in the window")},
 		{Families: []faults.Family{faults.Families.ThirdKind}, Props: playerstate.Lost,
 			Why: "a third settlement with its sibling's final flag and amount is its sibling's signature: the " +
 				"document's signature has no field for the kind, and the third is dropped uncredited (NoLoss, HonestAck)"},

@@ -131,6 +131,11 @@ var (
 					Why: "an old instant replayed past the window is credited again and moves the player back to its old " +
 						"room, where the player's current settlements are then credited; an old final replayed past the " +
 						"window is credited to the current room (NoCrossRoom)"},
+				{Families: []faults.Family{faults.Families.Pause}, Props: crossRoom,
+					Why: "a settlement whose call froze is retried, or resumes, after the player's next match's instant, in " +
+						"another room, moved the player there; and the late copy of an old instant, 35 s on, is credited " +
+						"again and moves the player back to its old room: credited to the room of the player's latest " +
+						"instant, not its own (NoCrossRoom)"},
 				{Families: []faults.Family{faults.Families.RoomReturn}, Props: crossRoom,
 					Why: "the return match's instant, dropped as its earlier visit's signature, does not move the player's " +
 						"room, so the return match's final is credited to the room the player came from (NoCrossRoom)"},

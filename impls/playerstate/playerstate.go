@@ -207,6 +207,16 @@ func SlowRetry(forgot string) string {
 		"a minute later, two matches on, when " + forgot + ": credited again (NoDup)"
 }
 
+// FrozenAck derives HonestAck under pause for every design on this shape
+// (wrote as for EarlyAck): the claim and the credit are two steps, and a
+// call frozen between them is not overtaken by a second credit, but by
+// an answer: the sender's retry, on another node, finds what the claim
+// wrote and is acked "duplicate" before anything is credited.
+func FrozenAck(wrote string) string {
+	return "a call frozen between its claim and its credit leaves " + wrote + ", which the sender's retry on another " +
+		"node finds and acks \"duplicate\" before anything is credited (HonestAck), as under concurrent"
+}
+
 // EarlyAck derives HonestAck under concurrent for every design on this
 // shape; wrote says what node A's claim left in the player's record.
 func EarlyAck(wrote string) string {

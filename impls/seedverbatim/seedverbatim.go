@@ -51,6 +51,10 @@ func (Design) Declare() faults.Declaration {
 			{Families: []faults.Family{faults.Families.MultiNode}, Props: lostAndLied,
 				Why: "a claim that fails on one node leaves that node's window marked; a copy landing there before the retry " +
 					"succeeds elsewhere is acked \"duplicate\", the sender stops, and nothing ever credits it"},
+			{Families: []faults.Family{faults.Families.Pause}, Props: []faults.Property{faults.Properties.HonestAck},
+				Why: "a call frozen after its Begin, before its credit, leaves a record that the sender's retry on another " +
+					"node reads as a duplicate and acks before anything is credited (HonestAck), as under concurrent; the " +
+					"frozen call credits when it resumes, so nothing is lost"},
 			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: "node B's Begin finds the record node A just claimed and acks \"duplicate\" before A's credit lands " +
 					"(the interleaver runs B between A's claim and A's credit)"},

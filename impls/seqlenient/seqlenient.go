@@ -59,6 +59,10 @@ var Design = playerstate.Design[State]{
 					"\"duplicate\" ack (HonestAck)"},
 			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: playerstate.EarlyAck("the mark moved to it")},
+			{Families: []faults.Family{faults.Families.Pause}, Props: playerstate.Lost,
+				Why: "a call frozen before its claim is claimed (by its retry on another node, or when it resumes) after " +
+					"the player's next settlement moved the mark past it: the past, dropped uncredited (NoLoss) with a " +
+					"false \"duplicate\" ack (HonestAck), as under multi-node; " + playerstate.FrozenAck("the mark moved to it")},
 			{Families: []faults.Family{faults.Families.SequenceRewind}, Props: playerstate.Lost,
 				Why: "when the sender's counter restarts, every later settlement is at or below the mark: dropped " +
 					"uncredited as a replay (NoLoss) with a false \"duplicate\" ack (HonestAck)"},

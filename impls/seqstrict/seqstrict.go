@@ -92,6 +92,10 @@ var Design = playerstate.Design[State]{
 					"first and is held behind the gap (NoBlocking, BoundedState)"},
 			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: playerstate.EarlyAck("the expected number advanced past it")},
+			{Families: []faults.Family{faults.Families.Pause}, Props: []faults.Property{faults.Properties.NoBlocking, faults.Properties.BoundedState, faults.Properties.HonestAck},
+				Why: playerstate.FrozenAck("the expected number advanced past it") + "; and a call frozen before its " +
+					"claim lets the player's next settlements arrive first: they are held behind the gap (NoBlocking, " +
+					"BoundedState), as under multi-node"},
 			{Families: []faults.Family{faults.Families.SequenceRewind}, Props: playerstate.Lost,
 				Why: "when the sender's counter restarts (the document assumes nobody rewinds it), every new " +
 					"settlement is below the expected number, the past, and is dropped uncredited (NoLoss) with a " +

@@ -84,6 +84,9 @@ var Design = playerstate.Design[State]{
 					"settlement of that kind is dropped as a replay (NoLoss, HonestAck), as under window-expiry"},
 			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: playerstate.EarlyAck("the kind's done-variable set")},
+			{Families: []faults.Family{faults.Families.Pause}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.HonestAck},
+				Why: startsOver + ": the late copy comes 35 s (farPause) after its settlement, when newer matches have " +
+					"started the flags over, as under deep-replay; and " + playerstate.FrozenAck("the kind's done-variable set")},
 			{Families: []faults.Family{faults.Families.ThirdKind}, Props: playerstate.Lost,
 				Why: "a third settlement (\"what if a third settlement appears?\") has no variable of its own: it " +
 					"shares the instant's or the final's by its final flag and is dropped as a replay of it (NoLoss, " +

@@ -42,6 +42,9 @@ func (Design) Declare() faults.Declaration {
 				Why: "the credit landed but reported an error, so the window was not marked and the retry credits again"},
 			{Families: []faults.Family{faults.Families.MultiNode}, Props: noDup,
 				Why: "a retry on another node meets that node's empty window"},
+			{Families: []faults.Family{faults.Families.Pause}, Props: noDup,
+				Why: "the late copy comes 35 s after the frozen call's arrival (farPause), past the ttl, or on another node, " +
+					"whose window never saw it: credited again (NoDup), as under deep-replay and multi-node"},
 			{Families: []faults.Family{faults.Families.Concurrent}, Props: noDup,
 				Why: "lookup, credit and put are three steps: identical deliveries at once all pass the lookup before any put"},
 		},
