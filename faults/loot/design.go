@@ -39,7 +39,9 @@ type Cluster interface {
 	// Read is what the design's database says of session no now, as an
 	// auditor with read access sees it (it is not an Env call and never
 	// fails): the world reads it after every store call and judges the
-	// allocation by it.
+	// allocation by it. It reports every record the database holds under
+	// the number, a second one in Record.Others: an auditor's SELECT
+	// returns every row, not the first.
 	Read(no string) Record
 }
 
@@ -180,6 +182,18 @@ type Record struct {
 	// Snapshot is the audit record of the result, nil if the design keeps
 	// none.
 	Snapshot *Snapshot
+	// Others are the further records the database holds under the same
+	// session number, beyond this one, in the order it holds them (what
+	// an auditor's SELECT ... WHERE session_no = ? returns past its first
+	// row), each as a Record with no Others of its own; nil when it holds
+	// one. Source 004 keys the session by its number (uk_session_no, "业务
+	// 唯一键"), so a database that writes a second record on a repeated
+	// open or start (a second session of one drop, which a second settle
+	// can allocate again) is caught by ForwardOnly. A design whose
+	// claims, grants or snapshot belong to the number rather than to a
+	// record (source 004's loot_intent and loot_grant rows are keyed by
+	// session_no) reports them on the first record only.
+	Others []Record
 }
 
 // Claim is one claim row as the design stores it: the player, the

@@ -17,4 +17,7 @@ const (
 	RuleClocks    = ruleClocks
 	RulePauses    = rulePauses
 	RuleIntents   = ruleIntents
+	RuleLoot      = ruleLoot
+	RuleTeam      = ruleTeam
+	RuleFairness  = ruleFairness
 )

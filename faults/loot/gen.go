@@ -207,6 +207,7 @@ var genSteps = []genStep{
 	{nil, (*gen).switches},
 	{func(p preset) bool { return p.fairChange }, (*gen).countWins},
 	{func(p preset) bool { return p.storeError }, (*gen).outage},
+	{func(p preset) bool { return p.crash || p.storeError || p.timeout }, (*gen).cancelFault},
 }
 
 // run runs the steps of steps the preset has, in order.

@@ -162,6 +162,9 @@ func (g *gen) canonicalFaults() {
 		return 0
 	})
 	fs = slices.CompactFunc(fs, func(a, b engine.Fault) bool { return !a.Before(b) && !b.Before(a) })
+	// g.faults keeps the canonical list, so that a step after this one
+	// (cancelFault) can add a fault and put them in order again.
+	g.faults = fs
 	if len(fs) > 0 {
 		g.s.Faults = fs
 	}
@@ -204,6 +207,13 @@ func (g *gen) insertDelivery(d engine.Delivery) int {
 		}
 		return 1
 	})
+	return g.insertDeliveryAt(i, d)
+}
+
+// insertDeliveryAt inserts d into the schedule as delivery i (the caller
+// keeps the deliveries in time order), moves the faults drawn on later
+// deliveries along, and returns i.
+func (g *gen) insertDeliveryAt(i int, d engine.Delivery) int {
 	g.s.Deliveries = slices.Insert(g.s.Deliveries, i, d)
 	for k := range g.faults {
 		if g.faults[k].OnDelivery && g.faults[k].Attempt >= i {

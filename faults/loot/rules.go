@@ -22,6 +22,9 @@ const (
 	ruleClocks    worldRule = "clocks"    // family rule: only clock-skew skews a clock
 	rulePauses    worldRule = "pauses"    // family rule: only lock-expiry, compensation-race and late-claim pause a node
 	ruleIntents   worldRule = "intents"   // family rule: only intent-change has a player send two claim requests in one session
+	ruleLoot      worldRule = "loot"      // family rule: only shared-loot has two sessions drop one loot code
+	ruleTeam      worldRule = "team"      // family rule: only team-change has a session's snapshot differ from the team
+	ruleFairness  worldRule = "fairness"  // family rule: only fair-change changes a fairness record during a run
 )
 
 // worldError is a schedule outside the world model: the rule and what
@@ -38,8 +41,10 @@ func (e *worldError) Error() string { return fmt.Sprintf("the world rule %s: %s"
 // triggered by at least one settle (the game server and its scheduler do
 // their part); every request delivered at least once (an at-least-once
 // sender sends what it has); and the family rules (outsiders, cancels,
-// skewed clocks, pauses and a player's second claim only in their
-// families). It assumes a schedule
+// skewed clocks, pauses, a player's second claim, a shared loot code, a
+// changed team and a changing fairness record only in their families), so
+// that a family's column means what its doc says and a bug of one
+// dimension shows in one column. It assumes a schedule
 // validate accepts. Generators satisfy it; a shrinker keeps it by
 // rejecting the candidates it rejects.
 func checkWorld(s Schedule) error {
@@ -133,6 +138,45 @@ func checkWorld(s Schedule) error {
 				return &worldError{ruleIntents, fmt.Sprintf("r%d and r%d are both player %d's claims on x%d: only intent-change has a player claim again", other, r.ID, r.Player, r.Session)}
 			}
 			claimOf[k] = r.ID
+		}
+	}
+	if !has(Families.SharedLoot) {
+		// One boss dropping one item code twice (one grant_no per
+		// session, session:player:loot) is shared-loot's business:
+		// elsewhere a design that keys grants by player and loot code
+		// alone would fail in whichever column drew two sessions.
+		by := map[string]int{} // loot code -> the first session dropping it
+		for _, x := range s.Sessions {
+			if other, dup := by[x.Loot()]; dup {
+				return &worldError{ruleLoot, fmt.Sprintf("x%d and x%d both drop %s: only shared-loot shares a loot code between sessions", other, x.ID, x.Loot())}
+			}
+			by[x.Loot()] = x.ID
+		}
+	}
+	if !has(Families.TeamChange) {
+		// A snapshot other than the team (a member gone, a newcomer) is
+		// team-change's business: elsewhere the live team and every
+		// session's snapshot agree, so a design that judges claims by the
+		// live team fails in team-change alone.
+		for _, x := range s.Sessions {
+			if x.Members != nil && !slices.Equal(x.Members, s.Team) {
+				return &worldError{ruleTeam, fmt.Sprintf("x%d's team snapshot %v is not the team %v: only team-change changes the team between sessions", x.ID, x.Members, s.Team)}
+			}
+		}
+	}
+	if !has(Families.FairChange) {
+		// A record that moves during a run (a win counted as the item
+		// lands, a change at a freeze) is fair-change's business:
+		// elsewhere two reads of a player's record agree, so a settler
+		// that reads it twice, or at the claim, fails in fair-change
+		// alone.
+		if s.CountWins {
+			return &worldError{ruleFairness, "the fairness record counts wins: only fair-change changes fairness during a run"}
+		}
+		for _, x := range s.Sessions {
+			if len(x.Bumps) > 0 {
+				return &worldError{ruleFairness, fmt.Sprintf("x%d changes player %d's fairness record when it freezes: only fair-change changes fairness during a run", x.ID, x.Bumps[0].Player)}
+			}
 		}
 	}
 	return nil

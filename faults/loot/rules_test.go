@@ -57,19 +57,6 @@ func TestInterleavesSaysWhichFamiliesInterleave(t *testing.T) {
 }
 
 func TestCheckWorldNamesTheRule(t *testing.T) {
-	base := func(f engine.Family) lootfaults.Schedule {
-		return lootfaults.Schedule{
-			Frame: engine.Frame{Family: f, Nodes: 2, RetryAfter: time.Second, MaxAttempts: 4, Deliveries: []engine.Delivery{
-				{At: 0, Msg: 0}, {At: time.Second / 2, Msg: 1}, {At: 2 * time.Second, Msg: 2}, {At: 10 * time.Second, Msg: 3},
-			}},
-			Team:     []lootfaults.PlayerID{1, 2},
-			Sessions: []lootfaults.Session{{ID: 0, Quantity: 1, Deadline: 10 * time.Second}},
-			Requests: []lootfaults.Request{
-				{ID: 0, Kind: lootfaults.Kinds.OpenSession}, {ID: 1, Kind: lootfaults.Kinds.StartClaims},
-				{ID: 2, Kind: lootfaults.Kinds.ClaimItem, Player: 1, Intent: lootfaults.Intents.Need}, {ID: 3, Kind: lootfaults.Kinds.SettleNow},
-			},
-		}
-	}
 	if err := lootfaults.World.CheckWorld(base(lootfaults.Families.Clean)); err != nil {
 		t.Fatalf("the base world: %v", err)
 	}
@@ -97,14 +84,76 @@ func TestCheckWorldNamesTheRule(t *testing.T) {
 			s.Requests = append(s.Requests, lootfaults.Request{ID: 4, Kind: lootfaults.Kinds.ClaimItem, Player: 1, Intent: lootfaults.Intents.Greed})
 			s.Deliveries = slices.Insert(s.Deliveries, 3, engine.Delivery{At: 5 * time.Second, Msg: 4})
 		}, lootfaults.RuleIntents},
+		{"a shared loot code", func(s *lootfaults.Schedule) { second(s).Code = s.Sessions[0].Loot() }, lootfaults.RuleLoot},
+		{"a session's snapshot without a member", func(s *lootfaults.Schedule) { second(s).Members = []lootfaults.PlayerID{1} }, lootfaults.RuleTeam},
+		{"a session's snapshot with a newcomer", func(s *lootfaults.Schedule) { s.Sessions[0].Members = []lootfaults.PlayerID{1, 2, 3} }, lootfaults.RuleTeam},
+		{"a fairness bump at a freeze", func(s *lootfaults.Schedule) { s.Sessions[0].Bumps = []lootfaults.Fair{{Player: 1, Wins: 1}} }, lootfaults.RuleFairness},
+		{"wins counted as items land", func(s *lootfaults.Schedule) { second(s); s.CountWins = true }, lootfaults.RuleFairness},
 	} {
 		s := base(lootfaults.Families.Clean)
 		c.edit(&s)
 		var we *lootfaults.WorldError
 		if err := lootfaults.World.CheckWorld(s); !errors.As(err, &we) || we.Rule != c.rule {
-			t.Errorf("%s: checkWorld = %v, want the rule %s", c.name, err, c.rule)
+			t.Errorf("%s: checkWorld = %v, want the rule %s (go test -run '^TestCheckWorldNamesTheRule$' ./faults/loot/)", c.name, err, c.rule)
 		}
 	}
+}
+
+// TestDimensionRulesAdmitTheirOwnFamily: a shared loot code, a changed
+// snapshot and a changing fairness record, which checkWorld refuses
+// elsewhere (TestCheckWorldNamesTheRule), are worlds of their own family
+// and of a join that has it.
+func TestDimensionRulesAdmitTheirOwnFamily(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*lootfaults.Schedule)
+		in   engine.Family
+	}{
+		{"a shared loot code", func(s *lootfaults.Schedule) { second(s).Code = s.Sessions[0].Loot() }, lootfaults.Families.SharedLoot},
+		{"a session's snapshot without a member", func(s *lootfaults.Schedule) { second(s).Members = []lootfaults.PlayerID{1} }, lootfaults.Families.TeamChange},
+		{"a fairness bump at a freeze", func(s *lootfaults.Schedule) { s.Sessions[0].Bumps = []lootfaults.Fair{{Player: 1, Wins: 1}} }, lootfaults.Families.FairChange},
+		{"wins counted as items land", func(s *lootfaults.Schedule) { second(s); s.CountWins = true }, lootfaults.Families.FairChange},
+	} {
+		for _, f := range []engine.Family{c.in, engine.Join(lootfaults.Families.Crash, c.in)} {
+			s := base(f)
+			c.edit(&s)
+			if err := lootfaults.World.Validate(s); err != nil {
+				t.Fatalf("%s in %s: Validate: %v\n%s", c.name, f, err, lootfaults.World.Format(s))
+			}
+			if err := lootfaults.World.CheckWorld(s); err != nil {
+				t.Errorf("%s in %s: checkWorld = %v, want nil (go test -run '^TestDimensionRulesAdmitTheirOwnFamily$' ./faults/loot/)", c.name, f, err)
+			}
+		}
+	}
+}
+
+// base is a world every rule admits: one session of a team of two,
+// opened, started, claimed by player 1 and settled at its deadline.
+func base(f engine.Family) lootfaults.Schedule {
+	return lootfaults.Schedule{
+		Frame: engine.Frame{Family: f, Nodes: 2, RetryAfter: time.Second, MaxAttempts: 4, Deliveries: []engine.Delivery{
+			{At: 0, Msg: 0}, {At: time.Second / 2, Msg: 1}, {At: 2 * time.Second, Msg: 2}, {At: 10 * time.Second, Msg: 3},
+		}},
+		Team:     []lootfaults.PlayerID{1, 2},
+		Sessions: []lootfaults.Session{{ID: 0, Quantity: 1, Deadline: 10 * time.Second}},
+		Requests: []lootfaults.Request{
+			{ID: 0, Kind: lootfaults.Kinds.OpenSession}, {ID: 1, Kind: lootfaults.Kinds.StartClaims},
+			{ID: 2, Kind: lootfaults.Kinds.ClaimItem, Player: 1, Intent: lootfaults.Intents.Need}, {ID: 3, Kind: lootfaults.Kinds.SettleNow},
+		},
+	}
+}
+
+// second adds a second session to s, as base's first a claim window
+// later (opened at 20s, settled at its 30s deadline, no claims), and
+// returns it.
+func second(s *lootfaults.Schedule) *lootfaults.Session {
+	x, r := len(s.Sessions), len(s.Requests)
+	s.Sessions = append(s.Sessions, lootfaults.Session{ID: x, Quantity: 1, Deadline: 30 * time.Second})
+	for k, kind := range []lootfaults.Kind{lootfaults.Kinds.OpenSession, lootfaults.Kinds.StartClaims, lootfaults.Kinds.SettleNow} {
+		s.Requests = append(s.Requests, lootfaults.Request{ID: r + k, Kind: kind, Session: x})
+	}
+	s.Deliveries = append(s.Deliveries, engine.Delivery{At: 20 * time.Second, Msg: r}, engine.Delivery{At: 20*time.Second + time.Second/2, Msg: r + 1}, engine.Delivery{At: 30 * time.Second, Msg: r + 2})
+	return &s.Sessions[x]
 }
 
 // TestShrinkOpsKeepTheWorld: the world's drops and canonical give valid

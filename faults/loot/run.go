@@ -316,9 +316,10 @@ func (e *env) Deliver(key string, it Item) (bool, error) {
 	return applied, nil
 }
 
-// sameRecord reports whether two records say the same.
+// sameRecord reports whether two records say the same, their Others
+// included.
 func sameRecord(a, b Record) bool {
-	if a.Status != b.Status || !slices.Equal(a.Claims, b.Claims) || !slices.Equal(a.Granted, b.Granted) {
+	if a.Status != b.Status || !slices.Equal(a.Claims, b.Claims) || !slices.Equal(a.Granted, b.Granted) || !slices.EqualFunc(a.Others, b.Others, sameRecord) {
 		return false
 	}
 	if (a.Snapshot == nil) != (b.Snapshot == nil) {

@@ -25,6 +25,7 @@ type harm struct {
 var harms = []harm{
 	{"2.2", "a repeated claim (double click, client retry, gateway resend) makes a second valid claim of one player", []engine.Property{lootfaults.Properties.NoDupGrant, lootfaults.Properties.RuleOrder}, lootfaults.Families.DuplicateClaim, ""},
 	{"2.2", "a repeated claim is thrown back at the player as an error instead of being taken as already there", []engine.Property{lootfaults.Properties.HonestAnswer}, lootfaults.Families.DuplicateClaim, ""},
+	{"2.2", "a repeated open or start (a gateway resend) writes a second session under one number: one drop becomes two sessions, which two settles can allocate twice", []engine.Property{lootfaults.Properties.ForwardOnly}, lootfaults.Families.DuplicateClaim, ""},
 	{"2.2", "two settlers read the same claims and each grants a result: double grant", []engine.Property{lootfaults.Properties.NoOverGrant, lootfaults.Properties.NoDupGrant}, lootfaults.Families.ConcurrentSettle, ""},
 	{"2.2", "a settle run again delivers again: a grant without an idempotency key", []engine.Property{lootfaults.Properties.NoDupGrant}, lootfaults.Families.Crash, ""},
 	{"2.3", "a status goes back (SETTLING to CLAIMING, CLOSED to anything) or skips the table", []engine.Property{lootfaults.Properties.ForwardOnly}, lootfaults.Families.LockExpiry, ""},

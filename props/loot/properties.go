@@ -370,6 +370,15 @@ func checkOnTime(h lootfaults.History, obs []*seen) engine.Verdict {
 // CLAIMING), out of a final status (CLOSED -> CANCELED, CANCELED -> ...),
 // or off the table. The freeze such a write makes is still judged by
 // OnTime and FrozenClaims, at the view that shows it.
+//
+// And a session number has one status path: the table is the life of one
+// session, and source 004 keys the session by its number (uk_session_no,
+// its business key; a repeated request is idempotent, 2.2), so a second
+// record under the number (Record.Others: a repeated open or start that
+// inserted again) is a second session of one drop, whose own path starts
+// from nothing while the first's is under way and which a settle can
+// allocate a second time. ForwardOnly reports it once per session, at the
+// first view that shows it, whatever the extra record says.
 func checkForwardOnly(h lootfaults.History, obs []*seen) engine.Verdict {
 	statuses := []lootfaults.Status{lootfaults.Statuses.Open, lootfaults.Statuses.Claiming, lootfaults.Statuses.Settling, lootfaults.Statuses.Closed, lootfaults.Statuses.Canceled}
 	// reachable: a path of table edges from one status to another. The
@@ -387,15 +396,30 @@ func checkForwardOnly(h lootfaults.History, obs []*seen) engine.Verdict {
 	var as []engine.Anomaly
 	for _, ss := range obs {
 		from := lootfaults.Statuses.None
+		twice := false
 		for _, v := range ss.views {
-			to := v.Detail.Record.Status
+			rec := v.Detail.Record
+			to := rec.Status
 			if to != from && !reachable(from, to) {
 				as = append(as, anomaly(h, lootfaults.Properties.ForwardOnly, -1, []lootfaults.Event{v}, "%s went from %s to %s", ss.x.No(), statusName(from), statusName(to)))
 			}
 			from = to
+			if len(rec.Others) > 0 && !twice {
+				twice = true
+				as = append(as, anomaly(h, lootfaults.Properties.ForwardOnly, -1, []lootfaults.Event{v}, "%s has %d records under its number (%s): a session number names one session", ss.x.No(), 1+len(rec.Others), statusList(*rec)))
+			}
 		}
 	}
 	return safety(lootfaults.Properties.ForwardOnly, h, as)
+}
+
+// statusList is the statuses of rec and its Others, in order.
+func statusList(rec lootfaults.Record) string {
+	out := statusName(rec.Status)
+	for _, o := range rec.Others {
+		out += ", " + statusName(o.Status)
+	}
+	return out
 }
 
 func statusName(s lootfaults.Status) string {

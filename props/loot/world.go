@@ -237,6 +237,9 @@ func recordText(r lootfaults.Record) string {
 	if r.Snapshot != nil {
 		s += fmt.Sprintf(", snapshot winners %v", r.Snapshot.Winners)
 	}
+	for _, o := range r.Others {
+		s += "; and another record: " + recordText(o)
+	}
 	return s
 }
 

@@ -122,8 +122,25 @@ func SpecOf(s lootfaults.Spec) loot.Spec {
 	return loot.Spec{No: s.No, Dungeon: "abyss", Loot: s.Loot, Quantity: s.Quantity, Deadline: s.Deadline, Rule: loot.RuleVersion(s.Rule), Members: ms}
 }
 
+// SessionRows is a store whose session table may hold more than one row
+// under a number (a caller's table without source 004's uk_session_no, the
+// business key), which the auditor must see: Read reports every row past
+// the first in Record.Others. ref/loot's own stores key the session by its
+// number (loot.Store's Open returns the one it has) and need not implement
+// it; Read then reports one record.
+type SessionRows interface {
+	// SessionRows returns every session row under no, in the order the
+	// table holds them, the one Session returns first; an error reads as
+	// no further row.
+	SessionRows(ctx context.Context, no string) ([]loot.Session, error)
+}
+
 // Read is what a ref/loot store records of session no, as the world reads
-// it: the status, the claims, the grants in rank order, the snapshot.
+// it: the status, the claims, the grants in rank order, the snapshot, and
+// from a store that has SessionRows every further row under the number, as
+// Record.Others of their status alone (the claims, grants and snapshot
+// belong to the number: ref/loot's tables, as source 004's, key them by
+// session_no, so they are the first record's).
 func Read(st loot.Reader, no string) lootfaults.Record {
 	ctx := context.Background()
 	sess, err := st.Session(ctx, no)
@@ -131,6 +148,13 @@ func Read(st loot.Reader, no string) lootfaults.Record {
 		return lootfaults.Record{}
 	}
 	rec := lootfaults.Record{Status: lootfaults.Status(sess.Status)}
+	if sr, ok := st.(SessionRows); ok {
+		if rows, err := sr.SessionRows(ctx, no); err == nil && len(rows) > 1 {
+			for _, r := range rows[1:] {
+				rec.Others = append(rec.Others, lootfaults.Record{Status: lootfaults.Status(r.Status)})
+			}
+		}
+	}
 	// The slices are sized up front (left nil when empty, as a Record with
 	// nothing has them): the world reads every store after every call, and
 	// growing them was a tenth of Read's time in a loot matrix.
