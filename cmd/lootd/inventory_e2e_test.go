@@ -38,6 +38,25 @@ func (c *cluster) claimWinners(nodes []*node, no string) {
 	}
 }
 
+// checkWinsFromGrants settles session no, of one item, between 1001,
+// who won sessions before, and 1002, who won none, both NEED and 1001
+// first: wins come from the delivered grants, not from the store's own
+// inventory (empty with -inventory), so 1002 wins. Counted from the
+// empty table, 1001 would, by its earlier claim.
+func (c *cluster) checkWinsFromGrants(n *node, no string) {
+	c.t.Helper()
+	deadline := c.open(n, e2eSpec(no, 1, 2))
+	for _, p := range []int64{1001, 1002} {
+		if st, out := c.claim(n, p, no, "NEED"); st != 200 {
+			c.t.Fatalf("claim of %d: %d %v", p, st, out)
+		}
+	}
+	sleepUntil(deadline)
+	if gs := grantsOf(c.waitDelivered(n, no, 20*time.Second)); len(gs) != 1 || gs[0]["playerId"] != 1002.0 {
+		c.t.Errorf("%s granted %v, want 1002 (no wins) over 1001 (wins before); reproduce: go test ./cmd/lootd -run '^%s$'", no, gs, strings.Split(c.t.Name(), "/")[0])
+	}
+}
+
 // checkInventoryOnce checks that the inventory saw session s's grants
 // (s as GET /api/loot/sessions/{no} answers, delivered) and nothing else
 // of it: 1001 and 1003 won, each grant number applied exactly once, its
@@ -85,7 +104,8 @@ func checkInventoryOnce(t *testing.T, inv *inventory.Server, s map[string]any, f
 // -inventory and settles one session per inventory fault (none, then
 // each of inventory.Faults on every grant's first delivery): the
 // settler's retries, with the grant number as the key, land each winner's
-// item exactly once, and every grant ends SUCCESS.
+// item exactly once, and every grant ends SUCCESS; then wins are
+// counted from the delivered grants.
 func TestE2EInventoryGetsEachWinnerOnceUnderEveryFault(t *testing.T) {
 	inv := startInventory(t)
 	// -lock-ttl 10s: each delivery attempt gets 10s/15 = 667 ms
@@ -105,6 +125,9 @@ func TestE2EInventoryGetsEachWinnerOnceUnderEveryFault(t *testing.T) {
 		sleepUntil(deadline)
 		checkInventoryOnce(t, inv, c.waitDelivered(n, no, 20*time.Second), f)
 	}
+
+	inv.SetPlan(nil)
+	c.checkWinsFromGrants(n, "INV-FAIR")
 }
 
 // TestE2EInventoryAfterASettlerIsKilled runs three lootd -inventory on
@@ -113,7 +136,8 @@ func TestE2EInventoryGetsEachWinnerOnceUnderEveryFault(t *testing.T) {
 // killed just after recording its grants is delivered by the survivors'
 // compensation, whose first deliveries lose their replies, then again
 // under the same numbers. Each winner lands once in the HTTP inventory
-// and none in the store's own table.
+// and none in the store's own table, and wins are counted from the
+// delivered grants.
 func TestE2EInventoryAfterASettlerIsKilled(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store string) {
 		inv := startInventory(t)
@@ -147,6 +171,8 @@ func TestE2EInventoryAfterASettlerIsKilled(t *testing.T) {
 			}
 		}
 		checkInventoryOnce(t, inv, s, inventory.LoseReply)
+		inv.SetPlan(nil)
+		c.checkWinsFromGrants(live, "INVF-1")
 		if n := c.count("SELECT COUNT(*) FROM loot_inventory"); n != 0 {
 			t.Errorf("the store's own inventory holds %d items; with -inventory it must hold none", n)
 		}
