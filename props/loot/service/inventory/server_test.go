@@ -271,3 +271,31 @@ func TestLedgerJSONReadsBackWhatItWrote(t *testing.T) {
 		t.Errorf("ReadJSON took an unknown field; %s", repro(t))
 	}
 }
+
+// A Table is the fault plan a record file carries: it reads back from
+// JSON as the same plan.
+func TestTableReadsBackFromJSON(t *testing.T) {
+	tab := inventory.Table{
+		ByIndex: map[int]inventory.Fault{3: inventory.LoseReply},
+		ByKey:   map[string][]inventory.Fault{"S1:1:X": {inventory.Fail, inventory.TimeoutAfterApply}},
+		First:   inventory.TimeoutAfterApply,
+	}
+	b, err := json.Marshal(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back inventory.Table
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("%v: %s; %s", err, b, repro(t))
+	}
+	p, q := tab.Plan(), back.Plan()
+	for index := range 5 {
+		for _, key := range []string{"S1:1:X", "S2:2:Y"} {
+			for attempt := range 3 {
+				if before, after := p(index, key, attempt), q(index, key, attempt); before != after {
+					t.Errorf("plan(%d, %s, %d): %q before JSON, %q after (%s); %s", index, key, attempt, before, after, b, repro(t))
+				}
+			}
+		}
+	}
+}
