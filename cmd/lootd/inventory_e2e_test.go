@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/props/loot/service/inventory"
+	"github.com/onceproof/onceproof/props/loot/service/netfault"
 )
 
 // lootd -inventory against the inventory service mode hosts: every fault
@@ -180,4 +181,56 @@ func TestE2EInventoryAfterASettlerIsKilled(t *testing.T) {
 			t.Errorf("%d grants not SUCCESS", n)
 		}
 	})
+}
+
+// TestE2EInventoryPartitionedFromLootdIsCompensatedAfterTheHeal puts a
+// netfault proxy between lootd -dev and its inventory and partitions it
+// (refusing, then hanging) across a session's settle: the settler's
+// deliveries fail, the grants stay PENDING while the partition lasts, and
+// after the heal compensation lands each winner once under its number.
+func TestE2EInventoryPartitionedFromLootdIsCompensatedAfterTheHeal(t *testing.T) {
+	inv := startInventory(t)
+	nf, err := netfault.New(netfault.Options{Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nf.Close)
+	upstream := strings.TrimPrefix(strings.TrimSuffix(inv.URL(), inventory.Path), "http://")
+	px, err := nf.Proxy("inventory", upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, "dev", []string{"-dev", "-player-header", "X-Player-Id", "-inventory", "http://" + px.Addr() + inventory.Path,
+		"-settle-every", "100ms", "-compensate-every", "200ms", "-lock-ttl", "3s"}, nil)
+	c := &cluster{t: t, client: &http.Client{Timeout: 30 * time.Second}}
+	repro := fmt.Sprintf("reproduce: go test ./cmd/lootd -run '^%s$'", t.Name())
+	for _, mode := range []netfault.Partition{netfault.Refuse, netfault.Hang} {
+		no := "INVP-" + strings.ToUpper(string(mode))
+		deadline := c.open(n, e2eSpec(no, 2, 2))
+		c.claimWinners([]*node{n}, no)
+		if err := px.Partition(mode); err != nil {
+			t.Fatal(err)
+		}
+		sleepUntil(deadline)
+		// The settle ran and recorded its grants; their deliveries
+		// cannot pass while the partition lasts.
+		n.waitLog(t, 20*time.Second, map[string]string{"msg": "settled", "session": no})
+		s := c.session(n, no)
+		for _, g := range grantsOf(s) {
+			if g["status"] != "PENDING" {
+				t.Errorf("%s under a %s partition: grant %v, want PENDING; %s", no, mode, g, repro)
+			}
+		}
+		if err := px.Heal(); err != nil {
+			t.Fatal(err)
+		}
+		checkInventoryOnce(t, inv, c.waitDelivered(n, no, 30*time.Second), inventory.None)
+	}
+	var ops []string
+	for _, e := range nf.Events() {
+		ops = append(ops, e.Op+" "+e.Kind)
+	}
+	if got := strings.Join(ops, ", "); got != "partition refuse, heal , partition hang, heal " {
+		t.Errorf("the proxy recorded %q; %s", got, repro)
+	}
 }
