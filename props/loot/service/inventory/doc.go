@@ -14,8 +14,9 @@
 //  1. A delivery is POST <URL> (this server's path is Path) with the
 //     header Idempotency-Key: <grant number> and a JSON body
 //     {"grantNo", "sessionNo", "playerId", "lootCode", "quantity"}
-//     (grantNo equal to the key; playerId > 0; quantity >= 1; the grant
-//     number is the source document's sessionNo:playerId:lootCode).
+//     (grantNo equal to the key; sessionNo and lootCode not empty;
+//     playerId a number > 0; quantity >= 1; the grant number is the
+//     source document's sessionNo:playerId:lootCode).
 //  2. The inventory applies the item at most once per key, durably,
 //     before it answers 200: {"result": "applied", "grantNo": <key>} the
 //     first time, {"result": "already", "grantNo": <key>} for a key
@@ -24,7 +25,9 @@
 //     true.
 //  3. 400: the request is malformed (no key, a body that does not parse
 //     or breaks rule 1); 422: the key was applied with another body.
-//     Nothing is applied; a client does not retry the same request.
+//     Nothing is applied, and the same request would be refused again:
+//     a client does not retry it at once (lootd's compensation tries it
+//     again after the grant's lease, so a fixed inventory still gets it).
 //  4. Any other answer, or none (a 5xx, a timeout, a closed connection),
 //     means the outcome is unknown: the item may or may not have been
 //     applied. The client delivers again with the same key, and rule 2
