@@ -90,6 +90,7 @@ func checkInventoryOnce(t *testing.T, inv *inventory.Server, s map[string]any, f
 	}
 	for key := range winners {
 		ds := seen[key]
+		t.Logf("grant %s: %d deliveries (first with fault %q), %d applied", key, len(ds), f, applied[key])
 		switch {
 		case applied[key] != 1:
 			t.Errorf("grant %s applied %d times, want 1: %+v; %s", key, applied[key], ds, repro)
