@@ -13,6 +13,7 @@ import (
 
 	"github.com/onceproof/onceproof/internal/redact"
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/httpinventory"
 	"github.com/onceproof/onceproof/ref/loot/mysql"
 	"github.com/onceproof/onceproof/ref/loot/redis"
 )
@@ -23,6 +24,12 @@ type backend struct {
 	store     loot.Store
 	inventory loot.Inventory
 	fairness  loot.FairnessProvider
+	// delivered counts a player's Wins as their SUCCESS grants: the
+	// fairness once -inventory takes the items elsewhere and the store's
+	// own inventory, which fairness reads, stays empty. It counts what
+	// that inventory would hold: an item is in it exactly when its grant
+	// is SUCCESS.
+	delivered loot.FairnessProvider
 	lock      loot.Lock // nil without -redis (and -dev): the CAS alone decides
 	// now reads the store's clock, which judges every deadline: an open's
 	// deadline is its now plus the claim window.
@@ -40,12 +47,12 @@ type backend struct {
 // anything is dialled (a -redis that cannot work must not wait for the
 // database's open). No error shows a password: it names the flag and its
 // address masked, and the parser's or driver's message, which may quote
-// the addresses it was given, is scrubbed of -db's, its DSN's and -redis's
-// secrets.
+// the addresses it was given, is scrubbed of -db's, its DSN's, -redis's
+// and -inventory's secrets.
 func openBackend(ctx context.Context, c config) (*backend, error) {
 	var dsn string
 	fail := func(usage bool, flag, addr string, err error, want string) error {
-		err = fmt.Errorf("%s %s: %w", flag, redact.Addr(addr), redact.Error(err, c.db, dsn, c.redis))
+		err = fmt.Errorf("%s %s: %w", flag, redact.Addr(addr), redact.Error(err, c.db, dsn, c.redis, c.inventory))
 		if want != "" {
 			err = fmt.Errorf("%w; want %s", err, want)
 		}
@@ -72,6 +79,13 @@ func openBackend(ctx context.Context, c config) (*backend, error) {
 			return nil, fail(true, "-redis", c.redis, err, "redis://[user:pass@]host:port/db")
 		}
 	}
+	var inv *httpinventory.Client
+	if c.inventory != "" {
+		var err error
+		if inv, err = httpinventory.New(inventoryOptions(c)); err != nil {
+			return nil, fail(true, "-inventory", c.inventory, err, "http://host:port/path or https://...")
+		}
+	}
 	var (
 		b   *backend
 		err error
@@ -87,6 +101,11 @@ func openBackend(ctx context.Context, c config) (*backend, error) {
 	if err != nil {
 		return nil, fail(false, "-db", c.db, err, "")
 	}
+	if inv != nil {
+		closeStore := b.close
+		b.inventory, b.fairness = inv, b.delivered
+		b.close = func() error { inv.Close(); return closeStore() }
+	}
 	if c.redis != "" {
 		lock, err := redis.Open(ctx, c.redis, redis.Options{Prefix: c.redisPrefix})
 		if err != nil {
@@ -97,6 +116,33 @@ func openBackend(ctx context.Context, c config) (*backend, error) {
 		b.lock, b.close = lock, func() error { return errors.Join(lock.Close(), closeStore()) }
 	}
 	return b, nil
+}
+
+// inventoryOptions is -inventory's client, sized by -lock-ttl and
+// -db-conns. A settle delivers its grants one after another right after
+// recording them, under the grants' lease (-lock-ttl); a delivery still
+// running when it ends races compensation (harmless, the same key, but
+// wasted). Each of at most httpinventory.DefaultAttempts (3) attempts
+// gets lease/15, at most the library's 2 s (reached at the default 30 s
+// lease), and the first backoff is a twentieth of that (100 ms at 2 s;
+// it doubles once): a grant's worst case is 3.15 attempts' time = 0.21
+// lease, so a drop's first four grants (0.84 lease) are done or handed to
+// compensation within the lease even when the inventory hangs. The
+// transport holds one connection per settle worker (each delivers one
+// grant at a time) and one for the compensation pass; settles asked for
+// over HTTP beyond that wait for a connection within their attempt.
+func inventoryOptions(c config) httpinventory.Options {
+	t := min(httpinventory.DefaultTimeout, c.lockTTL/15)
+	return httpinventory.Options{URL: c.inventory, Timeout: t, Backoff: t / 20, MaxConns: inventoryConns(c)}
+}
+
+// inventoryConns is how many connections -inventory's client holds at
+// most (0 without -inventory): see inventoryOptions.
+func inventoryConns(c config) int {
+	if c.inventory == "" {
+		return 0
+	}
+	return settleWorkers(c.dbConns) + 1
 }
 
 // dbForms are -db's forms, for its usage errors.

@@ -18,12 +18,12 @@ func memoryBackendAt(now func() time.Time) *backend {
 	st := &trackedStore{Store: memory.NewStore(now)}
 	return &backend{
 		kind: "memory", store: st, inventory: st.Inventory(),
-		fairness: memoryWins{st.Store},
-		lock:     memory.NewLock(now),
-		now:      func(context.Context) (time.Time, error) { return now(), nil },
-		pending:  st.pending,
-		ping:     func(context.Context) error { return nil },
-		close:    func() error { return nil },
+		fairness: memoryWins{st.Store}, delivered: grantWins{st},
+		lock:    memory.NewLock(now),
+		now:     func(context.Context) (time.Time, error) { return now(), nil },
+		pending: st.pending,
+		ping:    func(context.Context) error { return nil },
+		close:   func() error { return nil },
 	}
 }
 
@@ -48,22 +48,51 @@ func (s *trackedStore) Open(ctx context.Context, spec loot.Spec) (loot.Session, 
 
 // pending reads every session's grants: O(sessions), for -dev only.
 func (s *trackedStore) pending(ctx context.Context) (int, error) {
+	n := 0
+	err := s.eachGrant(ctx, func(g loot.Grant) {
+		if g.Status == loot.GrantPending {
+			n++
+		}
+	})
+	return n, err
+}
+
+// eachGrant calls f with every grant of every session opened here.
+func (s *trackedStore) eachGrant(ctx context.Context, f func(loot.Grant)) error {
 	s.mu.Lock()
 	nos := append([]string(nil), s.nos...)
 	s.mu.Unlock()
-	n := 0
 	for _, no := range nos {
 		gs, err := s.Grants(ctx, no)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		for _, g := range gs {
-			if g.Status == loot.GrantPending {
-				n++
-			}
+			f(g)
 		}
 	}
-	return n, nil
+	return nil
+}
+
+// grantWins counts a player's Wins as their SUCCESS grants of the loot
+// code (backend.delivered): O(sessions), for -dev only.
+type grantWins struct{ s *trackedStore }
+
+func (w grantWins) Fairness(ctx context.Context, lootCode string, players []loot.PlayerID) (map[loot.PlayerID]loot.Fairness, error) {
+	out := make(map[loot.PlayerID]loot.Fairness, len(players))
+	for _, p := range players {
+		out[p] = loot.Fairness{}
+	}
+	err := w.s.eachGrant(ctx, func(g loot.Grant) {
+		if f, ok := out[g.Player]; ok && g.Loot == lootCode && g.Status == loot.GrantSuccess {
+			f.Wins++
+			out[g.Player] = f
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // memoryWins counts a player's Wins as the items of the loot code the

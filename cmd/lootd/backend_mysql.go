@@ -26,7 +26,7 @@ func mysqlBackend(ctx context.Context, dsn string, conns int) (*backend, error) 
 	db.SetMaxIdleConns(conns)
 	return &backend{
 		kind: "mysql", store: st, inventory: st.Inventory(),
-		fairness: sqlWins{db: db},
+		fairness: sqlWins{db, "loot_inventory"}, delivered: sqlWins{db, "loot_grant"},
 		now: func(ctx context.Context) (time.Time, error) {
 			var t time.Time
 			err := db.QueryRowContext(ctx, "SELECT NOW(6)").Scan(&t)
@@ -45,10 +45,18 @@ func mysqlBackend(ctx context.Context, dsn string, conns int) (*backend, error) 
 
 // sqlWins is the FairnessProvider of a MySQL store: a player's Wins is how
 // many items of the loot code the inventory ledger (loot_inventory, which
-// mysql.Inventory writes) holds for them. lootd knows no other history,
-// so it opens sessions under loot.RuleCount, the rule that reads Wins
-// alone.
-type sqlWins struct{ db *sql.DB }
+// mysql.Inventory writes) holds for them, or, with -inventory, how many
+// SUCCESS grants of it loot_grant holds (backend.delivered). lootd knows
+// no other history, so it opens sessions under loot.RuleCount, the rule
+// that reads Wins alone.
+type sqlWins struct {
+	db    *sql.DB
+	table string // "loot_inventory" or "loot_grant"
+}
+
+// winsWhere is the condition a wins table's rows must meet to count: an
+// item in loot_inventory is one, a grant only once delivered.
+var winsWhere = map[string]string{"loot_inventory": "", "loot_grant": "status = 'SUCCESS' AND "}
 
 func (w sqlWins) Fairness(ctx context.Context, lootCode string, players []loot.PlayerID) (map[loot.PlayerID]loot.Fairness, error) {
 	if len(players) == 0 {
@@ -58,8 +66,8 @@ func (w sqlWins) Fairness(ctx context.Context, lootCode string, players []loot.P
 	for _, p := range players {
 		args = append(args, int64(p))
 	}
-	// idx_player_loot (player_id, loot_code) serves it.
-	q := "SELECT player_id, COUNT(*) FROM loot_inventory WHERE loot_code = ? AND player_id IN (" +
+	// idx_player_loot (player_id, loot_code) serves loot_inventory's.
+	q := "SELECT player_id, COUNT(*) FROM " + w.table + " WHERE " + winsWhere[w.table] + "loot_code = ? AND player_id IN (" +
 		strings.TrimSuffix(strings.Repeat("?,", len(players)), ",") + ") GROUP BY player_id"
 	rows, err := w.db.QueryContext(ctx, q, args...)
 	if err != nil {

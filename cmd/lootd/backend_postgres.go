@@ -23,7 +23,7 @@ func postgresBackend(ctx context.Context, url string, conns int) (*backend, erro
 	pool := st.Pool()
 	return &backend{
 		kind: "postgres", store: st, inventory: st.Inventory(nil),
-		fairness: pgWins{pool},
+		fairness: pgWins{pool, "loot_inventory"}, delivered: pgWins{pool, "loot_grant"},
 		now: func(ctx context.Context) (time.Time, error) {
 			var t time.Time
 			err := pool.QueryRow(ctx, "SELECT now()").Scan(&t) // the clock the store's statements read
@@ -41,16 +41,20 @@ func postgresBackend(ctx context.Context, url string, conns int) (*backend, erro
 }
 
 // pgWins is sqlWins on PostgreSQL: Wins from loot_inventory, which
-// loot_inventory_holder (player_id, loot_code) serves.
-type pgWins struct{ pool *pgxpool.Pool }
+// loot_inventory_holder (player_id, loot_code) serves, or from
+// loot_grant's SUCCESS rows (backend.delivered).
+type pgWins struct {
+	pool  *pgxpool.Pool
+	table string // "loot_inventory" or "loot_grant"
+}
 
 func (w pgWins) Fairness(ctx context.Context, lootCode string, players []loot.PlayerID) (map[loot.PlayerID]loot.Fairness, error) {
 	ids := make([]int64, len(players))
 	for i, p := range players {
 		ids[i] = int64(p)
 	}
-	rows, err := w.pool.Query(ctx, `SELECT player_id, count(*) FROM loot_inventory
-		WHERE loot_code = $1 AND player_id = ANY($2) GROUP BY player_id`, lootCode, ids)
+	rows, err := w.pool.Query(ctx, `SELECT player_id, count(*) FROM `+w.table+`
+		WHERE `+winsWhere[w.table]+`loot_code = $1 AND player_id = ANY($2) GROUP BY player_id`, lootCode, ids)
 	if err != nil {
 		return nil, fmt.Errorf("wins: %w", err)
 	}

@@ -22,6 +22,10 @@ import (
 //  3. Give the database account SELECT, INSERT and UPDATE (see ref/loot.Service).
 //     Items go to the store's loot_inventory table, which the game reads;
 //     sessions rank by rule v1, a player's wins counted in that table.
+//     With -inventory, items go to that HTTP service instead (keyed by
+//     grant number: see ref/loot/httpinventory) and a player's wins are
+//     their SUCCESS grants in loot_grant, which has no index by player:
+//     with a long history, add one on (player_id, loot_code).
 //  4. Pick -lock-ttl above the slowest settle; stop with SIGTERM (in-flight
 //     requests drain); alert on lootd_grants_pending, settle outcomes and
 //     lootd_lock_degraded (a lock call failed, or timed out after
@@ -31,6 +35,7 @@ type config struct {
 	listen, internal string
 	db, redis        string
 	redisPrefix      string
+	inventory        string // -inventory: the HTTP inventory's URL; "" is the store's own
 	dev              bool
 	dbConns          int
 	lockTTL          time.Duration
@@ -61,6 +66,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.db, "db", "", "the store: postgres://user:pass@host:5432/db, mysql://user:pass@host:3306/db, or a go-sql-driver DSN user:pass@tcp(host:3306)/db")
 	fs.StringVar(&c.redis, "redis", "", "the settle lock: redis://host:6379/0 (optional: the store's CAS decides without it)")
 	fs.StringVar(&c.redisPrefix, "redis-prefix", "", "`prefix` of the lock's keys (tenants sharing one Redis); the keys are the document's loot:settle:lock:<session>")
+	fs.StringVar(&c.inventory, "inventory", "", "deliver grants to this HTTP inventory `URL` (POST, the grant number as Idempotency-Key; see ref/loot/httpinventory) instead of the store's own loot_inventory table")
 	fs.BoolVar(&c.dev, "dev", false, "in-memory store, lock and inventory: no servers, nothing survives the process")
 	fs.IntVar(&c.dbConns, "db-conns", 64, "most connections to the database")
 	fs.DurationVar(&c.lockTTL, "lock-ttl", loot.DefaultSettleLease, "settle lease: the lock's ttl and how long a settler is presumed alive before another instance takes its session over")

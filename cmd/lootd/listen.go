@@ -52,11 +52,12 @@ type connCaps struct{ player, internal int }
 // which the Go runtime raises to the hard limit at start) and c: the
 // internal listener gets c.maxInternalConns (or defaultInternalConns),
 // the players what is left after fdReserve, the database pool
-// (-db-conns) and the Redis pool (redisConns, 0 without -redis), unless
-// c.maxConns sets it. A cap the limit cannot hold is a usage error: it
+// (-db-conns), the Redis pool (redisConns, 0 without -redis) and the
+// inventory's (inventoryConns, 0 without -inventory), unless c.maxConns
+// sets it. A cap the limit cannot hold is a usage error: it
 // would bring the starvation back.
 func capsFor(nofile uint64, c config, redisConns int) (connCaps, error) {
-	pools := redisConns
+	pools := redisConns + inventoryConns(c)
 	if !c.dev {
 		pools += c.dbConns
 	}

@@ -132,7 +132,7 @@ func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error
 		go func() { serveErr <- servers[i].Serve(l) }()
 	}
 	logger.Info("listening", "player", pl.Addr().String(), "internal", il.Addr().String(),
-		"store", be.kind, "lock", be.lock != nil, "lease", c.lockTTL.String(), "player_header", c.playerHeader, "tokens", c.tokenKeyFile != "",
+		"store", be.kind, "inventory", redact.Addr(c.inventory), "lock", be.lock != nil, "lease", c.lockTTL.String(), "player_header", c.playerHeader, "tokens", c.tokenKeyFile != "",
 		"max_conns", caps.player, "max_internal_conns", caps.internal, "nofile", nofile)
 
 	stopLoops, stopLoopsNow := context.WithCancel(context.Background())

@@ -242,7 +242,8 @@ type clusterOpts struct {
 	nodes                   int
 	settleEvery, compensate time.Duration
 	lockTTL                 time.Duration
-	hold                    string // LOOTD_TEST_HOLD
+	hold                    string   // LOOTD_TEST_HOLD
+	args                    []string // more flags for every node
 }
 
 // startCluster starts o.nodes nodes on a new database of o.store, every
@@ -259,6 +260,7 @@ func startCluster(t testing.TB, o clusterOpts) *cluster {
 		common  = []string{"-player-header", "X-Player-Id", "-settle-every", o.settleEvery.String(),
 			"-compensate-every", o.compensate.String(), "-lock-ttl", o.lockTTL.String()}
 	)
+	common = append(common, o.args...)
 	switch o.store {
 	case "mariadb":
 		c.dsn = testserver.MariaDB(t)
