@@ -70,5 +70,5 @@ bench-smoke: ## run every benchmark in the module once (-benchtime=1x): they com
 bench-compare: ## benchstat the committed baseline against results/bench/new.txt
 	$(GO) tool benchstat results/bench/baseline.txt results/bench/new.txt
 
-bench-summary: ## rewrite results/bench/summary.md from results/bench/baseline.txt
+bench-summary: ## rewrite results/bench/summary.md and its SVG charts from results/bench/baseline.txt
 	$(GO) run ./bench/cmd/benchsummary -in results/bench/baseline.txt -out results/bench/summary.md

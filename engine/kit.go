@@ -86,6 +86,9 @@ func RunWith(o RunOptions) Option { return func(c *config) { c.run = o } }
 // and the concurrent family sees only the interleavings it enumerates
 // (RunWith Free, under -race, runs goroutines freely).
 //
+// -onceproof.shard=i/n runs only the families that are shard i's (the
+// others are skipped subtests): n processes share one TestDesign.
+//
 // The budget: -onceproof.n and -onceproof.seed beat Schedules, which beats
 // the default (DefaultMatrixN, ShortMatrixN under -short); the log says
 // which. Every failure's reproduce command carries both flags. A property
@@ -112,10 +115,17 @@ func TestDesign[D Design, S, X any](t *testing.T, w World[D, S, X], d D, opts ..
 	// time is its cell's. The cells then run one after another rather than
 	// in parallel; t.Parallel would run them after the caller's test body
 	// returned, past any defer that closes what the design uses.
+	shard, err := kitShard()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var notJudged []notJudgedCell
-	for _, f := range c.families {
+	for j, f := range c.families {
 		t.Run("family="+string(f), func(t *testing.T) {
 			t.Helper()
+			if !shard.Has(0, j, 1) {
+				t.Skipf("-%s %s: family %d of %d is shard %d's", flagShard, shard, j+1, len(c.families), j%shard.N)
+			}
 			start := time.Now()
 			cell := RunCell(w, d, f, MatrixOptions[D]{N: c.n, Seed: c.seed, Run: c.run, Families: []Family{f}})
 			notJudged = append(notJudged, testFamily(t, w, d, cell, c, time.Since(start))...)

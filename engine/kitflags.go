@@ -12,6 +12,10 @@ import (
 //	-onceproof.n=N     schedules per family (default DefaultMatrixN, or
 //	                   ShortMatrixN under -short)
 //	-onceproof.seed=S  the first generator seed (default DefaultMatrixSeed)
+//	-onceproof.shard=i/n  run only shard i of n of the families (Shard:
+//	                   family j is shard j mod n's; the others are skipped
+//	                   subtests), so n processes (CI jobs, an Indexed Job's
+//	                   pods) share one TestDesign, each family once
 //
 // They are registered here, in the one package both props and lootprops
 // build on, so a test binary that imports both has them once. Precedence,
@@ -23,8 +27,9 @@ import (
 // Schedules. -short scales only the default: a caller's Schedules is a
 // budget already chosen for that test.
 const (
-	flagN    = "onceproof.n"
-	flagSeed = "onceproof.seed"
+	flagN     = "onceproof.n"
+	flagSeed  = "onceproof.seed"
+	flagShard = "onceproof.shard"
 )
 
 // Why a tenth: the designs the kit's own tests run need 8 to reach what
@@ -59,6 +64,9 @@ func init() {
 func registerFlags(fs *flag.FlagSet) {
 	if fs.Lookup(flagN) == nil {
 		fs.Int(flagN, 0, "onceproof kit: schedules per fault family (0: the default, "+strconv.Itoa(DefaultMatrixN)+", or "+strconv.Itoa(ShortMatrixN)+" under -short); beats the test's Schedules option")
+	}
+	if fs.Lookup(flagShard) == nil {
+		fs.String(flagShard, "", "onceproof kit: run only shard i/n of each TestDesign's families (0 <= i < n; the others are skipped)")
 	}
 	if fs.Lookup(flagSeed) == nil {
 		fs.Uint64(flagSeed, 0, "onceproof kit: the first generator seed (0: the default, "+strconv.FormatUint(DefaultMatrixSeed, 10)+"); beats the test's Schedules option")
@@ -99,4 +107,18 @@ func flagValue(name string) (uint64, bool) {
 	}
 	v, err := strconv.ParseUint(f.Value.String(), 10, 64)
 	return v, err == nil
+}
+
+// kitShard is -onceproof.shard's Shard (the zero Shard, all families, if
+// it is not set).
+func kitShard() (Shard, error) {
+	f := flag.Lookup(flagShard)
+	if f == nil || f.Value.String() == "" {
+		return Shard{}, nil
+	}
+	sh, err := ParseShard(f.Value.String())
+	if err != nil {
+		return Shard{}, fmt.Errorf("-%s: %w", flagShard, err)
+	}
+	return sh, nil
 }

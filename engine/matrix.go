@@ -35,8 +35,12 @@ type MatrixOptions[D any] struct {
 	Parallel     int      // cells run at once; default GOMAXPROCS
 	ShrinkBudget int      // per counterexample; default DefaultShrinkBudget
 	Run          RunOptions
+	// Shard, if set, runs only that part of the cells (Shard.Has); the
+	// others stay zero (Cell.Ran false) for MergeShards to fill from the
+	// other shards.
+	Shard Shard
 	// Progress, if set, is called after each cell, from one goroutine at a
-	// time, with the cells done and the total.
+	// time, with the cells done and the total (of this shard).
 	Progress func(done, total int)
 	// Context, if set, stops the matrix early once it is done: no new run
 	// starts (a run in flight finishes, so its cluster is closed as usual)
@@ -205,7 +209,9 @@ func RunMatrix[D Design, S, X any](w World[D, S, X], opt MatrixOptions[D]) Matri
 		row := Row[S, X]{Design: d.Name(), Declaration: DeclarationOf(d), Cells: make([]Cell[S, X], len(opt.Families))}
 		m.Rows = append(m.Rows, row)
 		for j := range opt.Families {
-			jobs = append(jobs, job{i, j})
+			if opt.Shard.Has(i, j, len(opt.Designs)) {
+				jobs = append(jobs, job{i, j})
+			}
 		}
 	}
 	ch := make(chan job)

@@ -168,6 +168,16 @@ func writeError(w http.ResponseWriter, e *apiError) {
 // decode reads r's body, at most limit bytes, as exactly one JSON value
 // into dst, refusing unknown fields. Nothing has been done when it fails.
 func decode(w http.ResponseWriter, r *http.Request, limit int64, dst any) *apiError {
+	// The server's own writer, not a wrapper (statusWriter): only it can
+	// take MaxBytesReader's signal to close the connection after the 413
+	// instead of reading the rest of an oversized body.
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()

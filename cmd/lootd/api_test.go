@@ -574,21 +574,30 @@ func TestPlayerReadsOwnClaimAndGrant(t *testing.T) {
 
 // The listing filters by status and deadline and pages by cursor: every
 // matching session exactly once, in (deadline, sessionNo) order, however
-// the pages fall; on each store that lists (memory, PostgreSQL), and 501
-// on one that does not (MariaDB).
+// the pages fall, on every store lootd runs on (memory, PostgreSQL,
+// MariaDB).
 func TestListFiltersAndPagesSessions(t *testing.T) {
 	for i, b := range inputBackends {
 		t.Run("store="+b.name, func(t *testing.T) {
 			h := harnessOn(t, i)
 			if _, ok := h.be.store.(loot.Lister); !ok {
-				st, out := h.do("GET", h.internal.URL+"/api/loot/sessions", nil)
-				wantError(t, "list on "+b.name, st, out, 501, "not_implemented")
-				return
+				t.Fatalf("lootd's %s store does not implement loot.Lister: GET /api/loot/sessions answers 501 on it", b.name)
 			}
 			testList(t, h, "go test ./cmd/lootd -run TestListFiltersAndPagesSessions/store="+b.name)
 		})
 	}
 }
+
+// A store written for the Service alone need not list (loot.Lister is
+// not part of loot.Store): the listing answers 501 not_implemented on it.
+func TestListOnAStoreThatCannotListIs501(t *testing.T) {
+	h := newHarness(t, func(be *backend) { be.store = unlisted{be.store} })
+	st, out := h.do("GET", h.internal.URL+"/api/loot/sessions", nil)
+	wantError(t, "list on a store without List", st, out, 501, "not_implemented")
+}
+
+// unlisted hides a store's List.
+type unlisted struct{ loot.Store }
 
 func testList(t *testing.T, h *harness, rerun string) {
 	// Five sessions with windows of 60+i s, so their deadlines rise with

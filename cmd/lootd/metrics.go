@@ -28,6 +28,7 @@ type metrics struct {
 	lock          *lockState
 	deliveries    *prometheus.CounterVec
 	recovers      *prometheus.CounterVec
+	http          httpMetrics
 }
 
 // pendingTimeout bounds the backlog count a scrape waits for: under
@@ -76,7 +77,9 @@ func newMetrics(pending func(context.Context) (int, error), log *slog.Logger) *m
 		m.deliveries.WithLabelValues(path, "ok")
 		m.deliveries.WithLabelValues(path, "error")
 	}
+	m.http = newHTTPMetrics()
 	m.reg.MustRegister(m.settles, m.settleSeconds, m.claims, m.locks, m.releases, degraded, m.deliveries, m.recovers,
+		m.http.requests, m.http.seconds,
 		pendingCollector{count: pending, log: log},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

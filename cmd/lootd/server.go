@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/onceproof/onceproof/ref/loot"
@@ -26,6 +24,7 @@ type server struct {
 	auth        *authenticator
 	m           *metrics
 	log         *slog.Logger
+	openapi     func() []byte // GET /openapi.json's body (encodeOpenAPI of routes)
 }
 
 // newServer builds the Service on be, with the lock and inventory counted.
@@ -49,7 +48,8 @@ func newServer(be *backend, auth *authenticator, lease time.Duration, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	return &server{svc: svc, compensator: comp, be: be, auth: auth, m: m, log: log}, nil
+	return &server{svc: svc, compensator: comp, be: be, auth: auth, m: m, log: log,
+		openapi: sync.OnceValue(func() []byte { return encodeOpenAPI(routes) })}, nil
 }
 
 // noOverdue is a store whose Overdue lists nothing (see
@@ -57,69 +57,6 @@ func newServer(be *backend, auth *authenticator, lease time.Duration, log *slog.
 type noOverdue struct{ loot.Store }
 
 func (noOverdue) Overdue(context.Context, int) ([]string, error) { return nil, nil }
-
-// playerHandler is the player-facing listener's: the claim, and the
-// player's read of their own claim and grant (GET
-// /api/loot/sessions/{no}/mine). The player claims with
-// {"sessionNo","intentType"}: a body with playerId is 400.
-func (s *server) playerHandler() http.Handler {
-	mux := http.NewServeMux()
-	handle(mux, "POST", "/api/loot/intent", s.intent)
-	handle(mux, "GET", "/api/loot/sessions/{sessionNo}/mine", s.mine)
-	mux.HandleFunc("/", notFound)
-	return mux
-}
-
-// internalHandler is the operations listener's. Its endpoints:
-//
-//   - POST /api/loot/sessions opens (sessionNo, dungeonCode, lootCode,
-//     quantity, members, claimWindowSeconds; the deadline is the store's
-//     clock at the open plus the window, 1..86400 s; the ranges of the rest
-//     are loot.Spec's, the same on every store).
-//   - POST /api/loot/sessions/{no}/start, POST /api/loot/settle and
-//     /api/loot/cancel ({"sessionNo"}).
-//   - GET /api/loot/sessions (filters and paging: list), GET
-//     /api/loot/sessions/{no} and /api/loot/sessions/{no}/audit.
-//   - GET /metrics, GET /healthz (the store), GET /readyz (the store, and
-//     "lock": "ok", "degraded" or "none").
-func (s *server) internalHandler() http.Handler {
-	mux := http.NewServeMux()
-	handleEach(mux, "/api/loot/sessions", map[string]http.HandlerFunc{"GET": s.list, "POST": s.open})
-	handle(mux, "POST", "/api/loot/sessions/{sessionNo}/start", s.start)
-	handle(mux, "GET", "/api/loot/sessions/{sessionNo}", s.session)
-	handle(mux, "GET", "/api/loot/sessions/{sessionNo}/audit", s.audit)
-	handle(mux, "POST", "/api/loot/settle", s.settleHandler)
-	handle(mux, "POST", "/api/loot/cancel", s.cancel)
-	handle(mux, "GET", "/metrics", s.m.handler().ServeHTTP)
-	handle(mux, "GET", "/healthz", s.healthz)
-	handle(mux, "GET", "/readyz", s.readyz)
-	mux.HandleFunc("/", notFound)
-	return mux
-}
-
-// handle routes method and path to h, and any other method on path to a
-// JSON 405 (ServeMux's own is plain text).
-func handle(mux *http.ServeMux, method, path string, h http.HandlerFunc) {
-	handleEach(mux, path, map[string]http.HandlerFunc{method: h})
-}
-
-// handleEach is handle for a path served by several methods: the 405
-// names them all.
-func handleEach(mux *http.ServeMux, path string, hs map[string]http.HandlerFunc) {
-	methods := slices.Sorted(maps.Keys(hs))
-	for _, m := range methods {
-		mux.HandleFunc(m+" "+path, hs[m])
-	}
-	allow := strings.Join(methods, ", ")
-	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", allow)
-		writeError(w, &apiError{status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " " + r.URL.Path + ": use " + allow})
-	})
-}
-
-func notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, &apiError{status: http.StatusNotFound, Code: "no_route", Message: "no endpoint " + r.Method + " " + r.URL.Path + " on this listener"})
-}
 
 type intentRequest struct {
 	SessionNo  string `json:"sessionNo"`
@@ -172,11 +109,15 @@ func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 	s.log.Debug("claim accepted", "session", c.Session, "player", c.Player, "intent", c.Intent)
 	// 200 either way: a player's client that retries on a lost answer
 	// treats both as "my claim stands"; created tells them apart.
-	writeJSON(w, http.StatusOK, struct {
-		Accepted bool `json:"accepted"`
-		Created  bool `json:"created"`
-		claimJSON
-	}{true, *created, claimJSON{SessionNo: c.Session, PlayerID: c.Player, IntentType: c.Intent, ClaimedAt: c.At}})
+	writeJSON(w, http.StatusOK, claimAnswerJSON{true, *created, claimJSON{SessionNo: c.Session, PlayerID: c.Player, IntentType: c.Intent, ClaimedAt: c.At}})
+}
+
+// claimAnswerJSON is a claim's answer: the claim as recorded, and whether
+// this request created it.
+type claimAnswerJSON struct {
+	Accepted bool `json:"accepted"`
+	Created  bool `json:"created"`
+	claimJSON
 }
 
 // fail writes err's API error and logs it (with the cause, which the
@@ -438,6 +379,15 @@ func (s *server) audit(w http.ResponseWriter, r *http.Request) {
 // times out in a few seconds.
 const healthTimeout = 2 * time.Second
 
+// healthJSON is /healthz's and /readyz's answer: status "ok", the
+// store's kind (memory, postgres, mysql), and (/readyz only) the lock's
+// state: "ok", "degraded" or "none".
+type healthJSON struct {
+	Status string `json:"status"`
+	Store  string `json:"store"`
+	Lock   string `json:"lock,omitempty"`
+}
+
 // healthz is 200 while the store answers, else 503.
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
@@ -445,7 +395,7 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	if !s.storeAnswers(ctx, w, "healthz") {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "store": s.be.kind})
+	writeJSON(w, http.StatusOK, healthJSON{Status: "ok", Store: s.be.kind})
 }
 
 // storeAnswers pings the store; if it does not answer it writes the 503
@@ -488,5 +438,5 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 		}
 		lock = s.m.lock.status()
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "store": s.be.kind, "lock": lock})
+	writeJSON(w, http.StatusOK, healthJSON{Status: "ok", Store: s.be.kind, Lock: lock})
 }

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/internal/testkit/testserver"
+	"github.com/onceproof/onceproof/internal/testkit/browser"
 )
 
 // The browser test's window: the screenshot must come back this size.
@@ -39,7 +34,7 @@ type htmlPage struct {
 // heat map is the same template as the settlement one, so it is not
 // loaded again: each launch costs seconds.
 func TestHTMLReportsLoadInABrowser(t *testing.T) {
-	chrome := findChromium(t)
+	chrome := browser.Find(t)
 	reg := registry()
 	dir := t.TempDir()
 	shots := os.Getenv("ONCEPROOF_HTML_SHOTS") // keep the screenshots there (for a reviewer), if set
@@ -59,9 +54,9 @@ func TestHTMLReportsLoadInABrowser(t *testing.T) {
 				shot = filepath.Join(shots, p.kind+".png")
 			}
 			repro := fmt.Sprintf("reproduce: ONCEPROOF_HTML_SHOTS=/tmp/shots go test -count=1 -run 'TestHTMLReportsLoadInABrowser/page=%s' ./cmd/onceproof/, then open %s", p.kind, shot)
-			dom, logs := loadPage(t, chrome, p.file, shot)
-			if m := regexp.MustCompile(`(?m)^.*:CONSOLE[:(].*$`).FindAllString(logs, -1); len(m) > 0 {
-				t.Errorf("%s: console messages:\n%s\n%s", p.file, strings.Join(m, "\n"), repro)
+			dom, logs := browser.Load(t, chrome, p.file, shot, shotW, shotH)
+			if m := browser.ConsoleMessages(logs); m != "" {
+				t.Errorf("%s: console messages:\n%s\n%s", p.file, m, repro)
 			}
 			if strings.Contains(dom, `data-errors=`) {
 				t.Errorf("%s: the page counted uncaught errors (data-errors in <html>); %s", p.file, repro)
@@ -77,25 +72,11 @@ func TestHTMLReportsLoadInABrowser(t *testing.T) {
 					t.Errorf("%s: the DOM lacks %q; %s", p.file, w, repro)
 				}
 			}
-			checkShot(t, shot, repro)
+			// 8: the page's text, background, links, code background and at
+			// least two mark colours, with some slack for anti-aliasing.
+			browser.CheckShot(t, shot, repro, shotW, shotH, 8)
 		})
 	}
-}
-
-// findChromium is Debian's chromium, or a skip (a failure under
-// ONCEPROOF_REQUIRE_SERVICES=1, where CI installs it).
-func findChromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	msg := "chromium is not installed (apt-get install chromium): the HTML reports are not checked in a browser"
-	if os.Getenv(testserver.RequireEnv) == "1" {
-		t.Fatal(msg + " (" + testserver.RequireEnv + "=1)")
-	}
-	t.Skip(msg)
-	return ""
 }
 
 // smallMatrix runs designs under one family, enough schedules for the
@@ -153,64 +134,4 @@ func lastEvent(seqs []int) int {
 		last = max(last, s)
 	}
 	return last
-}
-
-// loadPage opens file in chrome with no network, and returns the DOM after
-// its scripts ran and chrome's log; the screenshot goes to shot.
-func loadPage(t *testing.T, chrome, file, shot string) (dom, logs string) {
-	t.Helper()
-	// 60 s: a launch takes 1 to 3 s on an idle machine and was seen to take
-	// 25 s on a shared one with a load of 24.
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, chrome, "--headless", "--disable-gpu", "--no-sandbox",
-		"--host-resolver-rules=MAP * ~NOTFOUND", "--no-first-run", "--disable-extensions",
-		"--user-data-dir="+filepath.Join(t.TempDir(), "profile"),
-		fmt.Sprintf("--window-size=%d,%d", shotW, shotH), "--virtual-time-budget=1000",
-		"--enable-logging=stderr", "--v=0", "--screenshot="+shot, "--dump-dom", "file://"+abs)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\n%s", cmd, err, stderr.String())
-	}
-	return stdout.String(), stderr.String()
-}
-
-// checkShot fails unless shot is a PNG of the window's size with more
-// than a few colours (a blank or half-rendered page has one or two).
-func checkShot(t *testing.T, shot, repro string) {
-	t.Helper()
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Errorf("no screenshot: %v; %s", err, repro)
-		return
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Errorf("%s is not a PNG: %v; %s", shot, err, repro)
-		return
-	}
-	if b := img.Bounds(); b.Dx() != shotW || b.Dy() != shotH {
-		t.Errorf("%s is %dx%d, want %dx%d; %s", shot, b.Dx(), b.Dy(), shotW, shotH, repro)
-	}
-	colours := map[[4]uint32]bool{}
-	b := img.Bounds()
-	// Every 7th pixel each way: enough to meet every colour of the
-	// legend and the marks (each at least 8 pixels wide), 1/49 of the work.
-	for y := b.Min.Y; y < b.Max.Y; y += 7 {
-		for x := b.Min.X; x < b.Max.X; x += 7 {
-			r, g, bl, a := img.At(x, y).RGBA()
-			colours[[4]uint32{r, g, bl, a}] = true
-		}
-	}
-	// 8: the page's text, background, links, code background and at
-	// least two mark colours, with some slack for anti-aliasing.
-	if len(colours) < 8 {
-		t.Errorf("%s has %d colours: a blank page; %s", shot, len(colours), repro)
-	}
 }

@@ -63,7 +63,8 @@ const usage = `onceproof: prove exactly-once designs under injected faults
 
 usage:
   onceproof matrix  [flags]            run designs x fault families; write matrix.md and counterexamples/
-                                       (-subject settle, the default, or loot)
+                                       (-subject settle, the default, or loot; -shard i/n runs a part)
+  onceproof merge   SHARD.json...      the shards' files of one matrix command: write what it writes run whole
   onceproof replay  FILE [-design D]   re-run a schedule file and judge it (exit 1: the failure reproduced)
   onceproof explain FILE [-design D]   render a schedule's run as a timeline and a mermaid diagram
   onceproof list                       the designs, fault families and properties of both subjects, one line each
@@ -102,6 +103,8 @@ func run(args []string, designs registries, stdout, stderr io.Writer) int {
 	switch cmd := args[0]; cmd {
 	case "matrix":
 		code, err = matrixCmd(args[1:], designs, stdout, stderr)
+	case "merge":
+		code, err = mergeCmd(args[1:], designs, stdout, stderr)
 	case "replay":
 		code, err = replayCmd(args[1:], designs, stdout, false)
 	case "explain":
@@ -113,7 +116,7 @@ func run(args []string, designs registries, stdout, stderr io.Writer) int {
 	case "version", "-version", "--version":
 		code, err = versionCmd(args[1:], stdout)
 	default:
-		err = badf("unknown command %q (want matrix, replay, explain, list, help or version)", cmd)
+		err = badf("unknown command %q (want matrix, merge, replay, explain, list, help or version)", cmd)
 	}
 	var bad badInput
 	var exit exitError
@@ -168,6 +171,7 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) 
 // commandUsage is each command's synopsis, for help and -h.
 var commandUsage = map[string]string{
 	"matrix":  "onceproof matrix [flags]: run designs x fault families, shrink every failure, write matrix.md and counterexamples/",
+	"merge":   "onceproof merge [flags] SHARD.json...: the shards of one `matrix -shard i/n -json FILE` command put back together: writes the files that command run whole writes, byte for byte",
 	"replay":  "onceproof replay FILE [-design D]: re-run a schedule file; exit 1 when a property fails (the failure reproduced), 0 when all hold",
 	"explain": "onceproof explain FILE [-design D]: render a schedule's run as a timeline and a mermaid sequence diagram",
 	"list":    "onceproof list: the designs, fault families and properties, one line each",
@@ -203,11 +207,14 @@ func helpCmd(args []string, designs registries, stdout io.Writer) (int, error) {
 	case "replay", "explain":
 		_, err := replayCmd([]string{"-h"}, designs, stdout, args[0] == "explain")
 		return exitOK, ignoreHelp(err)
+	case "merge":
+		_, err := mergeCmd([]string{"-h"}, designs, stdout, io.Discard)
+		return exitOK, ignoreHelp(err)
 	case "list", "version":
 		fmt.Fprintln(stdout, commandUsage[args[0]])
 		return exitOK, nil
 	}
-	return 0, badf("unknown command %q (want matrix, replay, explain, list or version)", args[0])
+	return 0, badf("unknown command %q (want matrix, merge, replay, explain, list or version)", args[0])
 }
 
 func ignoreHelp(err error) error {

@@ -39,6 +39,7 @@ func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, e
 	lockFlag := fs.String("lock", "", "with -subject loot: run the lock service on a real Redis, "+lockForms+", its keys' ttls ended by the world's lock clock; with -store, beside its database, else with the rows' in-memory stores")
 	jsonOut := fs.String("json", "", "also write the matrix as JSON (every cell's verdicts, counterexamples and coverage: engine.Matrix) to this file, or to stdout for -")
 	verbose := fs.Bool("v", false, "with -store: print a store error's whole chain, not only its root cause")
+	shardFlag := fs.String("shard", "", "run only shard i/n of the cells (0 <= i < n: n processes, each its own i, run every cell once) and write them to -json FILE for `onceproof merge`, which writes the matrix a single run would; a shard writes no matrix.md")
 	weak := fs.Bool("allow-weak-durability", false, "with -store redis://: run on a server that does not persist every write before answering (appendonly yes, appendfsync always), which a crash of the server can make lose acknowledged claims")
 	pos, err := parse(fs, args, stdout)
 	if err != nil {
@@ -59,6 +60,18 @@ func matrixCmd(args []string, regs registries, stdout, stderr io.Writer) (int, e
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	mr := matrixRun{fs: fs, set: set, n: *n, seed: *seed, parallel: *parallel, families: *fflag, out: *out,
 		jsonOut: *jsonOut, verbose: *verbose, stdout: stdout, stderr: stderr}
+	if set["shard"] {
+		sh, err := engine.ParseShard(*shardFlag)
+		switch {
+		case err != nil:
+			return 0, badf("matrix: -shard: %v", err)
+		case *jsonOut == "":
+			return 0, badf("matrix: -shard writes its cells with -json FILE (for onceproof merge), and no -json was given")
+		case set["out"]:
+			return 0, badf("matrix: -shard writes no matrix.md: give -out to onceproof merge instead")
+		}
+		mr.shard = &sh
+	}
 	// With -json -, the JSON owns stdout and every human line goes to
 	// stderr.
 	mr.jsonW = stdout
@@ -170,6 +183,9 @@ type matrixRun struct {
 	// it is.
 	store storeRows
 	sp    storeSpec
+	// shard, if set, is -shard's: run those cells and write them as a
+	// shard file, nothing else.
+	shard *engine.Shard
 }
 
 // storeRows is a design on a real store, as the command reports it
@@ -183,7 +199,7 @@ type storeRows interface {
 
 // runMatrix runs sub's matrix of designs as mr says and writes it.
 func runMatrix[D engine.Design, S, X any](sub subject[D, S, X], designs []D, mr matrixRun) (int, error) {
-	w, stdout, stderr, sd := sub.world, mr.stdout, mr.stderr, mr.store
+	w, sd := sub.world, mr.store
 	opt := engine.MatrixOptions[D]{Designs: designs, N: mr.n, Seed: mr.seed, Parallel: mr.parallel, Context: mr.ctx}
 	opt.Run.Stall = mr.stall
 	var err error
@@ -197,6 +213,10 @@ func runMatrix[D engine.Design, S, X any](sub subject[D, S, X], designs []D, mr 
 	// elsewhere unless told.
 	set := mr.set
 	full := !set["designs"] && !set["families"] && !set["n"] && !set["seed"] && sd == nil
+	if mr.shard != nil {
+		opt.Shard = *mr.shard
+		return runShard(sub, opt, mr, full)
+	}
 	out, label := mr.out, "-out "+mr.out
 	if !set["out"] {
 		if out, err = defaultOut(sub.name, sub.results, full, sd); err != nil {
@@ -220,6 +240,19 @@ func runMatrix[D engine.Design, S, X any](sub subject[D, S, X], designs []D, mr 
 	}
 	defer od.Close()
 
+	m, err := execute(w, opt, mr)
+	if err != nil {
+		return 0, err
+	}
+	wrote = true // from here the directory holds, or may hold, results
+	return writeMatrix(sub, m, od, out, byLine(out == sub.results && full, commandLine(mr.fs, set, mr.sp)), mr)
+}
+
+// execute runs the matrix opt describes on w, with the progress line on
+// stderr; an interrupt or a failed store is its error (nothing is to be
+// written then).
+func execute[D engine.Design, S, X any](w engine.World[D, S, X], opt engine.MatrixOptions[D], mr matrixRun) (engine.Matrix[S, X], error) {
+	stdout, stderr, sd := mr.stdout, mr.stderr, mr.store
 	// Progress on stderr, only for runs longer than a second: the wall
 	// clock is read here, at the edge, never by the code under test.
 	start := time.Now()
@@ -246,38 +279,43 @@ func runMatrix[D engine.Design, S, X any](sub subject[D, S, X], designs []D, mr 
 		if sd != nil {
 			what = fmt.Sprintf("nothing was written, and the %d runs' stores (%s) were removed", sd.Runs(), mr.sp)
 		}
-		return 0, exitError{exitInterrupted, "interrupted: " + what}
+		return m, exitError{exitInterrupted, "interrupted: " + what}
 	}
 	if sd != nil {
 		// A store that failed to open or clean up makes its runs' verdicts
 		// meaningless (every call failed): report that, not the matrix.
 		if err := sd.Err(); err != nil {
-			return 0, fmt.Errorf("matrix: the store failed, no results written: %s", storeError(err, mr.sp, mr.verbose))
+			return m, fmt.Errorf("matrix: the store failed, no results written: %s", storeError(err, mr.sp, mr.verbose))
 		}
 		if live := sd.Live(); live != 0 {
-			return 0, fmt.Errorf("matrix: %d runs' stores were never closed (a harness bug)", live)
+			return m, fmt.Errorf("matrix: %d runs' stores were never closed (a harness bug)", live)
 		}
 		fmt.Fprintf(stdout, "%s: %d runs, each on a fresh store, in %.1fs\n", sd.Name(), sd.Runs(), time.Since(start).Seconds())
 	}
-	by := committedBy
-	if out != sub.results || !full {
-		by = commandLine(mr.fs, set, mr.sp)
+	return m, nil
+}
+
+// byLine is how a matrix's files name their origin: committedBy for the
+// committed results (the full default matrix written to results/),
+// else the command that made it.
+func byLine(committed bool, command string) string {
+	if committed {
+		return committedBy
 	}
-	wrote = true // from here the directory holds, or may hold, results
+	return command
+}
+
+// writeMatrix writes m's files to od (at out) naming by as their origin,
+// and -json's, then reports: the files, and every cell that disagrees
+// with its design's declaration (exit 1 if any).
+func writeMatrix[D engine.Design, S, X any](sub subject[D, S, X], m engine.Matrix[S, X], od *outDir, out, by string, mr matrixRun) (int, error) {
+	stdout := mr.stdout
 	if err := od.writeTo(files(sub, m, filepath.ToSlash(out), by)); err != nil {
 		return 0, err
 	}
 	if mr.jsonOut != "" {
-		b, err := json.Marshal(m)
-		if err != nil {
+		if err := writeJSON(mr, m); err != nil {
 			return 0, err
-		}
-		if mr.jsonOut == "-" {
-			if _, err := mr.jsonW.Write(append(b, '\n')); err != nil {
-				return 0, err
-			}
-		} else if err := os.WriteFile(mr.jsonOut, b, 0o644); err != nil {
-			return 0, badf("matrix: -json %s: %v", mr.jsonOut, err)
 		}
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d designs x %d families, %d schedules per cell)\n",
@@ -302,12 +340,33 @@ func runMatrix[D engine.Design, S, X any](sub subject[D, S, X], designs []D, mr 
 	return exitFailed, nil
 }
 
+// writeJSON writes v to -json's file, or to stdout for -.
+func writeJSON(mr matrixRun, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if mr.jsonOut == "-" {
+		_, err := mr.jsonW.Write(append(b, '\n'))
+		return err
+	}
+	if err := os.WriteFile(mr.jsonOut, b, 0o644); err != nil {
+		return badf("%s: -json %s: %v", mr.fs.Name(), mr.jsonOut, err)
+	}
+	return nil
+}
+
 // commandLine is the command that produced a non-default matrix, for its
 // header: every flag given that changes what is written, store redacted.
 func commandLine(fs *flag.FlagSet, set map[string]bool, sp storeSpec) string {
-	parts := []string{"onceproof matrix"}
+	return formatCommand(commandFlags(fs, set, sp))
+}
+
+// commandFlags are commandLine's flags, in the flag set's (name) order.
+func commandFlags(fs *flag.FlagSet, set map[string]bool, sp storeSpec) []commandFlag {
+	var out []commandFlag
 	fs.VisitAll(func(f *flag.Flag) {
-		if !set[f.Name] || f.Name == "json" || f.Name == "v" || f.Name == "parallel" {
+		if !set[f.Name] || f.Name == "json" || f.Name == "v" || f.Name == "parallel" || f.Name == "shard" {
 			return
 		}
 		v := f.Value.String()
@@ -317,8 +376,19 @@ func commandLine(fs *flag.FlagSet, set map[string]bool, sp storeSpec) string {
 		case "lock":
 			v = sp.lockAddr()
 		}
-		parts = append(parts, "-"+f.Name, shellQuote(v))
+		out = append(out, commandFlag{f.Name, v})
 	})
+	return out
+}
+
+// commandFlag is one flag of a command line, as given.
+type commandFlag struct{ Name, Value string }
+
+func formatCommand(flags []commandFlag) string {
+	parts := []string{"onceproof matrix"}
+	for _, f := range flags {
+		parts = append(parts, "-"+f.Name, shellQuote(f.Value))
+	}
 	return strings.Join(parts, " ")
 }
 

@@ -39,17 +39,19 @@ type table struct {
 	names   []string // in file order
 }
 
-func summarizeFile(path string) (string, error) {
+// summarizeFile is the summary of the benchmark file at path: the
+// Markdown, and the charts it shows (written beside it).
+func summarizeFile(path string) (string, []chart, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer f.Close()
 	t, err := read(f, path)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return t.markdown(filepath.Base(path)), nil
+	return t.markdown(filepath.Base(path)), t.charts(), nil
 }
 
 func read(r io.Reader, name string) (*table, error) {
@@ -197,6 +199,9 @@ func (t *table) markdown(source string) string {
 	p("(benchmath, assuming nothing about the distribution). A ratio X/ref is shown as\n")
 	p("`median [lo, hi]` with lo = X.lo/ref.hi and hi = X.hi/ref.lo (conservative). Only benchmarks present\n")
 	p("for both implementations are compared. Ratios > 1 mean ref is faster.\n\n")
+	for _, c := range t.charts() {
+		p("![%s](%s)\n\n", c.title, c.file)
+	}
 
 	for _, base := range []string{"WindowPut", "WindowPutParallel"} {
 		names := t.refNames(base)

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/xml"
 	"flag"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,25 +17,38 @@ const (
 	summaryPath  = "../../../results/bench/summary.md"
 )
 
-// TestSummaryIsUpToDate fails when the committed summary is not what the
-// committed baseline gives.
+// TestSummaryIsUpToDate fails when the committed summary or one of its
+// charts is not what the committed baseline gives, or a chart file is
+// there that the summary no longer shows.
 func TestSummaryIsUpToDate(t *testing.T) {
-	got, err := summarizeFile(baselinePath)
+	md, charts, err := summarizeFile(baselinePath)
 	if err != nil {
 		t.Fatalf("%v (make bench, then copy results/bench/new.txt to results/bench/baseline.txt)", err)
 	}
 	if *update {
-		if err := os.WriteFile(summaryPath, []byte(got), 0o644); err != nil {
+		if err := writeSummary(summaryPath, md, charts); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	want, err := os.ReadFile(summaryPath)
-	if err != nil {
-		t.Fatalf("%v (go test ./bench/cmd/benchsummary -update)", err)
+	const regen = "regenerate it: go test ./bench/cmd/benchsummary -update (or make bench-summary)"
+	want := map[string]string{filepath.Base(summaryPath): md}
+	for _, c := range charts {
+		want[c.file] = c.svg()
 	}
-	if string(want) != got {
-		t.Fatalf("results/bench/summary.md is stale; regenerate it: go test ./bench/cmd/benchsummary -update (or make bench-summary)")
+	for name, body := range want {
+		got, err := os.ReadFile(filepath.Join(filepath.Dir(summaryPath), name))
+		if err != nil {
+			t.Errorf("results/bench/%s: %v; %s", name, err, regen)
+		} else if string(got) != body {
+			t.Errorf("results/bench/%s is stale; %s", name, regen)
+		}
+	}
+	svgs, _ := filepath.Glob(filepath.Join(filepath.Dir(summaryPath), "*.svg"))
+	for _, f := range svgs {
+		if _, ok := want[filepath.Base(f)]; !ok {
+			t.Errorf("results/bench/%s is no chart of the summary: remove it (git rm)", filepath.Base(f))
+		}
 	}
 }
 
@@ -100,5 +116,48 @@ func TestSummaryRatiosOnKnownInput(t *testing.T) {
 	// metrics but must not be compared.
 	if n := strings.Count(md, "WindowPut/live=1024 |"); n != 1 {
 		t.Errorf("a benchmark without a ref run was compared:\n%s", md)
+	}
+}
+
+// The charts of a file with known medians: one line per implementation,
+// ref first, each point's tooltip its median and interval, and the SVG
+// well-formed XML.
+func TestChartsOnKnownInput(t *testing.T) {
+	tab, err := read(strings.NewReader(synthetic), "synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts := tab.charts()
+	if len(charts) == 0 || charts[0].file != "window-put.svg" {
+		t.Fatalf("charts of the synthetic file: %+v, want window-put.svg first", charts)
+	}
+	c := charts[0]
+	if len(c.lines) != 2 || c.lines[0].name != "ref" || c.lines[1].name != "otter" {
+		t.Fatalf("window-put lines: %+v, want ref then otter", c.lines)
+	}
+	svg := c.svg()
+	for _, want := range []string{
+		`<title>ref 131072: 10.0 [10.0, 10.0]</title>`,
+		`<title>otter 131072: 150 [150, 150]</title>`,
+		`data-impl="otter"`,
+	} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("window-put.svg lacks %s:\n%s", want, svg)
+		}
+	}
+	if n := strings.Count(svg, "<polyline"); n != 2 {
+		t.Errorf("window-put.svg has %d lines, want 2", n)
+	}
+	for _, c := range charts {
+		dec := xml.NewDecoder(strings.NewReader(c.svg()))
+		for {
+			_, err := dec.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s is not well-formed XML: %v", c.file, err)
+			}
+		}
 	}
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onceproof/onceproof/internal/testkit/browser"
+)
+
+// Each committed chart opens in headless chromium, offline: no console
+// message, every line and point in the DOM, and a screenshot of the
+// chart's size with the legend's colours in it.
+func TestChartsLoadInABrowser(t *testing.T) {
+	chrome := browser.Find(t)
+	_, charts, err := summarizeFile(baselinePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(summaryPath)
+	for _, c := range charts {
+		t.Run("chart="+c.file, func(t *testing.T) {
+			shot := filepath.Join(t.TempDir(), "shot.png")
+			repro := "reproduce: go test -count=1 -run 'TestChartsLoadInABrowser/chart=" + c.file + "' ./bench/cmd/benchsummary"
+			if _, err := os.Stat(filepath.Join(dir, c.file)); err != nil {
+				t.Fatalf("%v (go test ./bench/cmd/benchsummary -update)", err)
+			}
+			dom, logs := browser.Load(t, chrome, filepath.Join(dir, c.file), shot, chartW, chartH)
+			if m := browser.ConsoleMessages(logs); m != "" {
+				t.Errorf("%s: console messages:\n%s\n%s", c.file, m, repro)
+			}
+			points := 0
+			for _, l := range c.lines {
+				for _, p := range l.pts {
+					if p.ok {
+						points++
+					}
+				}
+			}
+			if n := strings.Count(dom, "<circle"); n != points {
+				t.Errorf("%s: the DOM has %d points, want %d; %s", c.file, n, points, repro)
+			}
+			if n := strings.Count(dom, "<polyline"); n != len(c.lines) {
+				t.Errorf("%s: the DOM has %d lines, want %d; %s", c.file, n, len(c.lines), repro)
+			}
+			// One colour a line plus the background, the grid and the
+			// text: a chart of 6 lines shows at least 8.
+			browser.CheckShot(t, shot, repro, chartW, chartH, min(8, len(c.lines)+2))
+		})
+	}
+}
