@@ -27,8 +27,10 @@ import "strings"
 //   - beginSettle's frozen claims are a plain read after the CAS, under its
 //     lock: a claim holds its shared lock on the session row until it
 //     commits, so every claim either committed before the CAS got the row
-//     (and the read, whose snapshot is taken at the read under either
-//     level, sees it) or waits for the CAS and is refused. A locking read
+//     (and the read, whose snapshot is taken after the CAS under either
+//     level: at the transaction's first plain read, readWon's member
+//     list, or at the read itself) sees it, or waits for the CAS and is
+//     refused. A locking read
 //     there would add gap locks under REPEATABLE READ that stall the
 //     neighbouring session's claims, and guard nothing more.
 //   - leaseSelect is SELECT ... FOR UPDATE SKIP LOCKED (MariaDB 10.6,
@@ -47,9 +49,9 @@ type queries struct {
 	beginSettle  string
 	frozenClaims string
 	record       string
-	recordGrants string // + rows of grantRow
 	grantRow     string
 	recordAudit  string
+	readWon      string
 
 	claim   string
 	claimTx string // several statements; Open enables multiStatements for it
@@ -131,16 +133,29 @@ func newQueries(now string) queries {
 			WHERE session_no = ? AND (
 				(status = 'CLAIMING' AND deadline_at <= {now}) OR
 				(status = 'SETTLING' AND settle_until <= {now}))`),
+		// The frozen claims, read after the CAS and the session row
+		// (readWon) when the CAS matched.
 		frozenClaims: `SELECT player_id, intent_type, created_at FROM loot_intent
-			WHERE session_no = ? ORDER BY player_id`,
+			WHERE session_no = ? AND @loot_won = 1 ORDER BY player_id`,
 		record: `UPDATE loot_session SET status = 'CLOSED', allocated_quantity = ?
 			WHERE session_no = ? AND status = 'SETTLING' AND fence = ?`,
-		recordGrants: `INSERT INTO loot_grant
-			(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at) VALUES `,
-		grantRow: q(`(?, ?, ?, ?, ?, ?, 'PENDING', {now} + INTERVAL ? MICROSECOND, {now})`),
+		// A grant, inserted when the fenced UPDATE matched: one
+		// single-row INSERT ... SELECT per grant, all in RecordGrants' one
+		// trip. Not one multi-row INSERT, which cannot carry the
+		// condition, nor an INSERT from a derived table of the rows,
+		// which the server materializes first, converting a value the
+		// column would refuse (invalid UTF-8 became '?') instead of
+		// failing the statement.
+		grantRow: q(`INSERT INTO loot_grant
+			(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at)
+			SELECT ?, ?, ?, ?, ?, ?, 'PENDING', {now} + INTERVAL ? MICROSECOND, {now} FROM DUAL WHERE @loot_won = 1`),
 		recordAudit: q(`INSERT INTO loot_audit
 			(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, {now})`),
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, {now} FROM DUAL WHERE @loot_won = 1`),
+		// What answers a change (see Store.change): whether its UPDATE
+		// matched, and the session row as it left it, locked as
+		// readSessionLocked.
+		readWon: q(`SELECT @loot_won, ` + sessionColumns + `, {now} FROM loot_session s WHERE s.session_no = ? LOCK IN SHARE MODE`),
 
 		claim:   claim,
 		claimTx: `START TRANSACTION; ` + claim + `; ` + claimRead + `; COMMIT`,

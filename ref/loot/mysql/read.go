@@ -22,17 +22,24 @@ type querier interface {
 // readSession reads session no with query (readSession or
 // readSessionLocked) and the store's now; ErrNotFound if there is none.
 func readSession(ctx context.Context, q querier, query, no string) (loot.Session, time.Time, error) {
+	sess, now, err := scanSession(q.QueryRowContext(ctx, query, no).Scan, no)
+	if errors.Is(err, sql.ErrNoRows) {
+		return loot.Session{}, time.Time{}, fmt.Errorf("session %q: %w", no, loot.ErrNotFound)
+	}
+	return sess, now, err
+}
+
+// scanSession scans what lead points to, then sessionColumns and the
+// store's now, with scan (a Row's or a Rows' Scan).
+func scanSession(scan func(dest ...any) error, no string, lead ...any) (loot.Session, time.Time, error) {
 	var (
 		s       loot.Session
 		until   sql.NullTime
 		members sql.NullString
 		now     time.Time
 	)
-	err := q.QueryRowContext(ctx, query, no).Scan(&s.No, &s.Dungeon, &s.Loot, &s.Quantity, &s.Allocated,
-		&s.Status, &s.Rule, &s.Deadline, &s.Fence, &until, &s.OpenedAt, &members, &now)
-	if errors.Is(err, sql.ErrNoRows) {
-		return loot.Session{}, time.Time{}, fmt.Errorf("session %q: %w", no, loot.ErrNotFound)
-	}
+	err := scan(append(lead, &s.No, &s.Dungeon, &s.Loot, &s.Quantity, &s.Allocated,
+		&s.Status, &s.Rule, &s.Deadline, &s.Fence, &until, &s.OpenedAt, &members, &now)...)
 	if err != nil {
 		return loot.Session{}, time.Time{}, err
 	}
