@@ -120,7 +120,7 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 		if store, err = mysql.Open(ctx, dsn, mysql.Options{Config: sent.count}); err != nil {
 			b.Fatal(err)
 		}
-		defer store.Close()
+		b.Cleanup(func() { store.Close() })
 		raw = store.DB()
 	} else {
 		cfg, err := gomysql.ParseDSN(dsn + "?parseTime=true&loc=UTC&time_zone=%27%2B00:00%27&interpolateParams=true")
@@ -133,12 +133,13 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 			b.Fatal(err)
 		}
 		raw = sql.OpenDB(conn)
-		defer raw.Close()
+		b.Cleanup(func() { raw.Close() })
 		doc = docsql.New(raw)
 		if err := doc.CreateSchema(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
+	released(b, raw, dsn)
 	raw.SetMaxIdleConns(conc)
 	warm(b, raw, conc)
 	const prefix = "S-"
@@ -244,6 +245,49 @@ type countingConn struct {
 func (c countingConn) Write(p []byte) (int, error) {
 	c.n.Add(1)
 	return c.Conn.Write(p)
+}
+
+// measured holds the databases of the runs so far (each run has its own).
+var measured struct {
+	sync.Mutex
+	dbs []string
+}
+
+// released fails b unless no connection to an earlier run's database is
+// still open (asking on db, a pool of this run's database dsn), then
+// records dsn's: a pool left open would hold its connections until the
+// server refuses new ones (max_connections), which then fails whichever
+// benchmark comes next, by chance. A closed pool's connections end in the
+// server soon after it returns, so this waits for them, up to 10s.
+func released(b *testing.B, db *sql.DB, dsn string) {
+	b.Helper()
+	cfg, err := gomysql.ParseDSN(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	measured.Lock()
+	defer measured.Unlock()
+	if len(measured.dbs) > 0 {
+		args := make([]any, len(measured.dbs))
+		for i, name := range measured.dbs {
+			args[i] = name
+		}
+		q := "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB IN (" + strings.TrimSuffix(strings.Repeat("?,", len(args)), ",") + ")"
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			var n int
+			if err := db.QueryRowContext(context.Background(), q, args...).Scan(&n); err != nil {
+				b.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("%d connections of an earlier run still open at the start of %s (N=%d): a sub-benchmark did not close what it opened; "+
+					"to reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test -run='^$' -bench=BenchmarkLoot -benchtime=300x ./ref/loot/mysql/", n, b.Name(), b.N)
+			}
+		}
+	}
+	measured.dbs = append(measured.dbs, cfg.DBName)
 }
 
 // warm opens conc connections and returns them to db's idle pool, so the
