@@ -23,6 +23,9 @@ type SettleCost struct {
 	// repeat) may cost: 1 where the read that explains it rides with the
 	// write, 2 where it is a statement of its own after the write.
 	Refused int64
+	// Inventory, if set, is the store's own inventory: its Deliver, like
+	// MarkDelivered, costs exactly one Unit per grant, first or repeated.
+	Inventory loot.Inventory
 	// Reproduce is the command that runs the calling test alone.
 	Reproduce string
 	_         struct{}
@@ -34,8 +37,10 @@ type SettleCost struct {
 // RecordGrants, Cancel) costs exactly one Unit, so that a settle costs two;
 // that every refusal and repeat on the way (a settle before the deadline,
 // under a live lease, of a closed or an unknown session; a repeated record,
-// a stale fence) costs at most c.Refused; and that each call still gets
-// the answer loot.Store documents.
+// a stale fence) costs at most c.Refused; that delivering each grant
+// (c.Inventory's Deliver, then MarkDelivered) costs one Unit a call, a
+// repeat too; and that each call still gets the answer loot.Store
+// documents.
 func RunSettleCost(t *testing.T, c SettleCost) {
 	t.Helper()
 	const lease = time.Minute
@@ -106,6 +111,22 @@ func RunSettleCost(t *testing.T, c SettleCost) {
 	if gs, err := c.Store.Grants(ctx, "COST-1"); err != nil || len(gs) != 2 || gs[0].Status != loot.GrantPending || gs[1].Status != loot.GrantPending {
 		t.Errorf("Grants after the settle = %+v, %v; want 2 PENDING", gs, err)
 	}
+	gs, _ := c.Store.Grants(ctx, "COST-1")
+	for _, g := range gs {
+		for _, again := range []string{"", " repeated"} {
+			if c.Inventory != nil {
+				cost("Deliver of "+g.No+again, 1, func() error { return c.Inventory.Deliver(ctx, g) }, nil)
+			}
+			cost("MarkDelivered of "+g.No+again, 1, func() error {
+				m, err := c.Store.MarkDelivered(ctx, g.No)
+				if err == nil && m.Status != loot.GrantSuccess {
+					err = errors.New("grant " + string(m.Status))
+				}
+				return err
+			}, nil)
+		}
+	}
+	cost("MarkDelivered of no grant", 1, func() error { _, err := c.Store.MarkDelivered(ctx, "COST-404"); return err }, loot.ErrNotFound)
 	cost("RecordGrants repeated", c.Refused, func() error { return record(d) }, nil)
 	stale := d
 	stale.Fence++

@@ -67,9 +67,8 @@ type queries struct {
 	grants   string
 	snapshot string
 
-	deliverLedger string
-	grantExists   string
-	applied       string
+	deliverTx string // several statements, as claimTx
+	applied   string
 }
 
 const sessionColumns = `s.session_no, s.dungeon_code, s.loot_code, s.total_quantity, s.allocated_quantity,
@@ -111,6 +110,12 @@ func newQueries(now string) queries {
 			c.intent_type, c.created_at, {now}
 		FROM loot_session s LEFT JOIN loot_intent c ON c.session_no = s.session_no AND c.player_id = ?
 		WHERE s.session_no = ? LOCK IN SHARE MODE`)
+	// The ledger row of a grant, copied from the recorded grant: a
+	// duplicate (delivered before) changes nothing.
+	deliverLedger := q(`INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, delivered_at)
+		SELECT grant_no, player_id, loot_code, quantity, {now} FROM loot_grant WHERE grant_no = ?
+		ON DUPLICATE KEY UPDATE loot_inventory.id = loot_inventory.id`)
+	const grantExists = `SELECT COUNT(*) FROM loot_grant WHERE grant_no = ?`
 	return queries{
 		readSession:       readSession,
 		readSessionLocked: readSession + ` LOCK IN SHARE MODE`,
@@ -194,10 +199,10 @@ func newQueries(now string) queries {
 			FROM loot_session s LEFT JOIN loot_audit a ON a.session_no = s.session_no
 			WHERE s.session_no = ?`,
 
-		deliverLedger: q(`INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, delivered_at)
-			SELECT grant_no, player_id, loot_code, quantity, {now} FROM loot_grant WHERE grant_no = ?
-			ON DUPLICATE KEY UPDATE loot_inventory.id = loot_inventory.id`),
-		grantExists: `SELECT COUNT(*) FROM loot_grant WHERE grant_no = ?`,
-		applied:     `SELECT COUNT(*) FROM loot_inventory WHERE grant_no = ?`,
+		// Deliver's transaction: the grant marked, the ledger row, and
+		// whether the grant exists (the answer when neither wrote).
+		deliverTx: `START TRANSACTION; UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'; ` +
+			deliverLedger + `; ` + grantExists + `; COMMIT`,
+		applied: `SELECT COUNT(*) FROM loot_inventory WHERE grant_no = ?`,
 	}
 }

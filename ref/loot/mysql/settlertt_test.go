@@ -9,13 +9,13 @@ import (
 	"github.com/onceproof/onceproof/ref/loot/mysql"
 )
 
-// TestEveryStatusChangeIsOneRoundTripWhateverTheAnswer: StartClaiming,
+// TestEveryWriteIsOneRoundTripWhateverTheAnswer: StartClaiming,
 // BeginSettle, RecordGrants and Cancel are each one packet sent (one round
 // trip: the transaction, the conditional UPDATE, the writes it allows, the
 // reads that answer it and the COMMIT), whether they take effect, repeat or
 // are refused, under both isolation levels; so a settle to CLOSED with its
-// grants PENDING is two.
-func TestEveryStatusChangeIsOneRoundTripWhateverTheAnswer(t *testing.T) {
+// grants PENDING is two. So are the Inventory's Deliver and MarkDelivered.
+func TestEveryWriteIsOneRoundTripWhateverTheAnswer(t *testing.T) {
 	for _, iso := range isolations {
 		t.Run("isolation="+iso.name, func(t *testing.T) {
 			dsn := testserver.MariaDB(t)
@@ -29,7 +29,7 @@ func TestEveryStatusChangeIsOneRoundTripWhateverTheAnswer(t *testing.T) {
 			loottest.RunSettleCost(t, loottest.SettleCost{
 				Store: s, Base: base,
 				Advance: func(d time.Duration) { clock.advance(t, d) },
-				Count:   sent.n.Load, Unit: "packets sent", Refused: 1,
+				Count:   sent.n.Load, Unit: "packets sent", Refused: 1, Inventory: s.Inventory(),
 				Reproduce: "ONCEPROOF_REQUIRE_SERVICES=1 go test -race -count=1 -run '" + t.Name() + "' ./ref/loot/mysql/",
 			})
 		})

@@ -12,7 +12,8 @@ import (
 // (StartClaiming, BeginSettle, RecordGrants, Cancel) is one round trip, so
 // a settle to CLOSED with its grants PENDING is two; a refusal or a repeat
 // is at most two (the write that matched nothing, then the read that says
-// which guard refused).
+// which guard refused); a delivery (the store's Inventory, then
+// MarkDelivered) is one round trip a call.
 func TestASettleIsTwoRoundTrips(t *testing.T) {
 	url, pool := clockedDB(t, clockBase)
 	var rt counter // bench_test.go's: a query, or a batch of them, is one round trip
@@ -21,7 +22,7 @@ func TestASettleIsTwoRoundTrips(t *testing.T) {
 	w := &world{t: t, url: url, pool: pool, st: st, clock: true}
 	loottest.RunSettleCost(t, loottest.SettleCost{
 		Store: st, Base: clockBase, Advance: w.advance,
-		Count: rt.rtts.Load, Unit: "round trips", Refused: 2,
+		Count: rt.rtts.Load, Unit: "round trips", Refused: 2, Inventory: st.Inventory(nil),
 		Reproduce: "ONCEPROOF_REQUIRE_SERVICES=1 go test -race -count=1 -run TestASettleIsTwoRoundTrips ./ref/loot/postgres/",
 	})
 }
