@@ -1,10 +1,14 @@
 package mysql_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,6 +197,7 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 		fail atomic.Value
 	)
 	sent.n.Store(0)
+	cpu0 := serverCPU(b)
 	b.ResetTimer()
 	for range conc {
 		wg.Add(1)
@@ -217,6 +222,36 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), op+"s/s")
 	b.ReportMetric(float64(sent.n.Load())/float64(b.N), "sql-rtt/op")
+	b.ReportMetric(float64((serverCPU(b)-cpu0).Microseconds())/float64(b.N), "db-cpu-us/op")
+}
+
+// serverCPU is the CPU the MariaDB server has used so far (user + system,
+// from /proc, in clock ticks of 10ms: a run of a second or more of it is
+// precise to 1%). The server is this test binary's own and the benchmarks
+// run one at a time, so between two readings it worked for the run alone;
+// under a loaded machine this is steadier than ops/s.
+func serverCPU(b *testing.B) time.Duration {
+	b.Helper()
+	pid, err := os.ReadFile(filepath.Join(testserver.MariaDBServer(b).Dir, "mysqld.pid"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// utime and stime are fields 14 and 15; the command name before
+	// them is in parentheses and may hold spaces.
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	var cpu time.Duration
+	for _, v := range f[11:13] {
+		ticks, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu += time.Duration(ticks) * 10 * time.Millisecond
+	}
+	return cpu
 }
 
 // writes counts the packets the client sends: with every connection open
