@@ -1,7 +1,6 @@
 package mysql_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/onceproof/onceproof/internal/testkit/benchkit"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/mysql"
@@ -213,31 +213,23 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 	b.ReportMetric(float64((serverCPU(b)-cpu0).Microseconds())/float64(b.N), "db-cpu-us/op")
 }
 
-// serverCPU is the CPU the MariaDB server has used so far (user + system,
-// from /proc, in clock ticks of 10ms: a run of a second or more of it is
-// precise to 1%). The server is this test binary's own and the benchmarks
-// run one at a time, so between two readings it worked for the run alone;
-// under a loaded machine this is steadier than ops/s.
+// serverCPU is the CPU the MariaDB server has used so far
+// (benchkit.ProcessCPU). The server is this test binary's own and the
+// benchmarks run one at a time, so between two readings it worked for the
+// run alone; under a loaded machine this is steadier than ops/s.
 func serverCPU(b *testing.B) time.Duration {
 	b.Helper()
 	pid, err := os.ReadFile(filepath.Join(testserver.MariaDBServer(b).Dir, "mysqld.pid"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+	n, err := strconv.Atoi(strings.TrimSpace(string(pid)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	// utime and stime are fields 14 and 15; the command name before
-	// them is in parentheses and may hold spaces.
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	var cpu time.Duration
-	for _, v := range f[11:13] {
-		ticks, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		cpu += time.Duration(ticks) * 10 * time.Millisecond
+	cpu, err := benchkit.ProcessCPU(n)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return cpu
 }
