@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +16,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/onceproof/onceproof/internal/testkit/benchkit"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/mysql"
@@ -39,56 +43,44 @@ const (
 // connections (one per caller, open before the timer starts) with
 // client-side interpolation, so each statement is one round trip (a
 // multi-statement query too), and NOW(6) or NOW(): the production clock.
-// sql-rtt/op counts them: the packets the client sent, per op.
+// sql-rtt/op counts them: the packets the client sent, per op;
+// db-cpu-us/op is the server's CPU per op (serverCPU).
 //
 // What the reference's correctness costs in round trips: a claim is one
 // (START TRANSACTION, the INSERT ... SELECT, the read back and COMMIT in
-// one multi-statement query; it was 4 round trips when the measurements
-// below were taken) against the document's 2; a settle is START TRANSACTION, the CAS, the
-// session and the frozen claims read back, COMMIT, then START TRANSACTION,
-// the fenced UPDATE, the grants' one INSERT, the audit INSERT, the read
-// back, COMMIT (11) against the document's 3 + quantity, each its own
-// autocommit transaction (and so its own redo flush when flushing at
-// commit).
+// one multi-statement query) against the document's 2; a settle is two
+// (BeginSettle: the CAS, the session and the frozen claims read back;
+// RecordGrants: the fenced UPDATE, an INSERT per grant, the audit INSERT,
+// the read back; each its own transaction in one multi-statement query)
+// against the document's 3 + quantity, each its own autocommit
+// transaction. Before they were one trip each, a claim was 4 and a settle
+// 11 round trips.
 //
-// Measured (MariaDB 10.11.19 with testserver's flags: no binlog, redo
-// flushed once a second; 2 cores shared with other work, load average
-// 4-20 during the runs, so only ratios within a run mean anything) with
+// Measured, two runs of each side, the same harness, MariaDB 10.11 with
+// testserver's flags (no binlog, redo flushed once a second), 2 cores
+// shared with other sessions at load average 24-32, so only ratios within
+// a run mean anything, and ops/s hardly that:
 //
-//	go test ./ref/loot/mysql -run '^$' -bench BenchmarkLoot -benchtime 2s -count 3
+//	go test ./ref/loot/mysql -run '^$' -bench BenchmarkLoot -benchtime 1000x -count 1
 //
-// in ops/s, the median of 3 (range), and ref/doc:
+//	                  ref/doc ops/s                ref, doc db-cpu-us/op
+//	                  11 trips      2 trips        11 trips              2 trips
+//	op=settle conc=1  0.75x 0.18x   0.17x 0.26x    1260 640, 1510 460    1300 360, 1210 540
+//	op=settle conc=16 0.27x 0.28x   0.35x 0.33x    1960 840, 1730 580    1180 560, 1500 700
+//	op=settle conc=64 0.41x 0.47x   0.49x 0.43x    2960 1460, 2830 1070  1370 870, 1970 1070
+//	op=claim  conc=1  0.27x 0.75x   0.29x 0.19x    320 120, 400 200      350 130, 290 100
+//	op=claim  conc=16 0.32x 0.65x   0.34x 0.45x    390 160, 410 210      510 190, 390 400
+//	op=claim  conc=64 1.60x 0.35x   0.90x 0.37x    480 740, 470 240      450 600, 370 230
 //
-//	op=claim  conc=1   ref  3660 (3576-3799)  doc  9221 (7650-10365)  0.40x
-//	op=claim  conc=16  ref  3846 (3198-4584)  doc  9826 (8791-9832)  0.39x
-//	op=claim  conc=64  ref  4236 (4137-5551)  doc  4268 (4042-7936)  0.99x
-//	op=settle conc=1   ref   751 ( 613- 840)  doc  1893 (1258-1915)  0.40x
-//	op=settle conc=16  ref   651 ( 306- 819)  doc  1619 (1441-1804)  0.40x
-//	op=settle conc=64  ref   481 ( 157- 580)  doc  1465 (1092-1729)  0.33x
-//
-// An earlier run with -count 1 gave the same picture (claims 0.34x, 0.40x,
-// 0.87x; settles 0.25x, 0.29x, 0.44x). Both are round-trip bound: the
-// reference claims at about half the document's rate (4 round trips
-// against 2) and settles at about 0.4x (11 against 5), and Innodb_deadlocks
-// and Innodb_row_lock_waits (SHOW GLOBAL STATUS) stayed 0 after a settle
-// run at conc=64: the
-// reference's extra cost is its statements, not lock waits.
-//
-// Claims in one round trip, two runs of each side in this harness (warm
-// pools), other sessions loading the 2 cores:
-//
-//	go test ./ref/loot/mysql -run '^$' -bench 'BenchmarkLoot/op=claim' -benchtime 2000x -count 1
-//
-//	conc  ref/doc, 4 round trips  ref/doc, 1 round trip  ref claims/s, 1 round trip
-//	1     0.39x  1.15x            0.81x  0.98x           2791  2642
-//	16    0.43x  0.47x            0.47x  0.54x           2784  2798
-//	64    0.44x  0.57x            0.37x  0.44x           2464  2321
-//
-// At one caller the round trips were the cost; at 16 and 64 the reference
-// levels off near 2.5k claims/s whatever its round trips, so there the
-// server's work per claim (a transaction, the locking INSERT ... SELECT
-// with its join, the read back) limits it on two shared cores: not yet
-// measured further (this benchmark does not count the server's CPU).
+// (claims are one round trip in both columns). Settling in 2 round trips
+// instead of 11 cut the server's CPU per settle at conc 16 and 64 by a
+// quarter to a half, and left it at conc 1, but on a loaded
+// 2-core machine the reference stays at 0.2-0.5x the document's ops/s:
+// what limits it now is the server's work per op, 2-3x the document's for
+// a claim (the transaction, the locking INSERT ... SELECT with its join,
+// the read back that answers every refusal) and for a settle (the fence
+// and lease, the member list read twice, the audit row with every frozen
+// claim), not its round trips.
 func BenchmarkLoot(b *testing.B) {
 	for _, op := range []string{"claim", "settle"} {
 		for _, impl := range []string{"ref", "doc"} {
@@ -120,7 +112,7 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 		if store, err = mysql.Open(ctx, dsn, mysql.Options{Config: sent.count}); err != nil {
 			b.Fatal(err)
 		}
-		defer store.Close()
+		b.Cleanup(func() { store.Close() })
 		raw = store.DB()
 	} else {
 		cfg, err := gomysql.ParseDSN(dsn + "?parseTime=true&loc=UTC&time_zone=%27%2B00:00%27&interpolateParams=true")
@@ -133,12 +125,13 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 			b.Fatal(err)
 		}
 		raw = sql.OpenDB(conn)
-		defer raw.Close()
+		b.Cleanup(func() { raw.Close() })
 		doc = docsql.New(raw)
 		if err := doc.CreateSchema(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
+	released(b, raw, dsn)
 	raw.SetMaxIdleConns(conc)
 	warm(b, raw, conc)
 	const prefix = "S-"
@@ -192,6 +185,7 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 		fail atomic.Value
 	)
 	sent.n.Store(0)
+	cpu0 := serverCPU(b)
 	b.ResetTimer()
 	for range conc {
 		wg.Add(1)
@@ -216,6 +210,28 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), op+"s/s")
 	b.ReportMetric(float64(sent.n.Load())/float64(b.N), "sql-rtt/op")
+	b.ReportMetric(float64((serverCPU(b)-cpu0).Microseconds())/float64(b.N), "db-cpu-us/op")
+}
+
+// serverCPU is the CPU the MariaDB server has used so far
+// (benchkit.ProcessCPU). The server is this test binary's own and the
+// benchmarks run one at a time, so between two readings it worked for the
+// run alone; under a loaded machine this is steadier than ops/s.
+func serverCPU(b *testing.B) time.Duration {
+	b.Helper()
+	pid, err := os.ReadFile(filepath.Join(testserver.MariaDBServer(b).Dir, "mysqld.pid"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(pid)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cpu, err := benchkit.ProcessCPU(n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cpu
 }
 
 // writes counts the packets the client sends: with every connection open
@@ -244,6 +260,49 @@ type countingConn struct {
 func (c countingConn) Write(p []byte) (int, error) {
 	c.n.Add(1)
 	return c.Conn.Write(p)
+}
+
+// measured holds the databases of the runs so far (each run has its own).
+var measured struct {
+	sync.Mutex
+	dbs []string
+}
+
+// released fails b unless no connection to an earlier run's database is
+// still open (asking on db, a pool of this run's database dsn), then
+// records dsn's: a pool left open would hold its connections until the
+// server refuses new ones (max_connections), which then fails whichever
+// benchmark comes next, by chance. A closed pool's connections end in the
+// server soon after it returns, so this waits for them, up to 10s.
+func released(b *testing.B, db *sql.DB, dsn string) {
+	b.Helper()
+	cfg, err := gomysql.ParseDSN(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	measured.Lock()
+	defer measured.Unlock()
+	if len(measured.dbs) > 0 {
+		args := make([]any, len(measured.dbs))
+		for i, name := range measured.dbs {
+			args[i] = name
+		}
+		q := "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB IN (" + strings.TrimSuffix(strings.Repeat("?,", len(args)), ",") + ")"
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			var n int
+			if err := db.QueryRowContext(context.Background(), q, args...).Scan(&n); err != nil {
+				b.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("%d connections of an earlier run still open at the start of %s (N=%d): a sub-benchmark did not close what it opened; "+
+					"to reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test -run='^$' -bench=BenchmarkLoot -benchtime=300x ./ref/loot/mysql/", n, b.Name(), b.N)
+			}
+		}
+	}
+	measured.dbs = append(measured.dbs, cfg.DBName)
 }
 
 // warm opens conc connections and returns them to db's idle pool, so the

@@ -11,19 +11,20 @@ import (
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
-// MarkDelivered implements loot.Store: one UPDATE (PENDING -> SUCCESS)
-// and the grant read back. No transaction is needed: SUCCESS is final, so
-// the read sees what the UPDATE left, or what an earlier one did.
+// MarkDelivered implements loot.Store in one round trip (oneTrip): the
+// UPDATE (PENDING -> SUCCESS) and the grant read back. No transaction is
+// needed: SUCCESS is final, so the read sees what the UPDATE left, or what
+// an earlier one did.
 func (s *Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, error) {
-	if err := loot.CheckContext(ctx); err != nil {
-		return loot.Grant{}, wrap("mark delivered "+grantNo, err)
-	}
-	if _, err := s.db.ExecContext(ctx, s.q.markDelivered, grantNo); err != nil {
-		return loot.Grant{}, wrap("mark delivered "+grantNo, err)
-	}
-	var g nullGrant
-	err := s.db.QueryRowContext(ctx, s.q.readGrant, grantNo).Scan(g.dest()...)
-	if errors.Is(err, sql.ErrNoRows) {
+	g, err := oneTrip(ctx, s, s.q.markDelivered+"; "+s.q.readGrant, []any{grantNo, grantNo}, func(rows *sql.Rows) (g nullGrant, err error) {
+		for rows.Next() {
+			if err := rows.Scan(g.dest()...); err != nil {
+				return nullGrant{}, err
+			}
+		}
+		return g, rows.Err()
+	})
+	if err == nil && !g.no.Valid {
 		err = fmt.Errorf("grant %q: %w", grantNo, loot.ErrNotFound)
 	}
 	if err != nil {

@@ -23,40 +23,26 @@ var _ loot.Inventory = (*Inventory)(nil)
 // Inventory returns the inventory kept in s's database.
 func (s *Store) Inventory() *Inventory { return &Inventory{s: s} }
 
-// Deliver implements loot.Inventory: in one transaction, the grant's
-// UPDATE to SUCCESS (its row lock first, the order MarkDelivered takes),
-// then the ledger row copied from the recorded grant (never from g: an
-// inventory in the same database does not take the caller's word for a
-// grant). A grant number that was never recorded is loot.ErrNotFound.
+// Deliver implements loot.Inventory in one round trip (oneTrip): in one
+// transaction, the grant's UPDATE to SUCCESS (its row lock first, the order
+// MarkDelivered takes), then the ledger row copied from the recorded grant
+// (never from g: an inventory in the same database does not take the
+// caller's word for a grant), and whether the grant exists. A grant
+// number that was never recorded is loot.ErrNotFound.
 func (inv *Inventory) Deliver(ctx context.Context, g loot.Grant) error {
 	s := inv.s
-	_, err := inTx(ctx, s, func(tx *sql.Tx) (struct{}, error) {
-		res, err := tx.ExecContext(ctx, s.q.markDelivered, g.No)
-		if err != nil {
-			return struct{}{}, err
+	exists, err := oneTrip(ctx, s, s.q.deliverTx, []any{g.No, g.No, g.No}, func(rows *sql.Rows) (n int64, err error) {
+		for rows.Next() {
+			if err := rows.Scan(&n); err != nil {
+				return 0, err
+			}
 		}
-		marked, err := oneRow(res)
-		if err != nil {
-			return struct{}{}, err
-		}
-		res, err = tx.ExecContext(ctx, s.q.deliverLedger, g.No)
-		if err != nil {
-			return struct{}{}, err
-		}
-		applied, err := oneRow(res)
-		if err != nil || marked || applied {
-			return struct{}{}, err
-		}
-		var n int
-		if err := tx.QueryRowContext(ctx, s.q.grantExists, g.No).Scan(&n); err != nil {
-			return struct{}{}, err
-		}
-		if n == 0 {
-			return struct{}{}, fmt.Errorf("grant %q: %w", g.No, loot.ErrNotFound)
-		}
-		return struct{}{}, nil // delivered before
+		return n, rows.Err()
 	})
-	return wrap("deliver "+g.No, err)
+	if err == nil && exists == 0 {
+		err = fmt.Errorf("grant %q: %w", g.No, loot.ErrNotFound)
+	}
+	return wrap("deliver "+g.No, err) // else delivered now, or before
 }
 
 // Applied returns how many times grant grantNo's item was applied: 0 or 1

@@ -40,7 +40,9 @@ func (s *Store) List(ctx context.Context, q loot.ListQuery) ([]loot.Session, err
 	defer rows.Close()
 	var out []loot.Session
 	for rows.Next() {
-		sess, err := scanSession(rows)
+		// listSessions has no now column: scanSession's last destination
+		// (the store's now) is left out of the scan.
+		sess, _, err := scanSession(func(dest ...any) error { return rows.Scan(dest[:len(dest)-1]...) }, "listed")
 		if err != nil {
 			return nil, wrap("list", err)
 		}

@@ -27,8 +27,10 @@ import "strings"
 //   - beginSettle's frozen claims are a plain read after the CAS, under its
 //     lock: a claim holds its shared lock on the session row until it
 //     commits, so every claim either committed before the CAS got the row
-//     (and the read, whose snapshot is taken at the read under either
-//     level, sees it) or waits for the CAS and is refused. A locking read
+//     (and the read, whose snapshot is taken after the CAS under either
+//     level: at the transaction's first plain read, readWon's member
+//     list, or at the read itself) sees it, or waits for the CAS and is
+//     refused. A locking read
 //     there would add gap locks under REPEATABLE READ that stall the
 //     neighbouring session's claims, and guard nothing more.
 //   - leaseSelect is SELECT ... FOR UPDATE SKIP LOCKED (MariaDB 10.6,
@@ -47,9 +49,9 @@ type queries struct {
 	beginSettle  string
 	frozenClaims string
 	record       string
-	recordGrants string // + rows of grantRow
 	grantRow     string
 	recordAudit  string
+	readWon      string
 
 	claim   string
 	claimTx string // several statements; Open enables multiStatements for it
@@ -65,9 +67,8 @@ type queries struct {
 	grants   string
 	snapshot string
 
-	deliverLedger string
-	grantExists   string
-	applied       string
+	deliverTx string // several statements, as claimTx
+	applied   string
 }
 
 const sessionColumns = `s.session_no, s.dungeon_code, s.loot_code, s.total_quantity, s.allocated_quantity,
@@ -109,6 +110,12 @@ func newQueries(now string) queries {
 			c.intent_type, c.created_at, {now}
 		FROM loot_session s LEFT JOIN loot_intent c ON c.session_no = s.session_no AND c.player_id = ?
 		WHERE s.session_no = ? LOCK IN SHARE MODE`)
+	// The ledger row of a grant, copied from the recorded grant: a
+	// duplicate (delivered before) changes nothing.
+	deliverLedger := q(`INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, delivered_at)
+		SELECT grant_no, player_id, loot_code, quantity, {now} FROM loot_grant WHERE grant_no = ?
+		ON DUPLICATE KEY UPDATE loot_inventory.id = loot_inventory.id`)
+	const grantExists = `SELECT COUNT(*) FROM loot_grant WHERE grant_no = ?`
 	return queries{
 		readSession:       readSession,
 		readSessionLocked: readSession + ` LOCK IN SHARE MODE`,
@@ -131,16 +138,29 @@ func newQueries(now string) queries {
 			WHERE session_no = ? AND (
 				(status = 'CLAIMING' AND deadline_at <= {now}) OR
 				(status = 'SETTLING' AND settle_until <= {now}))`),
+		// The frozen claims, read after the CAS and the session row
+		// (readWon) when the CAS matched.
 		frozenClaims: `SELECT player_id, intent_type, created_at FROM loot_intent
-			WHERE session_no = ? ORDER BY player_id`,
+			WHERE session_no = ? AND @loot_won = 1 ORDER BY player_id`,
 		record: `UPDATE loot_session SET status = 'CLOSED', allocated_quantity = ?
 			WHERE session_no = ? AND status = 'SETTLING' AND fence = ?`,
-		recordGrants: `INSERT INTO loot_grant
-			(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at) VALUES `,
-		grantRow: q(`(?, ?, ?, ?, ?, ?, 'PENDING', {now} + INTERVAL ? MICROSECOND, {now})`),
+		// A grant, inserted when the fenced UPDATE matched: one
+		// single-row INSERT ... SELECT per grant, all in RecordGrants' one
+		// trip. Not one multi-row INSERT, which cannot carry the
+		// condition, nor an INSERT from a derived table of the rows,
+		// which the server materializes first, converting a value the
+		// column would refuse (invalid UTF-8 became '?') instead of
+		// failing the statement.
+		grantRow: q(`INSERT INTO loot_grant
+			(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at)
+			SELECT ?, ?, ?, ?, ?, ?, 'PENDING', {now} + INTERVAL ? MICROSECOND, {now} FROM DUAL WHERE @loot_won = 1`),
 		recordAudit: q(`INSERT INTO loot_audit
 			(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, {now})`),
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, {now} FROM DUAL WHERE @loot_won = 1`),
+		// What answers a change (see Store.change): whether its UPDATE
+		// matched, and the session row as it left it, locked as
+		// readSessionLocked.
+		readWon: q(`SELECT @loot_won, ` + sessionColumns + `, {now} FROM loot_session s WHERE s.session_no = ? LOCK IN SHARE MODE`),
 
 		claim:   claim,
 		claimTx: `START TRANSACTION; ` + claim + `; ` + claimRead + `; COMMIT`,
@@ -179,10 +199,10 @@ func newQueries(now string) queries {
 			FROM loot_session s LEFT JOIN loot_audit a ON a.session_no = s.session_no
 			WHERE s.session_no = ?`,
 
-		deliverLedger: q(`INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, delivered_at)
-			SELECT grant_no, player_id, loot_code, quantity, {now} FROM loot_grant WHERE grant_no = ?
-			ON DUPLICATE KEY UPDATE loot_inventory.id = loot_inventory.id`),
-		grantExists: `SELECT COUNT(*) FROM loot_grant WHERE grant_no = ?`,
-		applied:     `SELECT COUNT(*) FROM loot_inventory WHERE grant_no = ?`,
+		// Deliver's transaction: the grant marked, the ledger row, and
+		// whether the grant exists (the answer when neither wrote).
+		deliverTx: `START TRANSACTION; UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'; ` +
+			deliverLedger + `; ` + grantExists + `; COMMIT`,
+		applied: `SELECT COUNT(*) FROM loot_inventory WHERE grant_no = ?`,
 	}
 }

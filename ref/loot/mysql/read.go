@@ -22,37 +22,34 @@ type querier interface {
 // readSession reads session no with query (readSession or
 // readSessionLocked) and the store's now; ErrNotFound if there is none.
 func readSession(ctx context.Context, q querier, query, no string) (loot.Session, time.Time, error) {
-	var now time.Time
-	s, err := scanSession(q.QueryRowContext(ctx, query, no), &now)
+	sess, now, err := scanSession(q.QueryRowContext(ctx, query, no).Scan, no)
 	if errors.Is(err, sql.ErrNoRows) {
 		return loot.Session{}, time.Time{}, fmt.Errorf("session %q: %w", no, loot.ErrNotFound)
 	}
-	if err != nil {
-		return loot.Session{}, time.Time{}, err
-	}
-	return s, now, nil
+	return sess, now, err
 }
 
-// scanSession reads one row of sessionColumns, then into extra (the
-// store's now for readSession; none for List).
-func scanSession(row interface{ Scan(...any) error }, extra ...any) (loot.Session, error) {
+// scanSession scans what lead points to, then sessionColumns and the
+// store's now, with scan (a Row's or a Rows' Scan).
+func scanSession(scan func(dest ...any) error, no string, lead ...any) (loot.Session, time.Time, error) {
 	var (
 		s       loot.Session
 		until   sql.NullTime
 		members sql.NullString
+		now     time.Time
 	)
-	err := row.Scan(append([]any{&s.No, &s.Dungeon, &s.Loot, &s.Quantity, &s.Allocated,
-		&s.Status, &s.Rule, &s.Deadline, &s.Fence, &until, &s.OpenedAt, &members}, extra...)...)
+	err := scan(append(lead, &s.No, &s.Dungeon, &s.Loot, &s.Quantity, &s.Allocated,
+		&s.Status, &s.Rule, &s.Deadline, &s.Fence, &until, &s.OpenedAt, &members, &now)...)
 	if err != nil {
-		return loot.Session{}, err
+		return loot.Session{}, time.Time{}, err
 	}
 	if until.Valid {
 		s.SettleUntil = until.Time
 	}
 	if s.Members, err = parseMembers(members.String); err != nil {
-		return loot.Session{}, fmt.Errorf("session %q: %w", s.No, err)
+		return loot.Session{}, time.Time{}, fmt.Errorf("session %q: %w", no, err)
 	}
-	return s, nil
+	return s, now, nil
 }
 
 // parseMembers reads GROUP_CONCAT's "101,102,103" (already sorted).

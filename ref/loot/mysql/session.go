@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/onceproof/onceproof/ref/loot"
@@ -62,14 +64,21 @@ func oneRow(res sql.Result) (bool, error) {
 	return n == 1, err
 }
 
-// change is one status change: a conditional UPDATE of the session row,
-// then (if it matched) more writes in the same transaction, then the row
-// read back under lock.
+// change is one status change, sent as one transaction in one round trip
+// (oneTrip): a conditional UPDATE of the session row, its ROW_COUNT()
+// kept in @loot_won, the statements of then (each a write that runs only
+// when @loot_won = 1), the session row read back under lock with
+// @loot_won (readWon), the frozen claims if claims (only when it matched),
+// and the COMMIT.
 type change struct {
 	update string
 	args   []any
-	// then, if set, runs after the UPDATE matched.
-	then func(tx *sql.Tx) error
+	// then, if set, are statements (each ending in "; ") guarded by
+	// @loot_won = 1, with their arguments.
+	then     string
+	thenArgs []any
+	// claims: read the frozen claims too (BeginSettle).
+	claims bool
 	// refused judges the session as read back when the UPDATE matched
 	// nothing: the guard's error, or nil for a repeat of a change already
 	// made (then the session is returned as it is).
@@ -81,32 +90,53 @@ type change struct {
 // the two statements. Nothing was written; the call may be repeated.
 var errRaced = errors.New("the session changed between the conditional write and its read back; nothing was written, repeat the call")
 
-func (s *Store) change(ctx context.Context, no string, c change) (loot.Session, error) {
-	return inTx(ctx, s, func(tx *sql.Tx) (loot.Session, error) {
-		res, err := tx.ExecContext(ctx, c.update, c.args...)
-		if err != nil {
-			return loot.Session{}, err
-		}
-		matched, err := oneRow(res)
-		if err != nil {
-			return loot.Session{}, err
-		}
-		if matched && c.then != nil {
-			if err := c.then(tx); err != nil {
-				return loot.Session{}, err
-			}
-		}
-		sess, now, err := readSession(ctx, tx, s.q.readSessionLocked, no)
-		if err != nil || matched {
-			return sess, err
-		}
-		return sess, c.refused(sess, now)
-	})
+// changed is what a change's trip read.
+type changed struct {
+	found  bool
+	won    int64 // the UPDATE's ROW_COUNT(): 1 matched, 0 refused
+	sess   loot.Session
+	now    time.Time
+	claims []loot.Claim
 }
 
-// StartClaiming implements loot.Store.
+func (s *Store) change(ctx context.Context, no string, c change) (loot.Session, []loot.Claim, error) {
+	query := "START TRANSACTION; " + c.update + "; SET @loot_won = ROW_COUNT(); " + c.then + s.q.readWon
+	args := append(append(slices.Clip(c.args), c.thenArgs...), no)
+	if c.claims {
+		query += "; " + s.q.frozenClaims
+		args = append(args, no)
+	}
+	r, err := oneTrip(ctx, s, query+"; COMMIT", args, func(rows *sql.Rows) (r changed, err error) {
+		for rows.Next() {
+			r.found = true
+			if r.sess, r.now, err = scanSession(rows.Scan, no, &r.won); err != nil {
+				return changed{}, err
+			}
+		}
+		if c.claims {
+			if err := nextSet(rows); err != nil {
+				return changed{}, err
+			}
+			if r.claims, _, err = scanClaims(rows, no, false); err != nil {
+				return changed{}, err
+			}
+		}
+		return r, rows.Err()
+	})
+	switch {
+	case err != nil:
+		return loot.Session{}, nil, err
+	case !r.found:
+		return loot.Session{}, nil, fmt.Errorf("session %q: %w", no, loot.ErrNotFound)
+	case r.won == 1:
+		return r.sess, r.claims, nil
+	}
+	return r.sess, nil, c.refused(r.sess, r.now)
+}
+
+// StartClaiming implements loot.Store, in one round trip (change).
 func (s *Store) StartClaiming(ctx context.Context, no string) (loot.Session, error) {
-	sess, err := s.change(ctx, no, change{
+	sess, _, err := s.change(ctx, no, change{
 		update: s.q.startClaim, args: []any{no},
 		refused: func(sess loot.Session, _ time.Time) error {
 			return refusal(loot.CheckStart(sess))
@@ -115,9 +145,9 @@ func (s *Store) StartClaiming(ctx context.Context, no string) (loot.Session, err
 	return sess, wrap("start claiming "+no, err)
 }
 
-// Cancel implements loot.Store.
+// Cancel implements loot.Store, in one round trip (change).
 func (s *Store) Cancel(ctx context.Context, no string) (loot.Session, error) {
-	sess, err := s.change(ctx, no, change{
+	sess, _, err := s.change(ctx, no, change{
 		update: s.q.cancel, args: []any{no},
 		refused: func(sess loot.Session, _ time.Time) error {
 			return refusal(loot.CheckCancel(sess))
@@ -137,23 +167,15 @@ func refusal(apply bool, err error) error {
 	return err
 }
 
-// BeginSettle implements loot.Store: the settle CAS, then the frozen claims
-// read under its lock.
+// BeginSettle implements loot.Store in one round trip (change): the settle
+// CAS, the session row read back under its lock, then the frozen claims.
 func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
 	if lease <= 0 {
 		return loot.Frozen{}, wrap("begin settle "+no, fmt.Errorf("settle lease %v: %w", lease, loot.ErrBadArgument))
 	}
-	var claims []loot.Claim
-	sess, err := s.change(ctx, no, change{
+	sess, claims, err := s.change(ctx, no, change{
 		update: s.q.beginSettle, args: []any{micros(lease), no},
-		then: func(tx *sql.Tx) error {
-			rows, err := tx.QueryContext(ctx, s.q.frozenClaims, no)
-			if err != nil {
-				return err
-			}
-			claims, _, err = scanClaims(rows, no, false)
-			return err
-		},
+		claims: true,
 		refused: func(sess loot.Session, now time.Time) error {
 			if err := loot.CheckSettle(sess, now); err != nil {
 				return err
@@ -173,47 +195,75 @@ func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration)
 	return loot.Frozen{Session: sess, Claims: claims}, nil
 }
 
-// RecordGrants implements loot.Store: the fenced UPDATE closing the
-// session, the grants in one multi-row INSERT, the audit row, in one
-// transaction.
+// RecordGrants implements loot.Store in one round trip (change): the
+// fenced UPDATE closing the session, then, if it matched, the grants (an
+// INSERT each: queries.grantRow says why) and the audit row, and the
+// session read back. A malformed
+// decision (loot.CheckDecision, or a grant number uk_grant_no holds
+// already) is ErrBadArgument and writes nothing; a session the decision
+// could not have closed anyway is refused as CheckRecord says, as a
+// well-formed decision would be.
 func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session, error) {
-	sess, err := s.change(ctx, d.Session, change{
+	op := fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence)
+	then, args, bad := s.decisionWrites(d)
+	if bad != nil {
+		return s.refuseDecision(ctx, d, bad)
+	}
+	sess, _, err := s.change(ctx, d.Session, change{
 		update: s.q.record, args: []any{len(d.Grants), d.Session, int64(d.Fence)},
-		then: func(tx *sql.Tx) error { return s.insertDecision(ctx, tx, d) },
+		then: then, thenArgs: args,
 		refused: func(sess loot.Session, _ time.Time) error {
 			return refusal(loot.CheckRecord(sess, d.Fence))
 		},
 	})
-	return sess, wrap(fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence), err)
+	if isDuplicateOf(err, "uk_grant_no") {
+		err = fmt.Errorf("decision for %q: %w: %w", d.Session, loot.ErrBadArgument, err)
+	}
+	return sess, wrap(op, err)
 }
 
-// insertDecision writes d's grants and snapshot (in RecordGrants'
-// transaction, after its UPDATE matched). A malformed decision
-// (loot.CheckDecision, or a grant number uk_grant_no holds already) is
-// ErrBadArgument and rolls everything back.
-func (s *Store) insertDecision(ctx context.Context, tx *sql.Tx, d loot.Decision) error {
+// decisionWrites returns the statements that write d's grants and
+// snapshot in RecordGrants' trip (each guarded by @loot_won = 1), and
+// their arguments; or the reason d is malformed.
+func (s *Store) decisionWrites(d loot.Decision) (string, []any, error) {
 	if err := loot.CheckDecision(d); err != nil {
-		return err
-	}
-	if len(d.Grants) > 0 {
-		args := make([]any, 0, 7*len(d.Grants))
-		for _, g := range d.Grants {
-			args = append(args, g.No, g.Session, int64(g.Player), g.Loot, g.Quantity, g.Rank, micros(d.Lease))
-		}
-		_, err := tx.ExecContext(ctx, s.q.recordGrants+placeholders(len(d.Grants), s.q.grantRow), args...)
-		if isDuplicate(err) {
-			return fmt.Errorf("decision for %q: %w: %w", d.Session, loot.ErrBadArgument, err)
-		}
-		if err != nil {
-			return err
-		}
+		return "", nil, err
 	}
 	snap := d.Snapshot
 	blob, err := json.Marshal(snap)
 	if err != nil {
-		return fmt.Errorf("decision for %q: snapshot: %w: %w", d.Session, loot.ErrBadArgument, err)
+		return "", nil, fmt.Errorf("decision for %q: snapshot: %w: %w", d.Session, loot.ErrBadArgument, err)
 	}
-	_, err = tx.ExecContext(ctx, s.q.recordAudit, d.Session, int64(snap.Fence), snap.Rule, len(snap.Members),
+	var (
+		stmts strings.Builder
+		args  = make([]any, 0, 7*len(d.Grants)+8)
+	)
+	for _, g := range d.Grants {
+		stmts.WriteString(s.q.grantRow + "; ")
+		args = append(args, g.No, g.Session, int64(g.Player), g.Loot, g.Quantity, g.Rank, micros(d.Lease))
+	}
+	stmts.WriteString(s.q.recordAudit + "; ")
+	args = append(args, d.Session, int64(snap.Fence), snap.Rule, len(snap.Members),
 		snap.Effective(), len(d.Grants), snap.ClaimsHash, string(blob))
-	return err
+	return stmts.String(), args, nil
+}
+
+// refuseDecision answers RecordGrants of a malformed decision d (bad says
+// how) without writing: the session's refusal if it has one (a stale
+// fence, a canceled session, none), nil if d's fence closed it already (a
+// repeat), else bad.
+func (s *Store) refuseDecision(ctx context.Context, d loot.Decision, bad error) (loot.Session, error) {
+	op := fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence)
+	if err := loot.CheckContext(ctx); err != nil {
+		return loot.Session{}, wrap(op, err)
+	}
+	sess, _, err := readSession(ctx, s.db, s.q.readSession, d.Session)
+	if err != nil {
+		return loot.Session{}, wrap(op, err)
+	}
+	apply, err := loot.CheckRecord(sess, d.Fence)
+	if err != nil || !apply {
+		return sess, wrap(op, err)
+	}
+	return loot.Session{}, wrap(op, bad)
 }

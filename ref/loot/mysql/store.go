@@ -32,7 +32,8 @@ type Options struct {
 	// (TLS, timeouts, dialer) before Open applies what the store requires:
 	// parseTime, UTC (Loc and the session's time_zone '+00:00') and
 	// client-side parameter interpolation (one round trip per statement)
-	// and multi-statement queries (Claim's one round trip).
+	// and multi-statement queries (a claim's or a status change's one
+	// round trip).
 	Config func(*mysql.Config)
 	// ClockTable is for tests only: statements read "now" from the single
 	// row of this table (column at, DATETIME(6)), which the test creates
@@ -111,9 +112,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		opts.Config(cfg)
 	}
 	cfg.ParseTime, cfg.Loc, cfg.InterpolateParams = true, time.UTC, true
-	// Claim sends its transaction as one multi-statement query (one round
-	// trip); every argument is interpolated by the driver, escaped, never
-	// spliced into SQL by the store.
+	// Claim and every status change send their transaction as one
+	// multi-statement query (one round trip: oneTrip); every argument is
+	// interpolated by the driver, escaped, never spliced into SQL by the
+	// store.
 	cfg.MultiStatements = true
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
@@ -243,6 +245,15 @@ func isDataError(err error) bool {
 func isDuplicate(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && me.Number == 1062
+}
+
+// isDuplicateOf reports whether err is ER_DUP_ENTRY of unique key key,
+// which the server's message names ("for key 'uk_grant_no'" on MariaDB,
+// "'loot_grant.uk_grant_no'" on MySQL 8): a transaction sent in one trip
+// cannot tell otherwise which of its statements failed.
+func isDuplicateOf(err error, key string) bool {
+	var me *mysql.MySQLError
+	return isDuplicate(err) && errors.As(err, &me) && strings.Contains(me.Message, key+"'")
 }
 
 // placeholders returns n comma-separated groups of group, for a multi-row

@@ -1,11 +1,9 @@
 package postgres_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -559,17 +557,11 @@ func (e *benchEnv) cpu(b *testing.B, pool *pgxpool.Pool) cpuTimes {
 		b.Fatal(err)
 	}
 	for _, pid := range ps {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		cpu, err := benchkit.ProcessCPU(int(pid))
 		if err != nil {
 			continue // a backend that just exited
 		}
-		// utime and stime are fields 14 and 15; the command name before
-		// them is in parentheses and may hold spaces.
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		for _, v := range f[11:13] {
-			ticks, _ := strconv.ParseInt(v, 10, 64)
-			c.pg += time.Duration(ticks) * 10 * time.Millisecond
-		}
+		c.pg += cpu
 	}
 	info, err := e.info.Info(ctx, "cpu").Result()
 	if err != nil {
