@@ -294,9 +294,14 @@ func counterexampleHTML[D engine.Design, S, X any](sub subject[D, S, X], cx engi
 		if ring != "" {
 			class += " " + ring
 		}
-		title := fmt.Sprintf("event %d at %v, %s: %s %s", e.Seq, e.At, p.Lanes[l].Name, e.Name, e.Text)
+		// An event whose text is its name alone (a give-up) says it once.
+		what := e.Name + " " + e.Text
+		if e.Text == "" || e.Text == e.Name {
+			what = e.Name
+		}
+		title := fmt.Sprintf("event %d at %v, %s: %s", e.Seq, e.At, p.Lanes[l].Name, what)
 		if e.Attempt >= 0 {
-			title = fmt.Sprintf("event %d at %v, %s, attempt %d: %s %s", e.Seq, e.At, p.Lanes[l].Name, e.Attempt, e.Name, e.Text)
+			title = fmt.Sprintf("event %d at %v, %s, attempt %d: %s", e.Seq, e.At, p.Lanes[l].Name, e.Attempt, what)
 		}
 		for _, a := range e.Anomalies {
 			title += fmt.Sprintf("\n!! %s: %s", a.Property, a.Explain)
