@@ -1,0 +1,345 @@
+package seedservice
+
+import (
+	"bufio"
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
+)
+
+// The harness: the service compiled by build.sh with javac, run as a real
+// JVM on a throwaway MariaDB (the document's schema.sql applied) and the
+// shared throwaway Redis, talked to over HTTP, delivering to an inventory
+// the test hosts.
+
+// driverJar is Debian's libmariadb-java, the service's only dependency.
+const driverJar = "/usr/share/java/mariadb-java-client.jar"
+
+// zone is the service's loot.time-zone, the document's: every DATETIME it
+// writes and every NOW() it compares is this zone's wall clock.
+const zone = "Asia/Shanghai"
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	testserver.StopAll()
+	os.Exit(code)
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// classes builds the service once per test binary and returns its class
+// directory. Without javac, java or the driver jar the test skips, or
+// fails under ONCEPROOF_REQUIRE_SERVICES=1.
+func classes(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"javac", "java"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing(t, tool+" not on PATH")
+		}
+	}
+	if _, err := os.Stat(driverJar); err != nil {
+		missing(t, driverJar+" missing")
+	}
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "seedservice-"); buildErr != nil {
+			return
+		}
+		out, err := exec.Command("sh", "build.sh", buildDir).CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("sh build.sh %s: %v\n%s", buildDir, err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildDir
+}
+
+func missing(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv(testserver.RequireEnv) == "1" {
+		t.Fatalf("%s and %s=1", what, testserver.RequireEnv)
+	}
+	t.Skipf("%s; install with: apt-get install openjdk-17-jdk-headless libmariadb-java", what)
+}
+
+// service is one running instance with its database and inventory.
+type service struct {
+	t      *testing.T
+	base   string  // http://127.0.0.1:PORT
+	db     *sql.DB // the test's own connection, reading times in zone
+	redis  *testserver.RedisServer
+	lockNS string // loot.settle.lock-key-prefix
+	inv    *inventory
+	out    *lines
+	client *http.Client
+}
+
+// startService applies the document's schema.sql to a new database and
+// starts the service on it, with the compensation timer off (the test
+// runs passes through POST /api/loot/compensate) and extra --key=value
+// arguments.
+func startService(t *testing.T, extra ...string) *service {
+	t.Helper()
+	dir := classes(t)
+	dsn := testserver.MariaDB(t)
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("mysql", dsn+"?parseTime=true&loc="+url.QueryEscape(zone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, stmt := range schemaStatements(t) {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("schema.sql: %v\n%s", err, stmt)
+		}
+	}
+	rds := testserver.Redis(t)
+	s := &service{t: t, db: db, redis: rds, lockNS: testserver.RedisPrefix(t) + "loot:settle:lock:",
+		inv: newInventory(t), out: &lines{changed: make(chan struct{})},
+		client: &http.Client{Timeout: 60 * time.Second}}
+	host, port, _ := net.SplitHostPort(rds.Addr)
+	// The document's URL, host, port and database replaced.
+	jdbc := fmt.Sprintf("jdbc:mysql://%s/%s?useUnicode=true&characterEncoding=utf8&serverTimezone=%s", cfg.Addr, cfg.DBName, zone)
+	args := append([]string{"-cp", dir + ":" + driverJar, "com.example.loot.LootApplication",
+		"--server.address=127.0.0.1", "--server.port=0",
+		"--spring.datasource.url=" + jdbc, "--spring.datasource.username=root", "--spring.datasource.password=",
+		"--spring.data.redis.host=" + host, "--spring.data.redis.port=" + port,
+		"--loot.settle.lock-key-prefix=" + s.lockNS, "--loot.time-zone=" + zone,
+		"--loot.inventory.url=" + s.inv.srv.URL, "--loot.compensate.interval-millis=0"}, extra...)
+	cmd := exec.Command("java", args...)
+	cmd.Stdout, cmd.Stderr = s.out, s.out
+	done, err := testserver.StartChild(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = <-done; close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("output of the service:\n%s", s.out)
+		}
+	})
+	// A JVM's start on two loaded cores takes seconds; 60s is a bound on
+	// waiting, not a measurement.
+	started := regexp.MustCompile(`LootApplication started on (127\.0\.0\.1:\d+)`)
+	m := s.out.wait(60*time.Second, started, exited)
+	if m == nil {
+		t.Fatalf("the service did not log %q within 60s (exit: %v)", started, waitErr)
+	}
+	s.base = "http://" + m[1]
+	return s
+}
+
+// schemaStatements is src/main/resources/schema.sql, one statement per
+// element, its comment lines dropped.
+func schemaStatements(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("src", "main", "resources", "schema.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+			keep = append(keep, l)
+		}
+	}
+	var stmts []string
+	for _, s := range strings.Split(strings.Join(keep, "\n"), ";") {
+		if s = strings.TrimSpace(s); s != "" {
+			stmts = append(stmts, s)
+		}
+	}
+	return stmts
+}
+
+// post sends body as JSON to path and returns the status and the decoded
+// answer.
+func (s *service) post(path string, body any) (int, map[string]any) {
+	s.t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return s.send("POST", path, "application/json", b)
+}
+
+func (s *service) send(method, path, contentType string, body []byte) (int, map[string]any) {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.base+path, bytes.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		s.t.Fatalf("%s %s: answer %d is not a JSON object: %q", method, path, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, out
+}
+
+// lockHeld reports whether session no's settle lock is in Redis.
+func (s *service) lockHeld(no string) bool {
+	s.t.Helper()
+	c, err := net.DialTimeout("tcp", s.redis.Addr, 5*time.Second)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer c.Close()
+	key := s.lockNS + no
+	fmt.Fprintf(c, "*2\r\n$6\r\nEXISTS\r\n$%d\r\n%s\r\n", len(key), key)
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return line == ":1\r\n"
+}
+
+// endClaimWindow stands in for waiting out session no's claim window: the
+// sessions are opened with an hour's window and this moves the deadline
+// an hour back, to the open's own instant, relative to the stored value
+// so that the service's zone is kept. Every statement and check of the
+// service then finds the deadline passed, as an hour later it would.
+func (s *service) endClaimWindow(no string) {
+	s.t.Helper()
+	res, err := s.db.Exec("UPDATE loot_session SET deadline_at = deadline_at - INTERVAL 3600 SECOND WHERE session_no = ?", no)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		s.t.Fatalf("endClaimWindow(%s): %d rows", no, n)
+	}
+}
+
+// lines collects a process's output and wakes whoever waits for a line.
+type lines struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{}
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	close(l.changed)
+	l.changed = make(chan struct{})
+	return len(p), nil
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// wait returns re's first match in the output, or nil when timeout passes
+// or exited closes first.
+func (l *lines) wait(timeout time.Duration, re *regexp.Regexp, exited <-chan struct{}) []string {
+	deadline := time.After(timeout)
+	for {
+		l.mu.Lock()
+		m := re.FindStringSubmatch(l.buf.String())
+		ch := l.changed
+		l.mu.Unlock()
+		if m != nil {
+			return m
+		}
+		select {
+		case <-ch:
+		case <-exited:
+			return re.FindStringSubmatch(l.String())
+		case <-deadline:
+			return nil
+		}
+	}
+}
+
+// inventory is the HTTP inventory the service delivers to: it records
+// every delivery (its Idempotency-Key and body) and answers 200.
+type inventory struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	got []delivery
+}
+
+type delivery struct {
+	Key                          string
+	GrantNo, SessionNo, LootCode string
+	PlayerID                     int64
+	Quantity                     int
+}
+
+func newInventory(t *testing.T) *inventory {
+	inv := &inventory{}
+	inv.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var d delivery
+		if r.Method != "POST" || json.NewDecoder(r.Body).Decode(&d) != nil {
+			http.Error(w, "bad delivery", http.StatusBadRequest)
+			return
+		}
+		d.Key = r.Header.Get("Idempotency-Key")
+		inv.mu.Lock()
+		inv.got = append(inv.got, d)
+		inv.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"applied":true}`)
+	}))
+	t.Cleanup(inv.srv.Close)
+	return inv
+}
+
+func (inv *inventory) deliveries() []delivery {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	return append([]delivery(nil), inv.got...)
+}
