@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,25 +90,44 @@ func missing(t *testing.T, what string) {
 	t.Skipf("%s; install with: apt-get install openjdk-17-jdk-headless libmariadb-java", what)
 }
 
-// service is one running instance with its database and inventory.
-type service struct {
+// env is what instances of the service share: a database with the
+// document's schema.sql applied, a Redis key prefix for the settle lock,
+// and the inventory they deliver to.
+type env struct {
 	t      *testing.T
-	base   string  // http://127.0.0.1:PORT
 	db     *sql.DB // the test's own connection, reading times in zone
+	jdbc   string  // the document's JDBC URL, host, port and database replaced
 	redis  *testserver.RedisServer
 	lockNS string // loot.settle.lock-key-prefix
 	inv    *inventory
+}
+
+// instance is one running JVM of the service.
+type instance struct {
+	t      *testing.T
+	base   string // http://127.0.0.1:PORT
+	cmd    *exec.Cmd
+	exited chan struct{}
 	out    *lines
 	client *http.Client
 }
 
-// startService applies the document's schema.sql to a new database and
-// starts the service on it, with the compensation timer off (the test
-// runs passes through POST /api/loot/compensate) and extra --key=value
-// arguments.
-func startService(t *testing.T, extra ...string) *service {
+// service is an env and its first instance.
+type service struct {
+	*env
+	*instance
+}
+
+// startService makes an env and starts one instance on it.
+func startService(t *testing.T, extra ...string) service {
 	t.Helper()
-	dir := classes(t)
+	e := newEnv(t)
+	return service{e, e.start(extra...)}
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	classes(t)
 	dsn := testserver.MariaDB(t)
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
@@ -123,49 +143,62 @@ func startService(t *testing.T, extra ...string) *service {
 			t.Fatalf("schema.sql: %v\n%s", err, stmt)
 		}
 	}
-	rds := testserver.Redis(t)
-	s := &service{t: t, db: db, redis: rds, lockNS: testserver.RedisPrefix(t) + "loot:settle:lock:",
-		inv: newInventory(t), out: &lines{changed: make(chan struct{})},
-		client: &http.Client{Timeout: 60 * time.Second}}
-	host, port, _ := net.SplitHostPort(rds.Addr)
-	// The document's URL, host, port and database replaced.
-	jdbc := fmt.Sprintf("jdbc:mysql://%s/%s?useUnicode=true&characterEncoding=utf8&serverTimezone=%s", cfg.Addr, cfg.DBName, zone)
-	args := append([]string{"-cp", dir + ":" + driverJar, "com.example.loot.LootApplication",
+	return &env{t: t, db: db, redis: testserver.Redis(t), lockNS: testserver.RedisPrefix(t) + "loot:settle:lock:", inv: newInventory(t),
+		jdbc: fmt.Sprintf("jdbc:mysql://%s/%s?useUnicode=true&characterEncoding=utf8&serverTimezone=%s", cfg.Addr, cfg.DBName, zone)}
+}
+
+// start starts an instance on e, with the compensation timer off (tests
+// run passes through POST /api/loot/compensate) and extra --key=value
+// arguments, and stops it when the test ends.
+func (e *env) start(extra ...string) *instance {
+	t := e.t
+	t.Helper()
+	host, port, _ := net.SplitHostPort(e.redis.Addr)
+	args := append([]string{"-cp", classes(t) + ":" + driverJar, "com.example.loot.LootApplication",
 		"--server.address=127.0.0.1", "--server.port=0",
-		"--spring.datasource.url=" + jdbc, "--spring.datasource.username=root", "--spring.datasource.password=",
+		"--spring.datasource.url=" + e.jdbc, "--spring.datasource.username=root", "--spring.datasource.password=",
 		"--spring.data.redis.host=" + host, "--spring.data.redis.port=" + port,
-		"--loot.settle.lock-key-prefix=" + s.lockNS, "--loot.time-zone=" + zone,
-		"--loot.inventory.url=" + s.inv.srv.URL, "--loot.compensate.interval-millis=0"}, extra...)
-	cmd := exec.Command("java", args...)
-	cmd.Stdout, cmd.Stderr = s.out, s.out
-	done, err := testserver.StartChild(cmd)
+		"--loot.settle.lock-key-prefix=" + e.lockNS, "--loot.time-zone=" + zone,
+		"--loot.inventory.url=" + e.inv.srv.URL, "--loot.compensate.interval-millis=0"}, extra...)
+	in := &instance{t: t, cmd: exec.Command("java", args...), exited: make(chan struct{}),
+		out: &lines{changed: make(chan struct{})}, client: &http.Client{Timeout: 60 * time.Second}}
+	in.cmd.Stdout, in.cmd.Stderr = in.out, in.out
+	done, err := testserver.StartChild(in.cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
 	var waitErr error
-	go func() { waitErr = <-done; close(exited) }()
+	go func() { waitErr = <-done; close(in.exited) }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = in.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case <-in.exited:
 		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
+			_ = in.cmd.Process.Kill()
+			<-in.exited
 		}
 		if t.Failed() {
-			t.Logf("output of the service:\n%s", s.out)
+			t.Logf("output of the service:\n%s", in.out)
 		}
 	})
 	// A JVM's start on two loaded cores takes seconds; 60s is a bound on
 	// waiting, not a measurement.
 	started := regexp.MustCompile(`LootApplication started on (127\.0\.0\.1:\d+)`)
-	m := s.out.wait(60*time.Second, started, exited)
+	m := in.out.wait(60*time.Second, started, in.exited)
 	if m == nil {
 		t.Fatalf("the service did not log %q within 60s (exit: %v)", started, waitErr)
 	}
-	s.base = "http://" + m[1]
-	return s
+	in.base = "http://" + m[1]
+	return in
+}
+
+// kill9 kills the instance with SIGKILL and waits until it is gone.
+func (in *instance) kill9() {
+	in.t.Helper()
+	if err := in.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		in.t.Fatal(err)
+	}
+	<-in.exited
 }
 
 // schemaStatements is src/main/resources/schema.sql, one statement per
@@ -193,7 +226,7 @@ func schemaStatements(t *testing.T) []string {
 
 // post sends body as JSON to path and returns the status and the decoded
 // answer.
-func (s *service) post(path string, body any) (int, map[string]any) {
+func (s *instance) post(path string, body any) (int, map[string]any) {
 	s.t.Helper()
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -202,7 +235,7 @@ func (s *service) post(path string, body any) (int, map[string]any) {
 	return s.send("POST", path, "application/json", b)
 }
 
-func (s *service) send(method, path, contentType string, body []byte) (int, map[string]any) {
+func (s *instance) send(method, path, contentType string, body []byte) (int, map[string]any) {
 	s.t.Helper()
 	req, err := http.NewRequest(method, s.base+path, bytes.NewReader(body))
 	if err != nil {
@@ -228,7 +261,7 @@ func (s *service) send(method, path, contentType string, body []byte) (int, map[
 }
 
 // lockHeld reports whether session no's settle lock is in Redis.
-func (s *service) lockHeld(no string) bool {
+func (s *env) lockHeld(no string) bool {
 	s.t.Helper()
 	c, err := net.DialTimeout("tcp", s.redis.Addr, 5*time.Second)
 	if err != nil {
@@ -249,7 +282,7 @@ func (s *service) lockHeld(no string) bool {
 // an hour back, to the open's own instant, relative to the stored value
 // so that the service's zone is kept. Every statement and check of the
 // service then finds the deadline passed, as an hour later it would.
-func (s *service) endClaimWindow(no string) {
+func (s *env) endClaimWindow(no string) {
 	s.t.Helper()
 	res, err := s.db.Exec("UPDATE loot_session SET deadline_at = deadline_at - INTERVAL 3600 SECOND WHERE session_no = ?", no)
 	if err != nil {
@@ -343,3 +376,14 @@ func (inv *inventory) deliveries() []delivery {
 	defer inv.mu.Unlock()
 	return append([]delivery(nil), inv.got...)
 }
+
+// jsonBody is v as a JSON request body.
+func jsonBody(v any) io.Reader {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return bytes.NewReader(b)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

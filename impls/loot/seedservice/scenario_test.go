@@ -25,7 +25,7 @@ type sessionRow struct {
 	deadline, openedAt time.Time
 }
 
-func (s *service) session(no string) sessionRow {
+func (s *env) session(no string) sessionRow {
 	s.t.Helper()
 	var r sessionRow
 	err := s.db.QueryRow("SELECT status, total_quantity, allocated_quantity, version, deadline_at, created_at FROM loot_session WHERE session_no = ?", no).
@@ -44,7 +44,7 @@ type intentRow struct {
 	createdAt      time.Time
 }
 
-func (s *service) intents(no string) []intentRow {
+func (s *env) intents(no string) []intentRow {
 	s.t.Helper()
 	rows, err := s.db.Query("SELECT player_id, intent_type, priority, fair_score, created_at FROM loot_intent WHERE session_no = ? ORDER BY id", no)
 	if err != nil {
@@ -70,7 +70,7 @@ type grantRow struct {
 	status  string
 }
 
-func (s *service) grants(no string) []grantRow {
+func (s *env) grants(no string) []grantRow {
 	s.t.Helper()
 	rows, err := s.db.Query("SELECT grant_no, player_id, loot_code, status FROM loot_grant WHERE session_no = ? ORDER BY id", no)
 	if err != nil {
@@ -121,9 +121,9 @@ func concurrently(n int, f func(i int)) {
 // the document against the service: 6.1's two curls (a NEED claim
 // accepted; a settle before the deadline "settle triggered" with nothing
 // changed), 6.2's 20 identical claims at once (one row), and 6.3's 10
-// settles at once after the deadline (one grant, the session CLOSED with
-// allocated_quantity 1), then the compensation job's delivery under the
-// grant number.
+// settles at once after the deadline on two instances (one grant, the
+// session CLOSED with allocated_quantity 1), then the compensation job's
+// delivery under the grant number.
 func TestDocumentsVerificationScriptsGiveItsExpectedResults(t *testing.T) {
 	s := startService(t)
 	const no = "S202401"
@@ -157,10 +157,16 @@ func TestDocumentsVerificationScriptsGiveItsExpectedResults(t *testing.T) {
 		t.Fatalf("6.2: intent rows %+v, want one: 1001 NEED priority 10 fair 2 created at %v; reproduce: %s", got, first[0].createdAt, reproduce(t.Name()))
 	}
 
-	// 6.3
+	// 6.3, the 10 settles spread over two instances on one database and
+	// one Redis, as a deployment behind a load balancer runs them.
+	other := s.env.start()
 	s.endClaimWindow(no)
-	concurrently(10, func(int) {
-		st, body := s.post("/api/loot/settle", settle)
+	concurrently(10, func(i int) {
+		in := s.instance
+		if i%2 == 1 {
+			in = other
+		}
+		st, body := in.post("/api/loot/settle", settle)
 		if st != 200 || body["message"] != "settle triggered" {
 			t.Errorf("6.3 settle: %d %v, want 200 settle triggered", st, body)
 		}
