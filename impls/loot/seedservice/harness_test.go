@@ -151,6 +151,12 @@ func newEnv(t *testing.T) *env {
 // run passes through POST /api/loot/compensate) and extra --key=value
 // arguments, and stops it when the test ends.
 func (e *env) start(extra ...string) *instance {
+	e.t.Helper()
+	return e.startEnv(nil, extra...)
+}
+
+// startEnv is start with environ added to the JVM's environment.
+func (e *env) startEnv(environ []string, extra ...string) *instance {
 	t := e.t
 	t.Helper()
 	host, port, _ := net.SplitHostPort(e.redis.Addr)
@@ -163,6 +169,7 @@ func (e *env) start(extra ...string) *instance {
 	in := &instance{t: t, cmd: exec.Command("java", args...), exited: make(chan struct{}),
 		out: &lines{changed: make(chan struct{})}, client: &http.Client{Timeout: 60 * time.Second}}
 	in.cmd.Stdout, in.cmd.Stderr = in.out, in.out
+	in.cmd.Env = append(os.Environ(), environ...)
 	done, err := testserver.StartChild(in.cmd)
 	if err != nil {
 		t.Fatal(err)
