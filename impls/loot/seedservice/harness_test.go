@@ -345,11 +345,15 @@ func (l *lines) wait(timeout time.Duration, re *regexp.Regexp, exited <-chan str
 }
 
 // inventory is the HTTP inventory the service delivers to: it records
-// every delivery (its Idempotency-Key and body) and answers 200.
+// every delivery (its Idempotency-Key and body) and answers 200, except
+// that it refuses the first fail deliveries with 503, recording only
+// their keys (refused).
 type inventory struct {
-	srv *httptest.Server
-	mu  sync.Mutex
-	got []delivery
+	srv     *httptest.Server
+	mu      sync.Mutex
+	got     []delivery
+	fail    int
+	refused []string
 }
 
 type delivery struct {
@@ -369,6 +373,13 @@ func newInventory(t *testing.T) *inventory {
 		}
 		d.Key = r.Header.Get("Idempotency-Key")
 		inv.mu.Lock()
+		if inv.fail > 0 {
+			inv.fail--
+			inv.refused = append(inv.refused, d.Key)
+			inv.mu.Unlock()
+			http.Error(w, "inventory unavailable", http.StatusServiceUnavailable)
+			return
+		}
 		inv.got = append(inv.got, d)
 		inv.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
@@ -376,6 +387,19 @@ func newInventory(t *testing.T) *inventory {
 	}))
 	t.Cleanup(inv.srv.Close)
 	return inv
+}
+
+// failNext makes the next n deliveries fail.
+func (inv *inventory) failNext(n int) {
+	inv.mu.Lock()
+	inv.fail = n
+	inv.mu.Unlock()
+}
+
+func (inv *inventory) refusedKeys() []string {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	return append([]string(nil), inv.refused...)
 }
 
 func (inv *inventory) deliveries() []delivery {
