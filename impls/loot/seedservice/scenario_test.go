@@ -3,6 +3,7 @@ package seedservice
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -286,7 +287,8 @@ func TestCancelEndsASessionThatThenNeitherTakesClaimsNorSettles(t *testing.T) {
 
 // TestBadRequestsAnswerAsSpringBootDoes: the answers service mode's spec
 // maps besides the controller's own: an unknown path 404, another method
-// 405, no JSON content type 415, a body that is not a JSON object 400,
+// 405, no JSON content type 415, a body that is not a JSON object (or is
+// nested deeper than the parser's stack) 400,
 // and the controller's own parse failures (no playerId: parseLong("null"))
 // 500, each with Spring Boot's error body.
 func TestBadRequestsAnswerAsSpringBootDoes(t *testing.T) {
@@ -300,6 +302,8 @@ func TestBadRequestsAnswerAsSpringBootDoes(t *testing.T) {
 		{"no content type", "POST", "/api/loot/intent", "text/plain", `{"sessionNo":"S"}`, 415},
 		{"not JSON", "POST", "/api/loot/intent", "application/json", `{"sessionNo":`, 400},
 		{"a JSON array", "POST", "/api/loot/intent", "application/json", `[1]`, 400},
+		// 2^17 levels: deeper than a request thread's stack recurses.
+		{"nesting past the stack", "POST", "/api/loot/intent", "application/json", `{"a":` + strings.Repeat("[", 1<<17) + strings.Repeat("]", 1<<17) + `}`, 400},
 		{"no playerId", "POST", "/api/loot/intent", "application/json", `{"sessionNo":"S"}`, 500},
 		{"a fractional fairScore", "POST", "/api/loot/intent", "application/json", `{"sessionNo":"S","playerId":1,"fairScore":1.5}`, 500},
 	}

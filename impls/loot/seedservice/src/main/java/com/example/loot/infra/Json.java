@@ -33,7 +33,14 @@ public final class Json {
     public static Object parse(String s) throws JsonException {
         Json p = new Json(s);
         p.space();
-        Object v = p.value();
+        Object v;
+        try {
+            v = p.value();
+        } catch (StackOverflowError e) {
+            // Nesting deeper than the thread's stack: Jackson refuses
+            // nesting past its limit as a parse error too (a 400).
+            throw new JsonException("nested too deeply");
+        }
         p.space();
         if (p.i != s.length()) {
             throw new JsonException("trailing characters at " + p.i);
