@@ -3,7 +3,9 @@ package seedservice
 import (
 	"context"
 	"database/sql"
+	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -16,6 +18,30 @@ import (
 // statement wait (InnoDB checks a duplicate key under a shared lock on
 // the uncommitted row) until the test rolls back. No hook in the service:
 // this is how a slow database or a long GC pause stalls it.
+
+// reply is the answer to a request sent in the background.
+type reply struct {
+	status int
+	body   string
+	err    error
+}
+
+// async posts body to path from another goroutine; the channel receives
+// the answer.
+func (in *instance) async(path string, body any) <-chan reply {
+	ch := make(chan reply, 1)
+	go func() {
+		resp, err := in.client.Post(in.base+path, "application/json", jsonBody(body))
+		if err != nil {
+			ch <- reply{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		ch <- reply{status: resp.StatusCode, body: string(b), err: err}
+	}()
+	return ch
+}
 
 // hold is an uncommitted insert the test keeps open.
 type hold struct {
@@ -50,11 +76,12 @@ func (h *hold) release() {
 }
 
 // waitStalled waits until a statement starting with prefix and naming
-// session no waits for a lock: the service's request is then stalled at
-// that statement. It returns the stalled connection's id.
+// session no waits for a lock: the request whose answer comes on done is
+// then stalled at that statement. It returns the stalled connection's
+// id, and fails the test if the request is answered first.
 // innodb_lock_wait_timeout (50s by default) bounds the stall, and the
 // test releases it long before that.
-func (e *env) waitStalled(prefix, no string) int64 {
+func (e *env) waitStalled(prefix, no string, done <-chan reply) int64 {
 	e.t.Helper()
 	deadline := time.Now().Add(40 * time.Second)
 	for {
@@ -66,10 +93,26 @@ func (e *env) waitStalled(prefix, no string) int64 {
 		if err != sql.ErrNoRows {
 			e.t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("no statement %q of session %s waited for the held row within 40s; reproduce: %s", prefix, no, reproduce(e.t.Name()))
+		select {
+		case r := <-done:
+			e.t.Fatalf("the request answered %d %q (%v) before a statement %q of session %s waited for the held row; session %+v, lock held %v; reproduce: %s",
+				r.status, r.body, r.err, prefix, no, e.session(no), e.lockHeld(no), reproduce(e.t.Name()))
+		case <-time.After(20 * time.Millisecond):
 		}
-		time.Sleep(20 * time.Millisecond)
+		if time.Now().After(deadline) {
+			var trx []string
+			rows, err := e.db.Query("SELECT CONCAT(trx_state, ' ', COALESCE(trx_query, '')) FROM information_schema.INNODB_TRX")
+			if err == nil {
+				for rows.Next() {
+					var q string
+					_ = rows.Scan(&q)
+					trx = append(trx, q)
+				}
+				rows.Close()
+			}
+			e.t.Fatalf("no statement %q of session %s waited for the held row within 40s; session %+v, lock held %v, transactions %q; reproduce: %s",
+				prefix, no, e.session(no), e.lockHeld(no), trx, reproduce(e.t.Name()))
+		}
 	}
 }
 
@@ -105,8 +148,8 @@ func TestASettlerKilledMidSettleLeavesTheSessionSettlingForever(t *testing.T) {
 	s.openClaimed(no, loot, 11, "NEED")
 	s.endClaimWindow(no)
 	h := s.holdGrant(no, 11, loot)
-	go s.instance.client.Post(s.base+"/api/loot/settle", "application/json", jsonBody(map[string]any{"sessionNo": no, "lootCode": loot}))
-	conn := s.waitStalled("INSERT INTO loot_grant", no)
+	settled := s.async("/api/loot/settle", map[string]any{"sessionNo": no, "lootCode": loot})
+	conn := s.waitStalled("INSERT INTO loot_grant", no, settled)
 	if r := s.session(no); r.status != "SETTLING" {
 		t.Fatalf("a settle stalled at its grant insert: session %+v, want SETTLING; reproduce: %s", r, reproduce(t.Name()))
 	}
@@ -147,22 +190,13 @@ func TestACancelDuringASettleStillDeliversTheItem(t *testing.T) {
 	s.openClaimed(no, loot, 21, "NEED")
 	s.endClaimWindow(no)
 	h := s.holdGrant(no, 21, loot)
-	settled := make(chan int, 1)
-	go func() {
-		resp, err := s.instance.client.Post(s.base+"/api/loot/settle", "application/json", jsonBody(map[string]any{"sessionNo": no, "lootCode": loot}))
-		if err != nil {
-			settled <- 0
-			return
-		}
-		resp.Body.Close()
-		settled <- resp.StatusCode
-	}()
-	s.waitStalled("INSERT INTO loot_grant", no)
+	settled := s.async("/api/loot/settle", map[string]any{"sessionNo": no, "lootCode": loot})
+	s.waitStalled("INSERT INTO loot_grant", no, settled)
 	st, body := s.post("/api/loot/cancel", map[string]any{"sessionNo": no})
 	answer(t, "cancel of a SETTLING session", st, body, 200, map[string]any{"code": 0, "canceled": true})
 	h.release()
-	if st := <-settled; st != 200 {
-		t.Fatalf("the stalled settle answered %d, want 200; reproduce: %s", st, reproduce(t.Name()))
+	if r := <-settled; r.status != 200 {
+		t.Fatalf("the stalled settle answered %d %q (%v), want 200; reproduce: %s", r.status, r.body, r.err, reproduce(t.Name()))
 	}
 	st, body = s.post("/api/loot/compensate", map[string]any{})
 	answer(t, "compensate", st, body, 200, map[string]any{"pending": 1, "delivered": 1})
@@ -183,18 +217,14 @@ func TestAClaimStalledBetweenCheckAndUpsertLandsAfterTheFreeze(t *testing.T) {
 	const no, loot = "S202406", "HELM"
 	s.openClaimed(no, loot, 31, "GREED")
 	h := s.holdRow("INSERT INTO loot_intent (session_no, player_id, intent_type, priority, fair_score) VALUES (?, 32, 'NEED', 10, 0)", no)
-	claimed := make(chan map[string]any, 1)
-	go func() {
-		_, body := s.post("/api/loot/intent", map[string]any{"sessionNo": no, "playerId": 32, "intentType": "NEED"})
-		claimed <- body
-	}()
-	s.waitStalled("INSERT INTO loot_intent", no)
+	claimed := s.async("/api/loot/intent", map[string]any{"sessionNo": no, "playerId": 32, "intentType": "NEED"})
+	s.waitStalled("INSERT INTO loot_intent", no, claimed)
 	s.endClaimWindow(no)
 	st, body := s.post("/api/loot/settle", map[string]any{"sessionNo": no, "lootCode": loot})
 	answer(t, "settle", st, body, 200, map[string]any{"message": "settle triggered"})
 	h.release()
-	if body := <-claimed; body["accepted"] != true {
-		t.Fatalf("the stalled claim answered %v, want accepted; reproduce: %s", body, reproduce(t.Name()))
+	if r := <-claimed; r.status != 200 || !strings.Contains(r.body, `"accepted":true`) {
+		t.Fatalf("the stalled claim answered %d %q (%v), want accepted; reproduce: %s", r.status, r.body, r.err, reproduce(t.Name()))
 	}
 	want := []grantRow{{no + ":31:" + loot, 31, loot, "PENDING"}}
 	r, g, in := s.session(no), s.grants(no), s.intents(no)
