@@ -85,6 +85,12 @@ type RunOptions struct {
 	// ignored; it may miss a bug but never reports a false one. Without
 	// Free, Run interleaves the goroutines one at a time as Switches says.
 	Free bool
+	// InNode runs every send of a Concurrent schedule's same-instant
+	// group on a goroutine of its own, several at once on one node, as
+	// the Go runtime schedules them (innode.go): a sampled search whose
+	// history is not reproducible; Frame.Switches and Free are ignored.
+	// A world sets it for its in-node family.
+	InNode bool
 	// Stall is how long a run may make no progress (no event recorded, no
 	// env call made) before the watchdog ends it: a design blocked inside
 	// Deliver or Recover (a lock left held by a crash that unwound through
@@ -383,6 +389,7 @@ type runner[X any] struct {
 	// the scheduler's choices so far (k in Frame.Switches); arity, when
 	// not nil (tests), receives the number of runnable goroutines at each.
 	free       bool
+	inNode     bool
 	choices    int
 	recoveries int // Recover calls so far (the next one's index)
 	arity      *[]int
@@ -403,6 +410,10 @@ type runner[X any] struct {
 	// The watchdog's own: the progress it last saw and when it changed.
 	seen      uint64
 	seenSince time.Time
+
+	// An in-node group's Observer calls and panics' rebuilds, deferred
+	// to the group's end (under mu; innode.go).
+	observed, rebuilds []observation
 
 	// harness is the panic that escaped the run's goroutine (Run raises
 	// it again on the caller's).
@@ -440,6 +451,7 @@ func newRunner[X any](sys System[X], f Frame, m Messages, opt RunOptions) *runne
 		pauses:    f.HasPause(),
 		maxEvents: opt.MaxEvents,
 		free:      opt.Free,
+		inNode:    opt.InNode,
 		arity:     opt.Choices,
 		outages:   newOutageState(f),
 		bubble:    opt.bubble,
@@ -697,7 +709,9 @@ func (r *runner[X]) group(pi *int) bool {
 		w := slot[it.node] - 1
 		work[w] = append(work[w], i)
 	}
-	if r.free {
+	if r.inNode {
+		r.inNodeGroup(items, acked)
+	} else if r.free {
 		var wg sync.WaitGroup
 		var esc escaped
 		for _, mine := range work {
@@ -743,11 +757,13 @@ func (r *runner[X]) attempt(it item, yield func() bool) (bool, time.Duration) {
 	c.yield = yield
 	nd := r.nodes[n]
 	ack, err, panicked, pv := deliver(nd, Epoch.Add(it.at), id)
-	p.cur = c // a paused call may have been swapped out and back
+	if p.multi == nil {
+		p.cur = c // a paused call may have been swapped out and back
+	}
 	at, effects, crashed, killed := c.at, c.effects, c.crashed, c.killed
 	p.end()
 
-	acked := false
+	acked, rebuild := false, false
 	if _, budget := pv.(budgetSignal); panicked && budget {
 		return false, at // the loop stops the run
 	}
@@ -759,7 +775,7 @@ func (r *runner[X]) attempt(it item, yield func() bool) (bool, time.Duration) {
 		return false, at
 	case panicked && !crashed:
 		r.record(Event[X]{At: at, Kind: EvPanic, Node: n, Attempt: a, Msg: id, Op: OpDeliver, Err: fmt.Sprint(pv)})
-		r.rebuild(n, at)
+		rebuild = true
 	case crashed:
 		// The port recorded EvCrash (the design may even have recovered
 		// the panic itself: the node is dead all the same).
@@ -780,9 +796,7 @@ func (r *runner[X]) attempt(it item, yield func() bool) (bool, time.Duration) {
 		r.record(ev)
 		acked = err == nil && ack.Acked()
 	}
-	if o, ok := r.sys.(Observer[X]); ok {
-		o.AfterAttempt(p, r.nodes[n], a, id, at)
-	}
+	r.afterAttempt(n, a, id, at, rebuild)
 	return acked, at
 }
 

@@ -35,6 +35,8 @@ func Run(d Design, s Schedule, opt RunOptions) History {
 	if opt.MaxEvents == 0 {
 		opt.MaxEvents = eventBudget(s)
 	}
+	// in-node's groups run a goroutine per send, several on one node.
+	opt.InNode = slices.Contains(s.Family.Parts(), Families.InNode)
 	t := engine.Run[Detail](newSystem(d, s), s.Frame, messages(len(s.Settlements)), opt)
 	return History{Design: d.Name(), Schedule: s, Events: t.Events, Exhausted: t.Exhausted, Stalled: t.Stalled}
 }
@@ -84,6 +86,8 @@ type system struct {
 	players [][]uint32 // per node: distinct players delivered to it, for Load
 	marks   []int      // per settlement: scratch stamp for distinct counting
 	stamp   int
+	// arrivals: the events players has read so far (AfterAttempt)
+	arrivals int
 }
 
 func newSystem(d Design, s Schedule) *system {
@@ -160,9 +164,16 @@ func (sys *system) AfterAttempt(p *engine.Port[Detail], _ engine.Node, a, id int
 		// Players: every player delivered to node n so far, across crashes:
 		// counting the node's whole history can only raise the bound, so a
 		// BoundedState failure is never an artifact of how the runner counts.
-		// Players per node are few (3 in generated schedules): a slice.
-		if pl := sys.sts[id].Player; !slices.Contains(sys.players[n], pl) {
-			sys.players[n] = append(sys.players[n], pl)
+		// Read from the arrivals in the history, not from the attempts
+		// sampled so far: an in-node group samples its node after all of
+		// its calls, whose players its state already holds. Players per
+		// node are few (3 in generated schedules): a slice.
+		for ; sys.arrivals < len(past); sys.arrivals++ {
+			if e := &past[sys.arrivals]; e.Kind == engine.EvArrive {
+				if pl := sys.sts[e.Msg].Player; !slices.Contains(sys.players[e.Node], pl) {
+					sys.players[e.Node] = append(sys.players[e.Node], pl)
+				}
+			}
 		}
 		l.Players = len(sys.players[n])
 		// Recent: distinct settlements that arrived at node n in [at-span, at],
