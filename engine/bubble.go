@@ -44,11 +44,15 @@ import (
 // time stands still. That bubble's goroutines cannot be stopped from
 // outside: the caller gets a Stalled history, and the bubble is left
 // where it is. A background ticker makes the runner's sleeps cost one wake
-// a tick: a run spans at least DrainAfter (an hour), so a 1 s ticker costs
-// 3,600 wakes a run (milliseconds), and a ticker of a millisecond or less
-// makes the sleep to the drain outlast Stall of wall time: the process
-// watchdog then ends the run as stalled, and the bubble ticks on, burning
-// its goroutine, until the process ends.
+// a tick, about a microsecond of CPU. The runner sleeps to the drain
+// (DrainAfter, an hour past the last send) only when the drain calls the
+// design (drainCalls): then a 25 ms ticker costs 144,000 wakes a node a
+// run (about 130 ms), and one of a millisecond or less makes the sleep
+// outlast Stall of wall time: the process watchdog then ends the run as
+// stalled, saying a ticker woke faster than the bubble could pass the span
+// (sleepTo records the clock as it goes, so a clock that moves is told from
+// one that cannot), and the bubble ticks on, burning its goroutine, until
+// the process ends.
 //
 // The CLI matrix (RunMatrix, Check) cannot use a bubble: synctest needs a
 // *testing.T. Its designs must read only the now they are given; a design
