@@ -115,12 +115,7 @@ func (r *runner[X]) inNodeGroup(items []item, acked []bool) {
 	var wg sync.WaitGroup
 	var esc escaped
 	for i, it := range items {
-		wg.Go(func() {
-			defer func() {
-				if v := recover(); v != nil {
-					esc.keep(asHarnessError(v))
-				}
-			}()
+		esc.goKept(&wg, func() {
 			<-start
 			acked[i], _ = r.attempt(it, nil)
 		})

@@ -740,12 +740,7 @@ func (r *runner[X]) group(pi *int) bool {
 		var wg sync.WaitGroup
 		var esc escaped
 		for _, mine := range work {
-			wg.Go(func() {
-				defer func() {
-					if v := recover(); v != nil {
-						esc.keep(asHarnessError(v))
-					}
-				}()
+			esc.goKept(&wg, func() {
 				for _, i := range mine {
 					acked[i], _ = r.attempt(items[i], nil)
 				}
@@ -997,6 +992,18 @@ func (x *escaped) keep(e HarnessError) {
 	if x.e == nil {
 		x.e = &e
 	}
+}
+
+// goKept runs f on a goroutine of wg and keeps a panic that escapes it.
+func (x *escaped) goKept(wg *sync.WaitGroup, f func()) {
+	wg.Go(func() {
+		defer func() {
+			if v := recover(); v != nil {
+				x.keep(asHarnessError(v))
+			}
+		}()
+		f()
+	})
 }
 
 // raise panics with the kept panic, if any (on the run's goroutine: Run

@@ -186,3 +186,36 @@ func TestRegisteredDesignsUnderInNode(t *testing.T) {
 		})
 	}
 }
+
+// panicky credits instants under their key and panics on every final: in
+// an in-node group the panic is a verdict (Responsive; the final is never
+// credited: NoLoss), the node is rebuilt after the group while its sibling
+// calls finish on the old one, and nothing escapes as a harness error.
+type panicky struct{}
+
+func (panicky) Name() string                              { return "test-panicky" }
+func (panicky) NewCluster() faults.Cluster                { return panicky{} }
+func (panicky) NewNode(_ int, env faults.Env) faults.Node { return panickyNode{env} }
+func (panicky) Declare() faults.Declaration {
+	return faults.Declaration{Fails: []faults.Expect{{Families: []faults.Family{faults.Families.InNode},
+		Props: []faults.Property{faults.Properties.NoLoss, faults.Properties.Responsive},
+		Why:   "every final panics (Responsive) and is never credited (NoLoss)"}}}
+}
+
+type panickyNode struct{ env faults.Env }
+
+func (n panickyNode) Deliver(_ time.Time, s faults.Settlement) (faults.Ack, error) {
+	if s.Final {
+		panic("a final")
+	}
+	if _, err := n.env.Credit(fmt.Sprintf("%d/%d/%d", s.Player, s.Match, s.Kind), s, s.Room); err != nil {
+		return faults.Nack, err
+	}
+	return faults.AckCredited, nil
+}
+
+// TestInNodeReportsAPanicAsAVerdict: a design's panic on one of several
+// calls at once on a node fails Responsive, as it does one call at a time.
+func TestInNodeReportsAPanicAsAVerdict(t *testing.T) {
+	props.TestDesign(t, panicky{}, props.Families(faults.Families.InNode), props.Schedules(20, 1), props.StrictExpectations(), props.Dir(t.TempDir()))
+}
