@@ -44,11 +44,15 @@ import (
 // time stands still. That bubble's goroutines cannot be stopped from
 // outside: the caller gets a Stalled history, and the bubble is left
 // where it is. A background ticker makes the runner's sleeps cost one wake
-// a tick: a run spans at least DrainAfter (an hour), so a 1 s ticker costs
-// 3,600 wakes a run (milliseconds), and a ticker of a millisecond or less
-// makes the sleep to the drain outlast Stall of wall time: the process
-// watchdog then ends the run as stalled, and the bubble ticks on, burning
-// its goroutine, until the process ends.
+// a tick, about a microsecond of CPU. The runner sleeps to the drain
+// (DrainAfter, an hour past the last send) only when the drain calls the
+// design (drainCalls): then a 25 ms ticker costs 144,000 wakes a node a
+// run (about 130 ms), and one of a millisecond or less makes the sleep
+// outlast Stall of wall time: the process watchdog then ends the run as
+// stalled, saying a ticker woke faster than the bubble could pass the span
+// (sleepTo records the clock as it goes, so a clock that moves is told from
+// one that cannot), and the bubble ticks on, burning its goroutine, until
+// the process ends.
 //
 // The CLI matrix (RunMatrix, Check) cannot use a bubble: synctest needs a
 // *testing.T. Its designs must read only the now they are given; a design
@@ -91,9 +95,28 @@ type bubbled interface {
 	// history with EvStall (nil if the run ended meanwhile), as an
 	// []Event[X].
 	stallEvents(why string) any
+	// sleepSpan is the span of virtual time the runner is sleeping the
+	// bubble's clock across, if it is and the clock has moved since it
+	// began (ok).
+	sleepSpan() (from, to time.Duration, ok bool)
 }
 
 func (r *runner[X]) progressNow() uint64 { return r.progress.Load() }
+
+func (r *runner[X]) sleepSpan() (from, to time.Duration, ok bool) {
+	r.vmu.Lock()
+	defer r.vmu.Unlock()
+	return r.vfrom, r.vto, r.vsleeping && r.vnow.Load() > int64(r.vfrom)
+}
+
+// chunkedSleep: sleepTo cuts a sleep longer than it into pieces of 1 ms,
+// 2 ms, 4 ms, ... of virtual time, recording the bubble's clock after
+// each (vnow), so that the process watchdog can tell a clock that moves
+// too slowly (a fast ticker wakes in the span) from one that cannot move
+// at all; doubling, so that the first record comes after a single wake of
+// a 1 ms ticker. Only the long sleeps, the drain's (DrainAfter), are cut:
+// log2(an hour / 1 ms) = 22 wakes of the runner, some microseconds a run.
+const chunkedSleep = time.Minute
 
 func (r *runner[X]) stallEvents(why string) any {
 	if events := r.giveUp(why); events != nil {
@@ -148,8 +171,17 @@ func (r *runner[X]) sleepTo(at time.Duration) {
 	}
 	r.vmu.Lock()
 	r.vsleeping = true
+	r.vfrom, r.vto = at-d, at
+	r.vnow.Store(int64(at - d))
 	r.vstall.Stop()
 	r.vmu.Unlock()
+	if d > chunkedSleep {
+		for step := time.Millisecond; step < d; step *= 2 {
+			time.Sleep(step)
+			d -= step
+			r.vnow.Store(int64(at - d))
+		}
+	}
 	time.Sleep(d)
 	// The design's own goroutines woken at this instant (a cleanup tick
 	// due now) run before the call, not in whatever order the scheduler
@@ -272,6 +304,11 @@ func runInBubble[D Design, S, X any](t *testing.T, d D, s S, o RunOptions, run f
 		rr := b.r
 		b.mu.Unlock()
 		why := fmt.Sprintf("no progress for %s of wall time and the bubble's clock cannot move: a goroutine of the design is blocked on a lock, on I/O or on a channel made outside the run, or spins; it is left running; the design's goroutines:%s", b.stall, stackList(designStacks(b.id.Load())))
+		if rr != nil {
+			if from, to, ok := rr.sleepSpan(); ok {
+				why = fastTicker(b.stall, from, to) + stackList(designStacks(b.id.Load()))
+			}
+		}
 		if rr == nil {
 			panic(HarnessError{Value: "the run's bubble stopped before the run started: " + why})
 		}
@@ -306,6 +343,16 @@ func runInBubble[D Design, S, X any](t *testing.T, d D, s S, o RunOptions, run f
 		h.Stalled = true
 		return h
 	}
+}
+
+// fastTicker is why a run stalled while the runner slept the bubble's
+// clock from from to to: the clock moves, but the design's goroutines
+// wake so often in the span that the sleep outlasts stall of wall time.
+func fastTicker(stall, from, to time.Duration) string {
+	return fmt.Sprintf("no progress for %s of wall time while the runner slept the bubble's clock from %s to %s (the world's time passing to its next event): "+
+		"goroutines of the design woke in that span faster than the bubble could pass it, a ticker or timer loop of the design or of a library it calls; "+
+		"one of period p wakes span/p times, each a few microseconds of CPU, and a run spans at least DrainAfter (%s): a 1 ms ticker wakes 3,600,000 times in it; "+
+		"give the loop a longer period, stop it in the System's Close, or run the design with NoBubble; the bubble is left ticking; the design's goroutines:", stall, from, to, DrainAfter)
 }
 
 // bubbleID is the synctest id of the calling goroutine's bubble, from its

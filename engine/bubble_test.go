@@ -60,6 +60,25 @@ func (ticking) NewNode(_ int, e toyEnv) engine.Node {
 	return keyedNode{e}
 }
 
+// fastTicking starts a 1 ms cleanup loop per node: the runner's sleeps
+// across the world's time wake it a thousand times a virtual second. Its
+// nodes recover, so the runner sleeps to the drain (an hour on).
+type fastTicking struct{ keyed }
+
+func (fastTicking) Name() string { return "fast-ticking" }
+func (fastTicking) NewNode(_ int, e toyEnv) engine.Node {
+	go func() {
+		tk := time.NewTicker(time.Millisecond)
+		for range tk.C {
+		}
+	}()
+	return fastTickingNode{keyedNode{e}}
+}
+
+type fastTickingNode struct{ keyedNode }
+
+func (fastTickingNode) Recover(time.Time) error { return nil }
+
 // spinning waits inside Deliver on a ticker for something that never comes.
 type spinning struct{}
 
@@ -130,6 +149,15 @@ var bubbleCases = map[string]struct {
 			engine.TestDesign(t, toyWorld, toyDesign(spinning{}), engine.Dir(dir), engine.Families(famDup), engine.Schedules(5, 1))
 		},
 		want: []string{"Responsive fails under dup", "of the bubble's virtual time", "never returned", "To reproduce"},
+	},
+	"fast-ticker": {
+		run: func(t *testing.T, dir string) {
+			engine.TestDesign(t, toyWorld, toyDesign(fastTicking{}), engine.Dir(dir), engine.Families(famDup), engine.Schedules(5, 1), engine.RunWith(engine.RunOptions{Stall: 300 * time.Millisecond}))
+		},
+		// The hour to the drain is 3.6 million ticks: the sleep outlasts
+		// 300 ms of wall time, and the message says why, not that the
+		// clock cannot move.
+		want: []string{"Responsive fails under dup", "while the runner slept the bubble's clock from", "a 1 ms ticker wakes 3,600,000 times", "engine_test.fastTicking.NewNode.func1 (bubble_test.go:"},
 	},
 	"lock": {
 		run: func(t *testing.T, dir string) {

@@ -75,7 +75,15 @@ func RunWith(o RunOptions) Option { return func(c *config) { c.run = o } }
 
 // TestDesign judges design d of world w under every fault family and every
 // join the world documents (World.Columns), as the matrix does (Check), with a subtest per family=<family>/prop=<property>: go test -run
-// 'TestMyDesign/family=late/prop=NoLoss' runs one. Failures saved under Dir
+// 'TestMyDesign/family=late/prop=NoLoss' runs one. Every run is made in a
+// testing/synctest bubble of its own whose clock is the world's, so a
+// design's (and its libraries') time.Now, timers and tickers read virtual
+// time, and goroutines it leaves behind fail Responsive (bubble.go;
+// NoBubble opts out). A sampled family (World.Sampled: settlement's
+// in-node, concurrent calls on one node) runs only when named in
+// Families, since a design whose node is not safe for concurrent calls
+// is a fatal error of the Go runtime there; its counterexamples replay
+// up to SampledReplays times, and the report says how many reproduced. Failures saved under Dir
 // (<design>/<family>-<property>.sched, with a .md timeline beside it) replay
 // first. A failure d does not declare (Declarer) fails its subtest
 // with the anomalies, the counterexample's timeline and one command that
@@ -203,12 +211,19 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 		}
 		var h History[S, X]
 		var r Report
-		if e := catch(func() { h = w.Run(d, sf.Schedule, c.run); r = w.Judge(h) }); e != nil {
+		tries := 1
+		run := func() { h = w.Run(d, sf.Schedule, c.run); r = w.Judge(h) }
+		if w.isSampled(f) {
+			// A sampled family's run is the runtime's interleaving:
+			// replay until one fails, up to SampledReplays times.
+			run = func() { h, r, _, tries, _ = replaySampled(w, d, sf.Schedule, c.run, p, false) }
+		}
+		if e := catch(run); e != nil {
 			t.Errorf("saved counterexample %s: %v\nstack:\n%s\nTo reproduce (the saved file replays first): %s", file, e, e.Stack, rerun(t, c))
 			continue
 		}
 		if r.Outcome(p) != Fails {
-			t.Logf("saved counterexample %s no longer fails %s (now %v); keeping it as a regression test", file, p, r.Outcome(p))
+			t.Logf("saved counterexample %s no longer fails %s in %d replays (now %v); keeping it as a regression test", file, p, tries, r.Outcome(p))
 			continue
 		}
 		found[p] = &finding[S, X]{cx: Counterexample[S, X]{Design: d.Name(), Family: f, Schedule: sf.Schedule, History: h, Report: r}, file: file, saved: true}
@@ -217,6 +232,9 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 	ran := fmt.Sprintf("%d runs (seeds %d..%d) in %v", cell.Runs, cell.Seed, cell.Seed+uint64(max(cell.Runs, 1))-1, took.Round(time.Millisecond))
 	if cell.Scope != "" {
 		ran = fmt.Sprintf("all %d runs of %s in %v", cell.Runs, cell.Scope, took.Round(time.Millisecond))
+	}
+	if w.isSampled(f) {
+		ran += ", a sampled search (each run one interleaving the Go runtime chose; the seeds do not replay them)"
 	}
 	t.Logf("%s reached: %s", ran, cell.Coverage.Format(w.Reached))
 	if cell.Harness != nil {
@@ -253,7 +271,7 @@ func testFamily[D Design, S, X any](t *testing.T, w World[D, S, X], d D, cell Ce
 		}
 	}
 	describe := func(t *testing.T, p Property, fd *finding[S, X]) string {
-		return describeFinding(t, w, c, p, fd, printer[w.Format(fd.cx.Schedule)])
+		return describeFinding(t, w, d, c, p, fd, printer[w.Format(fd.cx.Schedule)])
 	}
 
 	var notJudged []notJudgedCell
@@ -309,7 +327,7 @@ func notJudgedWhy[D Design, S, X any](w World[D, S, X], d D, f Family, c config,
 // describeFinding is p's failure: its anomalies, where the schedule is,
 // and the timeline, unless the subtest of printer (another property the
 // same schedule fails) prints it.
-func describeFinding[D Design, S, X any](t *testing.T, w World[D, S, X], c config, p Property, fd *finding[S, X], printer Property) string {
+func describeFinding[D Design, S, X any](t *testing.T, w World[D, S, X], d D, c config, p Property, fd *finding[S, X], printer Property) string {
 	var b strings.Builder
 	v, _ := fd.cx.Report.Verdict(p)
 	for _, a := range v.Anomalies {
@@ -321,6 +339,12 @@ func describeFinding[D Design, S, X any](t *testing.T, w World[D, S, X], c confi
 		src = "replayed from " + fd.file
 	}
 	fmt.Fprintf(&b, "minimal schedule (%s), %s\n", Size(w, s), src)
+	if f := fd.cx.Family; w.isSampled(f) {
+		var failed, tries int
+		if e := catch(func() { _, _, failed, tries, _ = replaySampled(w, d, s, c.run, p, true) }); e == nil {
+			fmt.Fprintf(&b, "%s\n", sampledNote(f, failed, tries))
+		}
+	}
 	switch failed := fd.cx.Report.Failed(); {
 	case printer != p:
 		fmt.Fprintf(&b, "it fails %s: its timeline is printed once, under prop=%s, and saved in %s\n", JoinProps(failed), printer, mdOf(fd.file))

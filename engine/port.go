@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -36,6 +37,9 @@ type Port[X any] struct {
 	park func()
 	// after, if set (Observe), runs after every Effect ran.
 	after func()
+	// multi, while the node runs several calls at once (an in-node group,
+	// innode.go), holds each goroutine's call instead of cur.
+	multi *callTable
 }
 
 // Observe makes f run after every Effect of the port ran (before a crash
@@ -64,34 +68,46 @@ type call struct {
 func (p *Port[X]) Node() int { return p.node }
 
 // At is the virtual time of the running call now (a Pause moves it on).
-func (p *Port[X]) At() time.Duration { return p.cur.at }
+func (p *Port[X]) At() time.Duration { return p.current().at }
 
 // Attempt is the running attempt's number (-1 inside Recover).
-func (p *Port[X]) Attempt() int { return p.cur.attempt }
+func (p *Port[X]) Attempt() int { return p.current().attempt }
 
 // Msg is the message the running attempt carries (-1 inside Recover).
-func (p *Port[X]) Msg() int { return p.cur.msg }
+func (p *Port[X]) Msg() int { return p.current().msg }
 
 func (p *Port[X]) begin(attempt, msg int, at time.Duration, faults []Fault) *call {
 	c := &call{attempt: attempt, msg: msg, at: at, faults: faults}
+	if p.multi != nil {
+		p.multi.enter(c)
+		return c
+	}
 	p.cur = c
 	return c
 }
 
-func (p *Port[X]) end() { p.cur = &p.idle }
+func (p *Port[X]) end() {
+	if p.multi != nil {
+		p.multi.leave()
+		return
+	}
+	p.cur = &p.idle
+}
 
 // point numbers the next effect and returns the fault injected there. A
 // Pause stalls the call first and is not returned.
 func (p *Port[X]) point(op string) (FaultKind, bool) {
 	if p.park != nil {
 		p.park()
+	} else if p.multi != nil {
+		runtime.Gosched() // a store round trip: another call runs meanwhile (innode.go)
 	}
 	r := p.r
 	r.progress.Add(1)
 	if r.overrun.Load() {
 		panic(budgetSignal{})
 	}
-	c := p.cur
+	c := p.current()
 	if c.crashed {
 		// A dead node's code is still unwinding (or swallowed the crash
 		// panic): it must not touch the world again.
@@ -136,7 +152,7 @@ func (p *Port[X]) pause(op string, f Fault) {
 // Event returns an event of kind about the running call (At, Node,
 // Attempt, Msg and Op set), for a world to fill and Record.
 func (p *Port[X]) Event(kind EventKind, op string) Event[X] {
-	c := p.cur
+	c := p.current()
 	return Event[X]{At: c.at, Kind: kind, Node: p.node, Attempt: c.attempt, Msg: c.msg, Op: op}
 }
 
@@ -144,7 +160,7 @@ func (p *Port[X]) crash(op string, k FaultKind) {
 	ev := p.Event(EvCrash, op)
 	ev.Fault = k
 	p.r.record(ev)
-	p.cur.crashed = true
+	p.current().crashed = true
 	panic(crashSignal{})
 }
 
@@ -203,7 +219,7 @@ func (p *Port[X]) Apply(op string, kind EventKind, fn func(ev *Event[X])) error 
 // after it ran (ErrTimeout); it returns the injected error, if any.
 func (p *Port[X]) faulted(op, dep string, run func()) error {
 	k, has := p.point(op)
-	if _, down := p.r.down(dep, p.cur.at); down {
+	if _, down := p.r.down(dep, p.current().at); down {
 		return p.inject(op, FailBefore, fmt.Errorf("%s is down: %w", dep, ErrInjected))
 	}
 	if has {

@@ -85,6 +85,12 @@ type RunOptions struct {
 	// ignored; it may miss a bug but never reports a false one. Without
 	// Free, Run interleaves the goroutines one at a time as Switches says.
 	Free bool
+	// InNode runs every send of a Concurrent schedule's same-instant
+	// group on a goroutine of its own, several at once on one node, as
+	// the Go runtime schedules them (innode.go): a sampled search whose
+	// history is not reproducible; Frame.Switches and Free are ignored.
+	// A world sets it for its in-node family.
+	InNode bool
 	// Stall is how long a run may make no progress (no event recorded, no
 	// env call made) before the watchdog ends it: a design blocked inside
 	// Deliver or Recover (a lock left held by a crash that unwound through
@@ -383,6 +389,7 @@ type runner[X any] struct {
 	// the scheduler's choices so far (k in Frame.Switches); arity, when
 	// not nil (tests), receives the number of runnable goroutines at each.
 	free       bool
+	inNode     bool
 	choices    int
 	recoveries int // Recover calls so far (the next one's index)
 	arity      *[]int
@@ -404,6 +411,10 @@ type runner[X any] struct {
 	seen      uint64
 	seenSince time.Time
 
+	// An in-node group's Observer calls and panics' rebuilds, deferred
+	// to the group's end (under mu; innode.go).
+	observed, rebuilds []observation
+
 	// harness is the panic that escaped the run's goroutine (Run raises
 	// it again on the caller's).
 	harness *HarnessError
@@ -415,6 +426,9 @@ type runner[X any] struct {
 	vstall    *time.Timer
 	vmu       sync.Mutex
 	vsleeping bool
+	vfrom     time.Duration // the span sleepTo is sleeping across
+	vto       time.Duration
+	vnow      atomic.Int64 // the bubble's clock as sleepTo last saw it (since Epoch)
 	vdone     bool
 	vseen     uint64
 }
@@ -440,6 +454,7 @@ func newRunner[X any](sys System[X], f Frame, m Messages, opt RunOptions) *runne
 		pauses:    f.HasPause(),
 		maxEvents: opt.MaxEvents,
 		free:      opt.Free,
+		inNode:    opt.InNode,
 		arity:     opt.Choices,
 		outages:   newOutageState(f),
 		bubble:    opt.bubble,
@@ -547,7 +562,9 @@ func (r *runner[X]) run() {
 		// Drain: recovery far past every lease, then the sender's last
 		// resends.
 		drainAt = r.lastAt + DrainAfter
-		r.sleepTo(drainAt)
+		if r.drainCalls() {
+			r.sleepTo(drainAt)
+		}
 		for id := range r.nodes {
 			if rec, ok := r.nodes[id].(Recoverer); ok {
 				r.recover(id, rec, drainAt)
@@ -585,6 +602,26 @@ func (r *runner[X]) run() {
 			r.record(Event[X]{At: max(r.lastAt, drainAt), Kind: EvGiveUp, Node: -1, Attempt: -1, Msg: id, Err: fmt.Sprintf("the sender gave up on %s after %d sends", r.msgName(id), r.msgs[id].sends)})
 		}
 	}
+}
+
+// drainCalls reports whether the drain will call the design: a node is a
+// Recoverer, or the sender will resend something. Only then does a run in
+// a bubble sleep its clock to the drain: otherwise nothing of the design
+// runs there, the history is the same, and a background loop of the
+// design is spared DrainAfter of wakes (a 25 ms cleanup ticker: 144,000
+// a node, some 100 ms of CPU a run).
+func (r *runner[X]) drainCalls() bool {
+	for _, n := range r.nodes {
+		if _, ok := n.(Recoverer); ok {
+			return true
+		}
+	}
+	for id := range r.msgs {
+		if st := &r.msgs[id]; st.seen && !st.acked && !r.f.GiveUp {
+			return true
+		}
+	}
+	return false
 }
 
 // msgName names message id in the runner's own event texts.
@@ -697,16 +734,13 @@ func (r *runner[X]) group(pi *int) bool {
 		w := slot[it.node] - 1
 		work[w] = append(work[w], i)
 	}
-	if r.free {
+	if r.inNode {
+		r.inNodeGroup(items, acked)
+	} else if r.free {
 		var wg sync.WaitGroup
 		var esc escaped
 		for _, mine := range work {
-			wg.Go(func() {
-				defer func() {
-					if v := recover(); v != nil {
-						esc.keep(asHarnessError(v))
-					}
-				}()
+			esc.goKept(&wg, func() {
 				for _, i := range mine {
 					acked[i], _ = r.attempt(items[i], nil)
 				}
@@ -743,11 +777,13 @@ func (r *runner[X]) attempt(it item, yield func() bool) (bool, time.Duration) {
 	c.yield = yield
 	nd := r.nodes[n]
 	ack, err, panicked, pv := deliver(nd, Epoch.Add(it.at), id)
-	p.cur = c // a paused call may have been swapped out and back
+	if p.multi == nil {
+		p.cur = c // a paused call may have been swapped out and back
+	}
 	at, effects, crashed, killed := c.at, c.effects, c.crashed, c.killed
 	p.end()
 
-	acked := false
+	acked, rebuild := false, false
 	if _, budget := pv.(budgetSignal); panicked && budget {
 		return false, at // the loop stops the run
 	}
@@ -759,7 +795,7 @@ func (r *runner[X]) attempt(it item, yield func() bool) (bool, time.Duration) {
 		return false, at
 	case panicked && !crashed:
 		r.record(Event[X]{At: at, Kind: EvPanic, Node: n, Attempt: a, Msg: id, Op: OpDeliver, Err: fmt.Sprint(pv)})
-		r.rebuild(n, at)
+		rebuild = true
 	case crashed:
 		// The port recorded EvCrash (the design may even have recovered
 		// the panic itself: the node is dead all the same).
@@ -780,9 +816,7 @@ func (r *runner[X]) attempt(it item, yield func() bool) (bool, time.Duration) {
 		r.record(ev)
 		acked = err == nil && ack.Acked()
 	}
-	if o, ok := r.sys.(Observer[X]); ok {
-		o.AfterAttempt(p, r.nodes[n], a, id, at)
-	}
+	r.afterAttempt(n, a, id, at, rebuild)
 	return acked, at
 }
 
@@ -958,6 +992,18 @@ func (x *escaped) keep(e HarnessError) {
 	if x.e == nil {
 		x.e = &e
 	}
+}
+
+// goKept runs f on a goroutine of wg and keeps a panic that escapes it.
+func (x *escaped) goKept(wg *sync.WaitGroup, f func()) {
+	wg.Go(func() {
+		defer func() {
+			if v := recover(); v != nil {
+				x.keep(asHarnessError(v))
+			}
+		}()
+		f()
+	})
 }
 
 // raise panics with the kept panic, if any (on the run's goroutine: Run

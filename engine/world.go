@@ -40,6 +40,13 @@ type World[D Design, S, X any] struct {
 	// says which). TestDesign and the matrix run them by default, as
 	// columns after Families (Columns); nil: none.
 	Joins []Family
+	// Sampled are families whose runs the Go runtime interleaves
+	// (RunOptions.InNode), so a run does not replay its history from its
+	// schedule: they are run only when named, never among Columns (the
+	// matrix's committed cells regenerate byte for byte), and TestDesign
+	// replays their counterexamples SampledReplays times, saying how many
+	// reproduced. nil: none.
+	Sampled []Family
 	// Reached lists the coverage names in the order reports show them.
 	Reached []string
 

@@ -22,6 +22,7 @@ const (
 	reachedFarCopy       = "far-copy"         // a planned copy arrived WindowTTL or more after the first arrival
 	reachedOtherNode     = "other-node"       // a settlement arrived on two nodes
 	reachedOverlap       = "overlap"          // two attempts ran interleaved (the concurrent family)
+	reachedNodeOverlap   = "node-overlap"     // an attempt arrived at a node while another of that node was open (in-node)
 	reachedOutOfOrder    = "out-of-order"     // a player's settlement arrived after a later one of the player
 	reachedSharedMatch   = "shared-match"     // two players' settlements of one match arrived
 	reachedThirdKind     = "third-kind"       // a settlement of a third kind arrived
@@ -36,7 +37,7 @@ const (
 var reachedNames = []string{
 	reachedCrash, reachedCrashInRecov, reachedFail, reachedTimeout, reachedRecoverCredit, reachedSlowRetry,
 	reachedGiveUp, reachedWindowDup, reachedStoreDup, reachedDup, reachedCopy, reachedFarCopy, reachedOtherNode,
-	reachedOverlap, reachedOutOfOrder, reachedSharedMatch, reachedThirdKind, reachedRewind,
+	reachedOverlap, reachedNodeOverlap, reachedOutOfOrder, reachedSharedMatch, reachedThirdKind, reachedRewind,
 	reachedQuickReturn, reachedStateSample, reachedPause, reachedOvertaken,
 }
 
@@ -56,7 +57,14 @@ func coverageOf(h History) engine.Coverage {
 	for i := range nodeOf {
 		nodeOf[i] = -1
 	}
-	open := map[int]int{} // attempt -> env calls so far
+	open := map[int]int{}   // attempt -> env calls so far
+	openOn := map[int]int{} // node -> its attempts open
+	closeAttempt := func(e engine.Event[Detail]) {
+		if _, ok := open[e.Attempt]; ok {
+			openOn[e.Node]--
+			delete(open, e.Attempt)
+		}
+	}
 	// frozen is, per attempt paused and not yet resumed, its arrival (its
 	// settlement and node): the attempt's next event is its resumption.
 	frozen := map[int]Event{}
@@ -81,7 +89,11 @@ func coverageOf(h History) engine.Coverage {
 			if len(open) > 0 {
 				c[reachedOverlap]++
 			}
+			if openOn[e.Node] > 0 {
+				c[reachedNodeOverlap]++
+			}
 			open[e.Attempt] = 0
+			openOn[e.Node]++
 			switch {
 			case arrivals[id] == 0:
 				firstAt[id] = e.At
@@ -131,7 +143,7 @@ func coverageOf(h History) engine.Coverage {
 				c[reachedCrashInRecov]++
 			} else {
 				c[reachedCrash]++
-				delete(open, e.Attempt)
+				closeAttempt(e)
 			}
 		case engine.EvAck:
 			if e.Ack == AckDuplicate {
@@ -141,9 +153,9 @@ func coverageOf(h History) engine.Coverage {
 					c[reachedStoreDup]++
 				}
 			}
-			delete(open, e.Attempt)
+			closeAttempt(e)
 		case engine.EvPanic:
-			delete(open, e.Attempt)
+			closeAttempt(e)
 		case engine.EvGiveUp:
 			c[reachedGiveUp]++
 		case EvState:
@@ -212,6 +224,7 @@ var exercises = map[Family][]string{
 	Families.TimeoutSuccess: {reachedTimeout},
 	Families.MultiNode:      {reachedOtherNode},
 	Families.Concurrent:     {reachedOverlap},
+	Families.InNode:         {reachedNodeOverlap},
 	Families.SequenceRewind: {reachedRewind},
 	Families.ThirdKind:      {reachedThirdKind},
 	Families.RoomReturn:     {reachedQuickReturn},

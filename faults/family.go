@@ -61,13 +61,18 @@ var Families = struct {
 	// rebuilt meanwhile runs Recover); then the call resumes and finishes
 	// what it started, on what it knew before it froze (gen_pause.go).
 	Pause Family
+	// InNode: copies of a settlement, and distinct settlements of one
+	// player, reach one node at one instant, and the node handles them at
+	// once, a goroutine each, as the Go runtime interleaves them
+	// (engine.RunOptions.InNode). Run only when named (see sampled).
+	InNode Family
 }{
 	Clean: "clean", Duplicate: "duplicate", Late: "late", DeepReplay: "deep-replay",
 	Interleave: "interleave", WindowExpiry: "window-expiry", Crash: "crash",
 	StoreError: "store-error", TimeoutSuccess: "timeout-after-success",
 	MultiNode: "multi-node", Concurrent: "concurrent", SequenceRewind: "sequence-rewind",
 	ThirdKind: "third-kind", RoomReturn: "room-return", WideIDs: "wide-ids",
-	LongHistory: "long-history", SmallScope: "small-scope", Pause: "pause",
+	LongHistory: "long-history", SmallScope: "small-scope", Pause: "pause", InNode: "in-node",
 }
 
 // familyDoc is the family's one-line meaning (for `onceproof list` and
@@ -111,6 +116,7 @@ var familyDocs = map[Family]string{
 	Families.LongHistory:    "a thousand matches of one player, replays from hundreds of matches back; one schedule in ten is 4,096 matches replaying the very first",
 	Families.SmallScope:     "every schedule within DefaultScope, not a sample: a cell holds exhaustively to it",
 	Families.Pause:          "a node freezes mid-call past the window or every lease while other nodes finish or recover the settlement, then resumes",
+	Families.InNode:         "copies and distinct settlements of one player at one instant on one node, handled at once on goroutines the Go runtime interleaves: a sampled search, judged by go test only",
 }
 
 // runsOf is how many schedules of family f a cell of n schedules runs: n, or
@@ -131,6 +137,15 @@ var families = []Family{
 	Families.StoreError, Families.TimeoutSuccess, Families.MultiNode, Families.Concurrent, Families.SequenceRewind, Families.ThirdKind,
 	Families.RoomReturn, Families.WideIDs, Families.LongHistory, Families.SmallScope, Families.Pause,
 }
+
+// sampled are the families whose runs the Go runtime interleaves, run
+// only when named (TestDesign's Families, the CLI's -family): not columns
+// of the matrix, whose committed cells regenerate byte for byte and a run
+// of which does not replay from its schedule; and not TestDesign's
+// default, because a node whose memory is not safe for concurrent calls
+// (a map two calls write at once) is a fatal error of the Go runtime
+// there, which no recover stops, rather than a verdict.
+var sampled = []Family{Families.InNode}
 
 // joins are the joined families the matrix and TestDesign run after
 // families (World.Joins), each for a case neither part makes alone; its
@@ -197,23 +212,28 @@ func Join(fs ...Family) Family { return engine.Join(fs...) }
 // checkFamily reports whether f is a family of Families or a Join of them
 // that can be generated; the error lists the valid names.
 func checkFamily(f Family) error {
-	if slices.Contains(families, f) {
+	if slices.Contains(families, f) || slices.Contains(sampled, f) {
 		return nil // the common case, without splitting
 	}
-	var concurrent, faulty bool
+	var concurrent, inNode, faulty bool
 	if parts := f.Parts(); len(parts) > 1 && slices.Contains(parts, Families.SmallScope) {
 		return fmt.Errorf("family %q joins small-scope, which is an enumeration, not a generator preset", string(f))
 	}
-	if err := engine.CheckParts(f, families, "family"); err != nil {
+	if err := engine.CheckParts(f, append(slices.Clip(families), sampled...), "family"); err != nil {
 		return err
 	}
 	for _, p := range f.Parts() {
 		switch p {
 		case Families.Concurrent:
 			concurrent = true
+		case Families.InNode:
+			inNode = true
 		case Families.Crash, Families.StoreError, Families.TimeoutSuccess, Families.MultiNode, Families.Pause:
 			faulty = true
 		}
+	}
+	if inNode && (concurrent || faulty) {
+		return fmt.Errorf("family %q joins in-node with concurrent or a family that injects faults; an in-node schedule has neither (its goroutines, not Switches, interleave it, and its attempt numbers are the runtime's)", string(f))
 	}
 	if concurrent && faulty {
 		return fmt.Errorf("family %q joins concurrent with a family that injects faults; a concurrent schedule has none (its attempt numbers are not deterministic under RunOptions.Free)", string(f))

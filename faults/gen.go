@@ -94,6 +94,7 @@ type preset struct {
 	timeout     bool // TimeoutAfter at effects 0..3
 	multiNode   bool // 2..3 nodes, copies and retries on other nodes
 	concurrent  bool // identical deliveries at the same At on 2..3 nodes
+	inNode      bool // in-node: same-instant copies and siblings on one node
 	rewind      bool // the sender's seq restarts once per player
 	nodeFailure bool // multi-node: FailBefore at effect 0 so retries move node
 	roomReturn  bool // room-return: one forced return within two matches, colliding net
@@ -225,6 +226,9 @@ func presetOf(f Family) preset {
 			// away too (MinReturnGap is 1 here).
 			p.roomReturn = true
 			p.minMatches = max(p.minMatches, 3)
+		case Families.InNode:
+			// Same-instant calls on one node (the inNodeBursts step).
+			p.inNode = true
 		}
 	}
 	if p.long && !p.wide {
@@ -344,6 +348,7 @@ var genSteps = []genStep{
 	{func(p preset) bool { return p.long }, (*gen).longPlayer},
 	{func(p preset) bool { return p.storeError }, (*gen).outage},
 	{func(p preset) bool { return p.pause }, (*gen).pauses},
+	{func(p preset) bool { return p.inNode }, (*gen).inNodeBursts},
 }
 
 // genSchedule draws one schedule: every step of genSteps the preset has,

@@ -53,6 +53,9 @@ var generators = map[string]generator{
 			engine.Join(faults.Families.Late, faults.Families.Interleave, faults.Families.RoomReturn),
 			engine.Join(faults.Families.SequenceRewind, faults.Families.RoomReturn, faults.Families.ThirdKind),
 			engine.Join(faults.Families.Late, faults.Families.Interleave, faults.Families.Crash, faults.Families.MultiNode),
+			// in-node runs only when named (not one of World.Families).
+			faults.Families.InNode, engine.Join(faults.Families.InNode, faults.Families.Duplicate),
+			engine.Join(faults.Families.InNode, faults.Families.ThirdKind),
 		),
 		// 12 seeds x 137 families and joins is about 1.4 s on an idle
 		// core, three quarters of it the 17 with long-history (2,000

@@ -36,6 +36,8 @@ func Run(d Design, s Schedule, opt RunOptions) History {
 	if opt.MaxEvents == 0 {
 		opt.MaxEvents = eventBudget(s)
 	}
+	// in-node's groups run a goroutine per send, several on one node.
+	opt.InNode = slices.Contains(s.Family.Parts(), Families.InNode)
 	t := engine.Run[Detail](newSystem(d, s), s.Frame, messages(len(s.Settlements)), opt)
 	return History{Design: d.Name(), Schedule: s, Events: t.Events, Exhausted: t.Exhausted, Stalled: t.Stalled}
 }
@@ -85,10 +87,8 @@ type system struct {
 	players [][]uint32 // per node: distinct players delivered to it, for Load
 	marks   []int      // per settlement: scratch stamp for distinct counting
 	stamp   int
-	// pauses: the schedule pauses a call (scanned: the events whose
-	// arrivals players counts, see AfterAttempt).
-	pauses  bool
-	scanned int
+	// arrivals: the events players has read so far (AfterAttempt)
+	arrivals int
 }
 
 // addPlayer counts player pl as delivered to node n (for Load). Players
@@ -109,7 +109,6 @@ func newSystem(d Design, s Schedule) *system {
 		nodes:   make([]Node, s.Nodes),
 		players: make([][]uint32, s.Nodes),
 		marks:   make([]int, n),
-		pauses:  s.HasPause(),
 	}
 	for i, st := range s.Settlements {
 		sys.ids[settleKey{st.Player, st.Match, st.Kind}] = i
@@ -193,15 +192,14 @@ func (sys *system) AfterAttempt(p *engine.Port[Detail], _ engine.Node, a, id int
 		// Players: every player delivered to node n so far, across crashes:
 		// counting the node's whole history can only raise the bound, so a
 		// BoundedState failure is never an artifact of how the runner counts.
-		sys.addPlayer(n, sys.sts[id].Player)
-		if sys.pauses {
-			// A call paused on this node may have put its player in the
-			// node's memory before it froze, and its own sample comes only
-			// when it resumes: count every arrival so far, at any node.
-			for ; sys.scanned < len(past); sys.scanned++ {
-				if e := &past[sys.scanned]; e.Kind == engine.EvArrive && e.Msg >= 0 {
-					sys.addPlayer(e.Node, sys.sts[e.Msg].Player)
-				}
+		// Read from the arrivals in the history, not from the attempts
+		// sampled so far: an in-node group samples its node after all of
+		// its calls, whose players its state already holds, and a call
+		// paused on a node may have put its player in the node's memory
+		// before it froze, its own sample coming only when it resumes.
+		for ; sys.arrivals < len(past); sys.arrivals++ {
+			if e := &past[sys.arrivals]; e.Kind == engine.EvArrive && e.Msg >= 0 {
+				sys.addPlayer(e.Node, sys.sts[e.Msg].Player)
 			}
 		}
 		l.Players = len(sys.players[n])

@@ -14,6 +14,7 @@ var World = engine.World[Design, Schedule, Detail]{
 	Subject:     "settle",
 	Families:    families,
 	Joins:       joins,
+	Sampled:     sampled,
 	Properties:  properties,
 	Reached:     reachedNames,
 	CheckFamily: checkFamily,

@@ -11,7 +11,7 @@ var propertyDocs = map[faults.Property]string{
 	faults.Properties.BoundedState: "what a node keeps stays within the bound it declares",
 	faults.Properties.HonestAck:    "a node acks \"credited\" or \"already delivered\" only when the credit is in the ledger",
 	faults.Properties.ExactAmount:  "every credit moves its settlement's net amount, for a settlement that exists (a debit stays a debit)",
-	faults.Properties.Responsive:   "every Deliver and Recover returns: no panic, no deadlock (the runner's watchdog ends a run that stops moving)",
+	faults.Properties.Responsive:   "every Deliver and Recover returns and nothing of the design outlives the run: no panic, no deadlock, no stall (the watchdogs end a run that stops moving), no goroutine left running (seen in TestDesign's bubbles)",
 }
 
 // describeProperty is property p's one-line meaning.

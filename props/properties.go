@@ -288,11 +288,14 @@ func checkHonestAck(h faults.History) Verdict {
 	return safety(faults.Properties.HonestAck, h, as)
 }
 
-// checkResponsive: every call into the design returns: Deliver and Recover
-// never panic (a panic is a crash the design caused itself, and in
-// production it takes the process down) and never block (the watchdog
-// ended the run: EvStall). A panic anomaly carries the panic value and the
-// design's frame; a stall names the attempts that never finished.
+// checkResponsive: every call into the design returns, and nothing of it
+// outlives the run: Deliver and Recover never panic (a panic is a crash
+// the design caused itself, and in production it takes the process down)
+// and never block (a watchdog ended the run: EvStall, on the bubble's
+// clock or the wall's), and no goroutine of the design is left running
+// after the run (EvLeak: seen only inside TestDesign's bubbles). A panic
+// anomaly carries the panic value and the design's frame; a stall names
+// the attempts that never finished; a leak each goroutine's stack.
 func checkResponsive(h faults.History) Verdict {
 	return engine.CheckResponsive(h.Events, h.Exhausted, faults.Properties.Responsive, "s", func(id int) string { return describe(h, id) })
 }

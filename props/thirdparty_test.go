@@ -1,6 +1,7 @@
 package props_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"reflect"
@@ -48,30 +49,40 @@ type watermillCluster struct{}
 
 // watermillNode hands each delivery to the middleware as a message whose
 // payload is the settlement's business identity, and learns from its
-// handler whether the middleware let the message through.
+// handler whether the middleware let the message through. The delivery
+// rides in the message's context, so a node takes concurrent calls
+// (in-node) as a subscriber's handler does.
 type watermillNode struct {
 	env    faults.Env
 	handle message.HandlerFunc
-	// The delivery in flight (one Node never gets two calls at once).
-	cur     faults.Settlement
+}
+
+// watermillCall is one delivery in flight, in its message's context.
+type watermillCall struct {
+	s       faults.Settlement
 	handled bool
 }
 
+type watermillCallKey struct{}
+
 func (n *watermillNode) Deliver(_ time.Time, s faults.Settlement) (faults.Ack, error) {
-	n.cur, n.handled = s, false
+	c := &watermillCall{s: s}
 	key := fmt.Sprintf("%d/%d/%d", s.Player, s.Match, s.Kind)
-	if _, err := n.handle(message.NewMessage(key, []byte(key))); err != nil {
+	msg := message.NewMessage(key, []byte(key))
+	msg.SetContext(context.WithValue(msg.Context(), watermillCallKey{}, c))
+	if _, err := n.handle(msg); err != nil {
 		return faults.Nack, err
 	}
-	if !n.handled {
+	if !c.handled {
 		return faults.AckDuplicate, nil // the middleware dropped it
 	}
 	return faults.AckCredited, nil
 }
 
-func (n *watermillNode) credit(*message.Message) ([]*message.Message, error) {
-	n.handled = true
-	_, err := n.env.Credit("", n.cur, n.cur.Room)
+func (n *watermillNode) credit(msg *message.Message) ([]*message.Message, error) {
+	c := msg.Context().Value(watermillCallKey{}).(*watermillCall)
+	c.handled = true
+	_, err := n.env.Credit("", c.s, c.s.Room)
 	return nil, err
 }
 
@@ -90,13 +101,15 @@ var watermillDeclared = faults.Declaration{
 			Why: "the credit landed and reported a timeout; the slow sender's retry comes a minute later, long after the 2.5 s ttl dropped the tag, and is credited again"},
 		{Families: []faults.Family{faults.Families.StoreError}, Props: []faults.Property{faults.Properties.NoLoss, faults.Properties.HonestAck},
 			Why: "IsDuplicate tags the message before the handler runs and keeps the tag when the handler fails: the retry of a failed credit is dropped as a duplicate and answered as delivered, never credited"},
+		{Families: []faults.Family{faults.Families.InNode}, Props: []faults.Property{faults.Properties.HonestAck},
+			Why: "IsDuplicate checks and tags under one lock, so two calls at once on a node are never both handled; but it tags before the handler credits: the second call, dropped meanwhile, is answered as delivered before the first call's credit lands"},
 	},
 }
 
 // watermillFamilies are the families the test runs: the two it must hold
 // (clean, duplicate) and those whose failures are a ttl dedup's.
 var watermillFamilies = []faults.Family{faults.Families.Clean, faults.Families.Duplicate, faults.Families.WindowExpiry,
-	faults.Families.DeepReplay, faults.Families.Crash, faults.Families.TimeoutSuccess, faults.Families.StoreError}
+	faults.Families.DeepReplay, faults.Families.Crash, faults.Families.TimeoutSuccess, faults.Families.StoreError, faults.Families.InNode}
 
 // The kit judges the library as it runs in production only because its
 // clock is the world's: with wall time, which barely moves during a run,

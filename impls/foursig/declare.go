@@ -36,7 +36,7 @@ var declaration = faults.Declaration{
 			Why: evicted + ": replays come from hundreds of matches back; and the copy, credited again, re-enters the " +
 				"window, where the player's next return to its room within two matches meets it (NoLoss, HonestAck), " +
 				"as under window-expiry"},
-		{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
+		{Families: []faults.Family{faults.Families.Concurrent, faults.Families.InNode}, Props: []faults.Property{faults.Properties.HonestAck},
 			Why: playerstate.EarlyAck("the signature in the window")},
 		{Families: []faults.Family{faults.Families.Pause}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.HonestAck},
 			Why: evicted + ": the late copy comes 35 s (farPause) after its settlement, after newer signatures of the " +

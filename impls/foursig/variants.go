@@ -1,9 +1,15 @@
 package foursig
 
 import (
+	"slices"
+
 	"github.com/onceproof/onceproof/faults"
 	"github.com/onceproof/onceproof/impls/playerstate"
 )
+
+// everyFamily is every column of the matrix and in-node, which runs only
+// when named: where a mutant's signature collides in every schedule.
+var everyFamily = append(slices.Clip(faults.World.Families), faults.Families.InNode)
 
 // The mutants of four-sig (source document 001_73391d5f79abbe3d.txt), one
 // Variant each: a rule set that changes one field of Default, and a
@@ -56,7 +62,7 @@ var (
 			"crediting another room\"). Where adjacent matches differ in round or "+
 			"amount it is four-sig; and the credit still goes to the settlement's own room, so dropping the room from "+
 			"the signature loses settlements but never misroutes one.",
-			[]faults.Expect{{Families: faults.World.Families, Props: playerstate.Lost,
+			[]faults.Expect{{Families: everyFamily, Props: playerstate.Lost,
 				Why: "rounds start again in every room, so the old room's late final and the new room's settlement of " +
 					"the same round and amount share a signature, and whichever comes second is dropped as a replay " +
 					"although it was never credited (NoLoss), with a false \"duplicate\" ack (HonestAck); in every family " +
@@ -92,7 +98,7 @@ var (
 		Decl: Mutant("four-sig with signature (room, round, net): no final flag (section 5: \"net amount and "+
 			"final flag keep settlements of one match and round apart\"). Where a match's instant and final pay "+
 			"different amounts it is four-sig, and each credit goes to the settlement's own room.",
-			[]faults.Expect{{Families: faults.World.Families, Props: playerstate.Lost,
+			[]faults.Expect{{Families: everyFamily, Props: playerstate.Lost,
 				Why: "a match's instant and final of equal amount share a signature, so the final is dropped as a replay " +
 					"of the instant and never credited (NoLoss), with a false \"duplicate\" ack (HonestAck); in every " +
 					"family a match's instant and final often pay the same amount"}}),

@@ -217,10 +217,11 @@ func FrozenAck(wrote string) string {
 		"node finds and acks \"duplicate\" before anything is credited (HonestAck), as under concurrent"
 }
 
-// EarlyAck derives HonestAck under concurrent for every design on this
-// shape; wrote says what node A's claim left in the player's record.
+// EarlyAck derives HonestAck under concurrent and in-node for every design
+// on this shape; wrote says what call A's claim left in the player's
+// record.
 func EarlyAck(wrote string) string {
-	return "the claim is one atomic step, so identical deliveries racing on several nodes are never both credited; " +
-		"but the credit is a second step: node B's copy, claimed between node A's claim and A's credit, finds " +
-		wrote + " and is acked \"duplicate\" before anything is credited"
+	return "the claim is one atomic step, so identical deliveries racing on several nodes (concurrent) or on one node's " +
+		"concurrent calls (in-node) are never both credited; but the credit is a second step: call B's copy, claimed " +
+		"between call A's claim and A's credit, finds " + wrote + " and is acked \"duplicate\" before anything is credited"
 }

@@ -58,6 +58,9 @@ func (Design) Declare() faults.Declaration {
 			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: "node B's Begin finds the record node A just claimed and acks \"duplicate\" before A's credit lands " +
 					"(the interleaver runs B between A's claim and A's credit)"},
+			{Families: []faults.Family{faults.Families.InNode}, Props: []faults.Property{faults.Properties.HonestAck},
+				Why: "the window is marked before the claim: a second call on the same node, at the same instant, finds the " +
+					"first call's mark (or its claim) and acks \"duplicate\" before the first call's credit lands"},
 		},
 	}
 }

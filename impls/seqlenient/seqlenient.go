@@ -57,7 +57,7 @@ var Design = playerstate.Design[State]{
 				Why: "a claim that fails on one node is retried RetryAfter later, after the player's next settlement " +
 					"moved the mark past it: the retry is the past, dropped uncredited (NoLoss) with a false " +
 					"\"duplicate\" ack (HonestAck)"},
-			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
+			{Families: []faults.Family{faults.Families.Concurrent, faults.Families.InNode}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: playerstate.EarlyAck("the mark moved to it")},
 			{Families: []faults.Family{faults.Families.Pause}, Props: playerstate.Lost,
 				Why: "a call frozen before its claim is claimed (by its retry on another node, or when it resumes) after " +

@@ -90,7 +90,7 @@ var Design = playerstate.Design[State]{
 			{Families: []faults.Family{faults.Families.MultiNode}, Props: []faults.Property{faults.Properties.NoBlocking, faults.Properties.BoundedState},
 				Why: "a claim that fails on one node is retried RetryAfter later; the player's next settlement arrives " +
 					"first and is held behind the gap (NoBlocking, BoundedState)"},
-			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
+			{Families: []faults.Family{faults.Families.Concurrent, faults.Families.InNode}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: playerstate.EarlyAck("the expected number advanced past it")},
 			{Families: []faults.Family{faults.Families.Pause}, Props: []faults.Property{faults.Properties.NoBlocking, faults.Properties.BoundedState, faults.Properties.HonestAck},
 				Why: playerstate.FrozenAck("the expected number advanced past it") + "; and a call frozen before its " +

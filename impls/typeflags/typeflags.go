@@ -82,7 +82,7 @@ var Design = playerstate.Design[State]{
 				Why: startsOver + ": replays come from hundreds of matches back; and a replayed copy whose old (room, " +
 					"round) is the current match's sets the current match's variable, so the current match's own " +
 					"settlement of that kind is dropped as a replay (NoLoss, HonestAck), as under window-expiry"},
-			{Families: []faults.Family{faults.Families.Concurrent}, Props: []faults.Property{faults.Properties.HonestAck},
+			{Families: []faults.Family{faults.Families.Concurrent, faults.Families.InNode}, Props: []faults.Property{faults.Properties.HonestAck},
 				Why: playerstate.EarlyAck("the kind's done-variable set")},
 			{Families: []faults.Family{faults.Families.Pause}, Props: []faults.Property{faults.Properties.NoDup, faults.Properties.HonestAck},
 				Why: startsOver + ": the late copy comes 35 s (farPause) after its settlement, when newer matches have " +

@@ -47,6 +47,9 @@ func (Design) Declare() faults.Declaration {
 					"whose window never saw it: credited again (NoDup), as under deep-replay and multi-node"},
 			{Families: []faults.Family{faults.Families.Concurrent}, Props: noDup,
 				Why: "lookup, credit and put are three steps: identical deliveries at once all pass the lookup before any put"},
+			{Families: []faults.Family{faults.Families.InNode}, Props: noDup,
+				Why: "the same check-then-act inside one node: the window is safe for concurrent use, but lookup, credit and " +
+					"put are three calls, so two calls of one node at once both miss the lookup and both credit"},
 		},
 	}
 }
