@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
+)
+
+// serviceRunArgs runs `onceproof service args...` in process.
+func serviceRunArgs(args ...string) (int, string, string) {
+	var o, e bytes.Buffer
+	code := run(append([]string{"service"}, args...), registries{}, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// TestServiceBadInputIsOneLineAndExit2: bad flags, a bad spec and an
+// unreachable target each end the command before any run, with exit 2 and
+// one line naming what is wrong.
+func TestServiceBadInputIsOneLineAndExit2(t *testing.T) {
+	// A port nobody listens on: listen, take the address, close.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	live := httptest.NewServer(http.NotFoundHandler())
+	defer live.Close()
+	spec := filepath.Join(t.TempDir(), "my.spec")
+	if err := os.WriteFile(spec, []byte("auth header X-Player-Id {player}\nop claim POST player /api/loot/intent {\"p\":\"{plyer}\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok := "player=" + live.URL + ",internal=" + live.URL
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "-target is required"},
+		{[]string{"-target", "player=" + live.URL}, "want both player=URL and internal=URL"},
+		{[]string{"-target", "player=localhost:8080,internal=" + live.URL}, "want an http:// or https:// base URL"},
+		{[]string{"-target", ok, "-subject", "settle"}, "loot subject only"},
+		{[]string{"-target", ok, "-n", "0"}, "-n 0"},
+		{[]string{"-target", ok, "-family", "clen"}, "-family"},
+		{[]string{"-target", ok, "-db", "postgres://app:secret@db/game"}, "not built yet"},
+		{[]string{"-target", ok, "-spec", spec}, "my.spec:2: op claim body: unknown placeholder {plyer}"},
+		{[]string{"-target", "player=" + dead + ",internal=" + live.URL}, "instance 1 player " + dead + " is unreachable"},
+		{[]string{"-target", ok + ";player=" + live.URL + ",internal=" + dead}, "instance 2 internal " + dead + " is unreachable"},
+		{[]string{"-replay", filepath.Join(t.TempDir(), "none.jsonl")}, "-replay"},
+	} {
+		code, _, stderr := serviceRunArgs(c.args...)
+		if code != exitBadUse || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("service %q: exit %d, stderr %q; want exit 2 and one line with %q\nTo reproduce: go test ./cmd/onceproof -run TestServiceBadInputIsOneLineAndExit2", c.args, code, stderr, c.want)
+		}
+		if strings.Contains(stderr, "secret") {
+			t.Errorf("service %q: stderr shows the password: %q", c.args, stderr)
+		}
+	}
+}
+
+// TestServiceAgainstLootdHoldsAndItsRecordReplays runs one clean run
+// against `lootd -dev` and replays the record it wrote.
+func TestServiceAgainstLootdHoldsAndItsRecordReplays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts lootd")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "lootd"), "github.com/onceproof/onceproof/cmd/lootd").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/lootd: %v\n%s", err, out)
+	}
+	cmd := exec.Command(filepath.Join(dir, "lootd"), "-dev", "-player-header", "X-Player-Id", "-listen", "127.0.0.1:0", "-internal", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := testserver.StartChild(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); <-done }()
+	var target string
+	sc := bufio.NewScanner(stderr)
+	for target == "" && sc.Scan() {
+		var rec struct{ Msg, Player, Internal string }
+		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "listening" {
+			target = "player=http://" + rec.Player + ",internal=http://" + rec.Internal
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	if target == "" {
+		t.Fatal("lootd never logged listening")
+	}
+	out := filepath.Join(dir, "records")
+	code, stdout, errs := serviceRunArgs("-target", target, "-n", "1", "-family", "clean", "-out", out)
+	if code != exitOK || !strings.Contains(stdout, "1 runs") || strings.Contains(stdout, "FAILED") {
+		t.Fatalf("service: exit %d\n%s%s\nTo reproduce: go test ./cmd/onceproof -run TestServiceAgainstLootdHoldsAndItsRecordReplays", code, stdout, errs)
+	}
+	recs, _ := filepath.Glob(filepath.Join(out, "run000-clean-1.jsonl"))
+	if len(recs) != 1 {
+		t.Fatalf("no record run000-clean-1.jsonl in %s:\n%s", out, stdout)
+	}
+	code, stdout, errs = serviceRunArgs("-replay", recs[0], "-out", out)
+	if code != exitOK || !strings.Contains(stdout, "replayed "+recs[0]) || !strings.Contains(stdout, "NoLostGrant   held") {
+		t.Fatalf("service -replay: exit %d\n%s%s\nTo reproduce: go test ./cmd/onceproof -run TestServiceAgainstLootdHoldsAndItsRecordReplays", code, stdout, errs)
+	}
+}
