@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	lootservice "github.com/onceproof/onceproof/props/loot/service"
 )
@@ -110,4 +111,23 @@ func TestRecordReplaysItsWorkload(t *testing.T) {
 			t.Errorf("the replay failed %s: %v\nTo reproduce: go test ./props/loot/service -run TestRecordReplaysItsWorkload", f.Property, f.Anomalies)
 		}
 	}
+}
+
+// TestLootdOnPostgresThreeInstancesHoldsEveryProperty runs a short
+// campaign against three lootd instances on one PostgreSQL database with
+// the settle lock on Redis (throwaway servers), requests spread over the
+// three as the schedules' nodes say.
+func TestLootdOnPostgresThreeInstancesHoldsEveryProperty(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL, Redis and three lootd, and runs for about a minute")
+	}
+	dsn := testserver.Postgres(t)
+	redis := []string{"-redis", testserver.Redis(t).URL() + "/0", "-redis-prefix", testserver.RedisPrefix(t)}
+	var tgs []lootservice.Target
+	for range 3 {
+		tgs = append(tgs, startLootd(t, append([]string{"-db", dsn}, redis...)...))
+	}
+	fams := []engine.Family{lootfaults.Families.DuplicateClaim, lootfaults.Families.ConcurrentSettle, lootfaults.Families.CancelRace, lootfaults.Families.Quantity, lootfaults.Families.SharedLoot}
+	sum := campaign(t, tgs, fams, len(fams))
+	mustHold(t, sum, "ONCEPROOF_REQUIRE_SERVICES=1 go test ./props/loot/service -run TestLootdOnPostgresThreeInstancesHoldsEveryProperty")
 }
