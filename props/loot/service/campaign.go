@@ -35,7 +35,7 @@ type CampaignOptions struct {
 	Families []engine.Family
 	Seed     uint64
 	Runs     int
-	// Tag prefixes every run's tag (run i's is Tag+"r"+i): give each
+	// Tag prefixes every run's tag (run i's is Tag-r<i>): give each
 	// campaign its own (the command line takes the start time's), so runs
 	// against one database never share a session.
 	Tag   string
@@ -85,7 +85,7 @@ func Campaign(ctx context.Context, o CampaignOptions) (Summary, error) {
 	for i := range o.Runs {
 		f := fams[i%len(fams)]
 		seed := o.Seed + uint64(i)
-		w, err := Generate(f, seed, fmt.Sprintf("%sr%d", o.Tag, i), o.Scale, len(o.Drive.Targets))
+		w, err := Generate(f, seed, fmt.Sprintf("%s-r%d", o.Tag, i), o.Scale, len(o.Drive.Targets))
 		if err != nil {
 			return sum, err
 		}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
-	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	lootservice "github.com/onceproof/onceproof/props/loot/service"
 )
 
