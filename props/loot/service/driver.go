@@ -3,7 +3,9 @@ package lootservice
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,7 +38,12 @@ type DriveOptions struct {
 	// Pause is the pause between two sampling rounds of a session (0:
 	// 10 ms).
 	Pause time.Duration
-	_     struct{}
+	// DB, when set, is the service's database, read as an auditor in every
+	// round with Queries (Spec.Queries of its driver), each in a read-only
+	// transaction.
+	DB      *sql.DB
+	Queries map[string]string
+	_       struct{}
 }
 
 // Drive sends w to the targets and samples every session while it runs,
@@ -283,6 +290,11 @@ func (d *driver) sample(ctx context.Context, x int) {
 		if status == string(lootfaults.Statuses.Closed) {
 			d.read(ctx, x, round, "audit", 0, vars)
 		}
+		if status != "" && d.o.DB != nil {
+			for _, name := range SQLNames {
+				d.query(ctx, x, round, name, vars["session"])
+			}
+		}
 		d.mu.Lock()
 		d.over[x] = over
 		d.mu.Unlock()
@@ -320,6 +332,63 @@ func (d *driver) read(ctx context.Context, x, round int, op string, p int64, var
 		return status, true
 	}
 	return status, false
+}
+
+// query runs the auditor's query name for session no and records its rows
+// as a JSON array of arrays (Status 200), or its error (Status 0).
+func (d *driver) query(ctx context.Context, x, round int, name, no string) {
+	s := Sample{Session: x, Op: "sql-" + name, Round: round, Sent: d.since()}
+	rows, err := d.queryRows(ctx, d.o.Queries[name], no)
+	s.Done = d.since()
+	if ctx.Err() != nil {
+		return // cut by the end of sampling: not a read
+	}
+	if err != nil {
+		s.Err = err.Error()
+	} else if b, err := json.Marshal(rows); err != nil {
+		s.Err = err.Error()
+	} else {
+		s.Status, s.Answer = http.StatusOK, string(b)
+	}
+	d.mu.Lock()
+	d.rec.Samples = append(d.rec.Samples, s)
+	d.mu.Unlock()
+}
+
+// queryRows runs q with arg in a read-only transaction: every column as a
+// JSON value (bytes as text).
+func (d *driver) queryRows(ctx context.Context, q, arg string) (out [][]any, err error) {
+	tx, err := d.o.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, tx.Rollback()) }()
+	rows, err := tx.QueryContext(ctx, q, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				vals[i] = string(b)
+			}
+		}
+		out = append(out, vals)
+	}
+	return out, rows.Err()
 }
 
 // drain waits, up to Drain, until every session's last round showed it

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/onceproof/onceproof/engine"
@@ -69,21 +70,34 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 		return nil, err
 	}
 	b := build(w, spec, r)
+	if why := b.unread(); why != "" {
+		var out []Finding
+		for _, p := range lootfaults.World.Properties {
+			out = append(out, Finding{Property: p, Verdict: NotJudged, How: why})
+		}
+		return out, nil
+	}
 	late := b.history(false, tolerance)
 	early := b.history(true, -tolerance)
 	honest := b.history(false, -tolerance)
 	samples := fmt.Sprintf("judged from %d sampling rounds of %d reads", b.rounds, len(r.Samples))
+	items := "from the grant rows the session read shows delivered (the inventory's own record needs the database or the harness's inventory)"
+	claims := "from the claims the players' reads and the audit snapshot show (an outsider's row that its player's read hides is not seen)"
+	if b.sql {
+		items = "from the deliveries the database's inventory rows record (the spec's sql items query)"
+		claims = "from the database's claim rows (the spec's sql claims query) and the audit snapshot"
+	}
 	how := map[engine.Property]struct {
 		h   lootfaults.History
 		how string
 	}{
-		lootfaults.Properties.NoOverGrant:  {late, "from the grant rows the session read shows delivered (the inventory's own record needs the harness's inventory); " + samples},
-		lootfaults.Properties.NoDupGrant:   {late, "from the grant rows the session read shows delivered, by grant number; " + samples},
+		lootfaults.Properties.NoOverGrant:  {late, items + "; " + samples},
+		lootfaults.Properties.NoDupGrant:   {late, items + ", by grant number; " + samples},
 		lootfaults.Properties.NoLostGrant:  {late, "from the last round, read after the drain, and the sender's give-ups"},
 		lootfaults.Properties.FrozenClaims: {late, "from the answers, the players' own claims in the first round that showed the freeze, and the audit snapshot"},
 		lootfaults.Properties.RuleOrder:    {early, "by the oracle over the frozen claims, ordered by the rounds that first showed each intent, with the wins the snapshot reports (a black box cannot read the service's fairness record)"},
 		lootfaults.Properties.Replayable:   {late, "from the audit snapshot and grants, against the claims seen frozen"},
-		lootfaults.Properties.MembersOnly:  {late, "from the claims the players' reads and the audit snapshot show (an outsider's row that its player's read hides is not seen)"},
+		lootfaults.Properties.MembersOnly:  {late, claims},
 		lootfaults.Properties.OnTime:       {early, fmt.Sprintf("a freeze seen before the recorded deadline less %v; a freeze between two rounds is dated by the later one; ", tolerance) + samples},
 		lootfaults.Properties.InWindow:     {late, fmt.Sprintf("a claim row first seen in a round that began after the recorded deadline plus %v; ", tolerance) + samples},
 		lootfaults.Properties.ForwardOnly:  {late, "status changes " + samples + " (a change between two rounds that went and came back is not seen)"},
@@ -138,8 +152,12 @@ type builder struct {
 	rounds   int
 	sessions [][]round
 	deadline []time.Duration // the deadline the service recorded (or the workload's)
-	// mine are each session's players' own reads: per player, in order.
+	// mine are each session's players' reads of their claims, in order:
+	// their own reads, or the database's claim rows when it was read.
 	mine []map[lootfaults.PlayerID][]mineRead
+	// sql: the record holds the database's reads (claims and items come
+	// from them, not from the service's endpoints).
+	sql bool
 }
 
 type mineRead struct {
@@ -150,6 +168,7 @@ type mineRead struct {
 // build reads the record's samples into rounds.
 func build(w Workload, spec Spec, r Record) *builder {
 	b := &builder{w: w, spec: spec, r: r}
+	b.sql = slices.ContainsFunc(r.Samples, func(s Sample) bool { return s.Op == "sql-claims" })
 	n := len(w.Schedule.Sessions)
 	b.sessions = make([][]round, n)
 	b.deadline = make([]time.Duration, n)
@@ -192,6 +211,9 @@ func build(w Workload, spec Spec, r Record) *builder {
 func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 	f := b.spec.Fields
 	rd := round{sent: ss[0].Sent, done: ss[0].Done}
+	var sqlClaims []lootfaults.Claim
+	var sqlItems []item
+	var reads []mineRead
 	for _, s := range ss {
 		rd.sent, rd.done = min(rd.sent, s.Sent), max(rd.done, s.Done)
 		switch {
@@ -230,7 +252,48 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 					m.intent = c.Intent
 				}
 			}
-			b.mine[x][lootfaults.PlayerID(s.Player)] = append(b.mine[x][lootfaults.PlayerID(s.Player)], m)
+			if !b.sql {
+				b.mine[x][lootfaults.PlayerID(s.Player)] = append(b.mine[x][lootfaults.PlayerID(s.Player)], m)
+			}
+		case s.Op == "sql-claims":
+			sqlClaims = []lootfaults.Claim{}
+			rows, _ := decodeJSON(s.Answer).([]any)
+			for _, row := range rows {
+				cols, _ := row.([]any)
+				if len(cols) < 3 {
+					return round{}, false
+				}
+				var c lootfaults.Claim
+				p, _ := str(cols[0])
+				in, _ := str(cols[1])
+				at, _ := str(cols[2])
+				var id int64
+				fmt.Sscan(p, &id)
+				c.Player, c.Intent = lootfaults.PlayerID(id), lootfaults.Intent(in)
+				c.At, _ = time.Parse(time.RFC3339Nano, at)
+				sqlClaims = append(sqlClaims, c)
+			}
+			for _, p := range b.w.Players(x) {
+				m := mineRead{sent: s.Sent, done: s.Done}
+				if i := slices.IndexFunc(sqlClaims, func(c lootfaults.Claim) bool { return c.Player == p }); i >= 0 {
+					m.intent = sqlClaims[i].Intent
+				}
+				reads = append(reads, m)
+			}
+		case s.Op == "sql-items":
+			sqlItems = []item{}
+			rows, _ := decodeJSON(s.Answer).([]any)
+			for _, row := range rows {
+				cols, _ := row.([]any)
+				if len(cols) < 2 {
+					return round{}, false
+				}
+				no, _ := str(cols[0])
+				p, _ := str(cols[1])
+				var id int64
+				fmt.Sscan(p, &id)
+				sqlItems = append(sqlItems, item{lootfaults.PlayerID(id), no})
+			}
 		case s.Op == "audit":
 			v := decodeJSON(s.Answer)
 			snap := &lootfaults.Snapshot{}
@@ -248,6 +311,15 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 				snap.Winners = append(snap.Winners, lootfaults.PlayerID(id))
 			}
 			rd.rec.Snapshot = snap
+		}
+	}
+	if b.sql {
+		if sqlClaims == nil || sqlItems == nil {
+			return round{}, false // the database was not read in this round
+		}
+		rd.rec.Claims, rd.delivered = sqlClaims, sqlItems
+		for i, p := range b.w.Players(x) {
+			b.mine[x][p] = append(b.mine[x][p], reads[i])
 		}
 	}
 	slices.SortFunc(rd.rec.Claims, func(a, c lootfaults.Claim) int { return cmp.Compare(a.Player, c.Player) })
@@ -360,6 +432,29 @@ func ackOf(o Outcome) engine.Ack {
 		return lootfaults.Recorded
 	}
 	return engine.Nack
+}
+
+// unread says why the record cannot be judged at all ("" if it can): a
+// session the workload opens with no complete sampling round, whose state
+// was therefore never seen (every property would hold on nothing).
+func (b *builder) unread() string {
+	for x, rs := range b.sessions {
+		if len(rs) > 0 || !slices.ContainsFunc(b.w.Sends, func(s Send) bool {
+			r := b.w.Schedule.Requests[s.Request]
+			return r.Session == x && r.Kind == lootfaults.Kinds.OpenSession
+		}) {
+			continue
+		}
+		why := "no read answered"
+		for _, s := range b.r.Samples {
+			if s.Session == x && (s.Err != "" || (s.Status != http.StatusOK && s.Status != http.StatusNotFound)) {
+				why = fmt.Sprintf("its %s read failed: %d %s", s.Op, s.Status, s.Err+s.Answer)
+				break
+			}
+		}
+		return fmt.Sprintf("%s was never read whole in a sampling round (%s)", b.w.SessionNo(x), strings.TrimSpace(why))
+	}
+	return ""
 }
 
 // cannot says why property p cannot be judged on this record ("" if it

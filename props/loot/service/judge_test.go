@@ -2,6 +2,7 @@ package lootservice
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,5 +152,24 @@ func TestHonestAnswerReadsTheRoundSentAfterTheAnswer(t *testing.T) {
 	})
 	if f := verdictOf(t, lie, lootfaults.Properties.HonestAnswer); f.Verdict != Failed {
 		t.Errorf("an accepted claim no later read shows: HonestAnswer %s, want failed\nTo reproduce: go test ./props/loot/service -run TestHonestAnswerReadsTheRoundSentAfterTheAnswer", f.Verdict)
+	}
+}
+
+// TestARecordWithNoCompleteRoundJudgesNothing: a session the workload
+// opened and no round read whole (every read failed, as a query the
+// database refuses) is never judged held on nothing.
+func TestARecordWithNoCompleteRoundJudgesNothing(t *testing.T) {
+	r := handRecord(t, 9*time.Second, 9*time.Second+20*ms, []sampled{{9 * time.Second, 9*time.Second + 5*ms, "CLAIMING", true}})
+	for i := range r.Samples {
+		r.Samples[i].Status, r.Samples[i].Answer, r.Samples[i].Err = 0, "", "could not determine data type of parameter $1"
+	}
+	fs, err := Judge(r, DefaultTolerance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Verdict != NotJudged || !strings.Contains(f.How, "parameter $1") {
+			t.Errorf("%s: %s (%s), want not judged, saying why\nTo reproduce: go test ./props/loot/service -run TestARecordWithNoCompleteRoundJudgesNothing", f.Property, f.Verdict, f.How)
+		}
 	}
 }

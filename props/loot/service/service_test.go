@@ -3,6 +3,7 @@ package lootservice_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	lootservice "github.com/onceproof/onceproof/props/loot/service"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
 // scale plays a schedule's 10 s claim window in 2 s: lootd's claim window
@@ -20,10 +23,15 @@ import (
 const scale = 0.2
 
 // campaign runs runs of families against targets and fails t on an error.
-func campaign(t *testing.T, targets []lootservice.Target, families []engine.Family, runs int) lootservice.Summary {
+// with, if given, changing the drive's options.
+func campaign(t *testing.T, targets []lootservice.Target, families []engine.Family, runs int, with ...func(*lootservice.DriveOptions)) lootservice.Summary {
 	t.Helper()
+	o := lootservice.DriveOptions{Targets: targets, Spec: lootservice.DefaultSpec(), Now: time.Now}
+	for _, f := range with {
+		f(&o)
+	}
 	sum, err := lootservice.Campaign(context.Background(), lootservice.CampaignOptions{
-		Drive:    lootservice.DriveOptions{Targets: targets, Spec: lootservice.DefaultSpec(), Now: time.Now},
+		Drive:    o,
 		Families: families, Seed: 1, Runs: runs, Tag: fmt.Sprintf("t%d", time.Now().UnixNano()%1e9),
 		Scale: scale, Out: t.TempDir(), Tolerance: lootservice.DefaultTolerance,
 	})
@@ -116,7 +124,8 @@ func TestRecordReplaysItsWorkload(t *testing.T) {
 // TestLootdOnPostgresThreeInstancesHoldsEveryProperty runs a short
 // campaign against three lootd instances on one PostgreSQL database with
 // the settle lock on Redis (throwaway servers), requests spread over the
-// three as the schedules' nodes say.
+// three as the schedules' nodes say, the judge reading the database's
+// claim and inventory rows as an auditor.
 func TestLootdOnPostgresThreeInstancesHoldsEveryProperty(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL, Redis and three lootd, and runs for about a minute")
@@ -128,6 +137,20 @@ func TestLootdOnPostgresThreeInstancesHoldsEveryProperty(t *testing.T) {
 		tgs = append(tgs, startLootd(t, append([]string{"-db", dsn}, redis...)...))
 	}
 	fams := []engine.Family{lootfaults.Families.DuplicateClaim, lootfaults.Families.ConcurrentSettle, lootfaults.Families.CancelRace, lootfaults.Families.Quantity, lootfaults.Families.SharedLoot}
-	sum := campaign(t, tgs, fams, len(fams))
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	qs, err := lootservice.DefaultSpec().Queries("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := campaign(t, tgs, fams, len(fams), func(o *lootservice.DriveOptions) { o.DB, o.Queries = db, qs })
 	mustHold(t, sum, "ONCEPROOF_REQUIRE_SERVICES=1 go test ./props/loot/service -run TestLootdOnPostgresThreeInstancesHoldsEveryProperty")
+	for _, p := range sum.Properties {
+		if p.Property == lootfaults.Properties.NoDupGrant && !strings.Contains(p.How, "database's inventory rows") {
+			t.Errorf("NoDupGrant was judged %s, not from the database's inventory rows", p.How)
+		}
+	}
 }

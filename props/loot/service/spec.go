@@ -25,6 +25,7 @@ import (
 //	op NAME METHOD LISTENER PATH [BODY]
 //	answer OP OUTCOME status=CODES[,CODES] [PATH=VALUE]
 //	field NAME PATH
+//	sql DRIVER NAME QUERY          an auditor's read-only query (DRIVER: postgres or mysql)
 //
 // NAME of an op is one of Ops; LISTENER is "player" or "internal" (the
 // target's two base URLs). PATH and BODY take the placeholders {session},
@@ -32,8 +33,13 @@ import (
 // window seconds), {player} and {intent}. Answer rules are tried in file
 // order, the first whose op (or "*"), status and body field match decides;
 // an answer no rule matches is unknown and counted as unmapped. A field
-// PATH is dotted keys into a JSON object (snapshot.claims). DefaultSpec is
-// the file for cmd/lootd.
+// PATH is dotted keys into a JSON object (snapshot.claims). A sql QUERY is
+// the rest of its line with {session} where the session number goes (a
+// bind parameter, never spliced): "claims" selects a session's claim rows
+// as (player, intent, claimed at), "items" the deliveries the service's
+// inventory applied for it as (grant number, player); they are read only
+// when the command is given the database. DefaultSpec is the file for
+// cmd/lootd.
 type Spec struct {
 	// Source names where the spec came from (a file name, "default").
 	Source string
@@ -44,6 +50,8 @@ type Spec struct {
 	// Fields maps each name of FieldNames to its dotted path (or, for
 	// grant.delivered, the value of grant.status that means delivered).
 	Fields map[string]string
+	// SQL maps a driver (postgres, mysql) to its queries by name (SQLNames).
+	SQL map[string]map[string]string
 	// Text is the spec's file, as read: a record carries it, so a replay
 	// talks to the service as the run did.
 	Text string
@@ -106,6 +114,9 @@ var FieldNames = []string{
 	"mine.claim",
 }
 
+// SQLNames are the auditor's queries a spec may give per driver.
+var SQLNames = []string{"claims", "items"}
+
 // placeholders are the names a path or body may hold.
 var placeholders = []string{"session", "loot", "dungeon", "quantity", "members", "window", "player", "intent"}
 
@@ -137,7 +148,7 @@ func (e *SpecError) Error() string {
 // ParseSpec parses a spec file's text; source names it in errors. The
 // error is a *SpecError, at the first mistake.
 func ParseSpec(source, text string) (Spec, error) {
-	s := Spec{Source: source, Ops: map[string]Operation{}, Fields: map[string]string{}, Text: text}
+	s := Spec{Source: source, Ops: map[string]Operation{}, Fields: map[string]string{}, SQL: map[string]map[string]string{}, Text: text}
 	bad := func(line int, field, format string, args ...any) error {
 		return &SpecError{Source: source, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -211,8 +222,29 @@ func ParseSpec(source, text string) (Spec, error) {
 			}
 			seen["field "+words[1]] = n
 			s.Fields[words[1]] = words[2]
+		case "sql":
+			if len(words) < 4 {
+				return Spec{}, bad(n, "sql", "want \"sql DRIVER NAME QUERY\"")
+			}
+			driver, name := words[1], words[2]
+			query := strings.TrimSpace(line[strings.Index(line, " "+name+" ")+len(name)+2:])
+			switch {
+			case driver != "postgres" && driver != "mysql":
+				return Spec{}, bad(n, "sql driver", "%q: want postgres or mysql", driver)
+			case !slices.Contains(SQLNames, name):
+				return Spec{}, bad(n, "sql "+driver+" name", "%q: want one of %s", name, strings.Join(SQLNames, ", "))
+			case seen["sql "+driver+" "+name] != 0:
+				return Spec{}, bad(n, "sql "+driver+" "+name, "given twice (first at line %d)", seen["sql "+driver+" "+name])
+			case strings.Count(query, "{session}") != 1:
+				return Spec{}, bad(n, "sql "+driver+" "+name, "the query must hold {session} once, where the session number is bound")
+			}
+			seen["sql "+driver+" "+name] = n
+			if s.SQL[driver] == nil {
+				s.SQL[driver] = map[string]string{}
+			}
+			s.SQL[driver][name] = query
 		default:
-			return Spec{}, bad(n, "directive", "unknown directive %q (want auth, op, answer or field)", words[0])
+			return Spec{}, bad(n, "directive", "unknown directive %q (want auth, op, answer, field or sql)", words[0])
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -238,6 +270,25 @@ func ParseSpec(source, text string) (Spec, error) {
 		}
 	}
 	return s, nil
+}
+
+// Queries are the spec's queries for driver (postgres or mysql), each with
+// {session} replaced by the driver's bind parameter; an error names a
+// missing one.
+func (s Spec) Queries(driver string) (map[string]string, error) {
+	param := "$1"
+	if driver == "mysql" {
+		param = "?"
+	}
+	out := map[string]string{}
+	for _, name := range SQLNames {
+		q, ok := s.SQL[driver][name]
+		if !ok {
+			return nil, fmt.Errorf("%s: no \"sql %s %s\" query: the database cannot be read", s.Source, driver, name)
+		}
+		out[name] = strings.Replace(q, "{session}", param, 1)
+	}
+	return out, nil
 }
 
 type fieldError struct{ field, msg string }

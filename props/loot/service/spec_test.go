@@ -78,6 +78,9 @@ func TestBadSpecNamesTheLineAndTheField(t *testing.T) {
 		{"missing field", replace(lineOf("field mine.claim"), ""), end + 1, "field mine.claim", "missing"},
 		{"bad auth", replace(lineOf("auth "), "auth cookie session"), lineOf("auth ") + 1, "auth", "want"},
 		{"no auth", replace(lineOf("auth "), ""), end + 1, "auth", "missing"},
+		{"sql driver", func(ls []string) []string { return append(ls, "sql sqlite claims SELECT 1 WHERE x = {session}") }, end + 1, "sql driver", `"sqlite"`},
+		{"sql name", func(ls []string) []string { return append(ls, "sql mysql grants SELECT 1 WHERE x = {session}") }, end + 1, "sql mysql name", `"grants"`},
+		{"sql unbound", replace(lineOf("sql postgres claims"), "sql postgres claims SELECT player_id FROM loot_claim"), lineOf("sql postgres claims") + 1, "sql postgres claims", "{session} once"},
 	} {
 		lines := c.edit(append([]string(nil), good...))
 		_, err := ParseSpec("my.spec", strings.Join(lines, "\n")+"\n")
