@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,10 @@ import (
 	"github.com/onceproof/onceproof/engine"
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	lootservice "github.com/onceproof/onceproof/props/loot/service"
+	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
+
+	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
 // serviceCmd is `service -subject loot -target ... [flags]`: judge a
@@ -29,7 +34,7 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	subject := fs.String("subject", lootfaults.World.Subject, "the subject: loot (the only one with a service mode)")
 	targets := fs.String("target", "", "the instances: player=URL,internal=URL for each, separated by ';' (required unless -replay, whose record names them)")
 	specFile := fs.String("spec", "", "the service's API spec file (default: lootd's; package lootservice's Spec doc gives the format)")
-	db := fs.String("db", "", "the service's database, read as an auditor (not built yet: the judge reads the service's endpoints only)")
+	db := fs.String("db", "", "the service's database, read as an auditor in read-only transactions with the spec's sql queries: postgres://... or mysql://... (use a read-only role)")
 	seed := fs.Uint64("seed", 1, "the first run's seed; run i uses seed+i")
 	runs := fs.Int("n", len(lootservice.Families), "how many runs; run i is of the i-th family of -family, in turn")
 	families := fs.String("family", "", "comma-separated loot families to run (default: every family service mode can run without faults)")
@@ -47,8 +52,6 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 		return 0, badf("service takes no arguments, got %q (onceproof help service)", pos)
 	case *subject != lootfaults.World.Subject:
 		return 0, badf("-subject %q: service mode judges the loot subject only", *subject)
-	case *db != "":
-		return 0, badf("-db: reading the service's database is not built yet; leave it out (the judge reads the service's endpoints)")
 	case *runs < 1:
 		return 0, badf("-n %d: want >= 1", *runs)
 	case *scale <= 0:
@@ -91,10 +94,18 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, badf("-out: %v", err)
 	}
+	auditor, queries, err := openAuditor(*db, spec)
+	if err != nil {
+		return 0, err
+	}
+	if auditor != nil {
+		defer auditor.Close()
+	}
 	// An interrupt ends the run in flight; its record is not written.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	code, err := serviceRun(ctx, *replayFile, *specFile != "", tgs, spec, fams, *seed, *runs, *scale, *drain, *tolerance, dir, stdout)
+	drive := lootservice.DriveOptions{Targets: tgs, Spec: spec, Now: time.Now, Drain: *drain, DB: auditor, Queries: queries}
+	code, err := serviceRun(ctx, *replayFile, *specFile != "", drive, fams, *seed, *runs, *scale, *tolerance, dir, stdout)
 	if ctx.Err() != nil {
 		return 0, exitError{code: exitInterrupted, msg: "service: interrupted"}
 	}
@@ -102,9 +113,9 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 }
 
 // serviceRun is service with its flags read.
-func serviceRun(ctx context.Context, replayFile string, ownSpec bool, tgs []lootservice.Target, spec lootservice.Spec, fams []engine.Family,
-	seed uint64, runs int, scale float64, drain, tolerance time.Duration, dir string, stdout io.Writer) (int, error) {
-	drive := lootservice.DriveOptions{Targets: tgs, Spec: spec, Now: time.Now, Drain: drain}
+func serviceRun(ctx context.Context, replayFile string, ownSpec bool, drive lootservice.DriveOptions, fams []engine.Family,
+	seed uint64, runs int, scale float64, tolerance time.Duration, dir string, stdout io.Writer) (int, error) {
+	tgs, spec := drive.Targets, drive.Spec
 	tag := "op" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	if replayFile != "" {
 		return replayService(ctx, replayFile, ownSpec, drive, tag, dir, tolerance, stdout)
@@ -123,6 +134,44 @@ func serviceRun(ctx context.Context, replayFile string, ownSpec bool, tgs []loot
 		return exitFailed, nil
 	}
 	return exitOK, nil
+}
+
+// openAuditor opens -db (nil without it) and the spec's queries for its
+// driver. Nothing is dialled here: a database that does not answer shows
+// as reads that failed, and the judge says so.
+func openAuditor(dsn string, spec lootservice.Spec) (*sql.DB, map[string]string, error) {
+	if dsn == "" {
+		return nil, nil, nil
+	}
+	driver, kind := "pgx", "postgres"
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+	case strings.HasPrefix(dsn, "mysql://"):
+		d, err := lootmysql.DSN(dsn)
+		if err != nil {
+			return nil, nil, badf("-db: %v", err)
+		}
+		driver, kind, dsn = "mysql", "mysql", d
+	default:
+		return nil, nil, badf("-db: want a postgres:// or mysql:// URL")
+	}
+	if kind == "mysql" {
+		// DATETIME columns as times, the claim rows' claimed-at.
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		dsn += sep + "parseTime=true"
+	}
+	qs, err := spec.Queries(kind)
+	if err != nil {
+		return nil, nil, badf("-db: %v", err)
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, nil, badf("-db: %v", err)
+	}
+	return db, qs, nil
 }
 
 // replayService is service -replay FILE.

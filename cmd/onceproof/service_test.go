@@ -53,7 +53,8 @@ func TestServiceBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"-target", ok, "-subject", "settle"}, "loot subject only"},
 		{[]string{"-target", ok, "-n", "0"}, "-n 0"},
 		{[]string{"-target", ok, "-family", "clen"}, "-family"},
-		{[]string{"-target", ok, "-db", "postgres://app:secret@db/game"}, "not built yet"},
+		{[]string{"-target", ok, "-db", "redis://app:secret@db/0"}, "want a postgres:// or mysql:// URL"},
+		{[]string{"-target", ok, "-db", "mysql://app:secret@db:3306"}, "-db"},
 		{[]string{"-target", ok, "-spec", spec}, "my.spec:2: op claim body: unknown placeholder {plyer}"},
 		{[]string{"-target", "player=" + dead + ",internal=" + live.URL}, "instance 1 player " + dead + " is unreachable"},
 		{[]string{"-target", ok + ";player=" + live.URL + ",internal=" + dead}, "instance 2 internal " + dead + " is unreachable"},
@@ -69,17 +70,15 @@ func TestServiceBadInputIsOneLineAndExit2(t *testing.T) {
 	}
 }
 
-// TestServiceAgainstLootdHoldsAndItsRecordReplays runs one clean run
-// against `lootd -dev` and replays the record it wrote.
-func TestServiceAgainstLootdHoldsAndItsRecordReplays(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts lootd")
-	}
+// startLootdForService builds cmd/lootd and runs it with args, players
+// named by X-Player-Id, until t ends; it returns the -target value.
+func startLootdForService(t *testing.T, args ...string) string {
+	t.Helper()
 	dir := t.TempDir()
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "lootd"), "github.com/onceproof/onceproof/cmd/lootd").CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/lootd: %v\n%s", err, out)
 	}
-	cmd := exec.Command(filepath.Join(dir, "lootd"), "-dev", "-player-header", "X-Player-Id", "-listen", "127.0.0.1:0", "-internal", "127.0.0.1:0")
+	cmd := exec.Command(filepath.Join(dir, "lootd"), append([]string{"-player-header", "X-Player-Id", "-listen", "127.0.0.1:0", "-internal", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +87,7 @@ func TestServiceAgainstLootdHoldsAndItsRecordReplays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); <-done }()
+	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); <-done })
 	var target string
 	sc := bufio.NewScanner(stderr)
 	for target == "" && sc.Scan() {
@@ -101,7 +100,17 @@ func TestServiceAgainstLootdHoldsAndItsRecordReplays(t *testing.T) {
 	if target == "" {
 		t.Fatal("lootd never logged listening")
 	}
-	out := filepath.Join(dir, "records")
+	return target
+}
+
+// TestServiceAgainstLootdHoldsAndItsRecordReplays runs one clean run
+// against `lootd -dev` and replays the record it wrote.
+func TestServiceAgainstLootdHoldsAndItsRecordReplays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts lootd")
+	}
+	target := startLootdForService(t, "-dev")
+	out := filepath.Join(t.TempDir(), "records")
 	code, stdout, errs := serviceRunArgs("-target", target, "-n", "1", "-family", "clean", "-out", out)
 	if code != exitOK || !strings.Contains(stdout, "1 runs") || strings.Contains(stdout, "FAILED") {
 		t.Fatalf("service: exit %d\n%s%s\nTo reproduce: go test ./cmd/onceproof -run TestServiceAgainstLootdHoldsAndItsRecordReplays", code, stdout, errs)
@@ -113,5 +122,19 @@ func TestServiceAgainstLootdHoldsAndItsRecordReplays(t *testing.T) {
 	code, stdout, errs = serviceRunArgs("-replay", recs[0], "-out", out)
 	if code != exitOK || !strings.Contains(stdout, "replayed "+recs[0]) || !strings.Contains(stdout, "NoLostGrant   held") {
 		t.Fatalf("service -replay: exit %d\n%s%s\nTo reproduce: go test ./cmd/onceproof -run TestServiceAgainstLootdHoldsAndItsRecordReplays", code, stdout, errs)
+	}
+}
+
+// TestServiceReadsLootdsPostgreSQLAsAnAuditor: with -db the judge counts
+// deliveries from the database's inventory rows.
+func TestServiceReadsLootdsPostgreSQLAsAnAuditor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and lootd")
+	}
+	dsn := testserver.Postgres(t)
+	target := startLootdForService(t, "-db", dsn)
+	code, stdout, errs := serviceRunArgs("-target", target, "-db", dsn, "-n", "1", "-family", "quantity", "-out", t.TempDir())
+	if code != exitOK || !strings.Contains(stdout, "NoDupGrant    held in 1 of 1 runs: from the deliveries the database's inventory rows record") {
+		t.Fatalf("service -db: exit %d\n%s%s\nTo reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test ./cmd/onceproof -run TestServiceReadsLootdsPostgreSQLAsAnAuditor", code, stdout, errs)
 	}
 }
