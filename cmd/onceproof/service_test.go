@@ -1,20 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/onceproof/onceproof/internal/testkit/lootdproc"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 )
 
@@ -70,37 +66,12 @@ func TestServiceBadInputIsOneLineAndExit2(t *testing.T) {
 	}
 }
 
-// startLootdForService builds cmd/lootd and runs it with args, players
-// named by X-Player-Id, until t ends; it returns the -target value.
+// startLootdForService runs lootd with args, players named by
+// X-Player-Id, until t ends; it returns the -target value.
 func startLootdForService(t *testing.T, args ...string) string {
 	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "lootd"), "github.com/onceproof/onceproof/cmd/lootd").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/lootd: %v\n%s", err, out)
-	}
-	cmd := exec.Command(filepath.Join(dir, "lootd"), append([]string{"-player-header", "X-Player-Id", "-listen", "127.0.0.1:0", "-internal", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done, err := testserver.StartChild(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); <-done })
-	var target string
-	sc := bufio.NewScanner(stderr)
-	for target == "" && sc.Scan() {
-		var rec struct{ Msg, Player, Internal string }
-		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "listening" {
-			target = "player=http://" + rec.Player + ",internal=http://" + rec.Internal
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
-	if target == "" {
-		t.Fatal("lootd never logged listening")
-	}
-	return target
+	p, i := lootdproc.Start(t, args...)
+	return "player=" + p + ",internal=" + i
 }
 
 // TestServiceAgainstLootdHoldsAndItsRecordReplays runs one clean run

@@ -188,12 +188,17 @@ func (f *fake) settle(s *fakeSession) {
 	s.snapshot = map[string]any{"claims": cs, "winners": winners}
 }
 
-func (f *fake) settleReq(w http.ResponseWriter, r *http.Request) {
+// sessionNo is the sessionNo of a {"sessionNo"} body ("" if none).
+func sessionNo(r *http.Request) string {
 	var req struct{ SessionNo string }
 	_ = json.NewDecoder(r.Body).Decode(&req)
+	return req.SessionNo
+}
+
+func (f *fake) settleReq(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := f.session(req.SessionNo)
+	s := f.session(sessionNo(r))
 	switch {
 	case s == nil:
 		refuse(w, 404, "not_found")
@@ -207,11 +212,9 @@ func (f *fake) settleReq(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fake) cancel(w http.ResponseWriter, r *http.Request) {
-	var req struct{ SessionNo string }
-	_ = json.NewDecoder(r.Body).Decode(&req)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := f.session(req.SessionNo)
+	s := f.session(sessionNo(r))
 	switch {
 	case s == nil:
 		refuse(w, 404, "not_found")
