@@ -94,7 +94,7 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 		lootfaults.Properties.NoOverGrant:  {late, items + "; " + samples},
 		lootfaults.Properties.NoDupGrant:   {late, items + ", by grant number; " + samples},
 		lootfaults.Properties.NoLostGrant:  {late, "from the last round, read after the drain, and the sender's give-ups"},
-		lootfaults.Properties.FrozenClaims: {late, "from the answers, the players' own claims in the first round that showed the freeze, and the audit snapshot"},
+		lootfaults.Properties.FrozenClaims: {late, "from the answers, the claims read in the first round that showed the freeze, and the audit snapshot"},
 		lootfaults.Properties.RuleOrder:    {early, "by the oracle over the frozen claims, ordered by the rounds that first showed each intent, with the wins the snapshot reports (a black box cannot read the service's fairness record)"},
 		lootfaults.Properties.Replayable:   {late, "from the audit snapshot and grants, against the claims seen frozen"},
 		lootfaults.Properties.MembersOnly:  {late, claims},

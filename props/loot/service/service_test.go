@@ -14,6 +14,7 @@ import (
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	lootservice "github.com/onceproof/onceproof/props/loot/service"
 
+	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -153,4 +154,28 @@ func TestLootdOnPostgresThreeInstancesHoldsEveryProperty(t *testing.T) {
 			t.Errorf("NoDupGrant was judged %s, not from the database's inventory rows", p.How)
 		}
 	}
+}
+
+// TestLootdOnMariaDBHoldsEveryPropertyReadAsAnAuditor: two lootd on one
+// MariaDB database, the judge reading its claim and inventory rows with
+// the default spec's mysql queries.
+func TestLootdOnMariaDBHoldsEveryPropertyReadAsAnAuditor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts MariaDB and two lootd, and runs for half a minute")
+	}
+	dsn := testserver.MariaDB(t) // go-sql-driver's form: user:pass@tcp(host:port)/db
+	url := "mysql://" + strings.Replace(strings.Replace(dsn, "@tcp(", "@", 1), ")/", "/", 1)
+	tgs := []lootservice.Target{startLootd(t, "-db", url), startLootd(t, "-db", url)}
+	db, err := sql.Open("mysql", dsn+"?parseTime=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	qs, err := lootservice.DefaultSpec().Queries("mysql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := []engine.Family{lootfaults.Families.Clean, lootfaults.Families.DuplicateClaim, lootfaults.Families.Quantity}
+	sum := campaign(t, tgs, fams, len(fams), func(o *lootservice.DriveOptions) { o.DB, o.Queries = db, qs })
+	mustHold(t, sum, "ONCEPROOF_REQUIRE_SERVICES=1 go test ./props/loot/service -run TestLootdOnMariaDBHoldsEveryPropertyReadAsAnAuditor")
 }
