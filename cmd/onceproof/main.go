@@ -67,6 +67,8 @@ usage:
   onceproof merge   SHARD.json...      the shards' files of one matrix command: write what it writes run whole
   onceproof replay  FILE [-design D]   re-run a schedule file and judge it (exit 1: the failure reproduced)
   onceproof explain FILE [-design D]   render a schedule's run as a timeline and a mermaid diagram
+  onceproof service -target player=URL,internal=URL[;...] [flags]
+                                       judge a running loot service over HTTP (-replay FILE: rerun a record)
   onceproof list                       the designs, fault families and properties of both subjects, one line each
   onceproof help [COMMAND]             this text, or a command's flags with their defaults
   onceproof version                    one line: version, Go version, the commit it was built from (also -version)
@@ -111,12 +113,14 @@ func run(args []string, designs registries, stdout, stderr io.Writer) int {
 		code, err = replayCmd(args[1:], designs, stdout, true)
 	case "list":
 		code, err = listCmd(args[1:], designs, stdout)
+	case "service":
+		code, err = serviceCmd(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		code, err = helpCmd(args[1:], designs, stdout)
 	case "version", "-version", "--version":
 		code, err = versionCmd(args[1:], stdout)
 	default:
-		err = badf("unknown command %q (want matrix, merge, replay, explain, list, help or version)", cmd)
+		err = badf("unknown command %q (want matrix, merge, replay, explain, service, list, help or version)", cmd)
 	}
 	var bad badInput
 	var exit exitError
@@ -175,6 +179,7 @@ var commandUsage = map[string]string{
 	"replay":  "onceproof replay FILE [-design D]: re-run a schedule file; exit 1 when a property fails (the failure reproduced), 0 when all hold",
 	"explain": "onceproof explain FILE [-design D]: render a schedule's run as a timeline and a mermaid sequence diagram",
 	"list":    "onceproof list: the designs, fault families and properties, one line each",
+	"service": "onceproof service -subject loot -target player=URL,internal=URL[;...] [flags]: drive a running loot service with generated workloads, record every request and answer, judge the loot properties; exit 1 when one failed",
 	"version": "onceproof version (or -version): the module version, Go version and vcs.revision, vcs.time, vcs.modified it was built with, one line",
 }
 
@@ -210,11 +215,14 @@ func helpCmd(args []string, designs registries, stdout io.Writer) (int, error) {
 	case "merge":
 		_, err := mergeCmd([]string{"-h"}, designs, stdout, io.Discard)
 		return exitOK, ignoreHelp(err)
+	case "service":
+		_, err := serviceCmd([]string{"-h"}, stdout)
+		return exitOK, ignoreHelp(err)
 	case "list", "version":
 		fmt.Fprintln(stdout, commandUsage[args[0]])
 		return exitOK, nil
 	}
-	return 0, badf("unknown command %q (want matrix, merge, replay, explain, list or version)", args[0])
+	return 0, badf("unknown command %q (want matrix, merge, replay, explain, service, list or version)", args[0])
 }
 
 func ignoreHelp(err error) error {

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/onceproof/onceproof/engine"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
+	lootservice "github.com/onceproof/onceproof/props/loot/service"
+	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
+
+	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
+)
+
+// serviceCmd is `service -subject loot -target ... [flags]`: judge a
+// running loot service (package lootservice), or with -replay FILE rerun a
+// record's workload and judge it again. Exit 1 when a property failed.
+func serviceCmd(args []string, stdout io.Writer) (int, error) {
+	fs := flag.NewFlagSet("service", flag.ContinueOnError)
+	subject := fs.String("subject", lootfaults.World.Subject, "the subject: loot (the only one with a service mode)")
+	targets := fs.String("target", "", "the instances: player=URL,internal=URL for each, separated by ';' (required unless -replay, whose record names them)")
+	specFile := fs.String("spec", "", "the service's API spec file (default: lootd's; package lootservice's Spec doc gives the format)")
+	db := fs.String("db", "", "the service's database, read as an auditor in read-only transactions with the spec's sql queries: postgres://... or mysql://... (use a read-only role)")
+	seed := fs.Uint64("seed", 1, "the first run's seed; run i uses seed+i")
+	runs := fs.Int("n", len(lootservice.Families), "how many runs; run i is of the i-th family of -family, in turn")
+	families := fs.String("family", "", "comma-separated loot families to run (default: every family service mode can run without faults)")
+	scale := fs.Float64("scale", 0.2, "wall time per unit of schedule time: 0.2 plays a 10 s claim window in 2 s")
+	drain := fs.Duration("drain", 30*time.Second, "how long after the last request to wait for every session to end")
+	tolerance := fs.Duration("tolerance", lootservice.DefaultTolerance, "how far the harness's clock and the service's may disagree")
+	out := fs.String("out", "", "the directory for the record files (default: a fresh private directory, printed)")
+	replayFile := fs.String("replay", "", "a record file: send its workload again (under a new tag) and judge the new run")
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case len(pos) > 0:
+		return 0, badf("service takes no arguments, got %q (onceproof help service)", pos)
+	case *subject != lootfaults.World.Subject:
+		return 0, badf("-subject %q: service mode judges the loot subject only", *subject)
+	case *runs < 1:
+		return 0, badf("-n %d: want >= 1", *runs)
+	case *scale <= 0:
+		return 0, badf("-scale %v: want > 0", *scale)
+	case *drain <= 0 || *tolerance < 0:
+		return 0, badf("-drain must be > 0 and -tolerance >= 0")
+	case *targets == "" && *replayFile == "":
+		return 0, badf("-target is required (player=URL,internal=URL[;...])")
+	}
+	var tgs []lootservice.Target
+	if *targets != "" {
+		if tgs, err = parseTargets(*targets); err != nil {
+			return 0, err
+		}
+	}
+	spec := lootservice.DefaultSpec()
+	if *specFile != "" {
+		b, err := os.ReadFile(*specFile)
+		if err != nil {
+			return 0, badf("-spec: %v", err)
+		}
+		if spec, err = lootservice.ParseSpec(*specFile, string(b)); err != nil {
+			return 0, badf("%v", err)
+		}
+	}
+	var fams []engine.Family
+	if *families != "" {
+		for _, f := range strings.Split(*families, ",") {
+			if err := lootfaults.World.CheckFamily(engine.Family(f)); err != nil {
+				return 0, badf("-family: %v", err)
+			}
+			fams = append(fams, engine.Family(f))
+		}
+	}
+	dir := *out
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "onceproof-service-"); err != nil {
+			return 0, err
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, badf("-out: %v", err)
+	}
+	auditor, queries, err := openAuditor(*db, spec)
+	if err != nil {
+		return 0, err
+	}
+	if auditor != nil {
+		defer auditor.Close()
+	}
+	// An interrupt ends the run in flight; its record is not written.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	drive := lootservice.DriveOptions{Targets: tgs, Spec: spec, Now: time.Now, Drain: *drain, DB: auditor, Queries: queries}
+	code, err := serviceRun(ctx, *replayFile, *specFile != "", drive, fams, *seed, *runs, *scale, *tolerance, dir, stdout)
+	if ctx.Err() != nil {
+		return 0, exitError{code: exitInterrupted, msg: "service: interrupted"}
+	}
+	return code, err
+}
+
+// serviceRun is service with its flags read.
+func serviceRun(ctx context.Context, replayFile string, ownSpec bool, drive lootservice.DriveOptions, fams []engine.Family,
+	seed uint64, runs int, scale float64, tolerance time.Duration, dir string, stdout io.Writer) (int, error) {
+	tgs, spec := drive.Targets, drive.Spec
+	tag := "op" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if replayFile != "" {
+		return replayService(ctx, replayFile, ownSpec, drive, tag, dir, tolerance, stdout)
+	}
+	if err := reachable(ctx, tgs); err != nil {
+		return 0, err
+	}
+	sum, err := lootservice.Campaign(ctx, lootservice.CampaignOptions{
+		Drive: drive, Families: fams, Seed: seed, Runs: runs, Tag: tag, Scale: scale, Out: dir, Tolerance: tolerance,
+	})
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stdout, "service mode against %d instance(s), spec %s, records in %s\n%s", len(tgs), spec.Source, dir, sum)
+	if sum.Failed() {
+		return exitFailed, nil
+	}
+	return exitOK, nil
+}
+
+// openAuditor opens -db (nil without it) and the spec's queries for its
+// driver. Nothing is dialled here: a database that does not answer shows
+// as reads that failed, and the judge says so.
+func openAuditor(dsn string, spec lootservice.Spec) (*sql.DB, map[string]string, error) {
+	if dsn == "" {
+		return nil, nil, nil
+	}
+	driver, kind := "pgx", "postgres"
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+	case strings.HasPrefix(dsn, "mysql://"):
+		d, err := lootmysql.DSN(dsn)
+		if err != nil {
+			return nil, nil, badf("-db: %v", err)
+		}
+		driver, kind, dsn = "mysql", "mysql", d
+	default:
+		return nil, nil, badf("-db: want a postgres:// or mysql:// URL")
+	}
+	if kind == "mysql" {
+		// DATETIME columns as times, the claim rows' claimed-at.
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		dsn += sep + "parseTime=true"
+	}
+	qs, err := spec.Queries(kind)
+	if err != nil {
+		return nil, nil, badf("-db: %v", err)
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, nil, badf("-db: %v", err)
+	}
+	return db, qs, nil
+}
+
+// replayService is service -replay FILE.
+func replayService(ctx context.Context, file string, ownSpec bool, drive lootservice.DriveOptions, tag, dir string, tolerance time.Duration, stdout io.Writer) (int, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0, badf("-replay: %v", err)
+	}
+	rec, err := lootservice.ReadRecord(file, f)
+	f.Close()
+	if err != nil {
+		return 0, badf("-replay: %v", err)
+	}
+	if !ownSpec {
+		drive.Spec = lootservice.Spec{} // the record's
+	}
+	if len(drive.Targets) == 0 {
+		drive.Targets = rec.Run.Targets
+	}
+	if err := reachable(ctx, drive.Targets); err != nil {
+		return 0, err
+	}
+	again, fs, err := lootservice.Replay(ctx, rec, tag, drive, tolerance)
+	if err != nil {
+		return 0, err
+	}
+	path := filepath.Join(dir, "replay-"+filepath.Base(file))
+	w, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	if err := errors.Join(again.Write(w), w.Close()); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stdout, "replayed %s (%s, seed %d) as %s: %s\n", file, rec.Run.Family, rec.Run.Seed, tag, path)
+	failed := false
+	for _, x := range fs {
+		fmt.Fprintf(stdout, "%-13s %s: %s\n", x.Property, x.Verdict, x.How)
+		for _, a := range x.Anomalies {
+			fmt.Fprintf(stdout, "  %s\n", a)
+		}
+		failed = failed || x.Verdict == lootservice.Failed
+	}
+	if failed {
+		return exitFailed, nil
+	}
+	return exitOK, nil
+}
+
+// parseTargets parses -target: player=URL,internal=URL for each instance,
+// separated by ';'.
+func parseTargets(s string) ([]lootservice.Target, error) {
+	var out []lootservice.Target
+	for i, inst := range strings.Split(s, ";") {
+		var t lootservice.Target
+		for _, kv := range strings.Split(inst, ",") {
+			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			if !ok {
+				return nil, badf("-target: instance %d: %q: want player=URL,internal=URL", i+1, kv)
+			}
+			if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, badf("-target: instance %d: %s=%q: want an http:// or https:// base URL", i+1, k, v)
+			}
+			switch k {
+			case "player":
+				t.Player = v
+			case "internal":
+				t.Internal = v
+			default:
+				return nil, badf("-target: instance %d: %q: want player= or internal=", i+1, k)
+			}
+		}
+		if t.Player == "" || t.Internal == "" {
+			return nil, badf("-target: instance %d: want both player=URL and internal=URL", i+1)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// reachable checks that every listener of every target answers HTTP at
+// all (any status): a target that does not is bad input, reported before
+// a run records a campaign of connection errors.
+func reachable(ctx context.Context, tgs []lootservice.Target) error {
+	c := &http.Client{Timeout: 5 * time.Second}
+	for i, t := range tgs {
+		for _, l := range []struct{ name, base string }{{"player", t.Player}, {"internal", t.Internal}} {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.base, nil)
+			if err != nil {
+				return badf("-target: instance %d %s %s: %v", i+1, l.name, l.base, err)
+			}
+			resp, err := c.Do(req)
+			if err != nil {
+				var ue *url.Error
+				if errors.As(err, &ue) {
+					err = ue.Err
+				}
+				return exitError{code: exitBadUse, msg: fmt.Sprintf("-target: instance %d %s %s is unreachable: %v", i+1, l.name, l.base, err)}
+			}
+			resp.Body.Close()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onceproof/onceproof/internal/testkit/lootdproc"
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
+)
+
+// serviceRunArgs runs `onceproof service args...` in process.
+func serviceRunArgs(args ...string) (int, string, string) {
+	var o, e bytes.Buffer
+	code := run(append([]string{"service"}, args...), registries{}, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// TestServiceBadInputIsOneLineAndExit2: bad flags, a bad spec and an
+// unreachable target each end the command before any run, with exit 2 and
+// one line naming what is wrong.
+func TestServiceBadInputIsOneLineAndExit2(t *testing.T) {
+	// A port nobody listens on: listen, take the address, close.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	live := httptest.NewServer(http.NotFoundHandler())
+	defer live.Close()
+	spec := filepath.Join(t.TempDir(), "my.spec")
+	if err := os.WriteFile(spec, []byte("auth header X-Player-Id {player}\nop claim POST player /api/loot/intent {\"p\":\"{plyer}\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok := "player=" + live.URL + ",internal=" + live.URL
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "-target is required"},
+		{[]string{"-target", "player=" + live.URL}, "want both player=URL and internal=URL"},
+		{[]string{"-target", "player=localhost:8080,internal=" + live.URL}, "want an http:// or https:// base URL"},
+		{[]string{"-target", ok, "-subject", "settle"}, "loot subject only"},
+		{[]string{"-target", ok, "-n", "0"}, "-n 0"},
+		{[]string{"-target", ok, "-family", "clen"}, "-family"},
+		{[]string{"-target", ok, "-db", "redis://app:secret@db/0"}, "want a postgres:// or mysql:// URL"},
+		{[]string{"-target", ok, "-db", "mysql://app:secret@db:3306"}, "-db"},
+		{[]string{"-target", ok, "-spec", spec}, "my.spec:2: op claim body: unknown placeholder {plyer}"},
+		{[]string{"-target", "player=" + dead + ",internal=" + live.URL}, "instance 1 player " + dead + " is unreachable"},
+		{[]string{"-target", ok + ";player=" + live.URL + ",internal=" + dead}, "instance 2 internal " + dead + " is unreachable"},
+		{[]string{"-replay", filepath.Join(t.TempDir(), "none.jsonl")}, "-replay"},
+	} {
+		code, _, stderr := serviceRunArgs(c.args...)
+		if code != exitBadUse || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("service %q: exit %d, stderr %q; want exit 2 and one line with %q\nTo reproduce: go test ./cmd/onceproof -run TestServiceBadInputIsOneLineAndExit2", c.args, code, stderr, c.want)
+		}
+		if strings.Contains(stderr, "secret") {
+			t.Errorf("service %q: stderr shows the password: %q", c.args, stderr)
+		}
+	}
+}
+
+// startLootdForService runs lootd with args, players named by
+// X-Player-Id, until t ends; it returns the -target value.
+func startLootdForService(t *testing.T, args ...string) string {
+	t.Helper()
+	p, i := lootdproc.Start(t, args...)
+	return "player=" + p + ",internal=" + i
+}
+
+// TestServiceAgainstLootdHoldsAndItsRecordReplays runs one clean run
+// against `lootd -dev` and replays the record it wrote.
+func TestServiceAgainstLootdHoldsAndItsRecordReplays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts lootd")
+	}
+	target := startLootdForService(t, "-dev")
+	out := filepath.Join(t.TempDir(), "records")
+	code, stdout, errs := serviceRunArgs("-target", target, "-n", "1", "-family", "clean", "-out", out)
+	if code != exitOK || !strings.Contains(stdout, "1 runs") || strings.Contains(stdout, "FAILED") {
+		t.Fatalf("service: exit %d\n%s%s\nTo reproduce: go test ./cmd/onceproof -run TestServiceAgainstLootdHoldsAndItsRecordReplays", code, stdout, errs)
+	}
+	recs, _ := filepath.Glob(filepath.Join(out, "run000-clean-1.jsonl"))
+	if len(recs) != 1 {
+		t.Fatalf("no record run000-clean-1.jsonl in %s:\n%s", out, stdout)
+	}
+	code, stdout, errs = serviceRunArgs("-replay", recs[0], "-out", out)
+	if code != exitOK || !strings.Contains(stdout, "replayed "+recs[0]) || !strings.Contains(stdout, "NoLostGrant   held") {
+		t.Fatalf("service -replay: exit %d\n%s%s\nTo reproduce: go test ./cmd/onceproof -run TestServiceAgainstLootdHoldsAndItsRecordReplays", code, stdout, errs)
+	}
+}
+
+// TestServiceReadsLootdsPostgreSQLAsAnAuditor: with -db the judge counts
+// deliveries from the database's inventory rows.
+func TestServiceReadsLootdsPostgreSQLAsAnAuditor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and lootd")
+	}
+	dsn := testserver.Postgres(t)
+	target := startLootdForService(t, "-db", dsn)
+	code, stdout, errs := serviceRunArgs("-target", target, "-db", dsn, "-n", "1", "-family", "quantity", "-out", t.TempDir())
+	if code != exitOK || !strings.Contains(stdout, "NoDupGrant    held in 1 of 1 runs: from the deliveries the database's inventory rows record") {
+		t.Fatalf("service -db: exit %d\n%s%s\nTo reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test ./cmd/onceproof -run TestServiceReadsLootdsPostgreSQLAsAnAuditor", code, stdout, errs)
+	}
+}

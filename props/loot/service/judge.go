@@ -1,0 +1,532 @@
+package lootservice
+
+import (
+	"cmp"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onceproof/onceproof/engine"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
+	lootprops "github.com/onceproof/onceproof/props/loot"
+)
+
+// Verdicts of a Finding.
+const (
+	Held      = "held"
+	Failed    = "failed"
+	NotJudged = "not judged"
+)
+
+// Finding is one property's verdict on one run, as a black box judged it.
+type Finding struct {
+	Property engine.Property
+	// Verdict is Held, Failed or NotJudged.
+	Verdict string
+	// How says what the verdict rests on (for NotJudged: why not).
+	How string
+	// Anomalies explain a failure, one line each.
+	Anomalies []string
+}
+
+// DefaultTolerance is how far the judge lets the harness's clock and the
+// service's disagree when it compares a sample's time with a deadline the
+// service recorded: the two read one host's clock (or, for a remote
+// database, one NTP-disciplined clock, within a few ms), and a deadline
+// travels in microseconds. A deadline is moved by it in the direction that
+// makes a failure harder, never easier.
+const DefaultTolerance = 20 * time.Millisecond
+
+// Judge judges a record with the loot properties. Every property is
+// computed by lootprops on a history built from the record (see build): a
+// sample proves that the state it read held at some instant between its
+// request and its answer, so each property is judged on the placement of
+// the samples under which its failures are sound:
+//
+//   - late: a round of samples placed at the start of the round before it.
+//     A change first seen in round k happened after that time, and the
+//     record in force at an answer is one read after the answer: what an
+//     accepted answer said has taken effect must be there. InWindow (a
+//     write is late only if it surely came after the deadline) and
+//     HonestAnswer are judged on it, and everything that does not depend
+//     on time.
+//   - early: a round placed at its last answer: the state held by then.
+//     OnTime (a freeze surely before the deadline) and RuleOrder (claim
+//     times) are judged on it.
+//
+// Some things a black box cannot see, and the Finding says so: the
+// order of two claims the samples cannot order (RuleOrder), the row under
+// a claim a player changed again before the next read (HonestAnswer), an
+// attempt that hangs rather than ends (Responsive).
+func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
+	w, err := r.Workload()
+	if err != nil {
+		return nil, err
+	}
+	spec, err := ParseSpec("the record's spec", r.Run.Spec)
+	if err != nil {
+		return nil, err
+	}
+	b := build(w, spec, r)
+	if why := b.unread(); why != "" {
+		var out []Finding
+		for _, p := range lootfaults.World.Properties {
+			out = append(out, Finding{Property: p, Verdict: NotJudged, How: why})
+		}
+		return out, nil
+	}
+	late := b.history(false, tolerance)
+	early := b.history(true, -tolerance)
+	honest := b.history(false, -tolerance)
+	samples := fmt.Sprintf("judged from %d sampling rounds of %d reads", b.rounds, len(r.Samples))
+	items := "from the grant rows the session read shows delivered (the inventory's own record needs the database or the harness's inventory)"
+	claims := "from the claims the players' reads and the audit snapshot show (an outsider's row that its player's read hides is not seen)"
+	if b.sql {
+		items = "from the deliveries the database's inventory rows record (the spec's sql items query)"
+		claims = "from the database's claim rows (the spec's sql claims query) and the audit snapshot"
+	}
+	how := map[engine.Property]struct {
+		h   lootfaults.History
+		how string
+	}{
+		lootfaults.Properties.NoOverGrant:  {late, items + "; " + samples},
+		lootfaults.Properties.NoDupGrant:   {late, items + ", by grant number; " + samples},
+		lootfaults.Properties.NoLostGrant:  {late, "from the last round, read after the drain, and the sender's give-ups"},
+		lootfaults.Properties.FrozenClaims: {late, "from the answers, the claims read in the first round that showed the freeze, and the audit snapshot"},
+		lootfaults.Properties.RuleOrder:    {early, "by the oracle over the frozen claims, ordered by the rounds that first showed each intent, with the wins the snapshot reports (a black box cannot read the service's fairness record)"},
+		lootfaults.Properties.Replayable:   {late, "from the audit snapshot and grants, against the claims seen frozen"},
+		lootfaults.Properties.MembersOnly:  {late, claims},
+		lootfaults.Properties.OnTime:       {early, fmt.Sprintf("a freeze seen before the recorded deadline less %v; a freeze between two rounds is dated by the later one; ", tolerance) + samples},
+		lootfaults.Properties.InWindow:     {late, fmt.Sprintf("a claim row first seen in a round that began after the recorded deadline plus %v; ", tolerance) + samples},
+		lootfaults.Properties.ForwardOnly:  {late, "status changes " + samples + " (a change between two rounds that went and came back is not seen)"},
+		lootfaults.Properties.HonestAnswer: {honest, "each answer against the first round sent after it; " + samples},
+	}
+	var out []Finding
+	for _, p := range lootfaults.World.Properties {
+		hw, ok := how[p]
+		if !ok {
+			out = append(out, Finding{Property: p, Verdict: NotJudged, How: "a black box's request ends by the client's timeout: a request that never returns shows as unknown answers and NoLostGrant's give-ups"})
+			continue
+		}
+		if why := b.cannot(p); why != "" {
+			out = append(out, Finding{Property: p, Verdict: NotJudged, How: why})
+			continue
+		}
+		v := lootprops.CheckProperty(p, hw.h)
+		f := Finding{Property: p, How: hw.how}
+		switch v.Outcome {
+		case engine.Holds:
+			f.Verdict = Held
+		case engine.Fails:
+			f.Verdict = Failed
+			for _, a := range v.Anomalies {
+				f.Anomalies = append(f.Anomalies, a.Explain)
+			}
+		default:
+			f.Verdict, f.How = NotJudged, v.Reason
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// round is one sampling round of a session, as a Record.
+type round struct {
+	sent, done time.Duration
+	rec        lootfaults.Record
+	delivered  []item
+}
+
+type item struct {
+	player lootfaults.PlayerID
+	key    string
+}
+
+// builder holds what the record shows, per session.
+type builder struct {
+	w        Workload
+	spec     Spec
+	r        Record
+	rounds   int
+	sessions [][]round
+	deadline []time.Duration // the deadline the service recorded (or the workload's)
+	// mine are each session's players' reads of their claims, in order:
+	// their own reads, or the database's claim rows when it was read.
+	mine []map[lootfaults.PlayerID][]mineRead
+	// sql: the record holds the database's reads (claims and items come
+	// from them, not from the service's endpoints).
+	sql bool
+}
+
+type mineRead struct {
+	sent, done time.Duration
+	intent     lootfaults.Intent // "" : no claim
+}
+
+// build reads the record's samples into rounds.
+func build(w Workload, spec Spec, r Record) *builder {
+	b := &builder{w: w, spec: spec, r: r}
+	b.sql = slices.ContainsFunc(r.Samples, func(s Sample) bool { return s.Op == "sql-claims" })
+	n := len(w.Schedule.Sessions)
+	b.sessions = make([][]round, n)
+	b.deadline = make([]time.Duration, n)
+	b.mine = make([]map[lootfaults.PlayerID][]mineRead, n)
+	for x := range n {
+		b.deadline[x] = w.wall(w.Schedule.Sessions[x].Deadline)
+		b.mine[x] = map[lootfaults.PlayerID][]mineRead{}
+	}
+	type key struct{ x, round int }
+	var order []key
+	by := map[key][]Sample{}
+	for _, s := range r.Samples {
+		if s.Session < 0 || s.Session >= n {
+			continue
+		}
+		k := key{s.Session, s.Round}
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], s)
+	}
+	slices.SortFunc(order, func(a, b key) int { return cmp.Or(cmp.Compare(a.x, b.x), cmp.Compare(a.round, b.round)) })
+	deadlineSeen := make([]bool, n)
+	for _, k := range order {
+		rd, ok := b.round(k.x, by[k], &deadlineSeen[k.x])
+		if !ok {
+			continue
+		}
+		if rs := b.sessions[k.x]; len(rs) > 0 && rd.rec.Snapshot == nil && rd.rec.Status == lootfaults.Statuses.Closed {
+			rd.rec.Snapshot = rs[len(rs)-1].rec.Snapshot // a result never changes: the last audit read stands
+		}
+		b.sessions[k.x] = append(b.sessions[k.x], rd)
+		b.rounds++
+	}
+	return b
+}
+
+// round reads one round's samples; false when the round is incomplete (a
+// read that failed: what it would have shown is not known).
+func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
+	f := b.spec.Fields
+	rd := round{sent: ss[0].Sent, done: ss[0].Done}
+	var sqlClaims []lootfaults.Claim
+	var sqlItems []item
+	var reads []mineRead
+	for _, s := range ss {
+		rd.sent, rd.done = min(rd.sent, s.Sent), max(rd.done, s.Done)
+		switch {
+		case s.Op == "session" && s.Status == http.StatusNotFound:
+			rd.rec.Status = lootfaults.Statuses.None
+		case s.Status != http.StatusOK && !(s.Op == "mine" && s.Status == http.StatusNotFound):
+			return round{}, false
+		case s.Op == "session":
+			v := decodeJSON(s.Answer)
+			st, ok := str(lookup(v, f["session.status"]))
+			if !ok {
+				return round{}, false
+			}
+			rd.rec.Status = lootfaults.Status(st)
+			if d, ok := str(lookup(v, f["session.deadline"])); ok && !*deadlineSeen {
+				if t, err := time.Parse(time.RFC3339Nano, d); err == nil {
+					b.deadline[x], *deadlineSeen = t.Sub(b.r.Run.Started), true
+				}
+			}
+			gs, _ := lookup(v, f["session.grants"]).([]any)
+			for _, g := range gs {
+				p, _ := str(lookup(g, f["grant.player"]))
+				var id int64
+				fmt.Sscan(p, &id)
+				rd.rec.Granted = append(rd.rec.Granted, lootfaults.PlayerID(id))
+				if st, _ := str(lookup(g, f["grant.status"])); st == f["grant.delivered"] {
+					no, _ := str(lookup(g, f["grant.no"]))
+					rd.delivered = append(rd.delivered, item{lootfaults.PlayerID(id), no})
+				}
+			}
+		case s.Op == "mine":
+			m := mineRead{sent: s.Sent, done: s.Done}
+			if s.Status == http.StatusOK {
+				if c, ok := claimOf(f, lookup(decodeJSON(s.Answer), f["mine.claim"])); ok {
+					rd.rec.Claims = append(rd.rec.Claims, c)
+					m.intent = c.Intent
+				}
+			}
+			if !b.sql {
+				b.mine[x][lootfaults.PlayerID(s.Player)] = append(b.mine[x][lootfaults.PlayerID(s.Player)], m)
+			}
+		case s.Op == "sql-claims":
+			sqlClaims = []lootfaults.Claim{}
+			rows, _ := decodeJSON(s.Answer).([]any)
+			for _, row := range rows {
+				cols, _ := row.([]any)
+				if len(cols) < 3 {
+					return round{}, false
+				}
+				var c lootfaults.Claim
+				p, _ := str(cols[0])
+				in, _ := str(cols[1])
+				at, _ := str(cols[2])
+				var id int64
+				fmt.Sscan(p, &id)
+				c.Player, c.Intent = lootfaults.PlayerID(id), lootfaults.Intent(in)
+				c.At, _ = time.Parse(time.RFC3339Nano, at)
+				sqlClaims = append(sqlClaims, c)
+			}
+			for _, p := range b.w.Players(x) {
+				m := mineRead{sent: s.Sent, done: s.Done}
+				if i := slices.IndexFunc(sqlClaims, func(c lootfaults.Claim) bool { return c.Player == p }); i >= 0 {
+					m.intent = sqlClaims[i].Intent
+				}
+				reads = append(reads, m)
+			}
+		case s.Op == "sql-items":
+			sqlItems = []item{}
+			rows, _ := decodeJSON(s.Answer).([]any)
+			for _, row := range rows {
+				cols, _ := row.([]any)
+				if len(cols) < 2 {
+					return round{}, false
+				}
+				no, _ := str(cols[0])
+				p, _ := str(cols[1])
+				var id int64
+				fmt.Sscan(p, &id)
+				sqlItems = append(sqlItems, item{lootfaults.PlayerID(id), no})
+			}
+		case s.Op == "audit":
+			v := decodeJSON(s.Answer)
+			snap := &lootfaults.Snapshot{}
+			cs, _ := lookup(v, f["audit.claims"]).([]any)
+			for _, c := range cs {
+				if cl, ok := claimOf(f, c); ok {
+					snap.Claims = append(snap.Claims, cl)
+				}
+			}
+			ws, _ := lookup(v, f["audit.winners"]).([]any)
+			for _, p := range ws {
+				s, _ := str(p)
+				var id int64
+				fmt.Sscan(s, &id)
+				snap.Winners = append(snap.Winners, lootfaults.PlayerID(id))
+			}
+			rd.rec.Snapshot = snap
+		}
+	}
+	if b.sql {
+		if sqlClaims == nil || sqlItems == nil {
+			return round{}, false // the database was not read in this round
+		}
+		rd.rec.Claims, rd.delivered = sqlClaims, sqlItems
+		for i, p := range b.w.Players(x) {
+			b.mine[x][p] = append(b.mine[x][p], reads[i])
+		}
+	}
+	slices.SortFunc(rd.rec.Claims, func(a, c lootfaults.Claim) int { return cmp.Compare(a.Player, c.Player) })
+	return rd, true
+}
+
+// claimOf reads a claim object (false: null or not a claim).
+func claimOf(f map[string]string, v any) (lootfaults.Claim, bool) {
+	p, ok := str(lookup(v, f["claim.player"]))
+	in, ok2 := str(lookup(v, f["claim.intent"]))
+	if !ok || !ok2 {
+		return lootfaults.Claim{}, false
+	}
+	var c lootfaults.Claim
+	var id int64
+	fmt.Sscan(p, &id)
+	c.Player, c.Intent = lootfaults.PlayerID(id), lootfaults.Intent(in)
+	if at, ok := str(lookup(v, f["claim.at"])); ok {
+		if t, err := time.Parse(time.RFC3339Nano, at); err == nil {
+			c.At = t // Replayable ranks by it: only its order matters
+		}
+	}
+	if wins, ok := str(lookup(v, f["claim.wins"])); ok {
+		fmt.Sscan(wins, &c.Fair)
+	}
+	return c, true
+}
+
+// history is the record as a lootfaults.History: the rounds placed early
+// (at their last answer) or late (at the start of the round before), each
+// session's deadline the recorded one moved by shift.
+func (b *builder) history(early bool, shift time.Duration) lootfaults.History {
+	s := lootfaults.World.Clone(b.w.Schedule)
+	s.Fairness, s.CountWins = nil, false // the service's record is not the schedule's: wins come from the snapshot
+	for x := range s.Sessions {
+		s.Sessions[x].Deadline = b.deadline[x] + shift
+	}
+	type ev struct {
+		at    time.Duration
+		order int // among events at one instant: world events before the answers they explain
+		e     lootfaults.Event
+	}
+	var evs []ev
+	none := lootfaults.Detail{Session: -1}
+	for _, ex := range b.r.Exchanges {
+		evs = append(evs,
+			ev{ex.Sent, 1, lootfaults.Event{At: ex.Sent, Kind: engine.EvArrive, Msg: ex.Request, Attempt: ex.Attempt, Node: ex.Target, Delivery: -1, Detail: none}},
+			ev{ex.Done, 2, lootfaults.Event{At: ex.Done, Kind: engine.EvAck, Msg: ex.Request, Attempt: ex.Attempt, Node: ex.Target, Ack: ackOf(ex.Outcome), Err: ex.Err, Detail: none}})
+	}
+	for _, g := range b.r.GiveUps {
+		evs = append(evs, ev{g.At, 3, lootfaults.Event{At: g.At, Kind: engine.EvGiveUp, Msg: g.Request, Attempt: -1, Err: g.Err, Detail: none}})
+	}
+	wins := map[lootfaults.PlayerID]int64{}
+	for x, rs := range b.sessions {
+		applied := map[string]bool{}
+		frozen := false
+		for k, rd := range rs {
+			at := rd.done
+			if !early {
+				at = 0
+				if k > 0 {
+					at = rs[k-1].sent
+				}
+			}
+			rec := rd.rec
+			if !frozen && (rec.Status == lootfaults.Statuses.Settling || rec.Status == lootfaults.Statuses.Closed) {
+				frozen = true
+				// The wins the settle ranked by, as the snapshot reports
+				// them, set just before the freeze (lootprops ranks by
+				// History.WinsAt there).
+				if snap := rs[len(rs)-1].rec.Snapshot; snap != nil {
+					for _, c := range snap.Claims {
+						if d := c.Fair - wins[c.Player]; d != 0 {
+							wins[c.Player] = c.Fair
+							evs = append(evs, ev{at, 0, lootfaults.Event{At: at, Kind: lootfaults.Events.Fair, Msg: -1, Attempt: -1, Detail: lootfaults.Detail{Session: x, Player: c.Player, Wins: d}}})
+						}
+					}
+				}
+			}
+			evs = append(evs, ev{at, 0, lootfaults.Event{At: at, Kind: lootfaults.Events.View, Msg: -1, Attempt: -1, Detail: lootfaults.Detail{Session: x, Record: &rec}}})
+			for _, it := range rd.delivered {
+				if !applied[it.key] {
+					applied[it.key] = true
+					evs = append(evs, ev{at, 0, lootfaults.Event{At: at, Kind: lootfaults.Events.Item, Msg: -1, Attempt: -1, Op: lootfaults.Events.Deliver, Detail: lootfaults.Detail{Session: x, Player: it.player, Key: it.key, OK: true}}})
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(evs, func(a, c ev) int { return cmp.Or(cmp.Compare(a.at, c.at), cmp.Compare(a.order, c.order)) })
+	h := lootfaults.History{Design: "service", Schedule: s}
+	for i, e := range evs {
+		e.e.Seq = i
+		h.Events = append(h.Events, e.e)
+	}
+	return h
+}
+
+// ackOf is an outcome as the loot world's answer.
+func ackOf(o Outcome) engine.Ack {
+	switch o {
+	case Accepted:
+		return lootfaults.Accepted
+	case Already:
+		return lootfaults.Already
+	case Refused:
+		return lootfaults.Refused
+	case Noted:
+		return lootfaults.Noted
+	case Recorded:
+		return lootfaults.Recorded
+	}
+	return engine.Nack
+}
+
+// unread says why the record cannot be judged at all ("" if it can): a
+// session the workload opens with no complete sampling round, whose state
+// was therefore never seen (every property would hold on nothing).
+func (b *builder) unread() string {
+	for x, rs := range b.sessions {
+		if len(rs) > 0 || !slices.ContainsFunc(b.w.Sends, func(s Send) bool {
+			r := b.w.Schedule.Requests[s.Request]
+			return r.Session == x && r.Kind == lootfaults.Kinds.OpenSession
+		}) {
+			continue
+		}
+		why := "no read answered"
+		for _, s := range b.r.Samples {
+			if s.Session == x && (s.Err != "" || (s.Status != http.StatusOK && s.Status != http.StatusNotFound)) {
+				why = fmt.Sprintf("its %s read failed: %d %s", s.Op, s.Status, s.Err+s.Answer)
+				break
+			}
+		}
+		return fmt.Sprintf("%s was never read whole in a sampling round (%s)", b.w.SessionNo(x), strings.TrimSpace(why))
+	}
+	return ""
+}
+
+// cannot says why property p cannot be judged on this record ("" if it
+// can).
+func (b *builder) cannot(p engine.Property) string {
+	switch p {
+	case lootfaults.Properties.RuleOrder:
+		for x, rs := range b.sessions {
+			if len(rs) == 0 || rs[len(rs)-1].rec.Status != lootfaults.Statuses.Closed {
+				continue
+			}
+			if rs[len(rs)-1].rec.Snapshot == nil {
+				return fmt.Sprintf("%s closed with no audit snapshot read: the wins it ranked by are not known", b.w.SessionNo(x))
+			}
+			if a, c, ok := b.unordered(x); ok {
+				return fmt.Sprintf("%s: players %d and %d claimed with equal priority and wins, and the samples cannot order their claims", b.w.SessionNo(x), a, c)
+			}
+		}
+	case lootfaults.Properties.HonestAnswer:
+		for x := range b.w.Schedule.Sessions {
+			intents := map[lootfaults.PlayerID]lootfaults.Intent{}
+			for _, r := range b.w.Schedule.Requests {
+				if r.Kind != lootfaults.Kinds.ClaimItem || r.Session != x {
+					continue
+				}
+				if in, ok := intents[r.Player]; ok && in != r.Intent {
+					return fmt.Sprintf("player %d changes its claim in %s: a read after an answer may show the next change, so an answer cannot be checked against it", r.Player, b.w.SessionNo(x))
+				}
+				intents[r.Player] = r.Intent
+			}
+		}
+	}
+	return ""
+}
+
+// unordered finds two frozen claims of session x that rank by their times
+// (equal priority, equal wins in the snapshot) and whose writes the
+// samples cannot order: the interval each was written in (after the last
+// read of its player that did not show its intent began, by the end of the
+// first that did) overlaps the other's.
+func (b *builder) unordered(x int) (lootfaults.PlayerID, lootfaults.PlayerID, bool) {
+	rs := b.sessions[x]
+	snap := rs[len(rs)-1].rec.Snapshot
+	type span struct {
+		c      lootfaults.Claim
+		lo, hi time.Duration
+	}
+	var spans []span
+	for _, c := range snap.Claims {
+		if c.Intent.Priority() == 0 || !b.w.Schedule.MemberOf(x, c.Player) {
+			continue
+		}
+		reads := b.mine[x][c.Player]
+		sp := span{c: c, lo: 0, hi: -1}
+		for _, m := range reads {
+			if m.intent != c.Intent {
+				sp.lo, sp.hi = m.sent, -1
+			} else if sp.hi < 0 {
+				sp.hi = m.done
+			}
+		}
+		if sp.hi < 0 {
+			sp.hi = b.r.End // never seen by its player's reads: any time
+		}
+		spans = append(spans, sp)
+	}
+	for i, a := range spans {
+		for _, c := range spans[i+1:] {
+			if a.c.Intent.Priority() == c.c.Intent.Priority() && a.c.Fair == c.c.Fair && a.lo < c.hi && c.lo < a.hi {
+				return a.c.Player, c.c.Player, true
+			}
+		}
+	}
+	return 0, 0, false
+}
