@@ -53,6 +53,7 @@ func TestKitFailsAKeyThatKeeps48BitsOfTheMatchID(t *testing.T) {
 }
 
 func TestKitFailsAStoreCappedAt2048PerPlayer(t *testing.T) {
+	skipUnderRace(t)
 	// The store is the only memory of what was credited (unkeyed credits)
 	// and keeps a player's last 2,048 records: the plain schedules'
 	// replays reach at most 1,000 matches (2,000 settlements) back, the
@@ -62,6 +63,7 @@ func TestKitFailsAStoreCappedAt2048PerPlayer(t *testing.T) {
 }
 
 func TestKitFailsAStoreThatForgetsPast4096Settlements(t *testing.T) {
+	skipUnderRace(t)
 	// A window in front of a store that forgets what is older than 4,096
 	// settlements: a far replay is past the window whatever it keeps, so
 	// the store's slack is what decides, and with one player a store of
@@ -72,6 +74,7 @@ func TestKitFailsAStoreThatForgetsPast4096Settlements(t *testing.T) {
 }
 
 func TestKitFailsAFingerprintKeptTo20Bits(t *testing.T) {
+	skipUnderRace(t)
 	// A fingerprint (a hash of the identity) cut to b bits collides by the
 	// birthday bound: n keys make about n^2/2^(b+1) colliding pairs, and a
 	// collision drops the later settlement as a duplicate (NoLoss). The
@@ -87,6 +90,7 @@ func TestKitFailsAFingerprintKeptTo20Bits(t *testing.T) {
 }
 
 func TestKitFailsAFingerprintCutTo24To32Bits(t *testing.T) {
+	skipUnderRace(t)
 	// The reference's key (refdesign.KeyOf: source 000's fingerprint,
 	// SHA-256 of the identity) cut to b bits. Among n uniform keys the
 	// colliding pairs are about Poisson with mean n^2/2^(b+1), so a cell
