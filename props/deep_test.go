@@ -10,8 +10,8 @@ import (
 
 // raceSkipped are the tests that skip under the race detector (skipUnderRace):
 // each runs long-history's deep schedule (100,000 settlements) on one
-// goroutine, where the detector has no race to find and costs 10 to 30
-// times the run. `make test` runs them again without it (the Makefile's
+// goroutine, where the detector has no race to find and multiplies the
+// CPU the four take by about 6. `make test` runs them again without it (the Makefile's
 // NORACE_PROPS), so every test still runs in `make test`, and
 // TestMakefileRunsTheRaceSkippedTests holds the two lists together.
 var raceSkipped = []string{
