@@ -333,7 +333,13 @@ func runCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOpti
 			}
 		}
 		if fl := r.Failed(); len(fl) > 0 {
-			fails = append(fails, failing{seed, s, h, fl})
+			// Only the first run failing each property is shrunk (below):
+			// a run that fails nothing new is not kept, so a cell does not
+			// hold every failing history (each of long-history's deep
+			// runs is 100 MB).
+			if slices.ContainsFunc(fl, func(p Property) bool { return !union[p] }) {
+				fails = append(fails, failing{seed, s, h, fl})
+			}
 			for _, p := range fl {
 				union[p] = true
 			}

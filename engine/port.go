@@ -31,6 +31,12 @@ type Port[X any] struct {
 	// a server does on its other threads).
 	cur  *call
 	idle call
+	// spare is the call begin reuses when the frame has no Pause, so an
+	// attempt allocates none: without pauses a node runs one call at a
+	// time, and the runner reads a call's fields before it begins the
+	// next (a Recover after a crash) on the node. A paused call outlives
+	// its turn, so with pauses every call is its own.
+	spare call
 	// park, while the node's goroutine runs in an interleaved concurrent
 	// group, hands the baton back to the scheduler and waits for it: every
 	// env call is a scheduling point.
@@ -77,11 +83,17 @@ func (p *Port[X]) Attempt() int { return p.current().attempt }
 func (p *Port[X]) Msg() int { return p.current().msg }
 
 func (p *Port[X]) begin(attempt, msg int, at time.Duration, faults []Fault) *call {
-	c := &call{attempt: attempt, msg: msg, at: at, faults: faults}
 	if p.multi != nil {
+		// Calls at once on one node (innode.go): each its own record.
+		c := &call{attempt: attempt, msg: msg, at: at, faults: faults}
 		p.multi.enter(c)
 		return c
 	}
+	c := &p.spare
+	if p.r.pauses {
+		c = new(call)
+	}
+	*c = call{attempt: attempt, msg: msg, at: at, faults: faults}
 	p.cur = c
 	return c
 }
@@ -206,9 +218,9 @@ func (p *Port[X]) Apply(op string, kind EventKind, fn func(ev *Event[X])) error 
 	return p.faulted(op, p.r.dependency(op), func() {
 		r := p.r
 		r.mu.Lock()
-		ev := p.Event(kind, op)
-		fn(&ev)
-		r.recordLocked(ev)
+		ev := r.scratchLocked(p.Event(kind, op))
+		fn(ev)
+		r.recordLocked(*ev)
 		r.mu.Unlock()
 	})
 }
@@ -250,8 +262,9 @@ func (p *Port[X]) Record(ev Event[X], fill func(ev *Event[X], past []Event[X]) b
 	r := p.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if fill != nil && !fill(&ev, r.events) {
+	e := r.scratchLocked(ev)
+	if fill != nil && !fill(e, r.events) {
 		return
 	}
-	r.recordLocked(ev)
+	r.recordLocked(*e)
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -14,18 +16,21 @@ import (
 // msg for a reader; letter is the world's message letter.
 func CheckResponsive[X any](events []Event[X], exhausted bool, p Property, letter string, describe func(msg int) string) Verdict {
 	var as []Anomaly
-	open := map[int]Event[X]{} // attempt -> its arrival, until it ends
-	var order []int
-	for _, e := range events {
+	// open: attempt -> the position of its arrival, until it ends. Only
+	// attempts in flight are kept, so a long history costs no more than a
+	// short one.
+	open := map[int]int{}
+	anomalies := AnomaliesOf(events)
+	anomaly := func(msg int, evs []Event[X]) Anomaly { return anomalies.New(p, msg, evs) }
+	for i, e := range events {
 		switch e.Kind {
 		case EvArrive:
-			open[e.Attempt] = e
-			order = append(order, e.Attempt)
+			open[e.Attempt] = i
 		case EvAck, EvCrash:
 			delete(open, e.Attempt)
 		case EvPanic:
 			delete(open, e.Attempt)
-			a := NewAnomaly(events, p, e.Msg, []Event[X]{e})
+			a := anomaly(e.Msg, []Event[X]{e})
 			if e.Op == OpRecover {
 				a.Explain = fmt.Sprintf("Recover on node %d panicked: %s", e.Node, e.Err)
 			} else {
@@ -33,16 +38,17 @@ func CheckResponsive[X any](events []Event[X], exhausted bool, p Property, lette
 			}
 			as = append(as, a)
 		case EvStall:
+			// The attempts still open, in the order they arrived.
+			arrived := slices.Sorted(maps.Values(open))
 			evs := []Event[X]{}
 			var names []string
-			for _, at := range order {
-				if arr, ok := open[at]; ok {
-					evs = append(evs, arr)
-					names = append(names, fmt.Sprintf("attempt %d of %s%d on node %d", at, letter, arr.Msg, arr.Node))
-				}
+			for _, j := range arrived {
+				arr := events[j]
+				evs = append(evs, arr)
+				names = append(names, fmt.Sprintf("attempt %d of %s%d on node %d", arr.Attempt, letter, arr.Msg, arr.Node))
 			}
 			evs = append(evs, e)
-			a := NewAnomaly(events, p, -1, evs)
+			a := anomaly(-1, evs)
 			what := "no attempt was in progress (Recover?)"
 			if len(names) > 0 {
 				what = strings.Join(names, ", ") + " never returned"
@@ -50,7 +56,7 @@ func CheckResponsive[X any](events []Event[X], exhausted bool, p Property, lette
 			a.Explain = fmt.Sprintf("the run stalled: %s; %s", what, e.Err)
 			as = append(as, a)
 		case EvLeak:
-			a := NewAnomaly(events, p, -1, []Event[X]{e})
+			a := anomaly(-1, []Event[X]{e})
 			a.Explain = e.Err
 			as = append(as, a)
 		}

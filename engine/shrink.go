@@ -45,31 +45,39 @@ func Shrink[D Design, S, X any](w World[D, S, X], s S, fails func(S) bool, budge
 	k := &shrinker[D, S, X]{w: w, best: w.Clone(s), fails: fails, budget: budget, world: w.CheckWorld(s) == nil}
 	for k.budget > 0 {
 		changed := false
+		// Each pass is skipped once the budget is spent: try adopts
+		// nothing then, and building a pass's candidates is itself work
+		// (every single removal of a 100,000-settlement schedule is
+		// 100,000 copies of it).
+		pass := func(p func() bool) {
+			if k.budget > 0 {
+				changed = p() || changed
+			}
+		}
 		for i := range w.Drops(k.best) {
 			// The passes are asked for again each time: a drop changes how
 			// many items the next pass has.
-			d := w.Drops(k.best)[i]
-			changed = k.chunks(d.N, d.Apply) || changed
+			pass(func() bool { d := w.Drops(k.best)[i]; return k.chunks(d.N, d.Apply) })
 		}
-		changed = k.chunks(len(k.frame().Faults), k.dropFaults) || changed
-		changed = k.chunks(len(k.frame().Outages), k.dropOutages) || changed
-		changed = k.chunks(len(k.frame().Deliveries), k.dropDeliveries) || changed
-		changed = k.chunks(len(k.frame().Deliveries), k.dropDeliveriesShiftFaults) || changed
-		changed = k.chunks(len(k.frame().Switches), k.dropSwitches) || changed
-		changed = k.lowerSwitches() || changed
-		changed = k.foldNodes() || changed
-		changed = k.lowerEffects() || changed
-		changed = k.shortenPauses() || changed
-		changed = k.shortenOutages() || changed
-		changed = k.closeGaps() || changed
-		changed = k.try(w.Canonical(k.best)) || changed
-		changed = k.try(k.shiftTime(k.best)) || changed
+		pass(func() bool { return k.chunks(len(k.frame().Faults), k.dropFaults) })
+		pass(func() bool { return k.chunks(len(k.frame().Outages), k.dropOutages) })
+		pass(func() bool { return k.chunks(len(k.frame().Deliveries), k.dropDeliveries) })
+		pass(func() bool { return k.chunks(len(k.frame().Deliveries), k.dropDeliveriesShiftFaults) })
+		pass(func() bool { return k.chunks(len(k.frame().Switches), k.dropSwitches) })
+		pass(k.lowerSwitches)
+		pass(k.foldNodes)
+		pass(k.lowerEffects)
+		pass(k.shortenPauses)
+		pass(k.shortenOutages)
+		pass(k.closeGaps)
+		pass(func() bool { return k.try(w.Canonical(k.best)) })
+		pass(func() bool { return k.try(k.shiftTime(k.best)) })
 		// Last, every single removal (Removals) until none still fails:
 		// the chunked passes try each item once, and a later pass (a
 		// fault moved, a settlement renamed) can free one they kept.
 		// Each adoption makes the schedule smaller, so this ends; what
 		// Shrink returns is 1-minimal unless the budget ran out.
-		for k.removals(func(_ string, c S, ok bool) bool { return k.try(c, ok) }) {
+		for k.budget > 0 && k.removals(func(_ string, c S, ok bool) bool { return k.try(c, ok) }) {
 			changed = true
 		}
 		if !changed {
@@ -399,12 +407,20 @@ func Removals[D Design, S, X any](w World[D, S, X], s S) []Removal[S] {
 	return out
 }
 
+// spent reports whether Shrink's budget is spent: no candidate is adopted
+// any more, so none need be built (Removals, which has no budget, builds
+// them all).
+func (k *shrinker[D, S, X]) spent() bool { return k.fails != nil && k.budget <= 0 }
+
 // removals calls try with every single removal from the best schedule, in
 // Removals' order, until try adopts one (true): then it stops, since the
 // items have moved.
 func (k *shrinker[D, S, X]) removals(try func(what string, c S, ok bool) bool) bool {
 	for p, d := range k.w.Drops(k.best) {
 		for i := range d.N {
+			if k.spent() {
+				return false
+			}
 			what := fmt.Sprintf("item %d of ground truth pass %d", i, p)
 			c, ok := d.Apply(k.best, i, i+1)
 			if try(what, c, ok) {
@@ -417,6 +433,9 @@ func (k *shrinker[D, S, X]) removals(try func(what string, c S, ok bool) bool) b
 	}
 	f := k.frame()
 	for i := range f.Deliveries {
+		if k.spent() {
+			return false
+		}
 		if c, ok := k.dropDeliveries(k.best, i, i+1); try(fmt.Sprintf("delivery %d", i), c, ok) {
 			return true
 		}

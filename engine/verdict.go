@@ -163,8 +163,24 @@ func Safety(p Property, stalled, exhausted bool, as []Anomaly) Verdict {
 // NewAnomaly is property p's anomaly about message msg (-1: none) made of
 // evs, events of the history all: the attempts, nodes and planned
 // deliveries they involve, and the time of the last one. The caller
-// writes Explain.
+// writes Explain. It reads the whole of all for the deliveries: a property
+// that may report many anomalies of one history makes them with
+// Anomalies instead, which gives the same anomalies.
 func NewAnomaly[X any](all []Event[X], p Property, msg int, evs []Event[X]) Anomaly {
+	a, seenA := newAnomaly(p, msg, evs)
+	// The planned deliveries behind the attempts involved (a retry the
+	// sender added has none).
+	for _, e := range all {
+		if e.Kind == EvArrive && e.Delivery >= 0 && seenA[e.Attempt] && e.Attempt >= 0 {
+			a.Deliveries = append(a.Deliveries, e.Delivery)
+		}
+	}
+	return a
+}
+
+// newAnomaly is NewAnomaly without the deliveries, and the attempts evs
+// involve.
+func newAnomaly[X any](p Property, msg int, evs []Event[X]) (Anomaly, map[int]bool) {
 	a := Anomaly{Property: p, Msg: msg}
 	seenA, seenN := map[int]bool{}, map[int]bool{}
 	for _, e := range evs {
@@ -179,12 +195,46 @@ func NewAnomaly[X any](all []Event[X], p Property, msg int, evs []Event[X]) Anom
 		}
 		a.At = e.At
 	}
-	// The planned deliveries behind the attempts involved (a retry the
-	// sender added has none).
-	for _, e := range all {
-		if e.Kind == EvArrive && e.Delivery >= 0 && seenA[e.Attempt] && e.Attempt >= 0 {
-			a.Deliveries = append(a.Deliveries, e.Delivery)
+	return a, seenA
+}
+
+// Anomalies makes the anomalies of one history as NewAnomaly does, but
+// reads the history for the deliveries once, at the first anomaly, for all
+// of them: a design that loses one settlement in ten of a
+// 100,000-settlement history makes 10,000 anomalies, and NewAnomaly's scan
+// of its 600,000 events for each is 6e9 event reads. A property that may
+// report many anomalies of one history makes them here.
+type Anomalies[X any] struct {
+	all []Event[X]
+	of  map[int][]arrival // attempt -> its arrivals of a planned delivery, in history order
+}
+
+// arrival is one EvArrive of a planned delivery: its position in the
+// history and the delivery.
+type arrival struct{ pos, delivery int }
+
+// AnomaliesOf makes the anomalies of the history all.
+func AnomaliesOf[X any](all []Event[X]) *Anomalies[X] { return &Anomalies[X]{all: all} }
+
+// New is NewAnomaly(all, p, msg, evs).
+func (x *Anomalies[X]) New(p Property, msg int, evs []Event[X]) Anomaly {
+	if x.of == nil {
+		x.of = map[int][]arrival{}
+		for i := range x.all {
+			if e := &x.all[i]; e.Kind == EvArrive && e.Delivery >= 0 && e.Attempt >= 0 {
+				x.of[e.Attempt] = append(x.of[e.Attempt], arrival{i, e.Delivery})
+			}
 		}
+	}
+	a, _ := newAnomaly(p, msg, evs)
+	var found []arrival
+	for _, at := range a.Attempts {
+		found = append(found, x.of[at]...)
+	}
+	// In history order, as NewAnomaly's scan finds them.
+	slices.SortFunc(found, func(u, v arrival) int { return u.pos - v.pos })
+	for _, f := range found {
+		a.Deliveries = append(a.Deliveries, f.delivery)
 	}
 	return a
 }

@@ -47,7 +47,7 @@ var Families = struct {
 	WideIDs Family
 	// LongHistory: one player plays a thousand matches, with duplicates
 	// and replays from hundreds of matches back, and one schedule in ten
-	// (gen_long.go) is 4,096 matches replaying the very first after all
+	// (gen_long.go) is 50,000 matches replaying the very first after all
 	// the others: state that grows with history, or a store that forgets
 	// old records, shows.
 	LongHistory Family
@@ -113,7 +113,7 @@ var familyDocs = map[Family]string{
 	Families.ThirdKind:      "the business adds a third settlement per match",
 	Families.RoomReturn:     "a player returns to a room within two matches, its round restarting",
 	Families.WideIDs:        "players share matches; full-width ids in pairs that differ in one bit of one field",
-	Families.LongHistory:    "a thousand matches of one player, replays from hundreds of matches back; one schedule in ten is 4,096 matches replaying the very first",
+	Families.LongHistory:    "a thousand matches of one player, replays from hundreds of matches back; one schedule in ten is 50,000 matches replaying the very first",
 	Families.SmallScope:     "every schedule within DefaultScope, not a sample: a cell holds exhaustively to it",
 	Families.Pause:          "a node freezes mid-call past the window or every lease while other nodes finish or recover the settlement, then resumes",
 	Families.InNode:         "copies and distinct settlements of one player at one instant on one node, handled at once on goroutines the Go runtime interleaves: a sampled search, judged by go test only",

@@ -100,7 +100,7 @@ type preset struct {
 	roomReturn  bool // room-return: one forced return within two matches, colliding net
 	wide        bool // wide-ids: a team shares matches; wide ids in one-bit pairs
 	long        bool // long-history: a thousand matches, replays from far back
-	deep        bool // long-history's deep schedule: deepMatches, replays of the first match
+	deep        bool // long-history's deep schedule: deepMatchesOf, replays of the first match
 	sender      bool // crash, store-error, timeout: draw a fast, slow or giving-up sender
 	pause       bool // pause: 2..3 nodes, one call frozen mid-way, a late copy elsewhere
 	returnGap   int  // MinReturnGap of the family

@@ -14,7 +14,7 @@ import (
 // of slack, never meets a replay older than what it keeps, and a key
 // hashed into 32 bits never meets a collision (about n^2/2^33 = 0.0006 of
 // one among 2,300 keys). The deep schedule is what a declared bound must
-// survive: one player's deepMatches matches, replays from the very first
+// survive: one player's deepSettlements, replays from the very first
 // match and from every power-of-two distance up to the history's length.
 
 // deepEvery: long-history's seed k draws a deep schedule when k is a
@@ -22,22 +22,40 @@ import (
 // (runsOf: DefaultMatrixN/20 = 10 runs, seeds 1..10), so the cell's last
 // schedule is the deep one: every cell that runs the default seeds runs
 // exactly one, after the nine plain ones (a design that fails a plain one
-// is shrunk from it, not from 8,192 settlements), and a cell of another
+// is shrunk from it, not from 100,000 settlements), and a cell of another
 // n or first seed still runs one in every 10.
 const deepEvery = 10
 
-// deepMatches is the deep schedule's matches: 4,096 x 2 = 8,192
-// settlements of one player, 4 times a per-player store of 2,048 records
-// and twice a window of 4,096 settlements of slack, so that the replays of
-// the first match at the end reach past both; and a key hashed into b bits
-// collides by the birthday bound, n^2/2^(b+1) expected colliding pairs
-// among n keys: 32 for b = 20, 2 for b = 24 (a deep schedule finds such a
-// key 6 times in 7), 0.125 for b = 28. Not the 100,000: a run
-// keeps its every event in memory (500,000 events of ref took 1 GB), the
-// stall watchdog, which reads wall time, failed ref's run Responsive on a
-// loaded machine, and 16,384 settlements made the long-history column
-// cost 4.3 times main's CPU; 8,192 is about half that.
-const deepMatches = 4096
+// deepSettlements is the deep schedule's history: 100,000 settlements of
+// one player (50,000 matches), 49 times a per-player store of 2,048
+// records and 24 times a window with 4,096 settlements of slack, so that
+// the replays of the first match at the end reach past both; and a key
+// hashed into b bits collides by the birthday bound, n^2/2^(b+1) expected
+// colliding pairs among n keys: 298 for b = 24, 18.6 for b = 28, 1.16 for
+// b = 32, so a cell catches a key cut to b bits with probability
+// 1 - e^-(n^2/2^(b+1)): for 24 and 28 bits surely (1 - 8e-9 at 28), for
+// 32 bits about 7 times in 10 (props' TestKitFailsAFingerprintCutTo24To32Bits
+// says which). More is dearer than it buys: the column's cost is this
+// history, run once by every design of a matrix (a run holds its 600,000
+// events of 160 bytes, about 100 MB, and ref's run takes about 0.5 CPU
+// s), and 131,072 settlements would raise the 32-bit catch only to
+// 1 - e^-2 = 0.86 for 31% more. Changing it moves the long-history pins
+// and every long-history cell's coverage.
+const deepSettlements = 100_000
+
+// deepMatchesOf is how many matches each player of a deep schedule of
+// preset p plays: deepSettlements in all. A join that adds settlements
+// to a match (third-kind) or players to the history (wide-ids' team of up
+// to 3) plays fewer, so that no deep schedule passes deepSettlements, and
+// none passes engine.MaxDeliveries (3 players x 3 kinds x 50,000 matches
+// would be 450,000).
+func deepMatchesOf(p preset) int {
+	kinds := 2
+	if p.third {
+		kinds = 3
+	}
+	return deepSettlements / (kinds * p.maxPlayers)
+}
 
 // isDeep reports whether long-history's seed selects a deep schedule.
 // Seed 0 is not deep: rapid's Example(0) is where a pin of seeds 0..k
@@ -47,11 +65,12 @@ func isDeep(f Family, seed uint64) bool {
 }
 
 // deepCache keeps the deep schedules generated so far, by family and seed:
-// drawing 4,096 matches costs tens of CPU milliseconds, and a matrix
-// asks every design's cell for the same schedule. generateDeep hands out
+// drawing 50,000 matches costs about half a CPU second, and a matrix asks
+// every design's cell for the same schedule. generateDeep hands out
 // clones, so a caller that edits its copy does not edit the next one's. At
-// most deepCacheMax are kept (about 1 MB each); a run over many seeds
-// starts the cache over when it is full.
+// most deepCacheMax are kept (8 MB each: 100,000 settlements of 56 bytes
+// and as many deliveries of 24); a run over many seeds starts the cache
+// over when it is full.
 var deepCache struct {
 	sync.Mutex
 	m map[deepKey]Schedule
@@ -65,7 +84,7 @@ type deepKey struct {
 const deepCacheMax = 8
 
 // generateDeep returns f's deep schedule of seed (f has long-history): its
-// preset with deepMatches matches and the firstMatchReplays step.
+// preset with deepMatchesOf matches and the firstMatchReplays step.
 func generateDeep(f Family, seed uint64) Schedule {
 	k := deepKey{f, seed}
 	deepCache.Lock()
@@ -74,7 +93,8 @@ func generateDeep(f Family, seed uint64) Schedule {
 	if !ok {
 		p := presetOf(f)
 		p.deep = true
-		p.minMatches, p.maxMatches = deepMatches, deepMatches
+		m := deepMatchesOf(p)
+		p.minMatches, p.maxMatches = m, m
 		s = rapid.Custom(func(t *rapid.T) Schedule { return genSchedule(t, f, p, nil) }).Example(int(seed))
 		deepCache.Lock()
 		if deepCache.m == nil || len(deepCache.m) >= deepCacheMax {
@@ -94,7 +114,7 @@ func generateDeep(f Family, seed uint64) Schedule {
 // window's bound doubled. Then 8 replays of a first-match settlement at
 // drawn matches of the history, so that a replay of the oldest record
 // also meets a store in the middle of its growth. Which kind each replays
-// is drawn. 2 + 12 + 8 = 22 deliveries more for 4,096 matches: the cost
+// is drawn. 2 + 16 + 8 = 26 deliveries more for 50,000 matches: the cost
 // of the deep schedule is its history, not its replays.
 func (g *gen) firstMatchReplays() {
 	last := g.all[len(g.all)-1]

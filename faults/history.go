@@ -71,15 +71,29 @@ func (h History) Credits(id int) int {
 // nothing the design did could have recorded it, so no Recover could
 // credit it.
 func (h History) Reached(id int) bool {
-	mine := map[int]bool{}
+	r := h.ReachedEach()
+	return id >= 0 && id < len(r) && r[id]
+}
+
+// ReachedEach is Reached of every settlement id, in one pass over the
+// history (index id; ids past its end were not reached), for a property
+// that asks it of many settlements of a long history.
+func (h History) ReachedEach() []bool {
+	reached := make([]bool, len(h.Schedule.Settlements))
+	of := map[int]int{} // attempt -> the settlement it carries
 	for i := range h.Events {
 		e := &h.Events[i]
 		switch {
-		case e.Kind == engine.EvArrive && e.Msg == id:
-			mine[e.Attempt] = true
-		case (e.Kind == engine.EvEffect && !isRead(e.Op) || e.Kind == EvCredit) && e.Attempt >= 0 && mine[e.Attempt]:
-			return true
+		case e.Kind == engine.EvArrive && e.Msg >= 0:
+			of[e.Attempt] = e.Msg
+		case (e.Kind == engine.EvEffect && !isRead(e.Op) || e.Kind == EvCredit) && e.Attempt >= 0:
+			if id, ok := of[e.Attempt]; ok {
+				if id >= len(reached) {
+					reached = append(reached, make([]bool, id+1-len(reached))...)
+				}
+				reached[id] = true
+			}
 		}
 	}
-	return false
+	return reached
 }

@@ -2,6 +2,7 @@ package props
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/onceproof/onceproof/engine"
 	"github.com/onceproof/onceproof/faults"
@@ -55,26 +56,37 @@ func safety(p faults.Property, h faults.History, as []engine.Anomaly) Verdict {
 // applied, so only unkeyed credits or credits under different grants can
 // double a settlement.
 func checkNoDup(h faults.History) Verdict {
-	applied := map[int][]faults.Event{}
-	var order []int
-	var as []engine.Anomaly
-	for _, e := range h.Events {
-		if e.Kind != faults.EvCredit || !e.Detail.Applied || e.Msg < 0 {
+	// Count first, then gather the events of only the settlements credited
+	// twice: a long history's credits are never copied.
+	applied := func(e *faults.Event) bool { return e.Kind == faults.EvCredit && e.Detail.Applied && e.Msg >= 0 }
+	n := make([]int, msgSpan(h))
+	twice := false
+	for i := range h.Events {
+		if e := &h.Events[i]; applied(e) {
+			n[e.Msg]++
+			twice = twice || n[e.Msg] == 2
+		}
+	}
+	if !twice {
+		return safety(faults.Properties.NoDup, h, nil)
+	}
+	evs := map[int][]faults.Event{}
+	var order []int // in the order of their first applied credit
+	for i := range h.Events {
+		e := &h.Events[i]
+		if !applied(e) || n[e.Msg] < 2 {
 			continue
 		}
-		prev := applied[e.Msg]
-		if len(prev) == 0 {
+		if len(evs[e.Msg]) == 0 {
 			order = append(order, e.Msg)
 		}
-		applied[e.Msg] = append(prev, e)
+		evs[e.Msg] = append(evs[e.Msg], *e)
 	}
+	an := engine.AnomaliesOf(h.Events)
+	var as []engine.Anomaly
 	for _, id := range order {
-		evs := applied[id]
-		if len(evs) < 2 {
-			continue
-		}
-		a := anomaly(h, faults.Properties.NoDup, id, evs)
-		a.Explain = fmt.Sprintf("%s was credited %d times (%s)", describe(h, id), len(evs), grantList(evs))
+		a := an.New(faults.Properties.NoDup, id, evs[id])
+		a.Explain = fmt.Sprintf("%s was credited %d times (%s)", describe(h, id), len(evs[id]), grantList(evs[id]))
 		as = append(as, a)
 	}
 	return safety(faults.Properties.NoDup, h, as)
@@ -106,66 +118,106 @@ func checkNoLoss(h faults.History) Verdict {
 	if h.Exhausted {
 		return Verdict{Property: faults.Properties.NoLoss, Outcome: Unknown, Reason: "the budget ran out before the schedule drained: retries may still have credited it"}
 	}
-	arrivals := map[int][]faults.Event{}
-	var order []int
-	credited := map[int]bool{}
-	for _, e := range h.Events {
+	// One pass marks what arrived, was credited and given up on; a second
+	// gathers the events of only the settlements it reports: a long
+	// history's events are never copied.
+	span := msgSpan(h)
+	arrived, credited, gaveUp := make([]bool, span), make([]bool, span), make([]bool, span)
+	var order []int // in the order of their first arrival
+	for i := range h.Events {
+		e := &h.Events[i]
 		switch {
-		case e.Kind == engine.EvArrive && e.Msg >= 0:
-			if len(arrivals[e.Msg]) == 0 {
+		case e.Msg < 0:
+		case e.Kind == engine.EvArrive:
+			if !arrived[e.Msg] {
+				arrived[e.Msg] = true
 				order = append(order, e.Msg)
 			}
-			arrivals[e.Msg] = append(arrivals[e.Msg], e)
-		case e.Kind == faults.EvCredit && e.Detail.Applied && e.Msg >= 0:
+		case e.Kind == faults.EvCredit && e.Detail.Applied:
 			credited[e.Msg] = true
+		case e.Kind == engine.EvGiveUp:
+			gaveUp[e.Msg] = true
 		}
 	}
+	var reached []bool
+	if h.Schedule.GiveUp {
+		reached = h.ReachedEach()
+	}
+	// lost: arrived and never credited, in the design's custody (see
+	// above); unacked: credited, and the sender gave up on it.
+	lost, unacked := make([]bool, span), make([]bool, span)
+	some := false
+	for _, id := range order {
+		lost[id] = !credited[id] && (!h.Schedule.GiveUp || id < len(reached) && reached[id])
+		some = some || lost[id]
+	}
+	for id := range span {
+		unacked[id] = credited[id] && gaveUp[id] && !h.Schedule.GiveUp
+		some = some || unacked[id]
+	}
+	if !some {
+		return Verdict{Property: faults.Properties.NoLoss, Outcome: Holds}
+	}
+	arrivals := map[int][]faults.Event{}
+	acks := map[int]map[int]faults.Event{} // settlement -> attempt -> its answer
+	giveUps := map[int][]faults.Event{}
+	var unackedGiveUps []faults.Event
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.Msg < 0 || !lost[e.Msg] && !unacked[e.Msg] {
+			continue
+		}
+		switch e.Kind {
+		case engine.EvArrive:
+			arrivals[e.Msg] = append(arrivals[e.Msg], *e)
+		case engine.EvAck:
+			if acks[e.Msg] == nil {
+				acks[e.Msg] = map[int]faults.Event{}
+			}
+			acks[e.Msg][e.Attempt] = *e
+		case engine.EvGiveUp:
+			giveUps[e.Msg] = append(giveUps[e.Msg], *e)
+			if unacked[e.Msg] {
+				unackedGiveUps = append(unackedGiveUps, *e)
+			}
+		}
+	}
+	an := engine.AnomaliesOf(h.Events)
 	var as []engine.Anomaly
 	for _, id := range order {
-		if credited[id] || h.Schedule.GiveUp && !h.Reached(id) {
-			// (Custody never started: see above.)
+		if !lost[id] {
 			continue
 		}
 		evs := arrivals[id]
 		// The acks of these attempts say how the design let it go.
-		acks := map[int]faults.Event{}
-		for _, e := range h.Events {
-			if e.Kind == engine.EvAck && e.Msg == id {
-				acks[e.Attempt] = e
-			}
-		}
 		all := append([]faults.Event(nil), evs...)
 		how := ""
 		for _, ev := range evs {
-			if ack, ok := acks[ev.Attempt]; ok {
+			if ack, ok := acks[id][ev.Attempt]; ok {
 				all = append(all, ack)
 				if ack.Ack.Acked() {
 					how = fmt.Sprintf("; attempt %d was acked %q", ack.Attempt, faults.World.AckName(ack.Ack))
 				}
 			}
 		}
-		for _, e := range h.Events {
-			if e.Kind == engine.EvGiveUp && e.Msg == id {
-				all = append(all, e)
-				how += "; " + e.Err
-			}
+		for _, e := range giveUps[id] {
+			all = append(all, e)
+			how += "; " + e.Err
 		}
 		sortEvents(all)
-		a := anomaly(h, faults.Properties.NoLoss, id, all)
+		a := an.New(faults.Properties.NoLoss, id, all)
 		a.Explain = fmt.Sprintf("%s arrived %d time(s) but was never credited%s", describe(h, id), len(evs), how)
 		as = append(as, a)
 	}
 	// Credited but never acked: the sender gave up on it, so the business
 	// counts it as failed (an alert, a manual repair) although the money
-	// moved: lost from the sender's side.
-	for _, e := range h.Events {
-		// (A sender that gives up by design, Schedule.GiveUp, leaves the
-		// ack to nobody: Recover's credit is all it can get.)
-		if e.Kind == engine.EvGiveUp && credited[e.Msg] && !h.Schedule.GiveUp {
-			a := anomaly(h, faults.Properties.NoLoss, e.Msg, append(arrivals[e.Msg], e))
-			a.Explain = fmt.Sprintf("%s was credited but never acked: %s, and counts it as failed", describe(h, e.Msg), e.Err)
-			as = append(as, a)
-		}
+	// moved: lost from the sender's side. (A sender that gives up by
+	// design, Schedule.GiveUp, leaves the ack to nobody: Recover's credit
+	// is all it can get.)
+	for _, e := range unackedGiveUps {
+		a := an.New(faults.Properties.NoLoss, e.Msg, append(slices.Clip(arrivals[e.Msg]), e))
+		a.Explain = fmt.Sprintf("%s was credited but never acked: %s, and counts it as failed", describe(h, e.Msg), e.Err)
+		as = append(as, a)
 	}
 	if len(as) > 0 {
 		return Verdict{Property: faults.Properties.NoLoss, Outcome: Fails, Anomalies: as}
@@ -176,8 +228,10 @@ func checkNoLoss(h faults.History) Verdict {
 // checkNoCrossRoom: every applied credit lands in its settlement's own room
 // (不串房).
 func checkNoCrossRoom(h faults.History) Verdict {
+	an := engine.AnomaliesOf(h.Events)
 	var as []engine.Anomaly
-	for _, e := range h.Events {
+	for i := range h.Events {
+		e := &h.Events[i]
 		if e.Kind != faults.EvCredit || !e.Detail.Applied || e.Msg < 0 || e.Msg >= len(h.Schedule.Settlements) {
 			continue
 		}
@@ -185,7 +239,7 @@ func checkNoCrossRoom(h faults.History) Verdict {
 		if e.Detail.Room == want {
 			continue
 		}
-		a := anomaly(h, faults.Properties.NoCrossRoom, e.Msg, []faults.Event{e})
+		a := an.New(faults.Properties.NoCrossRoom, e.Msg, []faults.Event{*e})
 		a.Explain = fmt.Sprintf("%s was credited to room %d", describe(h, e.Msg), e.Detail.Room)
 		as = append(as, a)
 	}
@@ -195,20 +249,34 @@ func checkNoCrossRoom(h faults.History) Verdict {
 // checkNoBlocking: the first arrival of a settlement is never answered
 // AckHeld (不阻塞新房): holding it back waits for a gap that may never fill.
 func checkNoBlocking(h faults.History) Verdict {
-	first := map[int]faults.Event{} // attempt -> its first arrival
+	// Only an AckHeld can fail it: a history without one (every design
+	// that never holds) is judged without indexing its arrivals.
+	held := false
+	for i := range h.Events {
+		if e := &h.Events[i]; e.Kind == engine.EvAck && e.Ack == faults.AckHeld {
+			held = true
+			break
+		}
+	}
+	if !held {
+		return safety(faults.Properties.NoBlocking, h, nil)
+	}
+	first := map[int]int{} // attempt -> the position of its first arrival
+	an := engine.AnomaliesOf(h.Events)
 	var as []engine.Anomaly
-	for _, e := range h.Events {
+	for i := range h.Events {
+		e := &h.Events[i]
 		switch e.Kind {
 		case engine.EvArrive:
 			if e.First {
-				first[e.Attempt] = e
+				first[e.Attempt] = i
 			}
 		case engine.EvAck:
 			arr, ok := first[e.Attempt]
 			if !ok || e.Ack != faults.AckHeld {
 				continue
 			}
-			a := anomaly(h, faults.Properties.NoBlocking, e.Msg, []faults.Event{arr, e})
+			a := an.New(faults.Properties.NoBlocking, e.Msg, []faults.Event{h.Events[arr], *e})
 			a.Explain = fmt.Sprintf("the first arrival of %s was held back instead of credited", describe(h, e.Msg))
 			as = append(as, a)
 		}
@@ -221,16 +289,18 @@ func checkNoBlocking(h faults.History) Verdict {
 // (the design does not implement faults.Bounded, or nothing arrived) is
 // NotJudged: nothing was shown either way.
 func checkBoundedState(h faults.History) Verdict {
+	an := engine.AnomaliesOf(h.Events)
 	var as []engine.Anomaly
 	samples := 0
-	for _, e := range h.Events {
+	for i := range h.Events {
+		e := &h.Events[i]
 		if e.Kind == faults.EvState {
 			samples++
 		}
 		if e.Kind != faults.EvState || e.Detail.Size <= e.Detail.Bound {
 			continue
 		}
-		a := anomaly(h, faults.Properties.BoundedState, -1, []faults.Event{e})
+		a := an.New(faults.Properties.BoundedState, -1, []faults.Event{*e})
 		a.Explain = fmt.Sprintf("node %d keeps %d entries, over its declared bound of %d", e.Node, e.Detail.Size, e.Detail.Bound)
 		as = append(as, a)
 	}
@@ -248,16 +318,18 @@ func checkBoundedState(h faults.History) Verdict {
 // there; each of the four names its own way of breaking that sum.
 func checkExactAmount(h faults.History) Verdict {
 	sts := h.Schedule.Settlements
+	an := engine.AnomaliesOf(h.Events)
 	var as []engine.Anomaly
-	for _, e := range h.Events {
+	for i := range h.Events {
+		e := &h.Events[i]
 		switch {
 		case e.Kind != faults.EvCredit || !e.Detail.Applied:
 		case e.Msg < 0:
-			a := anomaly(h, faults.Properties.ExactAmount, -1, []faults.Event{e})
+			a := an.New(faults.Properties.ExactAmount, -1, []faults.Event{*e})
 			a.Explain = fmt.Sprintf("a credit of %d to room %d for a settlement that does not exist (%s)", e.Detail.Amount, e.Detail.Room, e.Err)
 			as = append(as, a)
 		case e.Detail.Amount != sts[e.Msg].Net:
-			a := anomaly(h, faults.Properties.ExactAmount, e.Msg, []faults.Event{e})
+			a := an.New(faults.Properties.ExactAmount, e.Msg, []faults.Event{*e})
 			a.Explain = fmt.Sprintf("%s was credited %d, not its net %d", describe(h, e.Msg), e.Detail.Amount, sts[e.Msg].Net)
 			as = append(as, a)
 		}
@@ -270,9 +342,11 @@ func checkExactAmount(h faults.History) Verdict {
 // the ledger. A dishonest "already delivered" makes the sender stop retrying
 // a settlement that may never be credited.
 func checkHonestAck(h faults.History) Verdict {
-	credited := map[int]bool{}
+	credited := make([]bool, msgSpan(h))
+	an := engine.AnomaliesOf(h.Events)
 	var as []engine.Anomaly
-	for _, e := range h.Events {
+	for i := range h.Events {
+		e := &h.Events[i]
 		switch {
 		case e.Kind == faults.EvCredit && e.Detail.Applied && e.Msg >= 0:
 			credited[e.Msg] = true
@@ -280,7 +354,7 @@ func checkHonestAck(h faults.History) Verdict {
 			if credited[e.Msg] {
 				continue
 			}
-			a := anomaly(h, faults.Properties.HonestAck, e.Msg, []faults.Event{e})
+			a := an.New(faults.Properties.HonestAck, e.Msg, []faults.Event{*e})
 			a.Explain = fmt.Sprintf("attempt %d of %s was acked %q before any credit of it was in the ledger", e.Attempt, describe(h, e.Msg), faults.World.AckName(e.Ack))
 			as = append(as, a)
 		}
@@ -300,8 +374,16 @@ func checkResponsive(h faults.History) Verdict {
 	return engine.CheckResponsive(h.Events, h.Exhausted, faults.Properties.Responsive, "s", func(id int) string { return describe(h, id) })
 }
 
-func anomaly(h faults.History, p faults.Property, id int, evs []faults.Event) engine.Anomaly {
-	return engine.NewAnomaly(h.Events, p, id, evs)
+// msgSpan is how many settlement ids h's events may name: its
+// settlements, or more in a history built by hand that names others. The
+// checkers keep their per-settlement marks in slices of this length, not
+// in maps of every settlement.
+func msgSpan(h faults.History) int {
+	n := len(h.Schedule.Settlements)
+	for i := range h.Events {
+		n = max(n, h.Events[i].Msg+1)
+	}
+	return n
 }
 
 func sortEvents(evs []faults.Event) { engine.SortEvents(evs) }
