@@ -20,8 +20,10 @@ import (
 // concurrent schedule: not on one node; in a schedule with a pause: only
 // with a paused one, and a node with a paused call runs no other: it
 // answers a nack with no env call), and no settlement is sent more than
-// its planned arrivals plus twice MaxAttempts times (main phase plus
-// drain).
+// its planned arrivals plus MaxAttempts times per phase: the main phase
+// and each drain pass, of which there is one, or with outages one more
+// per call an outage fails (engine's drainPasses: 1 + the outages'
+// calls, the settlement world draining once).
 func checkShape(h faults.History) error {
 	// open: lane -> attempt whose terminal event is pending, a lane being
 	// a node, or with pauses the attempt itself (nodeOf says its node).
@@ -39,6 +41,10 @@ func checkShape(h faults.History) error {
 	planned := map[int]int{}
 	for _, d := range h.Schedule.Deliveries {
 		planned[d.Msg]++
+	}
+	phases := 2 // the main phase and the drain
+	for _, o := range h.Schedule.Outages {
+		phases += o.Calls
 	}
 	var prev time.Duration
 	for i, e := range h.Events {
@@ -65,8 +71,8 @@ func checkShape(h faults.History) error {
 			open[lane(e)] = e.Attempt
 			nodeOf[e.Attempt] = e.Node
 			sends[e.Msg]++
-			if limit := 2*h.Schedule.MaxAttempts + planned[e.Msg]; sends[e.Msg] > limit {
-				return fmt.Errorf("s%d sent %d times, over twice MaxAttempts plus its %d planned arrivals", e.Msg, sends[e.Msg], planned[e.Msg])
+			if limit := phases*h.Schedule.MaxAttempts + planned[e.Msg]; sends[e.Msg] > limit {
+				return fmt.Errorf("s%d sent %d times, over MaxAttempts in each of %d phases plus its %d planned arrivals", e.Msg, sends[e.Msg], phases, planned[e.Msg])
 			}
 		case engine.EvAck, engine.EvCrash, engine.EvPanic:
 			if e.Kind != engine.EvAck {
