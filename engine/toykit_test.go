@@ -172,8 +172,15 @@ func TestToyKitReportsEveryFailure(t *testing.T) {
 // kitChild runs the test binary on TestToyKitChild for case name.
 func kitChild(t *testing.T, name, dir string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestToyKitChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "TOY_KIT_CASE="+name, "TOY_KIT_DIR="+dir)
+	return testChild(t, []string{"-test.run=^TestToyKitChild$", "-test.v"}, "TOY_KIT_CASE="+name, "TOY_KIT_DIR="+dir)
+}
+
+// testChild runs the test binary with args and env added to the
+// environment, and returns its output and exit code.
+func testChild(t *testing.T, args []string, env ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return string(out), ee.ExitCode()

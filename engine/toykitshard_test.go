@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"os"
-	"os/exec"
 	"regexp"
 	"testing"
 
@@ -54,14 +53,5 @@ func TestKitShardFlagRunsEachFamilyOnce(t *testing.T) {
 
 func shardChild(t *testing.T, shard string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestToyKitShardChild$", "-test.v", "-onceproof.shard="+shard)
-	cmd.Env = append(os.Environ(), "TOY_KIT_SHARD_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return string(out), ee.ExitCode()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(out), 0
+	return testChild(t, []string{"-test.run=^TestToyKitShardChild$", "-test.v", "-onceproof.shard=" + shard}, "TOY_KIT_SHARD_CHILD=1")
 }
