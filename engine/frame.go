@@ -143,6 +143,18 @@ func (a Fault) Before(b Fault) bool {
 	return a.Attempt < b.Attempt || (a.Attempt == b.Attempt && a.Effect < b.Effect)
 }
 
+// CompareFaults orders faults as Before does, for slices.SortStableFunc:
+// -1 if a is before b, 1 if b is before a, 0 for faults at one point.
+func CompareFaults(a, b Fault) int {
+	switch {
+	case a.Before(b):
+		return -1
+	case b.Before(a):
+		return 1
+	}
+	return 0
+}
+
 // HasPause reports whether f injects a Pause anywhere.
 func (f Frame) HasPause() bool {
 	for _, x := range f.Faults {

@@ -46,24 +46,11 @@ func (g *gen) nodeFailures() { g.addFaults("node-failures", 0, 2, 0, engine.Fail
 // canonicalFaults puts the faults in canonical order; of two faults at one
 // point the first drawn wins.
 func (g *gen) canonicalFaults() {
-	slices.SortStableFunc(g.faults, byPoint)
+	slices.SortStableFunc(g.faults, engine.CompareFaults)
 	g.faults = slices.CompactFunc(g.faults, func(a, b engine.Fault) bool { return a.Attempt == b.Attempt && a.Effect == b.Effect })
 	if len(g.faults) > 0 {
 		g.s.Faults = g.faults
 	}
-}
-
-// byPoint orders faults as Frame.Faults wants them (engine.Fault.Before):
-// Recover calls' first, then by attempt, then effect; faults on a planned
-// delivery (the pause family's) last, by delivery.
-func byPoint(a, b engine.Fault) int {
-	switch {
-	case a.Before(b):
-		return -1
-	case b.Before(a):
-		return 1
-	}
-	return 0
 }
 
 // switches draws concurrent's interleaving (Schedule.Switches), after the
@@ -110,5 +97,5 @@ func (g *gen) recoverCrashes() {
 			Kind:    []engine.FaultKind{engine.CrashBefore, engine.CrashAfter}[g.draw(0, 1, "kind")],
 		})
 	}
-	slices.SortStableFunc(g.s.Faults, byPoint)
+	slices.SortStableFunc(g.s.Faults, engine.CompareFaults)
 }

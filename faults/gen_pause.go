@@ -55,7 +55,7 @@ func (g *gen) pauses() {
 		fs = append(fs, engine.Fault{Attempt: c, Effect: 0, Kind: engine.CrashBefore, OnDelivery: true})
 	}
 	all := append(slices.Clone(g.s.Faults), fs...)
-	slices.SortStableFunc(all, byPoint)
+	slices.SortStableFunc(all, engine.CompareFaults)
 	g.s.Faults = all
 }
 

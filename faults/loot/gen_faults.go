@@ -152,15 +152,7 @@ func (g *gen) recoverCrashes() {
 // point the first drawn wins.
 func (g *gen) canonicalFaults() {
 	fs := g.faults
-	slices.SortStableFunc(fs, func(a, b engine.Fault) int {
-		switch {
-		case a.Before(b):
-			return -1
-		case b.Before(a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(fs, engine.CompareFaults)
 	fs = slices.CompactFunc(fs, func(a, b engine.Fault) bool { return !a.Before(b) && !b.Before(a) })
 	// g.faults keeps the canonical list, so that a step after this one
 	// (cancelFault) can add a fault and put them in order again.
