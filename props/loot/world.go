@@ -137,7 +137,7 @@ var propertyDocs = map[engine.Property]string{
 	lootfaults.Properties.InWindow:     "a claim is answered accepted, or freezes into the claim set, only if its row was written before the deadline by the database's clock",
 	lootfaults.Properties.ForwardOnly:  "every status change follows the table: forward (several edges in one atomic write, as CLAIMING -> CLOSED), CANCELED before CLOSED, never back",
 	lootfaults.Properties.HonestAnswer: "a reply says accepted, already or recorded only when the database (and the inventory) say so, and refused only when the rules say no (an open, or a member's claim on a CLAIMING session, before the deadline by the database's clock is never refused, nor answered noted without taking effect)",
-	lootfaults.Properties.Responsive:   "every Handle and Recover returns: no panic, no deadlock",
+	lootfaults.Properties.Responsive:   "every Handle and Recover returns and nothing of the design outlives the run: no panic, no deadlock, no stall (the watchdogs end a run that stops moving), no goroutine left running (seen in TestDesign's bubbles)",
 }
 
 // Describe is property p's one-line meaning.
