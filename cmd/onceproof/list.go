@@ -41,6 +41,10 @@ func list[D engine.Design, S, X any](w io.Writer, sub subject[D, S, X], flag str
 		fmt.Fprintf(w, "\n%s joined families the matrix and TestDesign also run (what each pair makes that neither part does):\n", sub.name)
 		families(w, sub.world, sub.world.Joins)
 	}
+	if len(sub.world.Sampled) > 0 {
+		fmt.Fprintf(w, "\n%s sampled families, run only when named (matrix%s -families x; props.Families in go test): their runs the Go runtime interleaves, so a run does not replay from its schedule and they are no column:\n", sub.name, flag)
+		families(w, sub.world, sub.world.Sampled)
+	}
 	fmt.Fprintf(w, "\n%s properties (judged on every run):\n", sub.name)
 	for _, p := range sub.world.Properties {
 		fmt.Fprintf(w, "  %s\t%s\n", p, sub.world.Describe(p))
