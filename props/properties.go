@@ -204,6 +204,12 @@ func checkNoLoss(h faults.History) Verdict {
 			all = append(all, e)
 			how += "; " + e.Err
 		}
+		if h.Schedule.GiveUp {
+			// Custody is the only reason a given-up settlement counts: say
+			// what started it, and how a design whose first call only
+			// read says so (a false failure otherwise: faults.Read).
+			how += "; in the design's custody since a call of it that could have taken effect ran (a Durable op not named faults.Read, or a Credit)"
+		}
 		sortEvents(all)
 		a := an.New(faults.Properties.NoLoss, id, all)
 		a.Explain = fmt.Sprintf("%s arrived %d time(s) but was never credited%s", describe(h, id), len(evs), how)
