@@ -39,15 +39,32 @@ type MatrixOptions[D any] struct {
 	// others stay zero (Cell.Ran false) for MergeShards to fill from the
 	// other shards.
 	Shard Shard
-	// Progress, if set, is called after each cell, from one goroutine at a
-	// time, with the cells done and the total (of this shard).
-	Progress func(done, total int)
+	// Progress, if set, is called after every run of every cell and after
+	// each cell, from one goroutine at a time, with how far the matrix is
+	// (of this shard).
+	Progress func(MatrixProgress)
+	// ran, if set, is called after each run of a cell (RunMatrix's
+	// progress).
+	ran func()
 	// Context, if set, stops the matrix early once it is done: no new run
 	// starts (a run in flight finishes, so its cluster is closed as usual)
 	// and the cells are incomplete. The caller must not use the Matrix
 	// then; a command uses it to clean up on an interrupt.
 	Context context.Context
 	_       struct{}
+}
+
+// MatrixProgress is how far a RunMatrix is, for a progress line.
+type MatrixProgress struct {
+	Cells, CellsDone int
+	// Runs is the generated schedules of every cell (World.Runs of its
+	// family), RunsDone those run so far. Exhaustive is the cells whose
+	// runs cannot be counted ahead (an enumeration), ExhaustiveRuns what
+	// they ran so far. Shrinking runs are not counted: a cell's
+	// counterexamples take a few hundred each.
+	Runs, RunsDone, Exhaustive, ExhaustiveRuns int
+	// Last is the cell of the run or cell just done: "design under family".
+	Last string
 }
 
 // Matrix is every design's verdict under every family.
@@ -217,18 +234,42 @@ func RunMatrix[D Design, S, X any](w World[D, S, X], opt MatrixOptions[D]) Matri
 	ch := make(chan job)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	done := 0
+	pr := MatrixProgress{Cells: len(jobs)}
+	for _, j := range jobs {
+		if _, _, ok := w.Exhaustive(opt.Families[j.col]); ok {
+			pr.Exhaustive++
+		} else {
+			pr.Runs += w.Runs(opt.Families[j.col], opt.N)
+		}
+	}
 	for range opt.Parallel {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range ch {
-				c := runCell(w, opt.Designs[j.row], opt.Families[j.col], opt)
+				o := opt
+				last := opt.Designs[j.row].Name() + " under " + string(opt.Families[j.col])
+				_, _, exhaustive := w.Exhaustive(opt.Families[j.col])
+				if opt.Progress != nil {
+					o.ran = func() {
+						mu.Lock()
+						if exhaustive {
+							pr.ExhaustiveRuns++
+						} else {
+							pr.RunsDone++
+						}
+						pr.Last = last
+						opt.Progress(pr)
+						mu.Unlock()
+					}
+				}
+				c := runCell(w, opt.Designs[j.row], opt.Families[j.col], o)
 				mu.Lock()
 				m.Rows[j.row].Cells[j.col] = c
-				done++
+				pr.CellsDone++
+				pr.Last = last
 				if opt.Progress != nil {
-					opt.Progress(done, len(jobs))
+					opt.Progress(pr)
 				}
 				mu.Unlock()
 			}
@@ -311,6 +352,9 @@ func runCell[D Design, S, X any](w World[D, S, X], d D, f Family, opt MatrixOpti
 		seed, s, h := run.seed, run.sched, run.hist
 		r := w.Judge(h)
 		c.Runs++
+		if opt.ran != nil {
+			opt.ran()
+		}
 		c.Coverage.Merge(w.Coverage(h))
 		if r.Unknown() {
 			c.Unknown++
