@@ -89,6 +89,9 @@ type system struct {
 	stamp   int
 	// arrivals: the events players has read so far (AfterAttempt)
 	arrivals int
+	// pauses: the schedule pauses a call, so a node with a call in
+	// progress is frozen (node.calls).
+	pauses bool
 }
 
 // addPlayer counts player pl as delivered to node n (for Load). Players
@@ -109,6 +112,7 @@ func newSystem(d Design, s Schedule) *system {
 		nodes:   make([]Node, s.Nodes),
 		players: make([][]uint32, s.Nodes),
 		marks:   make([]int, n),
+		pauses:  s.HasPause(),
 	}
 	for i, st := range s.Settlements {
 		sys.ids[settleKey{st.Player, st.Match, st.Kind}] = i
@@ -120,7 +124,10 @@ func newSystem(d Design, s Schedule) *system {
 func (sys *system) NewNode(id int, p *engine.Port[Detail]) engine.Node {
 	nd := sys.cluster.NewNode(id, &env{p: p, sys: sys})
 	sys.nodes[id] = nd
-	n := node{nd, sys.sts, new(int)}
+	n := node{n: nd, sts: sys.sts}
+	if sys.pauses {
+		n.calls = new(int)
+	}
 	if _, ok := nd.(Recoverer); ok {
 		return recoverNode{n}
 	}
@@ -145,7 +152,9 @@ func (sys *system) identify(s Settlement) int {
 }
 
 // node is a design's node as the engine sees it: messages by number.
-// calls counts the node's calls in progress, which is more than one only
+// calls (in a schedule with a pause; nil otherwise, where an in-node
+// schedule has calls at once on one node by design) counts the node's
+// calls in progress, which is more than one only
 // while a call is paused (engine.Pause): the node is frozen then (a GC
 // stall, SIGSTOP), and a delivery that reaches it goes unanswered
 // (errFrozen, a nack the design never sees) until the paused call
@@ -164,6 +173,9 @@ type node struct {
 var errFrozen = errors.New("the node is frozen (one of its calls is paused): it answers nothing until that call resumes")
 
 func (n node) Deliver(now time.Time, msg int) (engine.Ack, error) {
+	if n.calls == nil {
+		return n.n.Deliver(now, n.sts[msg])
+	}
 	if *n.calls > 0 {
 		return Nack, errFrozen
 	}
