@@ -116,7 +116,7 @@ var familyDocs = map[Family]string{
 	Families.LongHistory:    "a thousand matches of one player, replays from hundreds of matches back; one schedule in ten is 50,000 matches replaying the very first",
 	Families.SmallScope:     "every schedule within DefaultScope, not a sample: a cell holds exhaustively to it",
 	Families.Pause:          "a node freezes mid-call past the window or every lease while other nodes finish or recover the settlement, then resumes",
-	Families.InNode:         "copies and distinct settlements of one player at one instant on one node, handled at once on goroutines the Go runtime interleaves: a sampled search, judged by go test only",
+	Families.InNode:         "copies and distinct settlements of one player at one instant on one node, handled at once on goroutines the Go runtime interleaves: a sampled search, reproducible only by chance (go test runs it in bubbles; onceproof matrix -families in-node without)",
 }
 
 // runsOf is how many schedules of family f a cell of n schedules runs: n, or

@@ -67,7 +67,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.redis, "redis", "", "the settle lock: redis://host:6379/0 (optional: the store's CAS decides without it)")
 	fs.StringVar(&c.redisPrefix, "redis-prefix", "", "`prefix` of the lock's keys (tenants sharing one Redis); the keys are the document's loot:settle:lock:<session>")
 	fs.StringVar(&c.inventory, "inventory", "", "deliver grants to this HTTP inventory `URL` (POST, the grant number as Idempotency-Key; see ref/loot/httpinventory) instead of the store's own loot_inventory table")
-	fs.BoolVar(&c.dev, "dev", false, "in-memory store, lock and inventory: no servers, nothing survives the process")
+	fs.BoolVar(&c.dev, "dev", false, "in-memory store, lock and inventory (the inventory -inventory's, if given): no servers, nothing survives the process")
 	fs.IntVar(&c.dbConns, "db-conns", 64, "most connections to the database")
 	fs.DurationVar(&c.lockTTL, "lock-ttl", loot.DefaultSettleLease, "settle lease: the lock's ttl and how long a settler is presumed alive before another instance takes its session over")
 	fs.DurationVar(&c.settleEvery, "settle-every", time.Second, "how often to settle sessions whose deadline passed (and take over stalled settles)")

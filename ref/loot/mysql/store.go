@@ -80,9 +80,10 @@ var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 //     server reads tied rows in (on MariaDB, player id: a later claim wins);
 //     ranking here ends on the player id (loot.Ranker), outside SQL.
 //   - The settle CAS also takes over an expired settler and bumps a fence;
-//     closing, the grants (one multi-row INSERT) and the audit row are one
-//     transaction guarded by that fence, instead of grants inserted one by
-//     one before a separate markClosed.
+//     closing, the grants (one single-row INSERT each, all sent in the
+//     same round trip) and the audit row are one transaction guarded by
+//     that fence, instead of grants inserted one by one, a round trip
+//     each, before a separate markClosed.
 //   - grant_no is VARCHAR(160), and codes compare byte for byte: Schema
 //     says why, with the rest of the tables' changes.
 type Store struct {
