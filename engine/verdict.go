@@ -164,23 +164,14 @@ func Safety(p Property, stalled, exhausted bool, as []Anomaly) Verdict {
 // evs, events of the history all: the attempts, nodes and planned
 // deliveries they involve, and the time of the last one. The caller
 // writes Explain. It reads the whole of all for the deliveries: a property
-// that may report many anomalies of one history makes them with
-// Anomalies instead, which gives the same anomalies.
+// that may report many anomalies of one history makes them with one
+// Anomalies instead, which reads it once for all of them.
 func NewAnomaly[X any](all []Event[X], p Property, msg int, evs []Event[X]) Anomaly {
-	a, seenA := newAnomaly(p, msg, evs)
-	// The planned deliveries behind the attempts involved (a retry the
-	// sender added has none).
-	for _, e := range all {
-		if e.Kind == EvArrive && e.Delivery >= 0 && seenA[e.Attempt] && e.Attempt >= 0 {
-			a.Deliveries = append(a.Deliveries, e.Delivery)
-		}
-	}
-	return a
+	return AnomaliesOf(all).New(p, msg, evs)
 }
 
-// newAnomaly is NewAnomaly without the deliveries, and the attempts evs
-// involve.
-func newAnomaly[X any](p Property, msg int, evs []Event[X]) (Anomaly, map[int]bool) {
+// newAnomaly is NewAnomaly without the deliveries.
+func newAnomaly[X any](p Property, msg int, evs []Event[X]) Anomaly {
 	a := Anomaly{Property: p, Msg: msg}
 	seenA, seenN := map[int]bool{}, map[int]bool{}
 	for _, e := range evs {
@@ -195,7 +186,7 @@ func newAnomaly[X any](p Property, msg int, evs []Event[X]) (Anomaly, map[int]bo
 		}
 		a.At = e.At
 	}
-	return a, seenA
+	return a
 }
 
 // Anomalies makes the anomalies of one history as NewAnomaly does, but
@@ -226,7 +217,7 @@ func (x *Anomalies[X]) New(p Property, msg int, evs []Event[X]) Anomaly {
 			}
 		}
 	}
-	a, _ := newAnomaly(p, msg, evs)
+	a := newAnomaly(p, msg, evs)
 	var found []arrival
 	for _, at := range a.Attempts {
 		found = append(found, x.of[at]...)
