@@ -451,20 +451,20 @@ func defaultOut(subject, dir string, full bool, sd storeRows) (string, error) {
 
 // cellBudgets says how many schedules m's cells ran, family by family
 // grouped by count, in column order: "200 (clean, duplicate, ...), 10
-// (long-history), all 34,581 (small-scope)"; an exhaustive family's count
-// is its largest cell's (a concurrent enumeration's interleavings vary
-// by design), a generated one's World.Runs.
+// (long-history), all 34581 (small-scope)": each family's largest cell's
+// Runs (a cell whose run stalled stops early; an enumeration's
+// interleavings vary by design), "all" for an exhaustive family.
 func cellBudgets[D engine.Design, S, X any](w engine.World[D, S, X], m engine.Matrix[S, X]) string {
 	var order []string
 	groups := map[string][]string{}
 	for j, f := range m.Families {
-		label := fmt.Sprint(w.Runs(f, m.N))
+		most := 0
+		for _, r := range m.Rows {
+			most = max(most, r.Cells[j].Runs)
+		}
+		label := fmt.Sprint(most)
 		if _, _, ok := w.Exhaustive(f); ok {
-			most := 0
-			for _, r := range m.Rows {
-				most = max(most, r.Cells[j].Runs)
-			}
-			label = fmt.Sprintf("all %d", most)
+			label = "all " + label
 		}
 		if groups[label] == nil {
 			order = append(order, label)
