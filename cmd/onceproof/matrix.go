@@ -211,10 +211,10 @@ func runMatrix[D engine.Design, S, X any](sub subject[D, S, X], designs []D, mr 
 	// module root) writes them. Any other run is a check, and goes
 	// elsewhere unless told.
 	set := mr.set
-	full := !set["designs"] && !set["families"] && !set["n"] && !set["seed"] && sd == nil
+	full := fullMatrix(func(name string) bool { return set[name] })
 	if mr.shard != nil {
 		opt.Shard = *mr.shard
-		return runShard(sub, opt, mr, full)
+		return runShard(sub, opt, mr)
 	}
 	out, label := mr.out, "-out "+mr.out
 	if !set["out"] {
@@ -277,6 +277,19 @@ func execute[D engine.Design, S, X any](w engine.World[D, S, X], opt engine.Matr
 		fmt.Fprintf(stdout, "%s: %d runs, each on a fresh store, in %.1fs\n", sd.Name(), sd.Runs(), time.Since(start).Seconds())
 	}
 	return m, nil
+}
+
+// fullMatrix reports whether a matrix command whose flags given are those
+// set says runs the full default matrix, the committed results' command:
+// no flag that narrows it or moves it onto a store (-store, and -lock,
+// which runs the rows on a real lock).
+func fullMatrix(set func(name string) bool) bool {
+	for _, f := range []string{"designs", "families", "n", "seed", "store", "lock"} {
+		if set(f) {
+			return false
+		}
+	}
+	return true
 }
 
 // byLine is how a matrix's files name their origin: committedBy for the

@@ -22,18 +22,17 @@ type shardFile struct {
 	Shard   string `json:"shard"`
 	// Flags are the matrix command's, without -shard and -json (a shard
 	// has no -out): the origin an unsharded run's files name, with the
-	// merge's -out put among them where the flag set orders it; Full says
-	// it was the full default matrix, which merged into the committed
-	// results names committedBy.
+	// merge's -out put among them where the flag set orders it, and
+	// whether it was the full default matrix, which merged into the
+	// committed results names committedBy (fullMatrix).
 	Flags  []commandFlag   `json:"flags"`
-	Full   bool            `json:"full"`
 	Matrix json.RawMessage `json:"matrix"`
 }
 
 // runShard runs shard opt.Shard of the matrix and writes its cells as a
 // shard file to -json. Its cells' verdicts are the merge's to report: the
 // shard exits 0 unless it could not run.
-func runShard[D engine.Design, S, X any](sub subject[D, S, X], opt engine.MatrixOptions[D], mr matrixRun, full bool) (int, error) {
+func runShard[D engine.Design, S, X any](sub subject[D, S, X], opt engine.MatrixOptions[D], mr matrixRun) (int, error) {
 	m, err := execute(sub.world, opt, mr)
 	if err != nil {
 		return 0, err
@@ -42,7 +41,7 @@ func runShard[D engine.Design, S, X any](sub subject[D, S, X], opt engine.Matrix
 	if err != nil {
 		return 0, err
 	}
-	f := shardFile{Subject: sub.name, Shard: opt.Shard.String(), Flags: commandFlags(mr.fs, mr.set, mr.sp), Full: full, Matrix: raw}
+	f := shardFile{Subject: sub.name, Shard: opt.Shard.String(), Flags: commandFlags(mr.fs, mr.set, mr.sp), Matrix: raw}
 	if err := writeJSON(mr, f); err != nil {
 		return 0, err
 	}
@@ -86,7 +85,7 @@ func mergeCmd(args []string, regs registries, stdout, stderr io.Writer) (int, er
 		if err := dec.Decode(&f); err != nil || f.Subject == "" || len(f.Matrix) == 0 {
 			return 0, badf("merge: %s is not a shard file of onceproof matrix -shard (%v)", name, err)
 		}
-		if len(shards) > 0 && (f.Subject != shards[0].Subject || !slices.Equal(f.Flags, shards[0].Flags) || f.Full != shards[0].Full) {
+		if len(shards) > 0 && (f.Subject != shards[0].Subject || !slices.Equal(f.Flags, shards[0].Flags)) {
 			return 0, badf("merge: %s is a shard of %q (%s), %s of %q (%s): shards of two matrix commands",
 				name, formatCommand(f.Flags), f.Subject, pos[0], formatCommand(shards[0].Flags), shards[0].Subject)
 		}
@@ -122,7 +121,9 @@ func merge[D engine.Design, S, X any](sub subject[D, S, X], shards []shardFile, 
 	if err != nil {
 		return 0, badf("%v", err)
 	}
-	full := shards[0].Full
+	full := fullMatrix(func(name string) bool {
+		return slices.ContainsFunc(shards[0].Flags, func(f commandFlag) bool { return f.Name == name })
+	})
 	out, label := mr.out, "-out "+mr.out
 	if !mr.set["out"] {
 		if out, err = defaultOut(sub.name, sub.results, full, nil); err != nil {
