@@ -190,4 +190,3 @@ func TestSkewReachesLibcNotGo(t *testing.T) {
 		}
 	}
 }
-
