@@ -56,9 +56,10 @@ func processPlan(ctx context.Context, f *instance.Fleet) error {
 
 // underProcessFaults runs a campaign of fams against three lootd started
 // with args (and -inventory, the harness's hosted inventory) while
-// processPlan puts its faults on them; then every judged property must
-// hold, and nothing is lost: every session CLOSED or CANCELED, every grant
-// SUCCESS and applied by the inventory exactly once under its grant number.
+// processPlan puts its faults on them, instance 2 3 s ahead throughout;
+// then every judged property must hold, and nothing is lost: every
+// session CLOSED or CANCELED, every grant SUCCESS and applied by the
+// inventory exactly once under its grant number.
 func underProcessFaults(t *testing.T, db *sql.DB, kind string, fams []engine.Family, repro string, args ...string) {
 	t.Helper()
 	inv, err := inventory.Start(inventory.Options{Now: time.Now})
@@ -66,8 +67,13 @@ func underProcessFaults(t *testing.T, db *sql.DB, kind string, fams []engine.Fam
 		t.Fatal(err)
 	}
 	defer inv.Close()
-	args = append(args, "-inventory", inv.URL(), "-lock-ttl", lockTTL.String())
-	fleet := lootdproc.StartFleet(t, lootdproc.Options(t, 3, t.TempDir(), args...))
+	args = append(args, "-inventory", inv.URL(), "-lock-ttl", lockTTL.String(), "-clock-skew", "{skew}")
+	o := lootdproc.Options(t, 3, t.TempDir(), args...)
+	// Instance 2's clock 3 s ahead: more than the lease, so a decision
+	// taken by its own clock would show (see cmd/lootd/clock.go for what
+	// reads it).
+	o.Skew = []time.Duration{0, 0, 3 * time.Second}
+	fleet := lootdproc.StartFleet(t, o)
 	var tgs []lootservice.Target
 	for i := range 3 {
 		tgs = append(tgs, lootservice.Target{Player: fleet.URL(i, "port"), Internal: fleet.URL(i, "internal")})
@@ -181,7 +187,7 @@ var processFamilies = []engine.Family{lootfaults.Families.DuplicateClaim, lootfa
 
 // TestLootdOnPostgresAndRedisHoldsUnderKillStopAndRestart: three lootd on
 // PostgreSQL with the settle lock on Redis, one killed -9 and restarted,
-// one stopped past the lock's ttl and continued.
+// one stopped past the lock's ttl and continued, one 3 s ahead.
 func TestLootdOnPostgresAndRedisHoldsUnderKillStopAndRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL, Redis and three lootd, and runs for about a minute")

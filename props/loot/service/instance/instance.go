@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -238,12 +239,26 @@ func (f *Fleet) start(ctx context.Context, i int) error {
 	// Its own process group, so a signal reaches what it starts too (faketime
 	// forks the program); and killed if the harness dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	p := &proc{cmd: cmd, done: make(chan struct{}), log: log}
+	started := make(chan error, 1)
+	go func() {
+		// The parent-death signal fires when the *thread* that forked the
+		// child exits, and Go may retire threads; one pinned by a goroutine
+		// blocked in Wait is never retired.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		p.err = cmd.Wait()
+		log.Close()
+		close(p.done)
+	}()
+	if err := <-started; err != nil {
 		log.Close()
 		return fmt.Errorf("instance %d: %v", i, err)
 	}
-	p := &proc{cmd: cmd, done: make(chan struct{}), log: log}
-	go func() { p.err = cmd.Wait(); log.Close(); close(p.done) }()
 	f.mu.Lock()
 	closed := f.closed
 	if !closed {
