@@ -130,18 +130,9 @@ func nothingLost(t *testing.T, db *sql.DB, inv *inventory.Server, repro string) 
 
 func lost(t *testing.T, db *sql.DB, inv *inventory.Server) []string {
 	var out []string
-	rows, err := db.Query("SELECT session_no, status FROM loot_session WHERE status NOT IN ('CLOSED', 'CANCELED')")
-	if err != nil {
-		t.Fatal(err)
+	for _, r := range pairs(t, db, "SELECT session_no, status FROM loot_session WHERE status NOT IN ('CLOSED', 'CANCELED')") {
+		out = append(out, fmt.Sprintf("session %s is %s", r[0], r[1]))
 	}
-	for rows.Next() {
-		var no, st string
-		if err := rows.Scan(&no, &st); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprintf("session %s is %s", no, st))
-	}
-	rows.Close()
 	applied := map[string]int{}
 	for _, d := range inv.Deliveries() {
 		if d.Outcome == inventory.Applied {
@@ -149,21 +140,12 @@ func lost(t *testing.T, db *sql.DB, inv *inventory.Server) []string {
 		}
 	}
 	grants := map[string]bool{}
-	rows, err = db.Query("SELECT grant_no, status FROM loot_grant")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var no, st string
-		if err := rows.Scan(&no, &st); err != nil {
-			t.Fatal(err)
-		}
-		grants[no] = true
-		if st != "SUCCESS" || applied[no] != 1 {
-			out = append(out, fmt.Sprintf("grant %s is %s, applied %d times by the inventory", no, st, applied[no]))
+	for _, r := range pairs(t, db, "SELECT grant_no, status FROM loot_grant") {
+		grants[r[0]] = true
+		if r[1] != "SUCCESS" || applied[r[0]] != 1 {
+			out = append(out, fmt.Sprintf("grant %s is %s, applied %d times by the inventory", r[0], r[1], applied[r[0]]))
 		}
 	}
-	rows.Close()
 	var strays []string
 	for k := range applied {
 		if !grants[k] {
@@ -218,4 +200,25 @@ func TestLootdOnMariaDBHoldsUnderKillStopAndRestart(t *testing.T) {
 	defer db.Close()
 	underProcessFaults(t, db, "mysql", processFamilies,
 		"ONCEPROOF_REQUIRE_SERVICES=1 go test ./props/loot/service -run TestLootdOnMariaDBHoldsUnderKillStopAndRestart", "-db", url)
+}
+
+// pairs is q's rows of two text columns.
+func pairs(t *testing.T, db *sql.DB, q string) [][2]string {
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var r [2]string
+		if err := rows.Scan(&r[0], &r[1]); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -22,12 +22,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/onceproof/onceproof/internal/pinned"
 )
 
 // Options says what to start. Keyed literals only.
@@ -217,6 +218,9 @@ func (f *Fleet) argv(i int) []string {
 	return args
 }
 
+// freePort asks the kernel for a free loopback port. Another process may
+// take it before the instance binds it: that start fails as an instance
+// that exited before it was ready, naming its stderr.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -239,26 +243,13 @@ func (f *Fleet) start(ctx context.Context, i int) error {
 	// Its own process group, so a signal reaches what it starts too (faketime
 	// forks the program); and killed if the harness dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	p := &proc{cmd: cmd, done: make(chan struct{}), log: log}
-	started := make(chan error, 1)
-	go func() {
-		// The parent-death signal fires when the *thread* that forked the
-		// child exits, and Go may retire threads; one pinned by a goroutine
-		// blocked in Wait is never retired.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		p.err = cmd.Wait()
-		log.Close()
-		close(p.done)
-	}()
-	if err := <-started; err != nil {
+	waited, err := pinned.Start(cmd)
+	if err != nil {
 		log.Close()
 		return fmt.Errorf("instance %d: %v", i, err)
 	}
+	p := &proc{cmd: cmd, done: make(chan struct{}), log: log}
+	go func() { p.err = <-waited; log.Close(); close(p.done) }()
 	f.mu.Lock()
 	closed := f.closed
 	if !closed {
