@@ -1,7 +1,7 @@
 # onceproof: `make proofs` (the design matrix, needs only Go) and `make test`.
 GO ?= go
 
-.PHONY: help proofs test vet fuzz bench bench-compare bench-summary bench-smoke
+.PHONY: help proofs test vet fuzz bench bench-compare bench-summary bench-smoke service-campaign
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /:/' | awk -F: '{ printf "%-15s%s\n", $$1, $$2 }'
@@ -32,6 +32,14 @@ NORACE_PROPS = ^(TestKitFailsAStoreCappedAt2048PerPlayer|TestKitFailsAStoreThatF
 test: vet ## vet, then every test with the race detector (and the few that skip under it, without)
 	$(GO) test -race -count=1 -timeout=30m ./...
 	$(GO) test -count=1 -run '$(NORACE_PROPS)' ./props
+
+# SERVICE_RUNS runs of `onceproof service -start` against three lootd on
+# PostgreSQL + Redis and three on MariaDB (throwaway servers the test
+# starts): 6, the default family list once, about a minute per store.
+SERVICE_RUNS ?= 6
+
+service-campaign: ## run `onceproof service` against lootd x3 on PostgreSQL+Redis and on MariaDB; print both summaries
+	ONCEPROOF_SERVICE_CAMPAIGN=1 SERVICE_RUNS=$(SERVICE_RUNS) $(GO) test -count=1 -v -timeout=20m -run '^TestServiceCampaign$$' ./props/loot/service
 
 # FUZZTIME bounds each fuzz target's run. 30s is ~100k inputs of FuzzInput
 # on 2 loaded cores (104,241 measured at load 12): enough to walk every

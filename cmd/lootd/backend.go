@@ -92,7 +92,7 @@ func openBackend(ctx context.Context, c config) (*backend, error) {
 	)
 	switch {
 	case c.dev:
-		b = memoryBackend()
+		b = memoryBackendAt(c.now)
 	case isPostgres:
 		b, err = postgresBackend(ctx, c.db, c.dbConns)
 	default:

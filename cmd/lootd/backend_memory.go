@@ -9,11 +9,9 @@ import (
 	"github.com/onceproof/onceproof/ref/loot/memory"
 )
 
-// memoryBackend is -dev: ref/loot/memory's store with its own inventory,
+// memoryBackendAt is -dev: ref/loot/memory's store with its own inventory,
 // a lock on the process's clock, and wins counted from the inventory, all
-// on now (time.Now outside tests).
-func memoryBackend() *backend { return memoryBackendAt(time.Now) }
-
+// on now (the process's clock, config.now, outside tests).
 func memoryBackendAt(now func() time.Time) *backend {
 	st := &trackedStore{Store: memory.NewStore(now)}
 	return &backend{

@@ -48,6 +48,7 @@ type config struct {
 	maxConns         int           // player listener's cap; 0: derived (capsFor)
 	maxInternalConns int           // operations listener's cap; 0: defaultInternalConns
 	idleTimeout      time.Duration // players' keep-alive idle
+	clockSkew        time.Duration // -clock-skew: added to this process's own clock (clock.go)
 }
 
 // errUsage is a bad command line: main exits 2.
@@ -78,6 +79,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (debug logs every accepted claim)")
 	fs.IntVar(&c.maxConns, "max-conns", 0, "most open connections to -listen (0: what RLIMIT_NOFILE leaves after the pools, a reserve and -max-internal-conns); more are answered 503 and closed")
 	fs.IntVar(&c.maxInternalConns, "max-internal-conns", 0, fmt.Sprintf("most open connections to -internal, kept apart from the players' share (0: %d)", defaultInternalConns))
+	fs.DurationVar(&c.clockSkew, "clock-skew", 0, "add this `offset` to the process's own clock (a skewed node, for tests: see clock.go for what reads it)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", defaultPlayerIdle, "how long a player's keep-alive connection may wait for its next request (behind a pooling gateway: above the gateway's idle timeout)")
 }
 

@@ -81,7 +81,7 @@ func serveCmd(args []string, getenv func(string) string, stderr io.Writer) error
 		c.tokenKeyFile = path
 		logger.Warn(devKeyMsg, "mint", "go run ./cmd/lootd token -token-key-file "+path+" -player 1001")
 	}
-	auth, err := newAuthenticator(c.playerHeader, c.tokenKeyFile, time.Now)
+	auth, err := newAuthenticator(c.playerHeader, c.tokenKeyFile, c.now)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/onceproof/onceproof/engine"
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	lootservice "github.com/onceproof/onceproof/props/loot/service"
+	"github.com/onceproof/onceproof/props/loot/service/instance"
 	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
 
 	_ "github.com/go-sql-driver/mysql"
@@ -43,6 +44,10 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	tolerance := fs.Duration("tolerance", lootservice.DefaultTolerance, "how far the harness's clock and the service's may disagree")
 	out := fs.String("out", "", "the directory for the record files (default: a fresh private directory, printed)")
 	replayFile := fs.String("replay", "", "a record file: send its workload again (under a new tag) and judge the new run")
+	start := fs.String("start", "", "start the instances instead of -target: one instance's command line, fields separated by spaces (no quoting), with {port} (its player port), {internal} (its operations port; without it the player's), {index}, {dir} (-out), {skew}; each instance's stderr goes to -out")
+	instances := fs.Int("instances", 3, "with -start, how many instances")
+	skews := fs.String("skew", "", "with -start, comma-separated clock offsets per instance (0,2s,-3s): given to {skew} if the command takes it, else the instance runs under faketime")
+	ready := fs.String("ready", "", "with -start, a URL (placeholders as -start's) that answers 2xx once an instance serves (default: a TCP connect to {port})")
 	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return 0, err
@@ -58,8 +63,14 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 		return 0, badf("-scale %v: want > 0", *scale)
 	case *drain <= 0 || *tolerance < 0:
 		return 0, badf("-drain must be > 0 and -tolerance >= 0")
-	case *targets == "" && *replayFile == "":
-		return 0, badf("-target is required (player=URL,internal=URL[;...])")
+	case *targets == "" && *replayFile == "" && *start == "":
+		return 0, badf("-target is required (player=URL,internal=URL[;...]), or -start")
+	case *start != "" && (*targets != "" || *replayFile != ""):
+		return 0, badf("-start starts the instances itself: give it without -target and -replay")
+	}
+	fleetOpts, err := fleetOptions(*start, *instances, *skews, *ready)
+	if err != nil {
+		return 0, err
 	}
 	var tgs []lootservice.Target
 	if *targets != "" {
@@ -104,6 +115,15 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	// An interrupt ends the run in flight; its record is not written.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *start != "" {
+		fleetOpts.Dir = dir
+		fleet, err := instance.Start(ctx, fleetOpts)
+		if err != nil {
+			return 0, exitError{code: exitBadUse, msg: fmt.Sprintf("-start: %v", err)}
+		}
+		defer fleet.Close()
+		tgs = fleetTargets(fleet, fleetOpts)
+	}
 	drive := lootservice.DriveOptions{Targets: tgs, Spec: spec, Now: time.Now, Drain: *drain, DB: auditor, Queries: queries}
 	code, err := serviceRun(ctx, *replayFile, *specFile != "", drive, fams, *seed, *runs, *scale, *tolerance, dir, stdout)
 	if ctx.Err() != nil {

@@ -1,23 +1,19 @@
-// Package lootdproc runs cmd/lootd as a child process for tests that judge
-// it from outside (service mode): built once per test binary, started on
-// loopback ports of its choosing, players named by the X-Player-Id header,
-// stopped when the test ends.
+// Package lootdproc runs cmd/lootd as child processes for tests that judge
+// it from outside (service mode): built once per test binary, started as a
+// fleet of package instance on loopback ports, players named by the
+// X-Player-Id header, killed when the test ends.
 package lootdproc
 
 import (
-	"bufio"
-	"encoding/json"
+	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/onceproof/onceproof/internal/testkit/testserver"
+	"github.com/onceproof/onceproof/props/loot/service/instance"
 )
 
 var (
@@ -26,8 +22,8 @@ var (
 	binErr    error
 )
 
-// binary builds cmd/lootd once per test binary.
-func binary(t testing.TB) string {
+// Binary builds cmd/lootd once per test binary and returns its path.
+func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "lootdproc-")
@@ -46,61 +42,46 @@ func binary(t testing.TB) string {
 	return binPath
 }
 
-// Start runs lootd with args (and -player-header X-Player-Id, -listen and
-// -internal on 127.0.0.1:0), waits for its "listening" line, and returns
-// the base URLs of its player and internal listeners. When t ends it is
-// sent SIGTERM (SIGKILL after 10 s), and its log is printed if t failed.
-func Start(t *testing.T, args ...string) (player, internal string) {
+// Command is the instance template of lootd with args: its player
+// listener on {port}, its operations listener on {internal}, players named
+// by X-Player-Id. Options gives the rest of a fleet of them.
+func Command(t testing.TB, args ...string) []string {
+	return append([]string{Binary(t), "-listen", "127.0.0.1:{port}", "-internal", "127.0.0.1:{internal}", "-player-header", "X-Player-Id"}, args...)
+}
+
+// Options is a fleet of n lootd with args (placeholders as package
+// instance fills them), ready when /healthz answers, logs in dir.
+func Options(t testing.TB, n int, dir string, args ...string) instance.Options {
+	return instance.Options{
+		Command: Command(t, args...), N: n, Dir: dir,
+		Ports: []string{"port", "internal"}, Ready: "http://127.0.0.1:{internal}/healthz",
+	}
+}
+
+// StartFleet starts o and closes it when t ends, printing each instance's
+// log if t failed.
+func StartFleet(t *testing.T, o instance.Options) *instance.Fleet {
 	t.Helper()
-	cmd := exec.Command(binary(t), append([]string{"-listen", "127.0.0.1:0", "-internal", "127.0.0.1:0", "-player-header", "X-Player-Id"}, args...)...)
-	stderr, err := cmd.StderrPipe()
+	f, err := instance.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, err := testserver.StartChild(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type addrs struct{ player, internal string }
-	listening := make(chan addrs, 1)
-	var mu sync.Mutex
-	var log []string
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			mu.Lock()
-			log = append(log, sc.Text())
-			mu.Unlock()
-			var rec struct{ Msg, Player, Internal string }
-			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "listening" {
-				listening <- addrs{"http://" + rec.Player, "http://" + rec.Internal}
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		f.Close()
 		if t.Failed() {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, l := range log {
-				t.Log(l)
+			for i := range o.N {
+				b, _ := os.ReadFile(filepath.Join(o.Dir, fmt.Sprintf("instance-%d.stderr", i)))
+				t.Logf("log of lootd %d:\n%s", i, b)
 			}
 		}
 	})
-	select {
-	case a := <-listening:
-		return a.player, a.internal
-	case err := <-done:
-		t.Fatalf("lootd %v exited before listening: %v", args, err)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("lootd %v did not log listening within 60s", args)
-	}
-	return "", ""
+	return f
+}
+
+// Start runs one lootd with args until t ends and returns the base URLs
+// of its player and internal listeners.
+func Start(t *testing.T, args ...string) (player, internal string) {
+	t.Helper()
+	f := StartFleet(t, Options(t, 1, t.TempDir(), args...))
+	return f.URL(0, "port"), f.URL(0, "internal")
 }

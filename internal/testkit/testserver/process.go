@@ -7,12 +7,13 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/onceproof/onceproof/internal/pinned"
 )
 
 // findBinary looks name up on PATH, then in /usr/sbin (mariadbd; not on a
@@ -133,31 +134,19 @@ func command(cred *syscall.Credential, dir, bin string, args ...string) *exec.Cm
 // process is a running server.
 type process struct {
 	cmd  *exec.Cmd
-	done chan error // receives Wait's result once
+	done <-chan error // receives Wait's result once
 	err  error
 	exit bool
 }
 
-// startLocked starts cmd from a goroutine locked to its OS thread that stays
-// alive until the process exits. The parent-death signal fires when the
-// *thread* that forked the child exits, and Go may retire threads; a thread
-// pinned by a goroutine blocked in Wait is never retired.
+// startLocked starts cmd so that its parent-death signal fires only when
+// the test binary dies (package pinned).
 func startLocked(cmd *exec.Cmd) (*process, error) {
-	p := &process{cmd: cmd, done: make(chan error, 1)}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		p.done <- cmd.Wait()
-	}()
-	if err := <-started; err != nil {
+	done, err := pinned.Start(cmd)
+	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	return &process{cmd: cmd, done: done}, nil
 }
 
 // StartChild starts cmd, a process a test runs (a server, the binary under

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onceproof/onceproof/internal/testkit/lootdproc"
+)
+
+// TestServiceStartBadInputIsExit2: -start's template and its companion
+// flags are checked before a run, each naming what is wrong.
+func TestServiceStartBadInputIsExit2(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-start", "lootd -db {dbb} -listen 127.0.0.1:{port}", "-out", t.TempDir()}, "unknown placeholder {dbb}"},
+		{[]string{"-start", "lootd -listen 127.0.0.1:{port}", "-instances", "0"}, "-instances 0"},
+		{[]string{"-start", "lootd -listen 127.0.0.1:{port}", "-instances", "2", "-skew", "0,1s,2s"}, "3 offsets for 2 instances"},
+		{[]string{"-start", "lootd -listen 127.0.0.1:{port}", "-skew", "2"}, "-skew \"2\""},
+		{[]string{"-start", "lootd", "-target", "player=http://a,internal=http://b"}, "without -target"},
+		{[]string{"-target", "player=http://a,internal=http://b", "-skew", "2s"}, "go with -start"},
+	} {
+		code, _, stderr := serviceRunArgs(c.args...)
+		if code != exitBadUse || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("service %q = exit %d, stderr %q; want exit 2 and one line with %q\nTo reproduce: go test ./cmd/onceproof -run TestServiceStartBadInputIsExit2", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// TestServiceStartsItsOwnInstance: with -start the harness runs lootd
+// itself on ports it chose, judges it, and leaves its stderr in -out.
+func TestServiceStartsItsOwnInstance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts lootd")
+	}
+	out := t.TempDir()
+	// One -dev instance: two would be two separate in-memory stores.
+	cmd := strings.Join(lootdproc.Command(t, "-dev"), " ")
+	code, stdout, stderr := serviceRunArgs("-start", cmd, "-instances", "1", "-ready", "http://127.0.0.1:{internal}/healthz",
+		"-family", "clean", "-n", "1", "-out", out)
+	if code != exitOK || !strings.Contains(stdout, "against 1 instance(s)") {
+		t.Fatalf("service -start = exit %d\n%s%s\nTo reproduce: go test ./cmd/onceproof -run TestServiceStartsItsOwnInstance", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "instance-0.stderr"))
+	if err != nil || !strings.Contains(string(b), `"msg":"listening"`) {
+		t.Errorf("instance-0.stderr in -out: %v, %q; want lootd's log\nTo reproduce: go test ./cmd/onceproof -run TestServiceStartsItsOwnInstance", err, b)
+	}
+}

@@ -1,0 +1,59 @@
+package lootservice_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/onceproof/onceproof/internal/testkit/lootdproc"
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
+)
+
+// campaignEnv turns TestServiceCampaign on (make service-campaign): it
+// runs minutes, and the tests above already cover what it proves in
+// process; it is the command line a user types, run end to end.
+const campaignEnv = "ONCEPROOF_SERVICE_CAMPAIGN"
+
+// TestServiceCampaign runs the real `onceproof service -start` binary
+// against three lootd it starts on PostgreSQL + Redis, then three on
+// MariaDB (throwaway servers), and prints each summary. SERVICE_RUNS
+// runs each (default 6: the six families of the default list, each once).
+func TestServiceCampaign(t *testing.T) {
+	if os.Getenv(campaignEnv) == "" {
+		t.Skip(campaignEnv + " is not set (make service-campaign sets it)")
+	}
+	runs := 6
+	if s := os.Getenv("SERVICE_RUNS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("SERVICE_RUNS=%q: want a count >= 1", s)
+		}
+		runs = n
+	}
+	bin := filepath.Join(t.TempDir(), "onceproof")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/onceproof/onceproof/cmd/onceproof").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/onceproof: %v\n%s", err, out)
+	}
+	pg := testserver.Postgres(t)
+	maria := testserver.MariaDB(t) // go-sql-driver's form: user:pass@tcp(host:port)/db
+	mariaURL := "mysql://" + strings.Replace(strings.Replace(maria, "@tcp(", "@", 1), ")/", "/", 1)
+	for _, c := range []struct {
+		name string
+		args []string
+		db   string
+	}{
+		{"postgres+redis", []string{"-db", pg, "-redis", testserver.Redis(t).URL() + "/0", "-redis-prefix", testserver.RedisPrefix(t)}, pg},
+		{"mariadb", []string{"-db", mariaURL}, mariaURL},
+	} {
+		cmd := exec.Command(bin, "service", "-start", strings.Join(lootdproc.Command(t, c.args...), " "), "-instances", "3",
+			"-ready", "http://127.0.0.1:{internal}/healthz", "-db", c.db, "-n", strconv.Itoa(runs), "-out", t.TempDir())
+		out, err := cmd.CombinedOutput()
+		t.Logf("onceproof service against 3 lootd on %s:\n%s", c.name, out)
+		if err != nil {
+			t.Errorf("onceproof service against lootd on %s: %v\nTo reproduce: make service-campaign", c.name, err)
+		}
+	}
+}
