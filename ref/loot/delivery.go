@@ -23,47 +23,53 @@ type delivery struct {
 // order. With a BatchInventory the whole batch is one DeliverBatch, and
 // with a BatchMarker Store the delivered grants are one MarkDeliveredBatch:
 // a settle's delivery is then two round trips whatever its quantity,
-// instead of two per grant. A batch call that fails is done again grant by
-// grant, through the same recorded numbers (DeliverBatch's contract: any
-// subset may have landed, a redelivery applies none twice), so one grant
-// an inventory refuses holds back only itself, as before batches.
+// instead of two per grant. Without a BatchInventory each grant is
+// delivered and marked before the next, as before batches. A DeliverBatch
+// that fails is done again that way, through the same recorded numbers
+// (its contract: any subset may have landed, a redelivery applies none
+// twice), so one grant an inventory refuses holds back only itself.
 func (s *Service) deliverAll(ctx context.Context, gs []Grant) []delivery {
 	out := make([]delivery, len(gs))
-	var done []int // indexes of gs delivered, to mark
-	if s.binv != nil && s.binv.DeliverBatch(ctx, gs) == nil {
-		for i := range gs {
-			done = append(done, i)
-		}
-	} else {
+	if s.binv == nil || s.binv.DeliverBatch(ctx, gs) != nil {
 		for i, g := range gs {
-			if err := s.inv.Deliver(ctx, g); err != nil {
-				out[i].rec, out[i].err = g, classify("deliver "+g.No, err)
-				continue
-			}
-			done = append(done, i)
+			out[i] = s.deliver(ctx, g)
 		}
+		return out
 	}
-	if s.marker != nil && len(done) > 0 {
-		nos := make([]string, len(done))
-		for j, i := range done {
-			nos[j] = gs[i].No
+	if s.marker != nil {
+		nos := make([]string, len(gs))
+		for i, g := range gs {
+			nos[i] = g.No
 		}
 		if recs, err := s.marker.MarkDeliveredBatch(ctx, nos); err == nil && sameNos(recs, nos) {
-			for j, i := range done {
-				out[i] = marked(gs[i], recs[j])
+			for i, g := range gs {
+				out[i] = marked(g, recs[i])
 			}
 			return out
 		}
 	}
-	for _, i := range done {
-		rec, err := s.store.MarkDelivered(ctx, gs[i].No)
-		if err != nil {
-			out[i] = delivery{rec: rec, err: classify("mark delivered "+gs[i].No, err)}
-			continue
-		}
-		out[i] = marked(gs[i], rec)
+	for i, g := range gs {
+		out[i] = s.mark(ctx, g)
 	}
 	return out
+}
+
+// deliver delivers one grant through the Inventory, then marks it: the
+// one-grant path, each grant delivered and marked before the next.
+func (s *Service) deliver(ctx context.Context, g Grant) delivery {
+	if err := s.inv.Deliver(ctx, g); err != nil {
+		return delivery{rec: g, err: classify("deliver "+g.No, err)}
+	}
+	return s.mark(ctx, g)
+}
+
+// mark marks one delivered grant SUCCESS.
+func (s *Service) mark(ctx context.Context, g Grant) delivery {
+	rec, err := s.store.MarkDelivered(ctx, g.No)
+	if err != nil {
+		return delivery{rec: rec, err: classify("mark delivered "+g.No, err)}
+	}
+	return marked(g, rec)
 }
 
 // marked is the outcome of grant g once the store recorded it as rec.
