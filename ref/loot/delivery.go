@@ -30,6 +30,9 @@ type delivery struct {
 // twice), so one grant an inventory refuses holds back only itself.
 func (s *Service) deliverAll(ctx context.Context, gs []Grant) []delivery {
 	out := make([]delivery, len(gs))
+	if len(gs) == 0 {
+		return out // a settle without winners: no call at all, as before batches
+	}
 	if s.binv == nil || s.binv.DeliverBatch(ctx, gs) != nil {
 		for i, g := range gs {
 			out[i] = s.deliver(ctx, g)

@@ -21,6 +21,9 @@ import "context"
 //     in the same database as the Store (memory.Store.Inventory) can also
 //     mark the grant SUCCESS in that transaction: exactly once end to end.
 //   - Safe for concurrent use.
+//
+// An Inventory that can take a settle's grants in one call implements
+// BatchInventory too; the Service then delivers a batch in one call.
 type Inventory interface {
 	Deliver(ctx context.Context, g Grant) error
 }

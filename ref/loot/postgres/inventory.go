@@ -29,8 +29,8 @@ var _ loot.BatchInventory = (*Inventory)(nil)
 
 // Inventory returns the inventory kept in s's database. With a nil effect
 // the ledger row is the item (Holding counts them) and a delivery is one
-// statement; with an Effect, a delivery is a transaction of three
-// statements around it.
+// statement, a whole settle's batch too (DeliverBatch); with an Effect, a
+// delivery is a transaction of three statements around it.
 func (s *Store) Inventory(effect Effect) *Inventory { return &Inventory{s: s, effect: effect} }
 
 // Deliver implements loot.Inventory. It delivers only grants recorded in
