@@ -21,6 +21,18 @@ import "context"
 //     in the same database as the Store (memory.Store.Inventory) can also
 //     mark the grant SUCCESS in that transaction: exactly once end to end.
 //   - Safe for concurrent use.
+//
+// An Inventory that can take a settle's grants in one call implements
+// BatchInventory too; the Service then delivers a batch in one call.
 type Inventory interface {
 	Deliver(ctx context.Context, g Grant) error
+}
+
+// BatchInventory is an Inventory that takes a settle's grants in one call.
+type BatchInventory interface {
+	Inventory
+	// DeliverBatch applies every grant in gs, each at most once by its grant number (a grant already
+	// applied is not applied again and is no error), or returns an error, after which any subset
+	// may have been applied (the caller redelivers the batch by the same numbers).
+	DeliverBatch(ctx context.Context, gs []Grant) error
 }

@@ -69,13 +69,12 @@ func (s *Service) Recover(ctx context.Context) (Recovered, error) {
 			break
 		}
 		progress := false
-		for _, g := range gs {
-			_, mine, err := s.deliver(ctx, g)
-			if err != nil {
-				errs = append(errs, err)
+		for _, r := range s.deliverAll(ctx, gs) {
+			if r.err != nil {
+				errs = append(errs, r.err)
 				continue
 			}
-			if mine {
+			if r.mine {
 				out.Delivered++
 			}
 			progress = true

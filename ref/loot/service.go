@@ -99,6 +99,8 @@ const DefaultBatch = 64
 type Service struct {
 	store   Store
 	inv     Inventory
+	binv    BatchInventory // inv, if it takes a batch (nil otherwise)
+	marker  BatchMarker    // the Store, if it marks a batch (nil otherwise)
 	fair    FairnessProvider
 	lock    Lock
 	lockMax time.Duration // each lock call's bound (Config.LockTimeout)
@@ -118,6 +120,11 @@ func New(cfg Config) (*Service, error) {
 		store: checkedStore{cfg.Store}, inv: cfg.Inventory, fair: cfg.Fairness, lock: cfg.Lock,
 		lease: cfg.SettleLease, lockMax: cfg.LockTimeout, backoff: cfg.Backoff, batch: cfg.Batch, tokens: cfg.Tokens,
 	}
+	// Asserted on cfg.Store, not s.store: checkedStore hides the methods
+	// beyond Store (MarkDeliveredBatch takes grant numbers, which
+	// CheckSessionNo does not cover).
+	s.binv, _ = cfg.Inventory.(BatchInventory)
+	s.marker, _ = cfg.Store.(BatchMarker)
 	if s.lease == 0 {
 		s.lease = DefaultSettleLease
 	}

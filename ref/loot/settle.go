@@ -65,14 +65,13 @@ func (s *Service) Settle(ctx context.Context, no string) (Settlement, error) {
 	}
 	out := Settlement{Session: sess, Grants: d.Grants}
 	var errs []error
-	for i, g := range out.Grants {
-		rec, mine, err := s.deliver(ctx, g)
-		if err != nil {
-			errs = append(errs, err)
+	for i, r := range s.deliverAll(ctx, out.Grants) {
+		if r.err != nil {
+			errs = append(errs, r.err)
 			continue
 		}
-		out.Grants[i] = rec
-		if mine {
+		out.Grants[i] = r.rec
+		if r.mine {
 			out.Delivered++
 		}
 	}
@@ -144,28 +143,6 @@ func Decide(fz Frozen, fair map[PlayerID]Fairness, lease time.Duration) (Decisio
 		return Decision{}, fmt.Errorf("loot: settle %s: the store's frozen claims do not replay: %w", sess.No, err)
 	}
 	return Decision{Session: sess.No, Fence: sess.Fence, Grants: grants, Snapshot: snap, Lease: lease}, nil
-}
-
-// deliver delivers one recorded grant through the Inventory, with its
-// recorded number, then marks it SUCCESS. g is as this caller's lease
-// handed it over (the settler's Decision, Attempts 0; LeaseGrants, one
-// more attempt per lease). mine reports whether the delivery is this
-// caller's to count: the grant came back SUCCESS with g's attempt count,
-// so no later lease was taken on it. Each lease has its own count and
-// only PENDING grants are leased, so of everyone who delivers a grant
-// exactly the holder of its last lease counts it (none, if that holder
-// fails after another delivered it: counts may fall short, never double).
-// Whether MarkDelivered moved the grant cannot tell: a same-database
-// Inventory marks it SUCCESS inside Deliver.
-func (s *Service) deliver(ctx context.Context, g Grant) (rec Grant, mine bool, err error) {
-	if err := s.inv.Deliver(ctx, g); err != nil {
-		return g, false, classify("deliver "+g.No, err)
-	}
-	rec, err = s.store.MarkDelivered(ctx, g.No)
-	if err != nil {
-		return rec, false, classify("mark delivered "+g.No, err)
-	}
-	return rec, rec.Status == GrantSuccess && rec.Attempts == g.Attempts, nil
 }
 
 // checkGrants reports whether the recorded grants are snap's winners, in

@@ -174,3 +174,19 @@ type Store interface {
 	// serve it.
 	Overdue(ctx context.Context, limit int) ([]string, error)
 }
+
+// BatchMarker is a Store that marks many grants delivered in one call.
+// The Service uses it, when the Store has it, after a BatchInventory
+// delivered a whole batch: one round trip for the batch instead of one per
+// grant.
+type BatchMarker interface {
+	// MarkDeliveredBatch is MarkDelivered for every grant in nos, in one
+	// statement or transaction: each recorded grant of nos moves PENDING ->
+	// SUCCESS (already SUCCESS: unchanged). It returns the grants as
+	// recorded, in the order of nos (a number repeated in nos is returned
+	// at each place). A number not recorded is ErrNotFound, and then the
+	// recorded ones may have been marked: marking only repeats what the
+	// Inventory made true, so a partial mark is harmless and a repeat
+	// completes it.
+	MarkDeliveredBatch(ctx context.Context, nos []string) ([]Grant, error)
+}

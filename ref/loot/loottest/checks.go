@@ -33,4 +33,5 @@ var checks = []named[*env]{
 	{"context/canceled", checkCanceledContext},
 	{"inventory/exactly-once-end-to-end", checkInventoryOnce},
 	{"inventory/cancel-races-settle", checkInventoryCancelRace},
+	{"inventory/batch-redelivery", checkInventoryBatch},
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -148,4 +149,69 @@ func checkInventoryCancelRace(t *testing.T, e *env) {
 			t.Errorf("session %s ended %s", no, sess.Status)
 		}
 	}
+}
+
+// checkInventoryBatch: a BatchInventory's redeliveries. Of a settle's
+// three grants one was applied alone (a settler that died mid-delivery);
+// then a batch that also carries a grant number never recorded fails
+// (after it any subset may have landed); then the batch is redelivered,
+// again, with a number repeated, and from two nodes at once. Every item
+// must be applied exactly once, and a BatchMarker store must mark the
+// batch SUCCESS in order and refuse a number it never recorded.
+func checkInventoryBatch(t *testing.T, e *env) {
+	if e.h.Inventory == nil {
+		t.Skip("Harness.Inventory is nil")
+	}
+	a, b := e.store(t), e.open(t)
+	invA, okA := e.h.Inventory(t, a).(loot.BatchInventory)
+	invB, okB := e.h.Inventory(t, b).(loot.BatchInventory)
+	if !okA || !okB {
+		t.Skip("Harness.Inventory is not a loot.BatchInventory")
+	}
+	sess := e.build(t, a, loot.StatusSettling, 3, team(4))
+	d := decide(t, loot.Frozen{Session: sess, Claims: claims(t, a, sess.No)}, leaseTime)
+	mustRecord(t, a, d)
+	gs := d.Grants
+	ok(t, "Deliver of the first grant alone", invA.Deliver(ctx(t), gs[0]))
+	// Player 99 is no member: no grant of that number is recorded.
+	bogus := loot.Grant{No: loot.GrantNo(sess.No, 99, lootCode), Session: sess.No, Player: 99, Loot: lootCode,
+		Quantity: 1, Rank: 4, Status: loot.GrantPending}
+	if err := invA.DeliverBatch(ctx(t), append(slices.Clone(gs), bogus)); err == nil {
+		t.Errorf("DeliverBatch with grant %s, never recorded, = nil; want an error", bogus.No)
+	}
+	ok(t, "DeliverBatch redelivered", invB.DeliverBatch(ctx(t), gs))
+	ok(t, "DeliverBatch redelivered again", invA.DeliverBatch(ctx(t), gs))
+	ok(t, "DeliverBatch with a number repeated", invA.DeliverBatch(ctx(t), append(slices.Clone(gs), gs[1])))
+	for g, err := range Together(4, func(g int) error {
+		return []loot.BatchInventory{invA, invB}[g%2].DeliverBatch(ctx(t), gs)
+	}) {
+		if err != nil {
+			t.Errorf("concurrent DeliverBatch %d: %v", g, err)
+		}
+	}
+	for _, g := range gs {
+		if n := e.h.Applied(t, g.No); n != 1 {
+			t.Errorf("grant %s: applied %d times, want once", g.No, n)
+		}
+	}
+	if n := e.h.Applied(t, bogus.No); n != 0 {
+		t.Errorf("grant %s, never recorded: applied %d times, want never", bogus.No, n)
+	}
+	bm, isBM := a.(loot.BatchMarker)
+	if !isBM {
+		return
+	}
+	nos := grantNos(gs)
+	got, err := bm.MarkDeliveredBatch(ctx(t), nos)
+	ok(t, "MarkDeliveredBatch", err)
+	if len(got) != len(nos) {
+		t.Fatalf("MarkDeliveredBatch(%v) returned %d grants, want %d", nos, len(got), len(nos))
+	}
+	for i, g := range got {
+		if g.No != nos[i] || g.Status != loot.GrantSuccess {
+			t.Errorf("MarkDeliveredBatch grant %d = %s %s, want %s SUCCESS", i, g.No, g.Status, nos[i])
+		}
+	}
+	_, err = bm.MarkDeliveredBatch(ctx(t), append(nos, bogus.No))
+	wantErr(t, "MarkDeliveredBatch with a number never recorded", err, loot.ErrNotFound)
 }

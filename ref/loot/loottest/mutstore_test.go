@@ -57,6 +57,7 @@ const (
 	mutIgnoresContext          mutation = "ignores-context"
 	mutNotShared               mutation = "handles-not-shared" // each Open a fresh store
 	mutInventoryTwice          mutation = "inventory-not-idempotent"
+	mutInventoryBatchTwice     mutation = "inventory-batch-not-idempotent" // a redelivered batch applies again
 )
 
 // mutData is the overlay every handle of one harness shares.
@@ -68,7 +69,7 @@ type mutData struct {
 	rows     map[string][]loot.Claim                 // every claim write, for claim-inserts-not-upserts
 	grants   map[string][]loot.Grant                 // grant rows beyond the memory store's
 	sessions map[string]bool                         // every session opened
-	applied  map[string]int                          // inventory-not-idempotent's ledger
+	applied  map[string]int                          // inventory-not-idempotent's ledger; the batch mutant's extra applications
 }
 
 func newMutData() *mutData {
@@ -437,11 +438,34 @@ func (s *mutStore) Snapshot(ctx context.Context, no string) (loot.Snapshot, erro
 }
 
 // mutInventory is the memory store's inventory; inventory-not-idempotent
-// applies every delivery, keyed by nothing.
+// applies every delivery, keyed by nothing; inventory-batch-not-idempotent
+// applies every grant of a batch again that was applied before.
 type mutInventory struct {
 	*memory.Inventory
-	m mutation
-	d *mutData
+	st *memory.Store
+	m  mutation
+	d  *mutData
+}
+
+func (inv *mutInventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
+	switch inv.m {
+	case mutInventoryTwice:
+		for _, g := range gs {
+			if err := inv.Deliver(ctx, g); err != nil {
+				return err
+			}
+		}
+		return nil
+	case mutInventoryBatchTwice:
+		inv.d.mu.Lock()
+		for _, g := range gs {
+			if inv.st.Applied(g.No) > 0 {
+				inv.d.applied[g.No]++
+			}
+		}
+		inv.d.mu.Unlock()
+	}
+	return inv.Inventory.DeliverBatch(ctx, gs)
 }
 
 func (inv *mutInventory) Deliver(ctx context.Context, g loot.Grant) error {

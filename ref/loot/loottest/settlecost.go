@@ -2,6 +2,7 @@ package loottest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -24,7 +25,11 @@ type SettleCost struct {
 	// write, 2 where it is a statement of its own after the write.
 	Refused int64
 	// Inventory, if set, is the store's own inventory: its Deliver, like
-	// MarkDelivered, costs exactly one Unit per grant, first or repeated.
+	// MarkDelivered, costs exactly one Unit per grant, first or repeated,
+	// and a loot.BatchInventory's DeliverBatch (like a loot.BatchMarker
+	// store's MarkDeliveredBatch) one Unit per batch. With it a settle
+	// through delivery by the Service is checked against its budget (see
+	// DeliverBudget).
 	Inventory loot.Inventory
 	// Reproduce is the command that runs the calling test alone.
 	Reproduce string
@@ -62,7 +67,7 @@ func RunSettleCost(t *testing.T, c SettleCost) {
 	}
 	spec := loot.Spec{No: "COST-1", Dungeon: "D", Loot: "L", Quantity: 2, Deadline: c.Base.Add(time.Minute),
 		Rule: loot.RuleCount, Members: []loot.PlayerID{1, 2, 3}}
-	for _, no := range []string{spec.No, "COST-2"} {
+	for _, no := range []string{spec.No, "COST-2", "COST-3"} {
 		spec.No = no
 		if _, _, err := c.Store.Open(ctx, spec); err != nil {
 			t.Fatalf("Open(%s): %v", no, err)
@@ -75,9 +80,11 @@ func RunSettleCost(t *testing.T, c SettleCost) {
 			return err
 		}, nil)
 	}
-	for p := range loot.PlayerID(3) {
-		if _, _, err := c.Store.Claim(ctx, "COST-1", p+1, loot.Need); err != nil {
-			t.Fatalf("Claim by %d: %v", p+1, err)
+	for _, no := range []string{"COST-1", "COST-3"} {
+		for p := range loot.PlayerID(3) {
+			if _, _, err := c.Store.Claim(ctx, no, p+1, loot.Need); err != nil {
+				t.Fatalf("Claim of %s by %d: %v", no, p+1, err)
+			}
 		}
 	}
 	begin := func(no string) (loot.Frozen, error) { return c.Store.BeginSettle(ctx, no, lease) }
@@ -126,6 +133,23 @@ func RunSettleCost(t *testing.T, c SettleCost) {
 			}, nil)
 		}
 	}
+	if c.Inventory != nil {
+		if bi, isBI := c.Inventory.(loot.BatchInventory); isBI {
+			cost("DeliverBatch of COST-1's grants, repeated", 1, func() error { return bi.DeliverBatch(ctx, gs) }, nil)
+		}
+		budget := DeliverBudget(c.Store, c.Inventory, spec.Quantity)
+		svc, err := loot.New(loot.Config{Store: c.Store, Inventory: c.Inventory, Fairness: noHistory{}, SettleLease: lease})
+		if err != nil {
+			t.Fatalf("loot.New: %v", err)
+		}
+		cost("Service.Settle through delivery", budget, func() error {
+			st, err := svc.Settle(ctx, "COST-3")
+			if err == nil && (st.Session.Status != loot.StatusClosed || st.Delivered != spec.Quantity) {
+				err = fmt.Errorf("session %s, %d of %d delivered", st.Session.Status, st.Delivered, spec.Quantity)
+			}
+			return err
+		}, nil)
+	}
 	cost("MarkDelivered of no grant", 1, func() error { _, err := c.Store.MarkDelivered(ctx, "COST-404"); return err }, loot.ErrNotFound)
 	cost("RecordGrants repeated", c.Refused, func() error { return record(d) }, nil)
 	stale := d
@@ -138,4 +162,24 @@ func RunSettleCost(t *testing.T, c SettleCost) {
 	if t.Failed() {
 		t.Log("to reproduce: " + c.Reproduce)
 	}
+}
+
+// DeliverBudget is the most a Service's Settle (no Lock) of a session of
+// quantity grants may cost through delivery, on store s with its own
+// inventory inv: BeginSettle 1 (the CAS and the frozen claims) +
+// RecordGrants 1 (close, grants, snapshot) = 2 to CLOSED, then the
+// delivery: one DeliverBatch (ledger rows and SUCCESS, one statement) if
+// inv is a loot.BatchInventory, else one Deliver per grant; and one
+// MarkDeliveredBatch (the grants as recorded, for the attempt counts) if s
+// is a loot.BatchMarker, else one MarkDelivered per grant. On PostgreSQL
+// and memory, which have both: 2 + 2 = 4, whatever the quantity.
+func DeliverBudget(s loot.Store, inv loot.Inventory, quantity int) int64 {
+	deliver, mark := int64(quantity), int64(quantity)
+	if _, ok := inv.(loot.BatchInventory); ok {
+		deliver = 1
+	}
+	if _, ok := s.(loot.BatchMarker); ok {
+		mark = 1
+	}
+	return 2 + deliver + mark
 }

@@ -66,6 +66,7 @@ var storeMutants = []struct {
 	{mutIgnoresContext, []string{"context/canceled"}},
 	{mutNotShared, []string{"handles/share-data"}},
 	{mutInventoryTwice, []string{"inventory/exactly-once-end-to-end"}},
+	{mutInventoryBatchTwice, []string{"inventory/batch-redelivery"}},
 }
 
 // lockMutants maps each lock mutation to the checks that must catch it.
@@ -159,11 +160,15 @@ func mutantHarness(m mutation) func(t *testing.T) loottest.Harness {
 			Now:     func(*testing.T) time.Time { return clock.Now() },
 			Advance: func(_ *testing.T, dur time.Duration) { clock.Advance(dur) },
 			Inventory: func(_ *testing.T, s loot.Store) loot.Inventory {
-				return &mutInventory{Inventory: s.(*mutStore).Store.Inventory(), m: m, d: d}
+				st := s.(*mutStore).Store
+				return &mutInventory{Inventory: st.Inventory(), st: st, m: m, d: d}
 			},
 			Applied: func(_ *testing.T, no string) int {
-				if m == mutInventoryTwice {
+				switch m {
+				case mutInventoryTwice:
 					return d.appliedOf(no)
+				case mutInventoryBatchTwice:
+					return shared.Store.Applied(no) + d.appliedOf(no)
 				}
 				return shared.Store.Applied(no)
 			},

@@ -16,7 +16,7 @@ type Inventory struct {
 	s *Store
 }
 
-var _ loot.Inventory = (*Inventory)(nil)
+var _ loot.BatchInventory = (*Inventory)(nil)
 
 // Inventory returns the inventory kept in s.
 func (s *Store) Inventory() *Inventory { return &Inventory{s: s} }
@@ -25,21 +25,32 @@ func (s *Store) Inventory() *Inventory { return &Inventory{s: s} }
 // its store (ErrNotFound otherwise): an inventory in the same store never
 // takes the caller's word for a grant.
 func (inv *Inventory) Deliver(ctx context.Context, g loot.Grant) error {
+	return inv.DeliverBatch(ctx, []loot.Grant{g})
+}
+
+// DeliverBatch implements loot.BatchInventory: every grant of gs under
+// one hold of the store's lock, all or none (a grant not recorded is
+// ErrNotFound and nothing is applied), the SQL stores' one statement.
+func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 	s := inv.s
 	if _, err := s.enter(ctx); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	rec, ok := s.grants[g.No]
-	if !ok {
-		return fmt.Errorf("memory: deliver %q: %w", g.No, loot.ErrNotFound)
+	for _, g := range gs {
+		if _, ok := s.grants[g.No]; !ok {
+			return fmt.Errorf("memory: deliver %q: %w", g.No, loot.ErrNotFound)
+		}
 	}
-	if s.applied[rec.No] > 0 {
-		return nil
+	for _, g := range gs {
+		rec := s.grants[g.No]
+		if s.applied[rec.No] > 0 {
+			continue
+		}
+		s.applied[rec.No]++
+		s.holdings[holding{rec.Player, rec.Loot}] += rec.Quantity
+		rec.Status = loot.GrantSuccess
 	}
-	s.applied[rec.No]++
-	s.holdings[holding{rec.Player, rec.Loot}] += rec.Quantity
-	rec.Status = loot.GrantSuccess
 	return nil
 }
 

@@ -33,6 +33,7 @@ type holding struct {
 }
 
 var _ loot.Store = (*Store)(nil)
+var _ loot.BatchMarker = (*Store)(nil)
 
 // NewStore returns an empty store whose clock (the "database's") is now.
 // Pass a Clock's Now in tests; time.Now in a process that uses the store
@@ -206,16 +207,32 @@ func (s *Store) checkDecision(d loot.Decision) error {
 
 // MarkDelivered implements loot.Store.
 func (s *Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, error) {
-	if _, err := s.enter(ctx); err != nil {
+	gs, err := s.MarkDeliveredBatch(ctx, []string{grantNo})
+	if err != nil {
 		return loot.Grant{}, err
 	}
-	defer s.mu.Unlock()
-	g, ok := s.grants[grantNo]
-	if !ok {
-		return loot.Grant{}, fmt.Errorf("memory: grant %q: %w", grantNo, loot.ErrNotFound)
+	return gs[0], nil
+}
+
+// MarkDeliveredBatch implements loot.BatchMarker under one hold of the
+// lock; a number not recorded is ErrNotFound and nothing is marked.
+func (s *Store) MarkDeliveredBatch(ctx context.Context, nos []string) ([]loot.Grant, error) {
+	if _, err := s.enter(ctx); err != nil {
+		return nil, err
 	}
-	g.Status = loot.GrantSuccess
-	return *g, nil
+	defer s.mu.Unlock()
+	for _, no := range nos {
+		if _, ok := s.grants[no]; !ok {
+			return nil, fmt.Errorf("memory: grant %q: %w", no, loot.ErrNotFound)
+		}
+	}
+	out := make([]loot.Grant, len(nos))
+	for i, no := range nos {
+		g := s.grants[no]
+		g.Status = loot.GrantSuccess
+		out[i] = *g
+	}
+	return out, nil
 }
 
 // LeaseGrants implements loot.Store.

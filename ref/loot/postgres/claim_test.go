@@ -39,7 +39,10 @@ func TestClaimIsOneStatementWhateverTheAnswer(t *testing.T) {
 // a settle to CLOSED with its grants PENDING is two; a refusal or a repeat
 // is at most two (the write that matched nothing, then the read that says
 // which guard refused); a delivery (the store's Inventory, then
-// MarkDelivered) is one round trip a call.
+// MarkDelivered) is one round trip a call, a batch (DeliverBatch,
+// MarkDeliveredBatch) too; and a Service's settle through delivery is at
+// most 2 + 2 (loottest.DeliverBudget: BeginSettle, RecordGrants, one
+// DeliverBatch, one MarkDeliveredBatch).
 func TestASettleIsTwoRoundTrips(t *testing.T) {
 	var rt counter // bench_test.go's: a query, or a batch of them, is one round trip
 	w := tracedWorld(t, &rt)

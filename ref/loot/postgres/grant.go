@@ -31,6 +31,40 @@ func (s *Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, 
 	})
 }
 
+// MarkDeliveredBatch implements loot.BatchMarker: one statement, the
+// conditional UPDATE of every PENDING grant of nos and the rest as they
+// are. A number not recorded is loot.ErrNotFound, after the recorded ones
+// were marked (harmless, as loot.BatchMarker says).
+func (s *Store) MarkDeliveredBatch(ctx context.Context, nos []string) ([]loot.Grant, error) {
+	op := fmt.Sprintf("mark delivered %d grants", len(nos))
+	return retry(ctx, op, func() ([]loot.Grant, error) {
+		rows, err := s.pool.Query(ctx, s.q.markDeliveredBatch, nos)
+		if err != nil {
+			return nil, wrap(op, err)
+		}
+		got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (loot.Grant, error) { return scanGrant(row) })
+		if err != nil {
+			return nil, wrap(op, err)
+		}
+		byNo := make(map[string]loot.Grant, len(got))
+		for _, g := range got {
+			byNo[g.No] = g
+		}
+		out := make([]loot.Grant, len(nos))
+		for i, no := range nos {
+			g, ok := byNo[no]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("loot/postgres: grant %q: %w", no, loot.ErrNotFound)
+			case g.Status != loot.GrantSuccess:
+				return nil, errRaced // changed after the statement's snapshot, or recorded since
+			}
+			out[i] = g
+		}
+		return out, nil
+	})
+}
+
 // maxLeaseSteps bounds the backoff table LeaseGrants sends: Backoff.Lease
 // doubles from Base and stops at Max, and a time.Duration doubles at most
 // 63 times, so the table reaches Max within 64 steps for any valid policy.

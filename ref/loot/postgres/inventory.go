@@ -25,12 +25,12 @@ type Inventory struct {
 	effect Effect
 }
 
-var _ loot.Inventory = (*Inventory)(nil)
+var _ loot.BatchInventory = (*Inventory)(nil)
 
 // Inventory returns the inventory kept in s's database. With a nil effect
 // the ledger row is the item (Holding counts them) and a delivery is one
-// statement; with an Effect, a delivery is a transaction of three
-// statements around it.
+// statement, a whole settle's batch too (DeliverBatch); with an Effect, a
+// delivery is a transaction of three statements around it.
 func (s *Store) Inventory(effect Effect) *Inventory { return &Inventory{s: s, effect: effect} }
 
 // Deliver implements loot.Inventory. It delivers only grants recorded in
@@ -70,6 +70,42 @@ func (inv *Inventory) Deliver(ctx context.Context, g loot.Grant) error {
 		return wrap(op, err)
 	}
 	return err
+}
+
+// DeliverBatch implements loot.BatchInventory. With a nil effect it is
+// one statement for the whole batch, all or none: a grant not recorded in
+// its store is loot.ErrNotFound and nothing is applied. With an Effect it
+// is Deliver for each grant in turn (a transaction each: the effect's own
+// statements are per grant anyway), stopping at the first error.
+func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
+	op := fmt.Sprintf("deliver %d grants", len(gs))
+	if err := live(ctx); err != nil {
+		return wrap(op, err)
+	}
+	if inv.effect != nil {
+		for _, g := range gs {
+			if err := inv.Deliver(ctx, g); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	seen := make(map[string]bool, len(gs))
+	nos := make([]string, 0, len(gs))
+	for _, g := range gs {
+		if !seen[g.No] {
+			seen[g.No] = true
+			nos = append(nos, g.No)
+		}
+	}
+	var n int
+	if err := inv.s.pool.QueryRow(ctx, inv.s.q.deliverBatch, nos, len(nos)).Scan(&n); err != nil {
+		return wrap(op, err)
+	}
+	if n != len(nos) {
+		return fmt.Errorf("loot/postgres: %s: %d of them not recorded: %w", op, len(nos)-n, loot.ErrNotFound)
+	}
+	return nil
 }
 
 // Holding returns how many items of loot code lootCode the ledger holds

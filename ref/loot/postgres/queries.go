@@ -37,15 +37,17 @@ type queries struct {
 	claim  string
 	claims string
 
-	grants        string
-	markDelivered string
-	leaseGrants   string
-	overdue       string
-	snapshot      string
+	grants             string
+	markDelivered      string
+	markDeliveredBatch string
+	leaseGrants        string
+	overdue            string
+	snapshot           string
 
-	deliver     string
-	deliverLock string
-	holding     string
+	deliver      string
+	deliverBatch string
+	deliverLock  string
+	holding      string
 
 	batchBeginSettle  string
 	batchClaims       string
@@ -178,6 +180,16 @@ var sqlQueries = queries{
 		SELECT * FROM u
 		UNION ALL
 		SELECT ` + grantCols + ` FROM loot_grant WHERE grant_no = $1 AND NOT EXISTS (SELECT 1 FROM u)`,
+	// MarkDeliveredBatch: markDelivered for the numbers $1, in one
+	// statement; the grants already SUCCESS (the usual case, after the
+	// Store's own Inventory) come back from the second branch.
+	markDeliveredBatch: `WITH u AS (
+			UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ANY($1::text[]) AND status <> 'SUCCESS'
+			RETURNING ` + grantCols + `
+		)
+		SELECT * FROM u
+		UNION ALL
+		SELECT ` + grantCols + ` FROM loot_grant WHERE grant_no = ANY($1::text[]) AND grant_no NOT IN (SELECT grant_no FROM u)`,
 	// LeaseGrants: the due grants, oldest lease first, each locked or
 	// skipped (SKIP LOCKED: a grant another compensator is leasing right
 	// now is not waited for), leased for the attempt's backoff step ($2
@@ -221,6 +233,26 @@ var sqlQueries = queries{
 			WHERE t.grant_no = $1 AND t.grant_no = g.grant_no AND t.status <> 'SUCCESS'
 		)
 		SELECT count(*) FROM g`,
+	// deliverBatch is deliver for the distinct numbers $1 ($2 of them), in
+	// one statement: the grants are locked in grant_no order (LockRows runs
+	// above the sort), so two batches that share grants wait for each other
+	// instead of deadlocking; the ledger rows and the SUCCESS are written
+	// only if every number is recorded, so a batch with an unknown grant
+	// applies nothing (all or none, as memory's).
+	deliverBatch: `WITH g AS (
+			SELECT grant_no, player_id, loot_code, quantity FROM loot_grant WHERE grant_no = ANY($1::text[])
+			ORDER BY grant_no FOR UPDATE
+		), n AS (
+			SELECT count(*) AS n FROM g
+		), i AS (
+			INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, applied_at)
+			SELECT grant_no, player_id, loot_code, quantity, now() FROM g, n WHERE n.n = $2
+			ON CONFLICT (grant_no) DO NOTHING
+		), u AS (
+			UPDATE loot_grant t SET status = 'SUCCESS' FROM g, n
+			WHERE t.grant_no = g.grant_no AND t.status <> 'SUCCESS' AND n.n = $2
+		)
+		SELECT n FROM n`,
 	// deliverLock is the first statement of a delivery with an Effect: the
 	// same lock and ledger insert, returning the grant and whether this
 	// transaction inserted the ledger row (and so must apply the Effect).
@@ -254,8 +286,8 @@ func (q queries) withClock(expr string) queries {
 func (q *queries) fields() []*string {
 	return []*string{
 		&q.readSession, &q.now, &q.open, &q.startClaiming, &q.cancel, &q.beginSettle, &q.record,
-		&q.claim, &q.claims, &q.grants, &q.markDelivered,
-		&q.leaseGrants, &q.overdue, &q.snapshot, &q.deliver, &q.deliverLock, &q.holding,
+		&q.claim, &q.claims, &q.grants, &q.markDelivered, &q.markDeliveredBatch,
+		&q.leaseGrants, &q.overdue, &q.snapshot, &q.deliver, &q.deliverBatch, &q.deliverLock, &q.holding,
 		&q.batchBeginSettle, &q.batchClaims, &q.batchReadSessions, &q.batchRecord,
 	}
 }

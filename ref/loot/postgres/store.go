@@ -89,6 +89,7 @@ type Store struct {
 }
 
 var _ loot.Store = (*Store)(nil)
+var _ loot.BatchMarker = (*Store)(nil)
 
 // schemaLock is the advisory lock id under which Open creates the schema:
 // arbitrary but fixed, so every process agrees on it.
