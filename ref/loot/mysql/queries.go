@@ -53,8 +53,9 @@ type queries struct {
 	recordAudit  string
 	readWon      string
 
-	claim   string
-	claimTx string // several statements; Open enables multiStatements for it
+	claim     string
+	claimTx   string // several statements; Open enables multiStatements for it
+	claimFast string // two statements, no transaction: the claim and claimAnswer
 
 	markDelivered string
 	readGrant     string
@@ -67,8 +68,9 @@ type queries struct {
 	grants   string
 	snapshot string
 
-	deliverTx string // several statements, as claimTx
-	applied   string
+	deliverTx          string // several statements, as claimTx
+	deliverBatchLedger string // + the grant numbers' IN list, then DeliverBatch's guard
+	applied            string
 }
 
 const sessionColumns = `s.session_no, s.dungeon_code, s.loot_code, s.total_quantity, s.allocated_quantity,
@@ -110,6 +112,22 @@ func newQueries(now string) queries {
 			c.intent_type, c.created_at, {now}
 		FROM loot_session s LEFT JOIN loot_intent c ON c.session_no = s.session_no AND c.player_id = ?
 		WHERE s.session_no = ? LOCK IN SHARE MODE`)
+	// What answers claim sent alone (claimFast: autocommit, no
+	// transaction around it; see Claim): a UNION of which the optimizer
+	// keeps one branch, since ROW_COUNT() (the claim's rows affected) is a
+	// constant of the statement ("Impossible WHERE" in EXPLAIN for the
+	// other). The write landed (1 inserted, 2 a duplicate): the claim row
+	// as it is now, and nothing of the session is read. It did not: what
+	// CheckClaim needs to name the refusal, as claimRead reads it, from
+	// the latest committed version, with no lock (the write is committed
+	// or refused already; what the read saw later than the refusal is
+	// judged by Claim).
+	claimAnswer := q(`SELECT ROW_COUNT(), c.intent_type, c.created_at, NULL, NULL, NULL, NULL, {now}
+		FROM loot_intent c WHERE c.session_no = ? AND c.player_id = ? AND ROW_COUNT() > 0
+		UNION ALL
+		SELECT ROW_COUNT(), NULL, NULL, s.status, s.deadline_at, s.fence,
+			EXISTS (SELECT 1 FROM loot_member m WHERE m.session_no = s.session_no AND m.player_id = ?), {now}
+		FROM loot_session s WHERE s.session_no = ? AND ROW_COUNT() <= 0`)
 	// The ledger row of a grant, copied from the recorded grant: a
 	// duplicate (delivered before) changes nothing.
 	deliverLedger := q(`INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, delivered_at)
@@ -162,8 +180,9 @@ func newQueries(now string) queries {
 		// readSessionLocked.
 		readWon: q(`SELECT @loot_won, ` + sessionColumns + `, {now} FROM loot_session s WHERE s.session_no = ? LOCK IN SHARE MODE`),
 
-		claim:   claim,
-		claimTx: `START TRANSACTION; ` + claim + `; ` + claimRead + `; COMMIT`,
+		claim:     claim,
+		claimTx:   `START TRANSACTION; ` + claim + `; ` + claimRead + `; COMMIT`,
+		claimFast: claim + `; ` + claimAnswer,
 
 		markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'`,
 		readGrant:     `SELECT ` + grantColumns + ` FROM loot_grant WHERE grant_no = ?`,
@@ -203,6 +222,9 @@ func newQueries(now string) queries {
 		// whether the grant exists (the answer when neither wrote).
 		deliverTx: `START TRANSACTION; UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'; ` +
 			deliverLedger + `; ` + grantExists + `; COMMIT`,
+		// DeliverBatch's ledger rows, as deliverLedger's.
+		deliverBatchLedger: q(`INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, delivered_at)
+		SELECT grant_no, player_id, loot_code, quantity, {now} FROM loot_grant WHERE grant_no IN `),
 		applied: `SELECT COUNT(*) FROM loot_inventory WHERE grant_no = ?`,
 	}
 }
