@@ -59,3 +59,53 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 	}
 	return wrap(op, err)
 }
+
+// The assertion waits for loot.BatchMarker, as BatchInventory's above.
+// var _ loot.BatchMarker = (*Store)(nil)
+
+// MarkDeliveredBatch is MarkDelivered for every grant number in nos, in
+// one round trip (oneTrip): one UPDATE (PENDING -> SUCCESS) of them all
+// and their rows read back, as MarkDelivered's, returned in the order of
+// nos (a number repeated is returned at each place). A number not recorded
+// is loot.ErrNotFound; the recorded ones are marked all the same, which
+// only repeats what the Inventory made true.
+func (s *Store) MarkDeliveredBatch(ctx context.Context, nos []string) ([]loot.Grant, error) {
+	op := fmt.Sprintf("mark delivered %d grants", len(nos))
+	if err := loot.CheckContext(ctx); err != nil {
+		return nil, wrap(op, err)
+	}
+	if len(nos) == 0 {
+		return []loot.Grant{}, nil
+	}
+	args := make([]any, 0, 2*len(nos))
+	for _, no := range nos {
+		args = append(args, no)
+	}
+	args = append(args, args...)
+	in := "(" + placeholders(len(nos), "?") + ")"
+	query := `UPDATE loot_grant SET status = 'SUCCESS' WHERE status = 'PENDING' AND grant_no IN ` + in + `; ` +
+		s.q.readGrants + in
+	byNo, err := oneTrip(ctx, s, query, args, func(rows *sql.Rows) (map[string]loot.Grant, error) {
+		m := make(map[string]loot.Grant, len(nos))
+		for rows.Next() {
+			var g nullGrant
+			if err := rows.Scan(g.dest()...); err != nil {
+				return nil, err
+			}
+			m[g.no.String] = g.grant()
+		}
+		return m, rows.Err()
+	})
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	out := make([]loot.Grant, len(nos))
+	for i, no := range nos {
+		g, ok := byNo[no]
+		if !ok {
+			return nil, wrap(op, fmt.Errorf("grant %q: %w", no, loot.ErrNotFound))
+		}
+		out[i] = g
+	}
+	return out, nil
+}

@@ -9,7 +9,9 @@ import (
 	"github.com/onceproof/onceproof/ref/loot/mysql"
 )
 
-// TestDeliverBatchIsOneRoundTripAllOrNothing: the Inventory's DeliverBatch
+// TestDeliverBatchIsOneRoundTripAllOrNothing: the Store's
+// MarkDeliveredBatch is one packet sent, answers in the order asked, and
+// names a grant never recorded (loot.ErrNotFound). The Inventory's DeliverBatch
 // delivers a settle's grants in one packet sent, first or repeated (a
 // number repeated in the batch too), applying each once and marking each
 // SUCCESS; a batch naming a grant never recorded is loot.ErrNotFound and
@@ -68,6 +70,23 @@ func TestDeliverBatchIsOneRoundTripAllOrNothing(t *testing.T) {
 			t.Errorf("DeliverBatch with %s, never recorded, = %v; want loot.ErrNotFound", bogus.No, err)
 		}
 		applied(0)
+		before = sent.n.Load()
+		if _, err := s.MarkDeliveredBatch(ctx, []string{gs[0].No, bogus.No}); !errors.Is(err, loot.ErrNotFound) {
+			t.Errorf("MarkDeliveredBatch with %s, never recorded, = %v; want loot.ErrNotFound", bogus.No, err)
+		}
+		nos := []string{gs[1].No, gs[0].No, gs[1].No}
+		marked, err := s.MarkDeliveredBatch(ctx, nos)
+		if n := sent.n.Load() - before; n != 2 {
+			t.Errorf("two MarkDeliveredBatch cost %d packets sent, want 2", n)
+		}
+		if err != nil || len(marked) != len(nos) {
+			t.Fatalf("MarkDeliveredBatch(%v) = %d grants, %v; want %d", nos, len(marked), err, len(nos))
+		}
+		for i, g := range marked {
+			if g.No != nos[i] || g.Status != loot.GrantSuccess || g.Player != map[string]loot.PlayerID{gs[0].No: gs[0].Player, gs[1].No: gs[1].Player}[g.No] {
+				t.Errorf("MarkDeliveredBatch(%v)[%d] = %+v; want grant %s, SUCCESS", nos, i, g, nos[i])
+			}
+		}
 		for _, step := range []struct {
 			name  string
 			batch []loot.Grant
