@@ -20,18 +20,16 @@ type claimed struct {
 // transaction: queries.claimFast is the claim statement alone (an INSERT
 // ... SELECT ... ON DUPLICATE KEY UPDATE judging status, deadline and
 // membership under a shared lock on the session row, in autocommit: its
-// locks end with it) and the read that answers it, which reads only the
-// claim row when the write landed and only the session when it did not
-// (claimAnswer). Rows affected: 1 inserted, 2 a duplicate (changed intent
-// or retry: requests always moves), 0 refused; a refusal names its reason
-// from the same read (CheckClaim).
+// locks end with it), returning the claim row as it wrote it, and the
+// read that names a refusal, which reads nothing when the claim landed.
+// requests is 1 on an insert and moves on every duplicate (changed intent
+// or retry), so it tells a first claim from a repeat; no row returned is a
+// refusal, named from the same trip's read (CheckClaim).
 //
-// That read is later than the write, and no lock holds the rows between
-// them, so two answers can be of a later state than the write's: the
-// session moved on from what refused the claim (OPEN to CLAIMING: errRaced
-// from judge), or another claim of the same player changed the intent
-// between the write and the read. Either sends the claim again as
-// queries.claimTx, whose transaction reads what its write left, under the
+// That read is later than the refusal and no lock holds the session
+// between them: when the session moved on from what refused the claim
+// (OPEN to CLAIMING, errRaced from judge), the claim is sent again as
+// queries.claimTx, whose transaction reads what its write left under the
 // write's locks: a second round trip, only when a concurrent write came
 // between the two statements.
 func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.Intent) (loot.Claim, bool, error) {
@@ -39,12 +37,13 @@ func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.I
 	if !in.Valid() {
 		return loot.Claim{}, false, wrap("claim", fmt.Errorf("intent %q: %w", in, loot.ErrBadArgument))
 	}
-	r, err := oneTrip(ctx, s, s.q.claimFast, []any{in, in.Priority(), int64(p), no, no, int64(p), int64(p), no}, scanClaimAnswer)
+	token := s.claims.Add(1)
+	r, err := oneTrip(ctx, s, s.q.claimFast, []any{in, in.Priority(), int64(p), no, token, int64(p), no, token}, scanClaimAnswer)
 	if err != nil {
 		return loot.Claim{}, false, wrap(op, err)
 	}
 	c, err := r.judge(no, p)
-	if (err == nil && c.c.Intent != in) || errors.Is(err, errRaced) {
+	if errors.Is(err, errRaced) {
 		if r, err = oneTrip(ctx, s, s.q.claimTx, []any{in, in.Priority(), int64(p), no, int64(p), int64(p), no}, scanClaimRow); err != nil {
 			return loot.Claim{}, false, wrap(op, err)
 		}
@@ -82,21 +81,26 @@ type claimRow struct {
 	at            sql.NullTime
 }
 
-// scanClaimAnswer reads claimAnswer's row: the claim's columns when the
-// write landed (n > 0), the session's when it did not; none when it did
-// not and there is no session.
+// scanClaimAnswer reads claimFast's two result sets: the claim row
+// RETURNING gave (n from its requests: 1 inserted, 2 a duplicate), or
+// else the session that refused it (n 0); neither when there is no
+// session.
 func scanClaimAnswer(rows *sql.Rows) (r claimRow, err error) {
 	for rows.Next() {
-		var (
-			status sql.NullString
-			dl     sql.NullTime
-			fence  sql.NullInt64
-			member sql.NullBool
-		)
-		if err := rows.Scan(&r.n, &r.intent, &r.at, &status, &dl, &fence, &member, &r.now); err != nil {
+		var requests, token int64
+		if err := rows.Scan(&r.intent, &r.at, &requests, &token); err != nil {
 			return claimRow{}, err
 		}
-		r.found, r.status, r.deadline, r.fence, r.member = true, loot.Status(status.String), dl.Time, fence.Int64, member.Bool
+		r.found, r.n = true, min(requests, 2)
+	}
+	if err := nextSet(rows); err != nil {
+		return claimRow{}, err
+	}
+	for rows.Next() {
+		r.found, r.n = true, 0
+		if err := rows.Scan(&r.status, &r.deadline, &r.fence, &r.member, &r.now); err != nil {
+			return claimRow{}, err
+		}
 	}
 	return r, rows.Err()
 }
