@@ -141,9 +141,11 @@ type Store interface {
 
 	// RecordGrants writes d in one transaction: SETTLING with Fence ==
 	// d.Fence becomes CLOSED with Allocated = len(d.Grants), the grants are
-	// inserted PENDING with LeaseUntil = now + d.Lease (one multi-row
-	// INSERT, not one per grant), and the snapshot is inserted. All or
-	// nothing. Already CLOSED by d.Fence: unchanged, nil (a retry).
+	// inserted PENDING with LeaseUntil = now + d.Lease, and the snapshot
+	// is inserted. All or nothing, and one round trip for the whole
+	// decision, not one per grant: PostgreSQL sends one multi-row INSERT,
+	// MariaDB one single-row INSERT per grant, each guarded by the fence,
+	// all in the same packet. Already CLOSED by d.Fence: unchanged, nil (a retry).
 	// Refusals (CheckRecord): ErrStaleFence (another fence holds or closed
 	// it), ErrCanceled, ErrNotFound; ErrBadArgument for a malformed
 	// decision (CheckDecision: a grant of another session, a repeated grant

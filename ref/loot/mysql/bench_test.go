@@ -19,6 +19,7 @@ import (
 	"github.com/onceproof/onceproof/internal/testkit/benchkit"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/memory"
 	"github.com/onceproof/onceproof/ref/loot/mysql"
 	"github.com/onceproof/onceproof/ref/loot/mysql/docsql"
 )
@@ -93,6 +94,40 @@ func BenchmarkLoot(b *testing.B) {
 	}
 }
 
+// BenchmarkLootSettleDeliver measures settles/s through every item
+// delivered, on the sessions BenchmarkLoot settles. impl=ref is
+// loot.Service.Settle with the Store's own Inventory (no Lock): the two
+// trips to CLOSED, then per grant Deliver (one trip: ledger row and
+// SUCCESS) and MarkDelivered (one trip, a no-op: Deliver marked it).
+// impl=doc is the document's settle (as BenchmarkLoot's) and then, per
+// grant, its 4.5: the backpack row keyed by the grant number (INSERT
+// IGNORE into docBackpack, the document's idempotent backpack) and the
+// grant marked SUCCESS (docsql's MarkSuccess), two autocommit round trips
+// each.
+//
+//	ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '^$' -bench BenchmarkLootSettleDeliver -benchtime 1000x ./ref/loot/mysql
+func BenchmarkLootSettleDeliver(b *testing.B) {
+	for _, impl := range []string{"ref", "doc"} {
+		for _, conc := range benchConcs {
+			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) {
+				benchLoot(b, "deliver", impl, conc)
+			})
+		}
+	}
+}
+
+// docBackpack is the document's backpack (its 4.5: the inventory service
+// is idempotent by the request key, the grant number), for impl=doc's
+// deliveries.
+const (
+	docBackpackTable = `CREATE TABLE IF NOT EXISTS backpack (
+		request_key VARCHAR(128) NOT NULL PRIMARY KEY,
+		player_id   BIGINT       NOT NULL,
+		loot_code   VARCHAR(64)  NOT NULL
+	) ENGINE = InnoDB`
+	docBackpack = `INSERT IGNORE INTO backpack (request_key, player_id, loot_code) VALUES (?, ?, ?)`
+)
+
 // benchConcs are the concurrency levels: one caller, a busy node, a burst.
 var benchConcs = []int{1, 16, 64}
 
@@ -152,6 +187,32 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 			}
 			return err
 		}
+	case "deliver":
+		bulkSessions(b, raw, impl, prefix, b.N, settleTeam, settleTeam, -time.Second)
+		if impl == "doc" {
+			if _, err := raw.ExecContext(ctx, docBackpackTable); err != nil {
+				b.Fatal(err)
+			}
+			do = func(i int) error { return docSettleDeliver(ctx, raw, doc, fmt.Sprintf("%s%d", prefix, i)) }
+			break
+		}
+		svc, err := loot.New(loot.Config{Store: store, Inventory: store.Inventory(), Fairness: memory.NewHistory()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		do = func(i int) error {
+			no := fmt.Sprintf("%s%d", prefix, i)
+			st, err := svc.Settle(ctx, no)
+			if err == nil && (st.Session.Status != loot.StatusClosed || len(st.Grants) != settleQuantity) {
+				err = fmt.Errorf("settle of %s: %s with %d grants, want CLOSED with %d", no, st.Session.Status, len(st.Grants), settleQuantity)
+			}
+			for _, g := range st.Grants {
+				if err == nil && g.Status != loot.GrantSuccess {
+					err = fmt.Errorf("settle of %s: grant %s %s, want SUCCESS", no, g.No, g.Status)
+				}
+			}
+			return err
+		}
 	case "settle":
 		bulkSessions(b, raw, impl, prefix, b.N, settleTeam, settleTeam, -time.Second)
 		do = func(i int) error {
@@ -208,9 +269,49 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 	if err, _ := fail.Load().(error); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), op+"s/s")
+	unit := op + "s/s"
+	if op == "deliver" {
+		unit = "settles/s"
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit)
 	b.ReportMetric(float64(sent.n.Load())/float64(b.N), "sql-rtt/op")
 	b.ReportMetric(float64((serverCPU(b)-cpu0).Microseconds())/float64(b.N), "db-cpu-us/op")
+}
+
+// docSettleDeliver is the document's settle of session no (docsql's
+// Settle, statement by statement, keeping the ranked players it grants)
+// and then its delivery of each grant: the backpack row, then the grant
+// marked SUCCESS.
+func docSettleDeliver(ctx context.Context, raw *sql.DB, doc *docsql.DB, no string) error {
+	ok, err := doc.LockForSettle(ctx, no)
+	if err != nil || !ok {
+		return fmt.Errorf("settle %s: locked %v, %v", no, ok, err)
+	}
+	ranked, err := doc.SelectRanked(ctx, no)
+	if err != nil {
+		return err
+	}
+	if len(ranked) < settleQuantity {
+		return fmt.Errorf("settle %s: %d ranked, want at least %d", no, len(ranked), settleQuantity)
+	}
+	for _, p := range ranked[:settleQuantity] {
+		if err := doc.InsertGrantIgnore(ctx, docsql.GrantNo(no, p, "L"), no, p, "L"); err != nil {
+			return err
+		}
+	}
+	if _, err := doc.MarkClosed(ctx, no, settleQuantity); err != nil {
+		return err
+	}
+	for _, p := range ranked[:settleQuantity] {
+		gn := docsql.GrantNo(no, p, "L")
+		if _, err := raw.ExecContext(ctx, docBackpack, gn, p, "L"); err != nil {
+			return err
+		}
+		if err := doc.MarkSuccess(ctx, gn); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // serverCPU is the CPU the MariaDB server has used so far

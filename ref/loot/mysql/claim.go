@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,23 +16,39 @@ type claimed struct {
 	created bool
 }
 
-// Claim implements loot.Store in one round trip (oneTrip):
-// queries.claimTx, its own transaction of the claim statement (an INSERT
+// Claim implements loot.Store in one round trip (oneTrip), and sends no
+// transaction: queries.claimFast is the claim statement alone (an INSERT
 // ... SELECT ... ON DUPLICATE KEY UPDATE judging status, deadline and
-// membership under a shared lock on the session row) and the read that
-// answers it. Rows affected: 1 inserted, 2 a duplicate (changed intent or
-// retry: requests always moves), 0 refused; a refusal names its reason
-// from the same read (CheckClaim).
+// membership under a shared lock on the session row, in autocommit: its
+// locks end with it), returning the claim row as it wrote it, and the
+// read that names a refusal, which reads nothing when the claim landed.
+// requests is 1 on an insert and moves on every duplicate (changed intent
+// or retry), so it tells a first claim from a repeat; no row returned is a
+// refusal, named from the same trip's read (CheckClaim).
+//
+// That read is later than the refusal and no lock holds the session
+// between them: when the session moved on from what refused the claim
+// (OPEN to CLAIMING, errRaced from judge), the claim is sent again as
+// queries.claimTx, whose transaction reads what its write left under the
+// write's locks: a second round trip, only when a concurrent write came
+// between the two statements.
 func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.Intent) (loot.Claim, bool, error) {
 	op := fmt.Sprintf("claim %s by %d", no, p)
 	if !in.Valid() {
 		return loot.Claim{}, false, wrap("claim", fmt.Errorf("intent %q: %w", in, loot.ErrBadArgument))
 	}
-	r, err := oneTrip(ctx, s, s.q.claimTx, []any{in, in.Priority(), int64(p), no, int64(p), int64(p), no}, scanClaimRow)
+	token := s.claims.Add(1)
+	r, err := oneTrip(ctx, s, s.q.claimFast, []any{in, in.Priority(), int64(p), no, token, int64(p), no, token}, scanClaimAnswer)
 	if err != nil {
 		return loot.Claim{}, false, wrap(op, err)
 	}
 	c, err := r.judge(no, p)
+	if errors.Is(err, errRaced) {
+		if r, err = oneTrip(ctx, s, s.q.claimTx, []any{in, in.Priority(), int64(p), no, int64(p), int64(p), no}, scanClaimRow); err != nil {
+			return loot.Claim{}, false, wrap(op, err)
+		}
+		c, err = r.judge(no, p)
+	}
 	return c.c, c.created, wrap(op, err)
 }
 
@@ -62,6 +79,30 @@ type claimRow struct {
 	member        bool
 	intent        sql.NullString
 	at            sql.NullTime
+}
+
+// scanClaimAnswer reads claimFast's two result sets: the claim row
+// RETURNING gave (n from its requests: 1 inserted, 2 a duplicate), or
+// else the session that refused it (n 0); neither when there is no
+// session.
+func scanClaimAnswer(rows *sql.Rows) (r claimRow, err error) {
+	for rows.Next() {
+		var requests, token int64
+		if err := rows.Scan(&r.intent, &r.at, &requests, &token); err != nil {
+			return claimRow{}, err
+		}
+		r.found, r.n = true, min(requests, 2)
+	}
+	if err := nextSet(rows); err != nil {
+		return claimRow{}, err
+	}
+	for rows.Next() {
+		r.found, r.n = true, 0
+		if err := rows.Scan(&r.status, &r.deadline, &r.fence, &r.member, &r.now); err != nil {
+			return claimRow{}, err
+		}
+	}
+	return r, rows.Err()
 }
 
 func scanClaimRow(rows *sql.Rows) (r claimRow, err error) {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -89,6 +90,10 @@ var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 type Store struct {
 	db *sql.DB
 	q  queries
+	// claims counts the claims sent: each one's token (see
+	// queries.claimFast), distinct from every earlier one on any of the
+	// pool's connections.
+	claims atomic.Int64
 }
 
 var _ loot.Store = (*Store)(nil)
