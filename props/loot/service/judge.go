@@ -307,36 +307,26 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 			}
 			sessionRead = true
 		case s.Op == "sql-grants":
-			rows, _ := decodeJSON(s.Answer).([]any)
-			for _, row := range rows {
-				cols, _ := row.([]any)
-				if len(cols) < 3 {
-					return round{}, false
-				}
-				no, _ := str(cols[0])
-				p, _ := str(cols[1])
-				st, _ := str(cols[2])
-				var id int64
-				fmt.Sscan(p, &id)
-				rd.rec.Granted = append(rd.rec.Granted, lootfaults.PlayerID(id))
-				if st == f["grant.delivered"] && !b.sql {
-					rd.delivered = append(rd.delivered, item{lootfaults.PlayerID(id), no})
+			rows, ok := rowsOf(s.Answer, 3)
+			if !ok {
+				return round{}, false
+			}
+			for _, cols := range rows {
+				it := itemOf(cols)
+				rd.rec.Granted = append(rd.rec.Granted, it.player)
+				if st, _ := str(cols[2]); st == f["grant.delivered"] && !b.sql {
+					rd.delivered = append(rd.delivered, it)
 				}
 			}
 			grantsRead = true
 		case s.Op == "sql-items":
 			sqlItems = []item{}
-			rows, _ := decodeJSON(s.Answer).([]any)
-			for _, row := range rows {
-				cols, _ := row.([]any)
-				if len(cols) < 2 {
-					return round{}, false
-				}
-				no, _ := str(cols[0])
-				p, _ := str(cols[1])
-				var id int64
-				fmt.Sscan(p, &id)
-				sqlItems = append(sqlItems, item{lootfaults.PlayerID(id), no})
+			rows, ok := rowsOf(s.Answer, 2)
+			if !ok {
+				return round{}, false
+			}
+			for _, cols := range rows {
+				sqlItems = append(sqlItems, itemOf(cols))
 			}
 		case s.Op == "audit":
 			v := decodeJSON(s.Answer)
@@ -371,6 +361,30 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 	}
 	slices.SortFunc(rd.rec.Claims, func(a, c lootfaults.Claim) int { return cmp.Compare(a.Player, c.Player) })
 	return rd, true
+}
+
+// rowsOf reads a query's answer, rows of at least n columns (false: a row
+// with fewer).
+func rowsOf(answer string, n int) ([][]any, bool) {
+	rows, _ := decodeJSON(answer).([]any)
+	out := make([][]any, 0, len(rows))
+	for _, row := range rows {
+		cols, _ := row.([]any)
+		if len(cols) < n {
+			return nil, false
+		}
+		out = append(out, cols)
+	}
+	return out, true
+}
+
+// itemOf is a row's (grant number, player).
+func itemOf(cols []any) item {
+	no, _ := str(cols[0])
+	p, _ := str(cols[1])
+	var id int64
+	fmt.Sscan(p, &id)
+	return item{lootfaults.PlayerID(id), no}
 }
 
 // claimOf reads a claim object (false: null or not a claim).
