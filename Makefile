@@ -89,3 +89,7 @@ bench-compare: ## benchstat the committed baseline against results/bench/new.txt
 
 bench-summary: ## rewrite results/bench/summary.md and its SVG charts from results/bench/baseline.txt
 	$(GO) run ./bench/cmd/benchsummary -in results/bench/baseline.txt -out results/bench/summary.md
+
+.PHONY: service-campaign-seed
+service-campaign-seed: ## service mode against source 004's Java service on MariaDB + Redis (about 1 minute): exits 0 when it finds the outsider defect it is expected to (MembersOnly, NoOverGrant) and nothing else
+	ONCEPROOF_REQUIRE_SERVICES=1 $(GO) test -count=1 -run 'TestSeedSpecParses|TestServiceModeFindsTheOutsider' ./impls/loot/seedservice

@@ -181,7 +181,9 @@ func openAuditor(dsn string, spec lootservice.Spec) (*sql.DB, map[string]string,
 		if strings.Contains(dsn, "?") {
 			sep = "&"
 		}
-		dsn += sep + "parseTime=true"
+		// loc: a DATETIME is a wall time of the spec's zone (UTC unless
+		// it gives one), so the driver must not read it as UTC.
+		dsn += sep + "parseTime=true&loc=" + url.QueryEscape(spec.Zone.String())
 	}
 	qs, err := spec.Queries(kind)
 	if err != nil {

@@ -148,6 +148,9 @@ func (d *driver) send(ctx context.Context, s Send) {
 			d.await(ctx, g.opened)
 		}
 	}
+	if !d.o.Spec.Has(opOf(r.Kind)) {
+		return // the service has no such endpoint (a start where sessions open claiming)
+	}
 	op := d.o.Spec.Ops[opOf(r.Kind)]
 	vars := d.w.vars(r)
 	retry := d.w.wall(d.w.Schedule.RetryAfter)
@@ -265,7 +268,8 @@ func (d *driver) authenticate(ctx context.Context, req *http.Request, p int64) e
 
 // sample reads session x in rounds, from its first open's time until ctx
 // ends: the session, each of its claiming players' own view (their
-// claim), and, once CLOSED, its audit.
+// claim), and, once CLOSED, its audit; a read the service lacks is left
+// out, and the session itself is then read from the database.
 func (d *driver) sample(ctx context.Context, x int) {
 	first := time.Duration(-1)
 	for _, s := range d.w.Sends {
@@ -280,18 +284,28 @@ func (d *driver) sample(ctx context.Context, x int) {
 	players := d.w.Players(x)
 	vars := map[string]string{"session": d.w.SessionNo(x)}
 	for round := 0; ctx.Err() == nil; round++ {
-		status, over := d.read(ctx, x, round, "session", 0, vars)
-		if status != "" {
+		var status string
+		var over bool
+		switch {
+		case d.o.Spec.Has("session"):
+			status, over = d.read(ctx, x, round, "session", 0, vars)
+		case d.o.DB != nil:
+			status, over = d.sqlSession(ctx, x, round, vars["session"])
+		}
+		if status != "" && d.o.Spec.Has("mine") {
 			for _, p := range players {
 				v := map[string]string{"session": vars["session"], "player": strconv.FormatInt(int64(p), 10)}
 				d.read(ctx, x, round, "mine", int64(p), v)
 			}
 		}
-		if status == string(lootfaults.Statuses.Closed) {
+		if status == string(lootfaults.Statuses.Closed) && d.o.Spec.Has("audit") {
 			d.read(ctx, x, round, "audit", 0, vars)
 		}
 		if status != "" && d.o.DB != nil {
 			for _, name := range SQLNames {
+				if d.o.Queries[name] == "" || (!d.o.Spec.Has("session") && (name == "session" || name == "grants")) {
+					continue // not given, or read already by sqlSession
+				}
 				d.query(ctx, x, round, name, vars["session"])
 			}
 		}
@@ -334,25 +348,61 @@ func (d *driver) read(ctx context.Context, x, round int, op string, p int64, var
 	return status, false
 }
 
+// sqlSession reads session x's row and grants from the database, for a
+// service with no session read, and returns what read returns: the status
+// ("" when a query failed) and whether the session is over (no row, OPEN,
+// CANCELED, or CLOSED with every grant delivered).
+func (d *driver) sqlSession(ctx context.Context, x, round int, no string) (string, bool) {
+	row := d.query(ctx, x, round, "session", no)
+	grants := d.query(ctx, x, round, "grants", no)
+	if row == nil || grants == nil {
+		return "", false
+	}
+	if len(row) == 0 {
+		return string(lootfaults.Statuses.None), true
+	}
+	status, _ := str(row[0][0])
+	switch lootfaults.Status(status) {
+	case lootfaults.Statuses.Canceled, lootfaults.Statuses.Open:
+		return status, true
+	case lootfaults.Statuses.Closed:
+		for _, g := range grants {
+			if len(g) < 3 {
+				return status, false
+			}
+			if st, _ := str(g[2]); st != d.o.Spec.Fields["grant.delivered"] {
+				return status, false
+			}
+		}
+		return status, true
+	}
+	return status, false
+}
+
 // query runs the auditor's query name for session no and records its rows
-// as a JSON array of arrays (Status 200), or its error (Status 0).
-func (d *driver) query(ctx context.Context, x, round int, name, no string) {
+// as a JSON array of arrays (Status 200), or its error (Status 0); it
+// returns the rows (nil when the query failed).
+func (d *driver) query(ctx context.Context, x, round int, name, no string) [][]any {
 	s := Sample{Session: x, Op: "sql-" + name, Round: round, Sent: d.since()}
 	rows, err := d.queryRows(ctx, d.o.Queries[name], no)
 	s.Done = d.since()
 	if ctx.Err() != nil {
-		return // cut by the end of sampling: not a read
+		return nil // cut by the end of sampling: not a read
+	}
+	if rows == nil {
+		rows = [][]any{} // no rows read is an answer, not a failure
 	}
 	if err != nil {
-		s.Err = err.Error()
+		s.Err, rows = err.Error(), nil
 	} else if b, err := json.Marshal(rows); err != nil {
-		s.Err = err.Error()
+		s.Err, rows = err.Error(), nil
 	} else {
 		s.Status, s.Answer = http.StatusOK, string(b)
 	}
 	d.mu.Lock()
 	d.rec.Samples = append(d.rec.Samples, s)
 	d.mu.Unlock()
+	return rows
 }
 
 // queryRows runs q with arg in a read-only transaction: every column as a

@@ -70,7 +70,11 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 		return nil, err
 	}
 	b := build(w, spec, r)
-	if why := b.unread(); why != "" {
+	why := b.unread()
+	if !spec.Has("session") && !b.sql {
+		why = "the service has no session read and the database was not read (give the command the database): its state was never seen"
+	}
+	if why != "" {
 		var out []Finding
 		for _, p := range lootfaults.World.Properties {
 			out = append(out, Finding{Property: p, Verdict: NotJudged, How: why})
@@ -108,6 +112,10 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 		hw, ok := how[p]
 		if !ok {
 			out = append(out, Finding{Property: p, Verdict: NotJudged, How: "a black box's request ends by the client's timeout: a request that never returns shows as unknown answers and NoLostGrant's give-ups"})
+			continue
+		}
+		if why := absent(spec, b.sql, p); why != "" {
+			out = append(out, Finding{Property: p, Verdict: NotJudged, How: why})
 			continue
 		}
 		if why := b.cannot(p); why != "" {
@@ -214,6 +222,7 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 	var sqlClaims []lootfaults.Claim
 	var sqlItems []item
 	var reads []mineRead
+	sessionRead, grantsRead := false, false
 	for _, s := range ss {
 		rd.sent, rd.done = min(rd.sent, s.Sent), max(rd.done, s.Done)
 		switch {
@@ -270,7 +279,7 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 				var id int64
 				fmt.Sscan(p, &id)
 				c.Player, c.Intent = lootfaults.PlayerID(id), lootfaults.Intent(in)
-				c.At, _ = time.Parse(time.RFC3339Nano, at)
+				c.At, _ = b.spec.Time(at)
 				sqlClaims = append(sqlClaims, c)
 			}
 			for _, p := range b.w.Players(x) {
@@ -280,19 +289,44 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 				}
 				reads = append(reads, m)
 			}
-		case s.Op == "sql-items":
-			sqlItems = []item{}
+		case s.Op == "sql-session":
 			rows, _ := decodeJSON(s.Answer).([]any)
-			for _, row := range rows {
-				cols, _ := row.([]any)
+			rd.rec.Status = lootfaults.Statuses.None
+			if len(rows) > 0 {
+				cols, _ := rows[0].([]any)
 				if len(cols) < 2 {
 					return round{}, false
 				}
-				no, _ := str(cols[0])
-				p, _ := str(cols[1])
-				var id int64
-				fmt.Sscan(p, &id)
-				sqlItems = append(sqlItems, item{lootfaults.PlayerID(id), no})
+				st, _ := str(cols[0])
+				rd.rec.Status = lootfaults.Status(st)
+				if d, ok := str(cols[1]); ok && !*deadlineSeen {
+					if t, ok := b.spec.Time(d); ok {
+						b.deadline[x], *deadlineSeen = t.Sub(b.r.Run.Started), true
+					}
+				}
+			}
+			sessionRead = true
+		case s.Op == "sql-grants":
+			rows, ok := rowsOf(s.Answer, 3)
+			if !ok {
+				return round{}, false
+			}
+			for _, cols := range rows {
+				it := itemOf(cols)
+				rd.rec.Granted = append(rd.rec.Granted, it.player)
+				if st, _ := str(cols[2]); st == f["grant.delivered"] && !b.sql {
+					rd.delivered = append(rd.delivered, it)
+				}
+			}
+			grantsRead = true
+		case s.Op == "sql-items":
+			sqlItems = []item{}
+			rows, ok := rowsOf(s.Answer, 2)
+			if !ok {
+				return round{}, false
+			}
+			for _, cols := range rows {
+				sqlItems = append(sqlItems, itemOf(cols))
 			}
 		case s.Op == "audit":
 			v := decodeJSON(s.Answer)
@@ -313,6 +347,9 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 			rd.rec.Snapshot = snap
 		}
 	}
+	if !b.spec.Has("session") && (!sessionRead || !grantsRead) {
+		return round{}, false // the session's state is only in the database, not read whole this round
+	}
 	if b.sql {
 		if sqlClaims == nil || sqlItems == nil {
 			return round{}, false // the database was not read in this round
@@ -324,6 +361,30 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 	}
 	slices.SortFunc(rd.rec.Claims, func(a, c lootfaults.Claim) int { return cmp.Compare(a.Player, c.Player) })
 	return rd, true
+}
+
+// rowsOf reads a query's answer, rows of at least n columns (false: a row
+// with fewer).
+func rowsOf(answer string, n int) ([][]any, bool) {
+	rows, _ := decodeJSON(answer).([]any)
+	out := make([][]any, 0, len(rows))
+	for _, row := range rows {
+		cols, _ := row.([]any)
+		if len(cols) < n {
+			return nil, false
+		}
+		out = append(out, cols)
+	}
+	return out, true
+}
+
+// itemOf is a row's (grant number, player).
+func itemOf(cols []any) item {
+	no, _ := str(cols[0])
+	p, _ := str(cols[1])
+	var id int64
+	fmt.Sscan(p, &id)
+	return item{lootfaults.PlayerID(id), no}
 }
 
 // claimOf reads a claim object (false: null or not a claim).
@@ -432,6 +493,23 @@ func ackOf(o Outcome) engine.Ack {
 		return lootfaults.Recorded
 	}
 	return engine.Nack
+}
+
+// absent says why property p is not judged because the service lacks an
+// operation ("" if it is not): what only that operation shows is not
+// seen, and a property judged on nothing would be reported held.
+func absent(spec Spec, sql bool, p engine.Property) string {
+	switch {
+	case !spec.Has("audit") && p == lootfaults.Properties.Replayable:
+		return "the service has no audit read: no record of what a settle ranked (its snapshot and rule version) is there to replay"
+	case !spec.Has("audit") && p == lootfaults.Properties.RuleOrder:
+		return "the service has no audit read: the wins each claim was ranked with are not shown, so the rule's order cannot be recomputed"
+	case !spec.Has("mine") && !sql && p == lootfaults.Properties.MembersOnly:
+		return "the service has no read of a player's claim and the database was not read: an outsider's claim is not seen"
+	case !spec.Has("mine") && !sql && p == lootfaults.Properties.HonestAnswer:
+		return "the service has no read of a player's claim and the database was not read: what an accepted claim did is not seen"
+	}
+	return ""
 }
 
 // unread says why the record cannot be judged at all ("" if it can): a

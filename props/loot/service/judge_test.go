@@ -173,3 +173,93 @@ func TestARecordWithNoCompleteRoundJudgesNothing(t *testing.T) {
 		}
 	}
 }
+
+// sqlOnly is lootd's spec with the three reads absent, the session read
+// from MySQL tables whose DATETIMEs are Asia/Shanghai wall times (as the
+// document's Java service keeps them).
+func sqlOnly(zone string) string {
+	var kept []string
+	for _, l := range strings.Split(DefaultSpec().Text, "\n") {
+		if strings.HasPrefix(l, "op session ") || strings.HasPrefix(l, "op audit ") || strings.HasPrefix(l, "op mine ") {
+			continue
+		}
+		kept = append(kept, l)
+	}
+	return strings.Join(append(kept, "op session absent", "op audit absent", "op mine absent", "zone "+zone,
+		"sql mysql session SELECT status, deadline_at FROM loot_session WHERE session_no = {session}",
+		"sql mysql grants SELECT grant_no, player_id, status FROM loot_grant WHERE session_no = {session}"), "\n") + "\n"
+}
+
+// sqlRecord is handRecord's record read as the database's rows instead of
+// the session and mine reads: times as zone-less DATETIMEs of Shanghai
+// (UTC+8), the deadline whole seconds as MariaDB keeps it.
+func sqlRecord(t *testing.T, spec string, claimSent, claimDone time.Duration, rounds []sampled) Record {
+	t.Helper()
+	r := handRecord(t, claimSent, claimDone, rounds)
+	r.Run.Spec = spec
+	shanghai := time.FixedZone("CST", 8*3600)
+	wall := func(d time.Duration) string { return r.Run.Started.Add(d).In(shanghai).Format("2006-01-02 15:04:05") }
+	r.Samples = nil
+	for k, rd := range rounds {
+		claims := "[]"
+		if rd.claim {
+			claims = fmt.Sprintf(`[[1,"NEED",%q]]`, wall(claimSent))
+		}
+		for i, q := range []struct{ op, answer string }{
+			{"sql-session", fmt.Sprintf(`[[%q,%q]]`, rd.status, wall(10*time.Second))},
+			{"sql-grants", "[]"}, {"sql-claims", claims}, {"sql-items", "[]"},
+		} {
+			at := rd.sent + time.Duration(i)*(rd.done-rd.sent)/4
+			r.Samples = append(r.Samples, Sample{Session: 0, Op: q.op, Round: k, Sent: at, Done: at + (rd.done-rd.sent)/4, Status: 200, Answer: q.answer})
+		}
+	}
+	return r
+}
+
+// TestASQLOnlyRecordIsJudgedInTheSpecsZone: with no session read, the
+// deadline and the claims come from the tables, read in the spec's zone: a
+// claim written 240ms after the deadline fails InWindow; the same rows
+// read as UTC put the deadline 8 hours later and the claim in time (which
+// is what a judge blind to the zone would say).
+func TestASQLOnlyRecordIsJudgedInTheSpecsZone(t *testing.T) {
+	const deadline = 10 * time.Second
+	rounds := []sampled{
+		{deadline + 100*ms, deadline + 150*ms, "CLAIMING", false},
+		{deadline + 240*ms, deadline + 260*ms, "CLAIMING", true},
+	}
+	if f := verdictOf(t, sqlRecord(t, sqlOnly("Asia/Shanghai"), deadline+200*ms, deadline+230*ms, rounds), lootfaults.Properties.InWindow); f.Verdict != Failed {
+		t.Errorf("a late claim in the tables, read in Shanghai: InWindow %s (%s), want failed\nTo reproduce: go test ./props/loot/service -run TestASQLOnlyRecordIsJudgedInTheSpecsZone", f.Verdict, f.How)
+	}
+	if f := verdictOf(t, sqlRecord(t, sqlOnly("UTC"), deadline+200*ms, deadline+230*ms, rounds), lootfaults.Properties.InWindow); f.Verdict != Held {
+		t.Errorf("the same rows read as UTC: InWindow %s, want held (the deadline 8h later)\nTo reproduce: go test ./props/loot/service -run TestASQLOnlyRecordIsJudgedInTheSpecsZone", f.Verdict)
+	}
+}
+
+// TestAbsentReadsAreNotJudgedHeld: with no audit read, Replayable and
+// RuleOrder are not judged, saying so; with no session read and no
+// database, nothing is.
+func TestAbsentReadsAreNotJudgedHeld(t *testing.T) {
+	rounds := []sampled{{9 * time.Second, 9*time.Second + 50*ms, "CLAIMING", true}, {10*time.Second + 100*ms, 10*time.Second + 150*ms, "CLOSED", true}}
+	r := sqlRecord(t, sqlOnly("Asia/Shanghai"), 8*time.Second, 8*time.Second+20*ms, rounds)
+	for _, p := range []engine.Property{lootfaults.Properties.Replayable, lootfaults.Properties.RuleOrder} {
+		if f := verdictOf(t, r, p); f.Verdict != NotJudged || !strings.Contains(f.How, "no audit read") {
+			t.Errorf("%s with no audit read: %s (%s), want not judged for it\nTo reproduce: go test ./props/loot/service -run TestAbsentReadsAreNotJudgedHeld", p, f.Verdict, f.How)
+		}
+	}
+	var noDB []Sample
+	for _, s := range r.Samples {
+		if !strings.HasPrefix(s.Op, "sql-") {
+			noDB = append(noDB, s)
+		}
+	}
+	r.Samples = noDB
+	fs, err := Judge(r, DefaultTolerance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Verdict != NotJudged || !strings.Contains(f.How, "no session read") {
+			t.Errorf("%s with no session read and no database: %s (%s), want not judged\nTo reproduce: go test ./props/loot/service -run TestAbsentReadsAreNotJudgedHeld", f.Property, f.Verdict, f.How)
+		}
+	}
+}

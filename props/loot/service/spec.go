@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A Spec is how the harness talks to a service: per operation the method,
@@ -23,6 +24,8 @@ import (
 //	auth header NAME TEMPLATE       the player in a header (TEMPLATE: {player})
 //	auth bearer-cmd COMMAND...      Authorization: Bearer <COMMAND's output>, run once per player
 //	op NAME METHOD LISTENER PATH [BODY]
+//	op NAME absent                  the service has no such endpoint (start, session, audit, mine)
+//	zone NAME                       the IANA zone the database's DATETIME columns are wall times of
 //	answer OP OUTCOME status=CODES[,CODES] [PATH=VALUE]
 //	field NAME PATH
 //	sql DRIVER NAME QUERY          an auditor's read-only query (DRIVER: postgres or mysql)
@@ -38,8 +41,15 @@ import (
 // bind parameter, never spliced): "claims" selects a session's claim rows
 // as (player, intent, claimed at), "items" the deliveries the service's
 // inventory applied for it as (grant number, player); they are read only
-// when the command is given the database. DefaultSpec is the file for
-// cmd/lootd.
+// when the command is given the database. "session" selects the session's
+// row as (status, deadline) and "grants" its grant rows as (grant number,
+// player, status): a spec whose session op is absent must give both, for
+// then they are the only way the judge sees the status and the grants. A
+// claim's time or a deadline that a query returns as a DATETIME without a
+// zone ("2006-01-02 15:04:05") is read as a wall time of the spec's zone
+// (UTC unless given). Each absent op takes away what only it shows: the
+// fields only it reads are not required, and Judge says which properties
+// are then not judged. DefaultSpec is the file for cmd/lootd.
 type Spec struct {
 	// Source names where the spec came from (a file name, "default").
 	Source string
@@ -52,6 +62,10 @@ type Spec struct {
 	Fields map[string]string
 	// SQL maps a driver (postgres, mysql) to its queries by name (SQLNames).
 	SQL map[string]map[string]string
+	// Absent are the ops the service has no endpoint for (Optional's).
+	Absent map[string]bool
+	// Zone is the zone the database's zone-less times are wall times of.
+	Zone *time.Location
 	// Text is the spec's file, as read: a record carries it, so a replay
 	// talks to the service as the run did.
 	Text string
@@ -105,6 +119,22 @@ var outcomes = []Outcome{Accepted, Already, Refused, Noted, Recorded, Unknown}
 // service's own job, never sent) and the three reads the judge samples.
 var Ops = []string{"open", "start", "claim", "settle", "cancel", "session", "audit", "mine"}
 
+// Optional are the ops a service may lack: the start (a service that opens
+// sessions straight to claiming) and the three reads (a service whose state
+// only its tables show).
+var Optional = []string{"start", "session", "audit", "mine"}
+
+// readBy names, for a field, the op whose answer it is read from (a field
+// of no op here is read from a request's answer or, for grant.delivered,
+// from the grants either way, and is always required).
+var readBy = map[string][]string{
+	"session.status": {"session"}, "session.deadline": {"session"}, "session.grants": {"session"},
+	"grant.player": {"session"}, "grant.no": {"session"}, "grant.status": {"session"},
+	"audit.claims": {"audit"}, "audit.winners": {"audit"},
+	"claim.player": {"audit", "mine"}, "claim.intent": {"audit", "mine"}, "claim.at": {"audit", "mine"}, "claim.wins": {"audit", "mine"},
+	"mine.claim": {"mine"},
+}
+
 // FieldNames are the fields a spec must give.
 var FieldNames = []string{
 	"session.status", "session.deadline", "session.grants",
@@ -115,7 +145,7 @@ var FieldNames = []string{
 }
 
 // SQLNames are the auditor's queries a spec may give per driver.
-var SQLNames = []string{"claims", "items"}
+var SQLNames = []string{"claims", "items", "session", "grants"}
 
 // placeholders are the names a path or body may hold.
 var placeholders = []string{"session", "loot", "dungeon", "quantity", "members", "window", "player", "intent"}
@@ -148,7 +178,7 @@ func (e *SpecError) Error() string {
 // ParseSpec parses a spec file's text; source names it in errors. The
 // error is a *SpecError, at the first mistake.
 func ParseSpec(source, text string) (Spec, error) {
-	s := Spec{Source: source, Ops: map[string]Operation{}, Fields: map[string]string{}, SQL: map[string]map[string]string{}, Text: text}
+	s := Spec{Source: source, Ops: map[string]Operation{}, Absent: map[string]bool{}, Fields: map[string]string{}, SQL: map[string]map[string]string{}, Zone: time.UTC, Text: text}
 	bad := func(line int, field, format string, args ...any) error {
 		return &SpecError{Source: source, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -177,7 +207,31 @@ func ParseSpec(source, text string) (Spec, error) {
 			default:
 				return Spec{}, bad(n, "auth", "want \"auth header NAME TEMPLATE\" or \"auth bearer-cmd COMMAND...\"")
 			}
+		case "zone":
+			if len(words) != 2 {
+				return Spec{}, bad(n, "zone", "want \"zone NAME\"")
+			}
+			if seen["zone"] != 0 {
+				return Spec{}, bad(n, "zone", "given twice (first at line %d)", seen["zone"])
+			}
+			z, err := time.LoadLocation(words[1])
+			if err != nil {
+				return Spec{}, bad(n, "zone", "%q: not a time zone (%v)", words[1], err)
+			}
+			seen["zone"], s.Zone = n, z
 		case "op":
+			if len(words) == 3 && words[2] == "absent" {
+				name := words[1]
+				switch {
+				case !slices.Contains(Optional, name):
+					return Spec{}, bad(n, "op "+name, "cannot be absent (the optional operations are %s)", strings.Join(Optional, ", "))
+				case seen["op "+name] != 0:
+					return Spec{}, bad(n, "op "+name, "given twice (first at line %d)", seen["op "+name])
+				}
+				seen["op "+name] = n
+				s.Absent[name] = true
+				continue
+			}
 			if len(words) < 5 {
 				return Spec{}, bad(n, "op", "want \"op NAME METHOD LISTENER PATH [BODY]\", got %d fields", len(words))
 			}
@@ -244,7 +298,7 @@ func ParseSpec(source, text string) (Spec, error) {
 			}
 			s.SQL[driver][name] = query
 		default:
-			return Spec{}, bad(n, "directive", "unknown directive %q (want auth, op, answer, field or sql)", words[0])
+			return Spec{}, bad(n, "directive", "unknown directive %q (want auth, op, zone, answer, field or sql)", words[0])
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -255,21 +309,56 @@ func ParseSpec(source, text string) (Spec, error) {
 		return Spec{}, bad(end, "auth", "missing: how a player is authenticated")
 	}
 	for _, op := range Ops {
-		if _, ok := s.Ops[op]; !ok {
-			return Spec{}, bad(end, "op "+op, "missing")
+		if _, ok := s.Ops[op]; !ok && !s.Absent[op] {
+			return Spec{}, bad(end, "op "+op, "missing (or \"op %s absent\" if the service has none)", op)
 		}
 	}
 	for _, f := range FieldNames {
-		if _, ok := s.Fields[f]; !ok {
+		if _, ok := s.Fields[f]; !ok && s.needs(f) {
 			return Spec{}, bad(end, "field "+f, "missing")
 		}
 	}
+	if s.Absent["session"] {
+		for _, name := range []string{"session", "grants"} {
+			if !slices.ContainsFunc([]string{"postgres", "mysql"}, func(d string) bool { return s.SQL[d][name] != "" }) {
+				return Spec{}, bad(end, "sql "+name, "missing: the session op is absent, so the session's %s are read from the database", name)
+			}
+		}
+	}
 	for _, op := range Ops[:5] {
+		if s.Absent[op] {
+			continue
+		}
 		if !slices.ContainsFunc(s.Answers, func(r AnswerRule) bool { return r.Op == op || r.Op == "*" }) {
 			return Spec{}, bad(end, "answer "+op, "missing: no answer rule for %s (every answer would be unknown)", op)
 		}
 	}
 	return s, nil
+}
+
+// needs reports whether field f must be given: some op it is read from is
+// not absent.
+func (s Spec) needs(f string) bool {
+	ops, ok := readBy[f]
+	return !ok || slices.ContainsFunc(ops, func(op string) bool { return !s.Absent[op] })
+}
+
+// Has reports whether the service has op (it is not absent).
+func (s Spec) Has(op string) bool { return !s.Absent[op] }
+
+// Time reads a time a query or an answer returned: RFC 3339, or a
+// zone-less DATETIME ("2006-01-02 15:04:05[.fraction]") as a wall time of
+// the spec's zone.
+func (s Spec) Time(v string) (time.Time, bool) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, true
+	}
+	zone := s.Zone
+	if zone == nil {
+		zone = time.UTC
+	}
+	t, err := time.ParseInLocation("2006-01-02 15:04:05.999999999", v, zone)
+	return t, err == nil
 }
 
 // Queries are the spec's queries for driver (postgres or mysql), each with
@@ -283,6 +372,9 @@ func (s Spec) Queries(driver string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, name := range SQLNames {
 		q, ok := s.SQL[driver][name]
+		if !ok && (name == "session" || name == "grants") && !s.Absent["session"] {
+			continue // the session read shows them
+		}
 		if !ok {
 			return nil, fmt.Errorf("%s: no \"sql %s %s\" query: the database cannot be read", s.Source, driver, name)
 		}

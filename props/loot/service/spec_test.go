@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDefaultSpecMapsLootdsAnswers pins the default spec's reading of
@@ -79,7 +80,19 @@ func TestBadSpecNamesTheLineAndTheField(t *testing.T) {
 		{"bad auth", replace(lineOf("auth "), "auth cookie session"), lineOf("auth ") + 1, "auth", "want"},
 		{"no auth", replace(lineOf("auth "), ""), end + 1, "auth", "missing"},
 		{"sql driver", func(ls []string) []string { return append(ls, "sql sqlite claims SELECT 1 WHERE x = {session}") }, end + 1, "sql driver", `"sqlite"`},
-		{"sql name", func(ls []string) []string { return append(ls, "sql mysql grants SELECT 1 WHERE x = {session}") }, end + 1, "sql mysql name", `"grants"`},
+		{"sql name", func(ls []string) []string { return append(ls, "sql mysql winners SELECT 1 WHERE x = {session}") }, end + 1, "sql mysql name", `"winners"`},
+		{"absent claim", replace(lineOf("op claim "), "op claim absent"), lineOf("op claim ") + 1, "op claim", "cannot be absent"},
+		{"absent session, no sql session", func(ls []string) []string {
+			ls[lineOf("op session ")] = "op session absent"
+			return ls
+		}, end + 1, "sql session", "session op is absent"},
+		{"absent session, no sql grants", func(ls []string) []string {
+			ls[lineOf("op session ")] = "op session absent"
+			return append(ls, "sql mysql session SELECT status, deadline_at FROM loot_session WHERE session_no = {session}")
+		}, end + 2, "sql grants", "session op is absent"},
+		{"absent audit still given", func(ls []string) []string { return append(ls, "op audit absent") }, end + 1, "op audit", "given twice"},
+		{"bad zone", func(ls []string) []string { return append(ls, "zone Asia/Shanghia") }, end + 1, "zone", `"Asia/Shanghia"`},
+		{"zone twice", func(ls []string) []string { return append(ls, "zone UTC", "zone UTC") }, end + 2, "zone", "given twice"},
 		{"sql unbound", replace(lineOf("sql postgres claims"), "sql postgres claims SELECT player_id FROM loot_claim"), lineOf("sql postgres claims") + 1, "sql postgres claims", "{session} once"},
 	} {
 		lines := c.edit(append([]string(nil), good...))
@@ -106,5 +119,57 @@ func TestSpecBodyTemplateIsTheRestOfTheLine(t *testing.T) {
 	got := fill(op.Body, map[string]string{"session": "t-x0", "intent": "NEED"})
 	if want := `{"sessionNo":"t-x0","intentType":"NEED"}`; got != want {
 		t.Errorf("claim body %s, want %s\nTo reproduce: go test ./props/loot/service -run TestSpecBodyTemplateIsTheRestOfTheLine", got, want)
+	}
+}
+
+// TestAbsentOpsDropOnlyTheFieldsTheyAloneShow: a spec whose start, audit
+// and mine are absent needs no answer rule for the start and no audit.*,
+// mine.claim or claim.* field (claims are read only by the audit and mine
+// reads), but session.* stay required while the session read is there.
+func TestAbsentOpsDropOnlyTheFieldsTheyAloneShow(t *testing.T) {
+	var kept []string
+	for _, l := range strings.Split(DefaultSpec().Text, "\n") {
+		if strings.HasPrefix(l, "op audit ") || strings.HasPrefix(l, "op mine ") || strings.HasPrefix(l, "op start ") ||
+			strings.HasPrefix(l, "answer start ") || strings.HasPrefix(l, "field audit.") || strings.HasPrefix(l, "field mine.") || strings.HasPrefix(l, "field claim.") {
+			continue
+		}
+		kept = append(kept, l)
+	}
+	kept = append(kept, "op audit absent", "op mine absent", "op start absent")
+	s, err := ParseSpec("trimmed.spec", strings.Join(kept, "\n"))
+	if err != nil {
+		t.Fatalf("%v\nTo reproduce: go test ./props/loot/service -run TestAbsentOpsDropOnlyTheFieldsTheyAloneShow", err)
+	}
+	if s.Has("audit") || s.Has("mine") || s.Has("start") || !s.Has("session") {
+		t.Errorf("Has: audit %v mine %v start %v session %v, want false false false true\nTo reproduce: go test ./props/loot/service -run TestAbsentOpsDropOnlyTheFieldsTheyAloneShow", s.Has("audit"), s.Has("mine"), s.Has("start"), s.Has("session"))
+	}
+	// The session read stays: dropping session.status is still a mistake.
+	var noStatus []string
+	for _, l := range kept {
+		if !strings.HasPrefix(l, "field session.status") {
+			noStatus = append(noStatus, l)
+		}
+	}
+	if _, err := ParseSpec("trimmed.spec", strings.Join(noStatus, "\n")); err == nil || !strings.Contains(err.Error(), "field session.status: missing") {
+		t.Errorf("no session.status with the session read present: %v, want it missing\nTo reproduce: go test ./props/loot/service -run TestAbsentOpsDropOnlyTheFieldsTheyAloneShow", err)
+	}
+}
+
+// TestSpecTimeReadsAZonelessDatetimeInTheSpecsZone: a DATETIME of
+// Asia/Shanghai (UTC+8, no daylight saving) is 8 hours ahead of UTC; an
+// RFC 3339 time keeps its own offset.
+func TestSpecTimeReadsAZonelessDatetimeInTheSpecsZone(t *testing.T) {
+	s, err := ParseSpec("z.spec", DefaultSpec().Text+"zone Asia/Shanghai\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	for _, in := range []string{"2026-12-02 20:00:00", "2026-12-02T12:00:00Z"} {
+		if got, ok := s.Time(in); !ok || !got.Equal(want) {
+			t.Errorf("Time(%q) = %v %v, want %v\nTo reproduce: go test ./props/loot/service -run TestSpecTimeReadsAZonelessDatetimeInTheSpecsZone", in, got, ok, want)
+		}
+	}
+	if got, _ := DefaultSpec().Time("2026-12-02 12:00:00"); !got.Equal(want) {
+		t.Errorf("no zone given: %v, want UTC %v\nTo reproduce: go test ./props/loot/service -run TestSpecTimeReadsAZonelessDatetimeInTheSpecsZone", got, want)
 	}
 }
