@@ -8,10 +8,9 @@ import (
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
-// The assertion waits for loot.BatchInventory (DeliverBatch(ctx,
-// []loot.Grant) error), which another branch adds to ref/loot; uncomment
-// it when that is merged.
-// var _ loot.BatchInventory = (*Inventory)(nil)
+// Service.Settle delivers a settle's grants in one call to an inventory
+// that has DeliverBatch.
+var _ loot.BatchInventory = (*Inventory)(nil)
 
 // DeliverBatch is Deliver for every grant in gs, in one round trip
 // (oneTrip) and one transaction, all or nothing: the recorded grants among
@@ -60,8 +59,9 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 	return wrap(op, err)
 }
 
-// The assertion waits for loot.BatchMarker, as BatchInventory's above.
-// var _ loot.BatchMarker = (*Store)(nil)
+// Service.Settle marks a delivered batch in one call to a store that has
+// MarkDeliveredBatch.
+var _ loot.BatchMarker = (*Store)(nil)
 
 // MarkDeliveredBatch is MarkDelivered for every grant number in nos, in
 // one round trip (oneTrip): one UPDATE (PENDING -> SUCCESS) of them all
