@@ -14,18 +14,28 @@ import (
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
 )
 
-// Families are the loot families a campaign runs by default: those whose
-// schedules need no fault the harness can inject yet (crash, store-error,
-// timeout-after-success, lock-expiry, compensation-race and clock-skew
-// need process, network and clock faults: a fault plan in the record is a
-// later part). late-claim's stalled claim handler is such a fault too: its
-// claims at and around the deadline are sent, the stall is not.
+// Families are the loot families a campaign runs without faults: those
+// whose schedules need none (a campaign adds FaultFamilies of what its
+// injectors reach). late-claim's stalled claim handler is played by a
+// network stall when the harness proxies the targets.
 var Families = []engine.Family{
 	lootfaults.Families.Clean, lootfaults.Families.DuplicateClaim, lootfaults.Families.ConcurrentSettle,
 	lootfaults.Families.EarlySettle, lootfaults.Families.LateClaim, lootfaults.Families.CancelRace,
 	lootfaults.Families.Outsider, lootfaults.Families.Ties, lootfaults.Families.Quantity,
 	lootfaults.Families.SharedLoot, lootfaults.Families.TeamChange, lootfaults.Families.FairChange,
 	lootfaults.Families.IntentChange,
+}
+
+// FaultFamilies are the families whose plans need faults, of those with
+// a kind r reaches, in the kit's column order.
+func FaultFamilies(r Reach) []engine.Family {
+	var out []engine.Family
+	for _, f := range lootfaults.World.Families {
+		if !slices.Contains(Families, f) && slices.ContainsFunc(familyFaults[f], func(k FaultKind) bool { return k.part(r) }) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // CampaignOptions says what a campaign runs.
@@ -88,7 +98,10 @@ type RunFailure struct {
 func Campaign(ctx context.Context, o CampaignOptions) (Summary, error) {
 	fams := o.Families
 	if len(fams) == 0 {
-		fams = Families
+		fams = slices.Clone(Families)
+		if !o.NoFaults {
+			fams = append(fams, FaultFamilies(o.Drive.Inject.Reach())...)
+		}
 	}
 	var sum Summary
 	for i := range o.Runs {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -87,6 +88,11 @@ var familyFaults = map[engine.Family][]FaultKind{
 	lootfaults.Families.LateClaim:        {NetStall},
 }
 
+// unplanned are the families a fault plan cannot play, and why.
+var unplanned = map[engine.Family]string{
+	lootfaults.Families.ClockSkew: "its fault is an instance's clock seconds off (faketime at the instance's start), an option of how the harness starts it, not a timed fault",
+}
+
 // FamilyFaults is the kinds family f's runs may plan (nil: none).
 func FamilyFaults(f engine.Family) []FaultKind { return slices.Clone(familyFaults[f]) }
 
@@ -112,7 +118,8 @@ const faultsPerKind = 2
 // targets instances, for the parts r reaches. The same arguments give the
 // same plan (the seed drives a PCG of its own; no clock is read). Each
 // fault starts at a uniform time in the workload's span (its first send
-// to its last) and lasts a uniform 0.5..2 s (a ProcStop 6 s: past
+// to its last; a later one of its kind and target after the earlier
+// ends) and lasts a uniform 0.5..2 s (a ProcStop 6 s: past
 // lootd's 5 s lock ttl), on a uniform target.
 func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Reach) FaultPlan {
 	var p FaultPlan
@@ -132,6 +139,7 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 		if !k.part(r) {
 			continue
 		}
+		var fs []Fault
 		for range faultsPerKind {
 			f := Fault{At: first + time.Duration(rng.Int64N(span)), Kind: k, Target: rng.IntN(targets)}
 			f.For = 500*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
@@ -141,8 +149,20 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 			if strings.HasPrefix(string(k), "inv-") {
 				f.Target = -1
 			}
-			p.Faults = append(p.Faults, f)
+			fs = append(fs, f)
 		}
+		// Two faults of a kind on one target must not overlap (the first's
+		// end would end the second; a partition cannot be partitioned
+		// again): a later one starts when the earlier ends.
+		slices.SortStableFunc(fs, func(a, b Fault) int { return int(a.At - b.At) })
+		for i := range fs {
+			for j := range i {
+				if fs[j].Target == fs[i].Target && fs[i].At < fs[j].At+fs[j].For {
+					fs[i].At = fs[j].At + fs[j].For
+				}
+			}
+		}
+		p.Faults = append(p.Faults, fs...)
 	}
 	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 	return p
@@ -273,4 +293,31 @@ func (inj Injectors) net(f Fault, on bool) (string, error) {
 		}
 	}
 	return strings.Join(done, ", "), nil
+}
+
+// ProxyTargets puts a proxy of n in front of each listener of targets:
+// the targets to drive (the proxies' URLs) and the proxies to fault.
+func ProxyTargets(n *netfault.Net, targets []Target) ([]Target, []Proxies, error) {
+	out := make([]Target, len(targets))
+	ps := make([]Proxies, len(targets))
+	for i, t := range targets {
+		for _, l := range []struct {
+			base string
+			to   *string
+			px   **netfault.Proxy
+			name string
+		}{{t.Player, &out[i].Player, &ps[i].Player, "player"}, {t.Internal, &out[i].Internal, &ps[i].Internal, "internal"}} {
+			u, err := url.Parse(l.base)
+			if err != nil || u.Host == "" {
+				return nil, nil, fmt.Errorf("target %d's %s listener %q is not a URL with a host", i, l.name, l.base)
+			}
+			p, err := n.Proxy(fmt.Sprintf("target%d-%s", i, l.name), u.Host)
+			if err != nil {
+				return nil, nil, err
+			}
+			u.Host = p.Addr()
+			*l.to, *l.px = u.String(), p
+		}
+	}
+	return out, ps, nil
 }
