@@ -48,7 +48,11 @@ type DriveOptions struct {
 	// fault before it drains, so the last rounds read a whole system.
 	Faults FaultPlan
 	Inject Injectors
-	_      struct{}
+	// Upstream, when Targets are proxies in front of the instances
+	// (ProxyTargets), are the instances themselves: the record names
+	// these, so a replay reaches them through proxies of its own.
+	Upstream []Target
+	_        struct{}
 }
 
 // Drive sends w to the targets and samples every session while it runs,
@@ -75,7 +79,11 @@ func Drive(ctx context.Context, w Workload, family string, seed uint64, o DriveO
 		o.Pause = 10 * time.Millisecond
 	}
 	d := &driver{w: w, o: o, start: o.Now(), tokens: map[int64]string{}}
-	d.rec.Run = header(w, family, seed, o.Targets, o.Spec, d.start)
+	named := o.Targets
+	if len(o.Upstream) == len(o.Targets) {
+		named = o.Upstream
+	}
+	d.rec.Run = header(w, family, seed, named, o.Spec, d.start)
 	d.rec.Run.Faults = o.Faults
 	d.gates = make([]gate, len(w.Schedule.Sessions))
 	for x := range d.gates {
