@@ -40,7 +40,7 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	db := fs.String("db", "", "the service's database, read as an auditor in read-only transactions with the spec's sql queries: postgres://... or mysql://... (use a read-only role)")
 	seed := fs.Uint64("seed", 1, "the first run's seed; run i uses seed+i")
 	runs := fs.Int("n", len(lootservice.Families), "how many runs; run i is of the i-th family of -family, in turn")
-	families := fs.String("family", "", "comma-separated loot families to run (default: every family service mode can run without faults)")
+	families := fs.String("family", "", "comma-separated loot families to run (default: those that need no faults, and those whose faults -faults reaches)")
 	scale := fs.Float64("scale", 0.2, "wall time per unit of schedule time: 0.2 plays a 10 s claim window in 2 s")
 	drain := fs.Duration("drain", 30*time.Second, "how long after the last request to wait for every session to end")
 	tolerance := fs.Duration("tolerance", lootservice.DefaultTolerance, "how far the harness's clock and the service's may disagree")
