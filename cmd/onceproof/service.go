@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,6 +22,8 @@ import (
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	lootservice "github.com/onceproof/onceproof/props/loot/service"
 	"github.com/onceproof/onceproof/props/loot/service/instance"
+	"github.com/onceproof/onceproof/props/loot/service/inventory"
+	"github.com/onceproof/onceproof/props/loot/service/netfault"
 	lootmysql "github.com/onceproof/onceproof/ref/loot/mysql"
 
 	_ "github.com/go-sql-driver/mysql"
@@ -38,14 +41,19 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	db := fs.String("db", "", "the service's database, read as an auditor in read-only transactions with the spec's sql queries: postgres://... or mysql://... (use a read-only role)")
 	seed := fs.Uint64("seed", 1, "the first run's seed; run i uses seed+i")
 	runs := fs.Int("n", len(lootservice.Families), "how many runs; run i is of the i-th family of -family, in turn")
-	families := fs.String("family", "", "comma-separated loot families to run (default: every family service mode can run without faults)")
+	families := fs.String("family", "", "comma-separated loot families to run (default: those that need no faults, and those whose faults -faults reaches)")
 	scale := fs.Float64("scale", 0.2, "wall time per unit of schedule time: 0.2 plays a 10 s claim window in 2 s")
 	drain := fs.Duration("drain", 30*time.Second, "how long after the last request to wait for every session to end")
 	tolerance := fs.Duration("tolerance", lootservice.DefaultTolerance, "how far the harness's clock and the service's may disagree")
 	out := fs.String("out", "", "the directory for the record files (default: a fresh private directory, printed)")
-	replayFile := fs.String("replay", "", "a record file: send its workload again (under a new tag) and judge the new run")
-	start := fs.String("start", "", "start the instances instead of -target: one instance's command line, fields separated by spaces (no quoting), with {port} (its player port), {internal} (its operations port; without it the player's), {index}, {dir} (-out), {skew}; each instance's stderr goes to -out")
-	instances := fs.Int("instances", 3, "with -start, how many instances")
+	replayFile := fs.String("replay", "", "a record file: send its workload again (under a new tag) with its fault plan, and judge the new run")
+	faults := fs.String("faults", "net,inventory,process", "the parts the harness faults, comma-separated: net (proxies between the harness and each instance), inventory (the hosted inventory, with -inventory-listen), process (kill -9 and SIGSTOP, only of instances -start started); none: no faults")
+	invListen := fs.String("inventory-listen", "", "host:port to host the inventory on (the service must deliver to http://host:port"+inventory.Path+"); without it, no inventory faults")
+	reduce := fs.Bool("reduce", false, "with -replay: if the rerun fails a property, reduce the record by rerunning it with sessions, sends and faults removed; the reduced record is written beside it")
+	repeat := fs.Int("repeat", 3, "with -reduce: reruns of each candidate (a real service is not deterministic)")
+	budget := fs.Int("budget", 60, "with -reduce: the most reruns in all")
+	start := fs.String("start", "", "start the instances instead of -target: one instance's command line, fields separated by spaces (no quoting), with {port} (its player port), {internal} (its operations port; without it the player's), {index}, {dir} (-out), {skew}, {inventory} (the hosted inventory's URL, with -inventory-listen); each instance's stderr goes to -out")
+	nInstances := fs.Int("instances", 3, "with -start, how many instances")
 	skews := fs.String("skew", "", "with -start, comma-separated clock offsets per instance (0,2s,-3s): given to {skew} if the command takes it, else the instance runs under faketime")
 	ready := fs.String("ready", "", "with -start, a URL (placeholders as -start's) that answers 2xx once an instance serves (default: a TCP connect to {port})")
 	pos, err := parse(fs, args, stdout)
@@ -67,8 +75,16 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 		return 0, badf("-target is required (player=URL,internal=URL[;...]), or -start")
 	case *start != "" && (*targets != "" || *replayFile != ""):
 		return 0, badf("-start starts the instances itself: give it without -target and -replay")
+	case *repeat < 1 || *budget < 1:
+		return 0, badf("-repeat and -budget must be >= 1")
+	case *reduce && *replayFile == "":
+		return 0, badf("-reduce reduces a -replay FILE's record")
 	}
-	fleetOpts, err := fleetOptions(*start, *instances, *skews, *ready)
+	fleetOpts, err := fleetOptions(*start, *nInstances, *skews, *ready)
+	if err != nil {
+		return 0, err
+	}
+	parts, err := parseFaults(*faults)
 	if err != nil {
 		return 0, err
 	}
@@ -115,17 +131,41 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	// An interrupt ends the run in flight; its record is not written.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Process faults only on instances the harness started: it has no
+	// other way to kill or stop them.
+	var processes lootservice.Processes
 	if *start != "" {
 		fleetOpts.Dir = dir
+		if *invListen != "" {
+			fleetOpts.Vars = map[string]string{"inventory": "http://" + *invListen + inventory.Path}
+		}
 		fleet, err := instance.Start(ctx, fleetOpts)
 		if err != nil {
 			return 0, exitError{code: exitBadUse, msg: fmt.Sprintf("-start: %v", err)}
 		}
 		defer fleet.Close()
 		tgs = fleetTargets(fleet, fleetOpts)
+		processes = fleet
 	}
 	drive := lootservice.DriveOptions{Targets: tgs, Spec: spec, Now: time.Now, Drain: *drain, DB: auditor, Queries: queries}
-	code, err := serviceRun(ctx, *replayFile, *specFile != "", drive, fams, *seed, *runs, *scale, *tolerance, dir, stdout)
+	if *replayFile != "" && len(drive.Targets) == 0 {
+		// The record's instances, proxied like -target's.
+		rec, err := readRecordFile(*replayFile)
+		if err != nil {
+			return 0, err
+		}
+		drive.Targets = rec.Run.Targets
+	}
+	if parts.Process {
+		drive.Inject.Processes = processes // nil without -start: no process faults planned
+	}
+	closeFaults, err := injectors(&drive, parts, *invListen)
+	if err != nil {
+		return 0, err
+	}
+	defer closeFaults()
+	rd := reduceFlags{on: *reduce, opts: lootservice.ReduceOptions{Repeat: *repeat, Budget: *budget}}
+	code, err := serviceRun(ctx, *replayFile, *specFile != "", drive, fams, *seed, *runs, *scale, *tolerance, dir, rd, stdout)
 	if ctx.Err() != nil {
 		return 0, exitError{code: exitInterrupted, msg: "service: interrupted"}
 	}
@@ -134,13 +174,13 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 
 // serviceRun is service with its flags read.
 func serviceRun(ctx context.Context, replayFile string, ownSpec bool, drive lootservice.DriveOptions, fams []engine.Family,
-	seed uint64, runs int, scale float64, tolerance time.Duration, dir string, stdout io.Writer) (int, error) {
+	seed uint64, runs int, scale float64, tolerance time.Duration, dir string, rd reduceFlags, stdout io.Writer) (int, error) {
 	tgs, spec := drive.Targets, drive.Spec
 	tag := "op" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	if replayFile != "" {
-		return replayService(ctx, replayFile, ownSpec, drive, tag, dir, tolerance, stdout)
+		return replayService(ctx, replayFile, ownSpec, drive, tag, dir, tolerance, rd, stdout)
 	}
-	if err := reachable(ctx, tgs); err != nil {
+	if err := reachable(ctx, instances(drive)); err != nil {
 		return 0, err
 	}
 	sum, err := lootservice.Campaign(ctx, lootservice.CampaignOptions{
@@ -197,15 +237,10 @@ func openAuditor(dsn string, spec lootservice.Spec) (*sql.DB, map[string]string,
 }
 
 // replayService is service -replay FILE.
-func replayService(ctx context.Context, file string, ownSpec bool, drive lootservice.DriveOptions, tag, dir string, tolerance time.Duration, stdout io.Writer) (int, error) {
-	f, err := os.Open(file)
+func replayService(ctx context.Context, file string, ownSpec bool, drive lootservice.DriveOptions, tag, dir string, tolerance time.Duration, rd reduceFlags, stdout io.Writer) (int, error) {
+	rec, err := readRecordFile(file)
 	if err != nil {
-		return 0, badf("-replay: %v", err)
-	}
-	rec, err := lootservice.ReadRecord(file, f)
-	f.Close()
-	if err != nil {
-		return 0, badf("-replay: %v", err)
+		return 0, err
 	}
 	if !ownSpec {
 		drive.Spec = lootservice.Spec{} // the record's
@@ -213,7 +248,7 @@ func replayService(ctx context.Context, file string, ownSpec bool, drive lootser
 	if len(drive.Targets) == 0 {
 		drive.Targets = rec.Run.Targets
 	}
-	if err := reachable(ctx, drive.Targets); err != nil {
+	if err := reachable(ctx, instances(drive)); err != nil {
 		return 0, err
 	}
 	again, fs, err := lootservice.Replay(ctx, rec, tag, drive, tolerance)
@@ -221,26 +256,140 @@ func replayService(ctx context.Context, file string, ownSpec bool, drive lootser
 		return 0, err
 	}
 	path := filepath.Join(dir, "replay-"+filepath.Base(file))
-	w, err := os.Create(path)
-	if err != nil {
+	if err := writeRecordFile(path, again); err != nil {
 		return 0, err
 	}
-	if err := errors.Join(again.Write(w), w.Close()); err != nil {
-		return 0, err
-	}
-	fmt.Fprintf(stdout, "replayed %s (%s, seed %d) as %s: %s\n", file, rec.Run.Family, rec.Run.Seed, tag, path)
-	failed := false
+	fmt.Fprintf(stdout, "replayed %s (%s, seed %d) as %s, %d planned faults: %s\n", file, rec.Run.Family, rec.Run.Seed, tag, len(rec.Run.Faults.Faults), path)
+	var failed engine.Property
 	for _, x := range fs {
 		fmt.Fprintf(stdout, "%-13s %s: %s\n", x.Property, x.Verdict, x.How)
 		for _, a := range x.Anomalies {
 			fmt.Fprintf(stdout, "  %s\n", a)
 		}
-		failed = failed || x.Verdict == lootservice.Failed
+		if x.Verdict == lootservice.Failed && failed == "" {
+			failed = x.Property
+		}
 	}
-	if failed {
-		return exitFailed, nil
+	if failed == "" {
+		return exitOK, nil
 	}
-	return exitOK, nil
+	if rd.on {
+		n := 0
+		rerun := func(ctx context.Context, r lootservice.Record) (lootservice.Record, []lootservice.Finding, error) {
+			n++
+			return lootservice.Replay(ctx, r, fmt.Sprintf("%s-d%d", tag, n), drive, tolerance)
+		}
+		red, err := lootservice.Reduce(ctx, rec, failed, rerun, rd.opts)
+		if err != nil {
+			return 0, err
+		}
+		out := strings.TrimSuffix(file, ".jsonl") + ".reduced.jsonl"
+		if err := writeRecordFile(out, red.Record); err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(stdout, "%s: %s: %s\n", failed, red, out)
+	}
+	return exitFailed, nil
+}
+
+// instances are the instances drive reaches (through its proxies or not):
+// the ones a bad -target names.
+func instances(drive lootservice.DriveOptions) []lootservice.Target {
+	if len(drive.Upstream) > 0 {
+		return drive.Upstream
+	}
+	return drive.Targets
+}
+
+// readRecordFile reads -replay's record (bad input if it cannot).
+func readRecordFile(file string) (lootservice.Record, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return lootservice.Record{}, badf("-replay: %v", err)
+	}
+	defer f.Close()
+	rec, err := lootservice.ReadRecord(file, f)
+	if err != nil {
+		return lootservice.Record{}, badf("-replay: %v", err)
+	}
+	return rec, nil
+}
+
+// reduceFlags are -reduce, -repeat and -budget.
+type reduceFlags struct {
+	on   bool
+	opts lootservice.ReduceOptions
+}
+
+func writeRecordFile(path string, r lootservice.Record) error {
+	w, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(r.Write(w), w.Close())
+}
+
+// parseFaults reads -faults: the parts to fault.
+func parseFaults(s string) (lootservice.Reach, error) {
+	var r lootservice.Reach
+	if s == "none" {
+		return r, nil
+	}
+	for _, p := range strings.Split(s, ",") {
+		switch strings.TrimSpace(p) {
+		case "net":
+			r.Net = true
+		case "inventory":
+			r.Inventory = true
+		case "process":
+			r.Process = true
+		default:
+			return r, badf("-faults: %q: want none or a list of net, inventory, process", p)
+		}
+	}
+	return r, nil
+}
+
+// injectors sets drive's injectors for parts: proxies in front of its
+// targets for net, a hosted inventory at listen for inventory. Process
+// faults need instances the harness started (none yet: -faults process
+// plans nothing). The func closes what was started.
+func injectors(drive *lootservice.DriveOptions, parts lootservice.Reach, listen string) (func(), error) {
+	var closers []func()
+	done := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	if parts.Inventory && listen != "" {
+		inv, err := inventory.New(inventory.Options{Now: time.Now})
+		if err != nil {
+			return done, err
+		}
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return done, badf("-inventory-listen: %v", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle(inventory.Path, inv)
+		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go hs.Serve(ln)
+		closers = append(closers, func() { hs.Close() })
+		drive.Inject.Inventory = inv
+	}
+	if parts.Net && len(drive.Targets) > 0 {
+		n, err := netfault.New(netfault.Options{Now: time.Now})
+		if err != nil {
+			return done, err
+		}
+		closers = append(closers, n.Close)
+		tgs, ps, err := lootservice.ProxyTargets(n, drive.Targets)
+		if err != nil {
+			return done, badf("-target: %v", err)
+		}
+		drive.Upstream, drive.Targets, drive.Inject.Net = drive.Targets, tgs, ps
+	}
+	return done, nil
 }
 
 // parseTargets parses -target: player=URL,internal=URL for each instance,

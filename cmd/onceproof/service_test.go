@@ -55,6 +55,9 @@ func TestServiceBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"-target", "player=" + dead + ",internal=" + live.URL}, "instance 1 player " + dead + " is unreachable"},
 		{[]string{"-target", ok + ";player=" + live.URL + ",internal=" + dead}, "instance 2 internal " + dead + " is unreachable"},
 		{[]string{"-replay", filepath.Join(t.TempDir(), "none.jsonl")}, "-replay"},
+		{[]string{"-target", ok, "-faults", "disk"}, `-faults: "disk"`},
+		{[]string{"-target", ok, "-reduce"}, "-reduce reduces a -replay"},
+		{[]string{"-target", ok, "-repeat", "0"}, "-repeat and -budget"},
 	} {
 		code, _, stderr := serviceRunArgs(c.args...)
 		if code != exitBadUse || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {

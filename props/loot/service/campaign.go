@@ -3,6 +3,7 @@ package lootservice
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,18 +14,28 @@ import (
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
 )
 
-// Families are the loot families a campaign runs by default: those whose
-// schedules need no fault the harness can inject yet (crash, store-error,
-// timeout-after-success, lock-expiry, compensation-race and clock-skew
-// need process, network and clock faults: a fault plan in the record is a
-// later part). late-claim's stalled claim handler is such a fault too: its
-// claims at and around the deadline are sent, the stall is not.
+// Families are the loot families a campaign runs without faults: those
+// whose schedules need none (a campaign adds FaultFamilies of what its
+// injectors reach). late-claim's stalled claim handler is played by a
+// network stall when the harness proxies the targets.
 var Families = []engine.Family{
 	lootfaults.Families.Clean, lootfaults.Families.DuplicateClaim, lootfaults.Families.ConcurrentSettle,
 	lootfaults.Families.EarlySettle, lootfaults.Families.LateClaim, lootfaults.Families.CancelRace,
 	lootfaults.Families.Outsider, lootfaults.Families.Ties, lootfaults.Families.Quantity,
 	lootfaults.Families.SharedLoot, lootfaults.Families.TeamChange, lootfaults.Families.FairChange,
 	lootfaults.Families.IntentChange,
+}
+
+// FaultFamilies are the families whose plans need faults, of those with
+// a kind r reaches, in the kit's column order.
+func FaultFamilies(r Reach) []engine.Family {
+	var out []engine.Family
+	for _, f := range lootfaults.World.Families {
+		if !slices.Contains(Families, f) && slices.ContainsFunc(familyFaults[f], func(k FaultKind) bool { return k.part(r) }) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // CampaignOptions says what a campaign runs.
@@ -43,15 +54,23 @@ type CampaignOptions struct {
 	// Out is the directory the record files go to ("": none written).
 	Out       string
 	Tolerance time.Duration
-	_         struct{}
+	// NoFaults plans no faults; otherwise each run's plan is PlanFaults of
+	// its family and seed over what Drive.Inject reaches.
+	NoFaults bool
+	_        struct{}
 }
 
 // Summary is a campaign's result: per property, its verdict over the runs.
 type Summary struct {
 	Runs, Requests, Attempts, Samples, Unmapped, GiveUps int
-	// Uninjected counts the schedules' faults and stalls not injected.
+	// Uninjected counts the schedules' faults and stalls not injected
+	// (the kit's own, by effect; service mode plans its own instead).
 	Uninjected int
-	Properties []PropertySummary
+	// Faults counts the planned faults applied without error, by kind;
+	// FaultErrors those whose start failed.
+	Faults      map[FaultKind]int
+	FaultErrors int
+	Properties  []PropertySummary
 }
 
 // PropertySummary is one property over a campaign: failed if any run
@@ -79,7 +98,10 @@ type RunFailure struct {
 func Campaign(ctx context.Context, o CampaignOptions) (Summary, error) {
 	fams := o.Families
 	if len(fams) == 0 {
-		fams = Families
+		fams = slices.Clone(Families)
+		if !o.NoFaults {
+			fams = append(fams, FaultFamilies(o.Drive.Inject.Reach())...)
+		}
 	}
 	var sum Summary
 	for i := range o.Runs {
@@ -89,7 +111,11 @@ func Campaign(ctx context.Context, o CampaignOptions) (Summary, error) {
 		if err != nil {
 			return sum, err
 		}
-		rec, err := Drive(ctx, w, string(f), seed, o.Drive)
+		do := o.Drive
+		if !o.NoFaults {
+			do.Faults = PlanFaults(f, seed, w, len(do.Targets), do.Inject.Reach())
+		}
+		rec, err := Drive(ctx, w, string(f), seed, do)
 		if err != nil {
 			return sum, err
 		}
@@ -109,8 +135,10 @@ func Campaign(ctx context.Context, o CampaignOptions) (Summary, error) {
 	return sum, nil
 }
 
-// Replay sends a record's workload again, under a new tag, and judges the
-// new run: the record of the rerun and its findings.
+// Replay sends a record's workload again (but the requests its header
+// drops), under a new tag, with its fault plan, and judges the new run:
+// the record of the rerun and its findings. o.Faults is ignored: the
+// record's plan is the one replayed.
 func Replay(ctx context.Context, r Record, tag string, o DriveOptions, tolerance time.Duration) (Record, []Finding, error) {
 	w, err := r.Workload()
 	if err != nil {
@@ -123,6 +151,8 @@ func Replay(ctx context.Context, r Record, tag string, o DriveOptions, tolerance
 	if err != nil {
 		return Record{}, nil, err
 	}
+	w = w.without(r.Run.Drop)
+	o.Faults = r.Run.Faults
 	if o.Spec.Text == "" {
 		if o.Spec, err = ParseSpec("the record's spec", r.Run.Spec); err != nil {
 			return Record{}, nil, err
@@ -132,6 +162,7 @@ func Replay(ctx context.Context, r Record, tag string, o DriveOptions, tolerance
 	if err != nil {
 		return Record{}, nil, err
 	}
+	again.Run.Drop = r.Run.Drop
 	fs, err := Judge(again, tolerance)
 	return again, fs, err
 }
@@ -163,6 +194,18 @@ func (s *Summary) add(i int, file string, r Record, fs []Finding) {
 	s.Attempts += len(r.Exchanges)
 	s.Samples += len(r.Samples)
 	s.GiveUps += len(r.GiveUps)
+	for _, a := range r.Faults {
+		switch {
+		case a.Step != "start":
+		case a.Err != "":
+			s.FaultErrors++
+		default:
+			if s.Faults == nil {
+				s.Faults = map[FaultKind]int{}
+			}
+			s.Faults[a.Kind]++
+		}
+	}
 	s.Uninjected += len(w.Schedule.Faults) + len(w.Schedule.Outages)
 	for _, sk := range w.Schedule.Skews {
 		if sk != 0 {
@@ -207,6 +250,15 @@ func (s Summary) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d runs, %d requests (%d attempts), %d reads sampled, %d answers no rule mapped, %d requests given up, %d scheduled faults not injected\n",
 		s.Runs, s.Requests, s.Attempts, s.Samples, s.Unmapped, s.GiveUps, s.Uninjected)
+	kinds := slices.Sorted(maps.Keys(s.Faults))
+	applied := make([]string, len(kinds))
+	for i, k := range kinds {
+		applied[i] = fmt.Sprintf("%s %d", k, s.Faults[k])
+	}
+	if len(applied) == 0 {
+		applied = []string{"none"}
+	}
+	fmt.Fprintf(&b, "faults applied: %s; %d failed to apply\n", strings.Join(applied, ", "), s.FaultErrors)
 	for _, p := range s.Properties {
 		switch p.Verdict {
 		case NotJudged:

@@ -9,6 +9,12 @@
 // from histories built of what the samples prove, each property saying how
 // it was judged, or that it was not (Finding). Campaign runs several seeds
 // and writes a record file per run; Replay reruns a record's workload.
+// Each run has a fault plan (PlanFaults, from its family and seed):
+// network faults through netfault proxies in front of the instances,
+// inventory faults in the hosted inventory, process faults on instances
+// the harness started; Drive applies them and the record keeps the plan
+// and every step as applied, so a replay faults the same way. Reduce
+// shrinks a failing record by rerunning it with parts removed.
 //
 // What a black box cannot see is never reported as held: a sample proves a
 // state held at some instant between its request and its answer, so the

@@ -43,7 +43,16 @@ type DriveOptions struct {
 	// transaction.
 	DB      *sql.DB
 	Queries map[string]string
-	_       struct{}
+	// Faults are the run's planned faults, applied through Inject at
+	// their times; each start and end is in the record. Drive heals every
+	// fault before it drains, so the last rounds read a whole system.
+	Faults FaultPlan
+	Inject Injectors
+	// Upstream, when Targets are proxies in front of the instances
+	// (ProxyTargets), are the instances themselves: the record names
+	// these, so a replay reaches them through proxies of its own.
+	Upstream []Target
+	_        struct{}
 }
 
 // Drive sends w to the targets and samples every session while it runs,
@@ -70,7 +79,12 @@ func Drive(ctx context.Context, w Workload, family string, seed uint64, o DriveO
 		o.Pause = 10 * time.Millisecond
 	}
 	d := &driver{w: w, o: o, start: o.Now(), tokens: map[int64]string{}}
-	d.rec.Run = header(w, family, seed, o.Targets, o.Spec, d.start)
+	named := o.Targets
+	if len(o.Upstream) == len(o.Targets) {
+		named = o.Upstream
+	}
+	d.rec.Run = header(w, family, seed, named, o.Spec, d.start)
+	d.rec.Run.Faults = o.Faults
 	d.gates = make([]gate, len(w.Schedule.Sessions))
 	for x := range d.gates {
 		d.gates[x] = gate{opened: make(chan struct{}), started: make(chan struct{})}
@@ -87,6 +101,10 @@ func Drive(ctx context.Context, w Workload, family string, seed uint64, o DriveO
 		senders.Add(1)
 		go func() { defer senders.Done(); d.send(ctx, s) }()
 	}
+	for i, f := range o.Faults.Faults {
+		senders.Add(1)
+		go func() { defer senders.Done(); d.fault(ctx, i, f) }()
+	}
 	senders.Wait()
 	d.drain(ctx)
 	stopSampling()
@@ -94,6 +112,7 @@ func Drive(ctx context.Context, w Workload, family string, seed uint64, o DriveO
 	d.rec.End = d.since()
 	slices.SortStableFunc(d.rec.Exchanges, func(a, b Exchange) int { return int(a.Done - b.Done) })
 	slices.SortStableFunc(d.rec.Samples, func(a, b Sample) int { return int(a.Done - b.Done) })
+	slices.SortStableFunc(d.rec.Faults, func(a, b AppliedFault) int { return int(a.At - b.At) })
 	return d.rec, ctx.Err()
 }
 
@@ -183,6 +202,26 @@ func (d *driver) send(ctx context.Context, s Send) {
 	d.mu.Lock()
 	d.rec.GiveUps = append(d.rec.GiveUps, GiveUp{Request: s.Request, At: d.since(), Err: why})
 	d.mu.Unlock()
+}
+
+// fault applies planned fault i at its time and ends it For later (at
+// once if ctx ends first: a fault must not outlive its run), recording
+// both steps.
+func (d *driver) fault(ctx context.Context, i int, f Fault) {
+	d.sleepUntil(ctx, f.At)
+	step := func(name string, do func() (string, error)) {
+		res, err := do()
+		a := AppliedFault{At: d.since(), Fault: i, Target: f.Target, Kind: f.Kind, Step: name, Result: res}
+		if err != nil {
+			a.Err = err.Error()
+		}
+		d.mu.Lock()
+		d.rec.Faults = append(d.rec.Faults, a)
+		d.mu.Unlock()
+	}
+	step("start", func() (string, error) { return d.o.Inject.start(f) })
+	d.sleepUntil(ctx, f.At+f.For)
+	step("end", func() (string, error) { return d.o.Inject.end(context.WithoutCancel(ctx), f) })
 }
 
 // await waits for ch, but no longer than the drain: a gate whose request

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	lootprops "github.com/onceproof/onceproof/props/loot"
@@ -12,17 +13,19 @@ import (
 
 // A Record is one run as the harness saw it: what it sent and got back,
 // and what it read. Its file is JSON lines, one entry a line, each with
-// its "type": the run header first, then exchanges, samples and give-ups
-// in the order they ended, then the end. Times are offsets from the run's
-// start by the harness's clock. Later parts add entry types beside these
-// (a fault's time and target, the hosted inventory's deliveries) and the
-// header fields that say how to make them again; a reader skips a type it
+// its "type": the run header first, then exchanges, samples, give-ups and
+// the faults' steps as applied, each in the order they ended, then the
+// end. The header holds the fault plan. Times are offsets from the run's
+// start by the harness's clock. Later parts may add entry types beside
+// these (the hosted inventory's deliveries); a reader skips a type it
 // does not know.
 type Record struct {
 	Run       Run
 	Exchanges []Exchange
 	Samples   []Sample
 	GiveUps   []GiveUp
+	// Faults are the planned faults' steps as applied, in time order.
+	Faults []AppliedFault
 	// End is when the harness stopped sampling.
 	End time.Duration
 }
@@ -36,6 +39,11 @@ type Run struct {
 	Targets  []Target `json:"targets"`
 	Spec     string   `json:"spec"`
 	Schedule string   `json:"schedule"`
+	// Faults is the fault plan (a replay applies it again).
+	Faults FaultPlan `json:"faultPlan"`
+	// Drop are the schedule's requests not sent (by index): a reduced
+	// record's removed sessions and sends.
+	Drop []int `json:"drop,omitempty"`
 	// Started is the wall time of the run's start (for people; nothing
 	// judges by it).
 	Started time.Time `json:"started"`
@@ -93,6 +101,7 @@ type entry struct {
 	Exchange *Exchange      `json:"exchange,omitempty"`
 	Sample   *Sample        `json:"sample,omitempty"`
 	GiveUp   *GiveUp        `json:"giveUp,omitempty"`
+	Fault    *AppliedFault  `json:"fault,omitempty"`
 	End      *time.Duration `json:"end,omitempty"`
 }
 
@@ -114,6 +123,11 @@ func (r Record) Write(w io.Writer) error {
 	}
 	for i := range r.GiveUps {
 		if err := enc.Encode(entry{Type: "giveUp", GiveUp: &r.GiveUps[i]}); err != nil {
+			return err
+		}
+	}
+	for i := range r.Faults {
+		if err := enc.Encode(entry{Type: "fault", Fault: &r.Faults[i]}); err != nil {
 			return err
 		}
 	}
@@ -155,6 +169,10 @@ func ReadRecord(name string, rd io.Reader) (Record, error) {
 			if e.GiveUp != nil {
 				r.GiveUps = append(r.GiveUps, *e.GiveUp)
 			}
+		case "fault":
+			if e.Fault != nil {
+				r.Faults = append(r.Faults, *e.Fault)
+			}
 		case "end":
 			if e.End != nil {
 				r.End, ended = *e.End, true
@@ -182,7 +200,17 @@ func (r Record) Workload() (Workload, error) {
 	if err != nil {
 		return Workload{}, fmt.Errorf("the run's schedule: %v", err)
 	}
-	return NewWorkload(s, r.Run.Tag, r.Run.Scale, len(r.Run.Targets))
+	w, err := NewWorkload(s, r.Run.Tag, r.Run.Scale, len(r.Run.Targets))
+	return w.without(r.Run.Drop), err
+}
+
+// without is w without the sends of the requests in drop.
+func (w Workload) without(drop []int) Workload {
+	if len(drop) == 0 {
+		return w
+	}
+	w.Sends = slices.DeleteFunc(slices.Clone(w.Sends), func(s Send) bool { return slices.Contains(drop, s.Request) })
+	return w
 }
 
 // header is a run's header for workload w on targets with spec.

@@ -1,0 +1,323 @@
+package lootservice
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onceproof/onceproof/engine"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
+	"github.com/onceproof/onceproof/props/loot/service/inventory"
+	"github.com/onceproof/onceproof/props/loot/service/netfault"
+)
+
+// FaultKind is what one planned fault does to its target.
+type FaultKind string
+
+// The kinds, by the part of the system they hit. A network fault is on
+// the harness->instance path (both listeners' proxies); an inventory
+// fault is in the hosted inventory, on every delivery's first arrival
+// while it lasts; a process fault is on an instance the harness started.
+const (
+	NetLatency   FaultKind = "net-latency"   // every chunk of both streams delayed by 200 ms
+	NetStall     FaultKind = "net-stall"     // replies stop; the connection closes when the fault ends
+	NetReset     FaultKind = "net-reset"     // connections reset on their next request data
+	NetCutReply  FaultKind = "net-cut-reply" // replies cut after 16 bytes: the request was served, its answer is lost
+	NetPartition FaultKind = "net-partition" // new connections refused, open ones closed, until healed
+	InvFail      FaultKind = "inv-fail"      // the inventory answers 503, applies nothing
+	InvTimeout   FaultKind = "inv-timeout-after-apply"
+	InvLoseReply FaultKind = "inv-lose-reply"
+	ProcKill     FaultKind = "proc-kill" // kill -9, restarted when the fault ends
+	ProcStop     FaultKind = "proc-stop" // SIGSTOP, SIGCONT when the fault ends
+)
+
+// Fault is one planned fault: from At for For (wall offsets from the
+// run's start), on Target (an instance's index; the inventory's faults
+// have no target: -1).
+type Fault struct {
+	At     time.Duration `json:"at"`
+	For    time.Duration `json:"for"`
+	Target int           `json:"target"`
+	Kind   FaultKind     `json:"kind"`
+}
+
+// FaultPlan is a run's faults, in the order of At. Its zero value plans
+// none.
+type FaultPlan struct {
+	Faults []Fault `json:"faults,omitempty"`
+}
+
+// Reach says which faults the harness can inject in a run: a kind whose
+// part is not reachable is never planned (the plan of a record is the
+// plan that was meant, so an unreachable fault would be a lie in it).
+type Reach struct {
+	Net, Inventory, Process bool
+}
+
+// familyFaults maps each loot family to the faults that play, in service
+// mode, what its schedules do to a Go design in the kit (a family not
+// here gets none: its schedules need no fault):
+//   - crash (a node dies at any effect): kill -9 of an instance, restarted;
+//     a network reset stands in where the harness did not start it.
+//   - timeout-after-success (a call happens, the caller is told it timed
+//     out): the inventory applies and times out or loses its reply, and
+//     the harness's own request is served and its reply cut.
+//   - store-error (a call fails, nothing happened; or a part is down):
+//     the inventory fails, and the instance is partitioned off. The
+//     service->db path is the service's own (its configuration names the
+//     database), so the harness does not plan faults on it.
+//   - lock-expiry and compensation-race (a settler stalls past the lock
+//     ttl): SIGSTOP of an instance for longer than lootd's 5 s lock ttl
+//     (6 s), then SIGCONT; without a process, a stall of its replies.
+//   - duplicate-claim and concurrent-settle (requests arrive again, at
+//     once): latency, which bunches retries and answers.
+//   - late-claim (a stalled claim handler): a stall of replies across the
+//     deadline.
+var familyFaults = map[engine.Family][]FaultKind{
+	lootfaults.Families.Crash:            {ProcKill, NetReset},
+	lootfaults.Families.TimeoutSuccess:   {InvTimeout, InvLoseReply, NetCutReply},
+	lootfaults.Families.StoreError:       {InvFail, NetPartition},
+	lootfaults.Families.LockExpiry:       {ProcStop, NetStall},
+	lootfaults.Families.CompensationRace: {ProcStop, InvTimeout},
+	lootfaults.Families.DuplicateClaim:   {NetLatency},
+	lootfaults.Families.ConcurrentSettle: {NetLatency},
+	lootfaults.Families.LateClaim:        {NetStall},
+}
+
+// unplanned are the families a fault plan cannot play, and why.
+var unplanned = map[engine.Family]string{
+	lootfaults.Families.ClockSkew: "its fault is an instance's clock seconds off (faketime at the instance's start), an option of how the harness starts it, not a timed fault",
+}
+
+// FamilyFaults is the kinds family f's runs may plan (nil: none).
+func FamilyFaults(f engine.Family) []FaultKind { return slices.Clone(familyFaults[f]) }
+
+// part is the part of the system a kind needs.
+func (k FaultKind) part(r Reach) bool {
+	switch {
+	case strings.HasPrefix(string(k), "net-"):
+		return r.Net
+	case strings.HasPrefix(string(k), "inv-"):
+		return r.Inventory
+	case strings.HasPrefix(string(k), "proc-"):
+		return r.Process
+	}
+	return false
+}
+
+// faultsPerKind is how many faults of each kind a plan holds: two, so a
+// run sees one early (around the opens and claims) and one late (around
+// the settle), wherever the seed puts them.
+const faultsPerKind = 2
+
+// PlanFaults is run (family, seed)'s fault plan over workload w on
+// targets instances, for the parts r reaches. The same arguments give the
+// same plan (the seed drives a PCG of its own; no clock is read). Each
+// fault starts at a uniform time in the workload's span (its first send
+// to its last; a later one of its kind and target after the earlier
+// ends) and lasts a uniform 0.5..2 s (a ProcStop 6 s: past
+// lootd's 5 s lock ttl), on a uniform target.
+func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Reach) FaultPlan {
+	var p FaultPlan
+	if len(w.Sends) == 0 || targets == 0 {
+		return p
+	}
+	// The second PCG word is the family's name, so two families' plans
+	// with one seed differ.
+	var salt uint64
+	for _, c := range []byte(family) {
+		salt = salt*131 + uint64(c)
+	}
+	rng := rand.New(rand.NewPCG(seed, salt))
+	first, last := w.Sends[0].At, w.Sends[len(w.Sends)-1].At
+	span := int64(last-first) + 1
+	for _, k := range familyFaults[family] {
+		if !k.part(r) {
+			continue
+		}
+		var fs []Fault
+		for range faultsPerKind {
+			f := Fault{At: first + time.Duration(rng.Int64N(span)), Kind: k, Target: rng.IntN(targets)}
+			f.For = 500*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
+			if k == ProcStop {
+				f.For = 6 * time.Second
+			}
+			if strings.HasPrefix(string(k), "inv-") {
+				f.Target = -1
+			}
+			fs = append(fs, f)
+		}
+		// Two faults of a kind on one target must not overlap (the first's
+		// end would end the second; a partition cannot be partitioned
+		// again): a later one starts when the earlier ends.
+		slices.SortStableFunc(fs, func(a, b Fault) int { return int(a.At - b.At) })
+		for i := range fs {
+			for j := range i {
+				if fs[j].Target == fs[i].Target && fs[i].At < fs[j].At+fs[j].For {
+					fs[i].At = fs[j].At + fs[j].For
+				}
+			}
+		}
+		p.Faults = append(p.Faults, fs...)
+	}
+	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
+	return p
+}
+
+// Processes are the instances the harness started, by target index.
+type Processes interface {
+	Kill(i int) error
+	Stop(i int) error
+	Cont(i int) error
+	Restart(ctx context.Context, i int) error
+}
+
+// Proxies are the netfault proxies in front of one target's listeners.
+type Proxies struct {
+	Player, Internal *netfault.Proxy
+}
+
+// Injectors are what a run's faults are applied through: nil parts are
+// not reachable.
+type Injectors struct {
+	Net       []Proxies // by target
+	Inventory *inventory.Server
+	Processes Processes
+}
+
+// Reach is the parts i reaches.
+func (i Injectors) Reach() Reach {
+	return Reach{Net: len(i.Net) > 0, Inventory: i.Inventory != nil, Process: i.Processes != nil}
+}
+
+// AppliedFault is one step of a fault as applied: its start or its end.
+type AppliedFault struct {
+	At     time.Duration `json:"at"` // offset from the run's start
+	Fault  int           `json:"fault"`
+	Target int           `json:"target"`
+	Kind   FaultKind     `json:"kind"`
+	Step   string        `json:"step"`             // "start" or "end"
+	Err    string        `json:"err,omitempty"`    // "": applied
+	Result string        `json:"result,omitempty"` // what was done
+}
+
+// start applies f's start through inj; it returns what was done.
+func (inj Injectors) start(f Fault) (string, error) {
+	switch f.Kind {
+	case InvFail, InvTimeout, InvLoseReply:
+		if inj.Inventory == nil {
+			return "", fmt.Errorf("no hosted inventory")
+		}
+		fault := map[FaultKind]inventory.Fault{InvFail: inventory.Fail, InvTimeout: inventory.TimeoutAfterApply, InvLoseReply: inventory.LoseReply}[f.Kind]
+		inj.Inventory.SetPlan(inventory.Table{First: fault}.Plan())
+		return "every first delivery: " + string(fault), nil
+	case ProcKill:
+		return "kill -9", inj.proc(f.Target, inj.Processes.Kill)
+	case ProcStop:
+		return "SIGSTOP", inj.proc(f.Target, inj.Processes.Stop)
+	}
+	return inj.net(f, true)
+}
+
+// end ends f through inj.
+func (inj Injectors) end(ctx context.Context, f Fault) (string, error) {
+	switch f.Kind {
+	case InvFail, InvTimeout, InvLoseReply:
+		inj.Inventory.SetPlan(nil)
+		return "plan none", nil
+	case ProcKill:
+		return "restart", inj.proc(f.Target, func(i int) error { return inj.Processes.Restart(ctx, i) })
+	case ProcStop:
+		return "SIGCONT", inj.proc(f.Target, inj.Processes.Cont)
+	}
+	return inj.net(f, false)
+}
+
+func (inj Injectors) proc(i int, do func(int) error) error {
+	if inj.Processes == nil {
+		return fmt.Errorf("target %d was not started by the harness", i)
+	}
+	return do(i)
+}
+
+// toxics are the network kinds' toxics (NetPartition is a partition).
+var toxics = map[FaultKind][]netfault.Toxic{
+	// 200 ms each way: beyond a loopback round trip many times over, under
+	// the 10 s client timeout.
+	NetLatency: {{Name: "f-latency-up", Kind: netfault.Latency, Stream: netfault.Upstream, Latency: 200 * time.Millisecond}, {Name: "f-latency-down", Kind: netfault.Latency, Latency: 200 * time.Millisecond}},
+	NetStall:   {{Name: "f-stall", Kind: netfault.Stall}},
+	NetReset:   {{Name: "f-reset", Kind: netfault.ResetPeer, Stream: netfault.Upstream}},
+	// 16 bytes: less than any HTTP status line with its headers, so no
+	// answer is readable; the request itself went through whole.
+	NetCutReply: {{Name: "f-cut", Kind: netfault.CutAfter, Bytes: 16}},
+}
+
+// net starts (on) or ends a network fault on both of f.Target's proxies.
+func (inj Injectors) net(f Fault, on bool) (string, error) {
+	if f.Target < 0 || f.Target >= len(inj.Net) {
+		return "", fmt.Errorf("no proxies in front of target %d", f.Target)
+	}
+	var done []string
+	for _, p := range []*netfault.Proxy{inj.Net[f.Target].Player, inj.Net[f.Target].Internal} {
+		if p == nil {
+			continue
+		}
+		if f.Kind == NetPartition {
+			var err error
+			if on {
+				err = p.Partition(netfault.Refuse)
+			} else {
+				err = p.Heal()
+			}
+			if err != nil {
+				return strings.Join(done, ", "), err
+			}
+			done = append(done, map[bool]string{true: "partition", false: "heal"}[on]+" "+p.Addr())
+			continue
+		}
+		for _, t := range toxics[f.Kind] {
+			var err error
+			if on {
+				err = p.Add(t)
+			} else {
+				err = p.Remove(t.Name)
+			}
+			if err != nil {
+				return strings.Join(done, ", "), err
+			}
+			done = append(done, map[bool]string{true: "add ", false: "remove "}[on]+t.Name+" "+p.Addr())
+		}
+	}
+	return strings.Join(done, ", "), nil
+}
+
+// ProxyTargets puts a proxy of n in front of each listener of targets:
+// the targets to drive (the proxies' URLs) and the proxies to fault.
+func ProxyTargets(n *netfault.Net, targets []Target) ([]Target, []Proxies, error) {
+	out := make([]Target, len(targets))
+	ps := make([]Proxies, len(targets))
+	for i, t := range targets {
+		for _, l := range []struct {
+			base string
+			to   *string
+			px   **netfault.Proxy
+			name string
+		}{{t.Player, &out[i].Player, &ps[i].Player, "player"}, {t.Internal, &out[i].Internal, &ps[i].Internal, "internal"}} {
+			u, err := url.Parse(l.base)
+			if err != nil || u.Host == "" {
+				return nil, nil, fmt.Errorf("target %d's %s listener %q is not a URL with a host", i, l.name, l.base)
+			}
+			p, err := n.Proxy(fmt.Sprintf("target%d-%s", i, l.name), u.Host)
+			if err != nil {
+				return nil, nil, err
+			}
+			u.Host = p.Addr()
+			*l.to, *l.px = u.String(), p
+		}
+	}
+	return out, ps, nil
+}

@@ -1,0 +1,173 @@
+package lootservice
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onceproof/onceproof/engine"
+	lootfaults "github.com/onceproof/onceproof/faults/loot"
+)
+
+const planRepro = "go test ./props/loot/service -count=1 -run 'TestPlan|TestReduce'"
+
+var reachAll = Reach{Net: true, Inventory: true, Process: true}
+
+func workloadOf(t *testing.T, f engine.Family, seed uint64, targets int) Workload {
+	t.Helper()
+	w, err := Generate(f, seed, "t", 0.2, targets)
+	if err != nil {
+		t.Fatalf("%v\nTo reproduce: %s", err, planRepro)
+	}
+	return w
+}
+
+// TestPlanIsTheSeedsAndStaysInTheRun: one (family, seed) gives one plan;
+// another seed another; every fault starts within the workload's sends
+// (or within the longest fault, a 6 s SIGSTOP, after them),
+// on a target that exists, and a SIGSTOP outlasts lootd's 5 s lock ttl.
+func TestPlanIsTheSeedsAndStaysInTheRun(t *testing.T) {
+	for f := range familyFaults {
+		w := workloadOf(t, f, 7, 2)
+		a, b := PlanFaults(f, 7, w, 2, reachAll), PlanFaults(f, 7, w, 2, reachAll)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s seed 7 planned twice differs:\n%v\n%v\nTo reproduce: %s", f, a, b, planRepro)
+		}
+		if c := PlanFaults(f, 8, workloadOf(t, f, 8, 2), 2, reachAll); reflect.DeepEqual(a, c) {
+			t.Errorf("%s: seeds 7 and 8 planned the same %v\nTo reproduce: %s", f, a, planRepro)
+		}
+		if len(a.Faults) != faultsPerKind*len(familyFaults[f]) {
+			t.Errorf("%s: %d faults, want %d per kind of %v\nTo reproduce: %s", f, len(a.Faults), faultsPerKind, familyFaults[f], planRepro)
+		}
+		first, last := w.Sends[0].At, w.Sends[len(w.Sends)-1].At
+		for _, x := range a.Faults {
+			inv := strings.HasPrefix(string(x.Kind), "inv-")
+			if x.At < first || x.At > last+6*time.Second || (inv && x.Target != -1) || (!inv && (x.Target < 0 || x.Target >= 2)) {
+				t.Errorf("%s: fault %+v outside sends %v..%v or targets 0..1\nTo reproduce: %s", f, x, first, last, planRepro)
+			}
+			if x.Kind == ProcStop && x.For <= 5*time.Second {
+				t.Errorf("%s: SIGSTOP for %v, not past the 5 s lock ttl\nTo reproduce: %s", f, x.For, planRepro)
+			}
+		}
+	}
+}
+
+// TestPlanOnlyWhatTheHarnessReaches: a part the harness does not reach
+// gets no fault, and nothing reached plans nothing.
+func TestPlanOnlyWhatTheHarnessReaches(t *testing.T) {
+	f := lootfaults.Families.Crash
+	w := workloadOf(t, f, 3, 1)
+	p := PlanFaults(f, 3, w, 1, Reach{Net: true})
+	if len(p.Faults) == 0 || slices.ContainsFunc(p.Faults, func(x Fault) bool { return x.Kind != NetReset }) {
+		t.Errorf("crash with only the network reached planned %v, want net-reset only\nTo reproduce: %s", p, planRepro)
+	}
+	if p := PlanFaults(f, 3, w, 1, Reach{}); len(p.Faults) != 0 {
+		t.Errorf("nothing reached planned %v\nTo reproduce: %s", p, planRepro)
+	}
+}
+
+// TestPlanCoversEveryFamily: every loot family either runs without faults
+// (Families, the campaign's default list), or has faults mapped, or is
+// named in unplanned with the reason.
+func TestPlanCoversEveryFamily(t *testing.T) {
+	for _, f := range lootfaults.World.Families {
+		_, why := unplanned[f]
+		if _, ok := familyFaults[f]; !ok && !why && !slices.Contains(Families, f) {
+			t.Errorf("family %s has no faults mapped and is not in Families\nTo reproduce: %s", f, planRepro)
+		}
+	}
+}
+
+// flaky is a fake service: a rerun fails NoDupGrant when request need is
+// sent and an inventory timeout is planned, on every other call only.
+type flaky struct {
+	need  int
+	calls int
+}
+
+func (fk *flaky) rerun(_ context.Context, r Record) (Record, []Finding, error) {
+	fk.calls++
+	bad := !slices.Contains(r.Run.Drop, fk.need) &&
+		slices.ContainsFunc(r.Run.Faults.Faults, func(x Fault) bool { return x.Kind == InvTimeout }) && fk.calls%2 == 0
+	v := Held
+	if bad {
+		v = Failed
+	}
+	return r, []Finding{{Property: lootfaults.Properties.NoDupGrant, Verdict: v}}, nil
+}
+
+func failingRecord(t *testing.T) (Record, Workload) {
+	t.Helper()
+	f := lootfaults.Families.TimeoutSuccess
+	w := workloadOf(t, f, 5, 1)
+	r := Record{Run: header(w, string(f), 5, []Target{{}}, DefaultSpec(), time.Time{})}
+	r.Run.Faults = PlanFaults(f, 5, w, 1, reachAll)
+	return r, w
+}
+
+// TestReduceKeepsOnlyWhatTheFailureNeeds: against a service that fails
+// one run in two, reduction drops every other session and send and every
+// fault but one inventory timeout, and counts the final reruns.
+func TestReduceKeepsOnlyWhatTheFailureNeeds(t *testing.T) {
+	r, w := failingRecord(t)
+	fk := &flaky{need: w.Sends[len(w.Sends)/2].Request}
+	red, err := Reduce(context.Background(), r, lootfaults.Properties.NoDupGrant, fk.rerun, ReduceOptions{Budget: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(red)
+	sent := 0
+	for _, snd := range w.Sends {
+		if i := snd.Request; !slices.Contains(red.Record.Run.Drop, i) {
+			sent++
+			if i != fk.need {
+				t.Errorf("request %d still sent, only %d is needed\nTo reproduce: %s", i, fk.need, planRepro)
+			}
+		}
+	}
+	if fs := red.Record.Run.Faults.Faults; len(fs) != 1 || fs[0].Kind != InvTimeout {
+		t.Errorf("faults left %v, want one %s\nTo reproduce: %s", fs, InvTimeout, planRepro)
+	}
+	if sent != 1 || red.OutOfBudget || red.Of != 3 || red.Reproduced < 1 || red.Sessions+red.Sends == 0 {
+		t.Errorf("%s: %d requests sent; want 1, in budget, reproduced in >= 1 of 3\nTo reproduce: %s", red, sent, planRepro)
+	}
+	if !strings.Contains(red.String(), "reproduced in") {
+		t.Errorf("report %q does not say how often it reproduced\nTo reproduce: %s", red, planRepro)
+	}
+}
+
+// TestReduceStopsAtItsBudget: a budget smaller than the candidates stops
+// the reduction, keeps the final repeats, and says so.
+func TestReduceStopsAtItsBudget(t *testing.T) {
+	r, w := failingRecord(t)
+	fk := &flaky{need: w.Sends[0].Request}
+	red, err := Reduce(context.Background(), r, lootfaults.Properties.NoDupGrant, fk.rerun, ReduceOptions{Repeat: 2, Budget: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !red.OutOfBudget || red.Reruns != 6 || fk.calls != 6 || !strings.Contains(red.String(), "budget ran out") {
+		t.Errorf("%s after %d calls; want the budget of 6 spent and said\nTo reproduce: %s", red, fk.calls, planRepro)
+	}
+}
+
+// TestRecordKeepsItsPlanAndFaults: the plan, the drops and the applied
+// faults read back as written.
+func TestRecordKeepsItsPlanAndFaults(t *testing.T) {
+	r, _ := failingRecord(t)
+	r.Run.Drop = []int{1, 2}
+	r.Faults = []AppliedFault{{At: time.Second, Fault: 0, Target: -1, Kind: InvTimeout, Step: "start", Result: "x"}}
+	var b strings.Builder
+	if err := r.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadRecord("r", strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Run.Faults, r.Run.Faults) || !reflect.DeepEqual(got.Faults, r.Faults) || !reflect.DeepEqual(got.Run.Drop, r.Run.Drop) {
+		t.Errorf("read back %+v %+v %v, wrote %+v %+v %v\nTo reproduce: %s", got.Run.Faults, got.Faults, got.Run.Drop, r.Run.Faults, r.Faults, r.Run.Drop, planRepro)
+	}
+}
