@@ -134,3 +134,33 @@ func post(c *http.Client, url, body, want string, header ...string) error {
 	}
 	return nil
 }
+
+// BenchmarkLootHandler is the server's share of BenchmarkLootHTTPPath's
+// claim alone: the player listener's handler (routing, auth, decode,
+// the Service on the memory store, encode, metrics, log) called with a
+// recorded response, no connection and no client, so allocs/op and B/op
+// are the server's exactly.
+//
+//	go test ./cmd/lootd -run '^$' -bench BenchmarkLootHandler -benchmem -count 2
+func BenchmarkLootHandler(b *testing.B) {
+	be := memoryBackendAt(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
+	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, err := newServer(be, &authenticator{header: "X-Player-Id"}, time.Minute, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := srv.playerHandler()
+	benchSessions(b, srv, "R", (b.N+claimTeam-1)/claimTeam, claimTeam, 0, time.Hour)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		no, p := "R"+strconv.Itoa(i/claimTeam), i%claimTeam+1
+		req := httptest.NewRequest("POST", "/api/loot/intent", bytes.NewReader([]byte(`{"sessionNo":"`+no+`","intentType":"NEED"}`)))
+		req.Header.Set("X-Player-Id", strconv.Itoa(p))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("claim %s/%d: %d %s", no, p, w.Code, w.Body)
+		}
+	}
+}
