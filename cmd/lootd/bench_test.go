@@ -209,7 +209,7 @@ func parallel(n, conc int, do func(i int) error) error {
 // in process; each session's deadline is its open's store time plus
 // window. With a window shorter than an hour it then waits for the last
 // deadline: the sessions are due.
-func benchSessions(b *testing.B, srv *server, prefix string, n, team, claims int, window time.Duration) {
+func benchSessions(b testing.TB, srv *server, prefix string, n, team, claims int, window time.Duration) {
 	b.Helper()
 	ctx := context.Background()
 	ms := make([]loot.PlayerID, team)
