@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/internal/testkit/benchkit"
-	"github.com/onceproof/onceproof/ref/loot"
 )
 
 // BenchmarkLootHTTPPath measures lootd's own HTTP path, without a
@@ -73,8 +71,7 @@ func BenchmarkLootHTTPPath(b *testing.B) {
 						do = func(i int) error {
 							no, p := prefix+strconv.Itoa(i/claimTeam), i%claimTeam+1
 							if target == "inproc" {
-								_, err := srv.svc.Claim(context.Background(), loot.Caller{Player: loot.PlayerID(p)}, loot.ClaimRequest{Session: no, Intent: loot.Need})
-								return err
+								return srv.claimInProc(no, int64(p))
 							}
 							return post(client, player.URL+"/api/loot/intent", `{"sessionNo":"`+no+`","intentType":"NEED"}`,
 								`"accepted":true`, "X-Player-Id", strconv.Itoa(p))
@@ -87,11 +84,7 @@ func BenchmarkLootHTTPPath(b *testing.B) {
 						do = func(i int) error {
 							no := prefix + strconv.Itoa(i)
 							if target == "inproc" {
-								st, err := srv.svc.Settle(context.Background(), no)
-								if err == nil && st.Delivered != settleQuantity {
-									err = fmt.Errorf("settle %s delivered %d", no, st.Delivered)
-								}
-								return err
+								return srv.settleInProc(no)
 							}
 							return post(client, internal.URL+"/api/loot/settle", `{"sessionNo":"`+no+`"}`, `"outcome":"settled"`)
 						}
