@@ -152,8 +152,14 @@ func firstLine(s string) string {
 	return s
 }
 
+// jsonContentType is every JSON answer's Content-Type, one slice for all:
+// Header.Set allocates a new one per answer. net/http only reads a
+// response's header values, so sharing it is safe as long as no handler
+// appends to it (none does: they Set).
+var jsonContentType = []string{"application/json"}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }

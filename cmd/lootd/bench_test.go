@@ -94,8 +94,7 @@ func BenchmarkLootHTTP(b *testing.B) {
 					do = func(i int) error {
 						no, p := fmt.Sprintf("%s%d", prefix, i/claimTeam), int64(i%claimTeam+1)
 						if target == "inproc" {
-							_, err := srv.svc.Claim(context.Background(), loot.Caller{Player: loot.PlayerID(p)}, loot.ClaimRequest{Session: no, Intent: loot.Need})
-							return err
+							return srv.claimInProc(no, int64(p))
 						}
 						return c.expect(c.nodeFor(target, i).player+"/api/loot/intent", map[string]string{"sessionNo": no, "intentType": "NEED"},
 							"accepted", true, "X-Player-Id", strconv.FormatInt(p, 10))
@@ -105,11 +104,7 @@ func BenchmarkLootHTTP(b *testing.B) {
 					do = func(i int) error {
 						no := fmt.Sprintf("%s%d", prefix, i)
 						if target == "inproc" {
-							st, err := srv.svc.Settle(context.Background(), no)
-							if err == nil && st.Delivered != settleQuantity {
-								err = fmt.Errorf("settle %s delivered %d", no, st.Delivered)
-							}
-							return err
+							return srv.settleInProc(no)
 						}
 						return c.expect(c.nodeFor(target, i).internal+"/api/loot/settle", map[string]string{"sessionNo": no}, "outcome", "settled")
 					}
@@ -209,7 +204,7 @@ func parallel(n, conc int, do func(i int) error) error {
 // in process; each session's deadline is its open's store time plus
 // window. With a window shorter than an hour it then waits for the last
 // deadline: the sessions are due.
-func benchSessions(b *testing.B, srv *server, prefix string, n, team, claims int, window time.Duration) {
+func benchSessions(b testing.TB, srv *server, prefix string, n, team, claims int, window time.Duration) {
 	b.Helper()
 	ctx := context.Background()
 	ms := make([]loot.PlayerID, team)
@@ -252,4 +247,21 @@ func benchSessions(b *testing.B, srv *server, prefix string, n, team, claims int
 	if window < time.Hour {
 		sleepUntil(last)
 	}
+}
+
+// claimInProc is player p's NEED claim in session no through the Service,
+// as the intent handler makes it.
+func (srv *server) claimInProc(no string, p int64) error {
+	_, err := srv.svc.Claim(context.Background(), loot.Caller{Player: loot.PlayerID(p)}, loot.ClaimRequest{Session: no, Intent: loot.Need})
+	return err
+}
+
+// settleInProc settles session no through the Service and wants its
+// settleQuantity items delivered.
+func (srv *server) settleInProc(no string) error {
+	st, err := srv.svc.Settle(context.Background(), no)
+	if err == nil && st.Delivered != settleQuantity {
+		err = fmt.Errorf("settle %s delivered %d", no, st.Delivered)
+	}
+	return err
 }
