@@ -1,6 +1,7 @@
 package lootservice_test
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,26 @@ import (
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 )
 
+// campaignFamilies are CI's campaign: each fault the plan has (crash:
+// kill -9 and restart or a reset; timeout-after-success: the inventory
+// applies and times out, loses its reply, or the reply is cut;
+// store-error: the inventory fails, a partition; lock-expiry: SIGSTOP
+// past the lock's ttl, a stall) and three that need none (an outsider,
+// a cancel racing the settle, ties), so a run judges every property.
+var campaignFamilies = []string{"crash", "timeout-after-success", "store-error", "lock-expiry", "outsider", "cancel-race", "ties"}
+
+// freeAddr is a loopback address nothing listens on (the hosted
+// inventory's: the instances must know it before the harness starts).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
 // campaignEnv turns TestServiceCampaign on (make service-campaign): it
 // runs minutes, and the tests above already cover what it proves in
 // process; it is the command line a user types, run end to end.
@@ -19,13 +40,16 @@ const campaignEnv = "ONCEPROOF_SERVICE_CAMPAIGN"
 
 // TestServiceCampaign runs the real `onceproof service -start` binary
 // against three lootd it starts on PostgreSQL + Redis, then three on
-// MariaDB (throwaway servers), and prints each summary. SERVICE_RUNS
-// runs each (default 6: the six families of the default list, each once).
+// MariaDB (throwaway servers), with every fault the harness can reach
+// (network proxies in front of each instance, the hosted inventory lootd
+// delivers to, kill -9 and SIGSTOP of the instances it started), and
+// prints each summary. SERVICE_RUNS runs each (default: campaignFamilies,
+// each once).
 func TestServiceCampaign(t *testing.T) {
 	if os.Getenv(campaignEnv) == "" {
 		t.Skip(campaignEnv + " is not set (make service-campaign sets it)")
 	}
-	runs := 6
+	runs := len(campaignFamilies)
 	if s := os.Getenv("SERVICE_RUNS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
@@ -48,8 +72,11 @@ func TestServiceCampaign(t *testing.T) {
 		{"postgres+redis", []string{"-db", pg, "-redis", testserver.Redis(t).URL() + "/0", "-redis-prefix", testserver.RedisPrefix(t)}, pg},
 		{"mariadb", []string{"-db", mariaURL}, mariaURL},
 	} {
-		cmd := exec.Command(bin, "service", "-start", strings.Join(lootdproc.Command(t, c.args...), " "), "-instances", "3",
-			"-ready", "http://127.0.0.1:{internal}/healthz", "-db", c.db, "-n", strconv.Itoa(runs), "-out", t.TempDir())
+		inv := freeAddr(t)
+		args := append(c.args, "-inventory", "{inventory}")
+		cmd := exec.Command(bin, "service", "-start", strings.Join(lootdproc.Command(t, args...), " "), "-instances", "3",
+			"-ready", "http://127.0.0.1:{internal}/healthz", "-db", c.db, "-n", strconv.Itoa(runs), "-out", t.TempDir(),
+			"-inventory-listen", inv, "-family", strings.Join(campaignFamilies, ","))
 		out, err := cmd.CombinedOutput()
 		t.Logf("onceproof service against 3 lootd on %s:\n%s", c.name, out)
 		if err != nil {
