@@ -113,23 +113,29 @@ func specDrift(spec lootservice.Spec, doc map[string]map[string]openAPIOp) []str
 // reads.
 func servedDocument(t *testing.T) map[string]map[string]openAPIOp {
 	t.Helper()
-	h := newHarness(t, nil)
-	resp, err := http.Get(h.internal.URL + "/openapi.json")
+	status, raw := get(t, newHarness(t, nil).internal.URL+"/openapi.json")
+	var doc struct {
+		Paths map[string]map[string]openAPIOp `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || status != 200 {
+		t.Fatalf("GET /openapi.json: %d %v", status, err)
+	}
+	return doc.Paths
+}
+
+// get is url's status and body.
+func get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Paths map[string]map[string]openAPIOp `json:"paths"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("GET /openapi.json: %d %v", resp.StatusCode, err)
-	}
-	return doc.Paths
+	return resp.StatusCode, b
 }
 
 // The default spec (the one onceproof service uses for lootd) says nothing
