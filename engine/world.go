@@ -35,10 +35,13 @@ type World[D Design, S, X any] struct {
 	// property in report order. Required.
 	Families   []Family
 	Properties []Property
-	// Joins are the joined families (Join) the world documents: pairs
-	// whose schedules make a case neither part makes alone (FamilyDoc
-	// says which). TestDesign and the matrix run them by default, as
-	// columns after Families (Columns); nil: none.
+	// Joins are the joined families (Join) the world documents: joins of
+	// two or more families whose schedules make a case no part makes
+	// alone (FamilyDoc says which; a world adds one with its reason).
+	// TestDesign and the matrix run them by default, as columns after
+	// Families (Columns); a design's verdict in one follows from its
+	// parts' (Declaration.Expected) unless it declares the join itself.
+	// nil: none.
 	Joins []Family
 	// Sampled are families whose runs the Go runtime interleaves
 	// (RunOptions.InNode), so a run does not replay its history from its

@@ -147,20 +147,18 @@ var families = []Family{
 // there, which no recover stops, rather than a verdict.
 var sampled = []Family{Families.InNode}
 
-// joins are the joined families the matrix and TestDesign run after
-// families (World.Joins), each for a case neither part makes alone; its
-// doc says which. Add one with its reason here; a design's verdict in it
-// follows from its parts' (engine.Declaration.Expected) unless it
-// declares the join itself. The last four close issue 26's audit, that
-// every settlement kind be delivered on several nodes and hit by every
-// fault kind: crash and timeout-after-success run on one node and
-// multi-node injects only failures before the first effect, so no
-// column crashed or timed out a settlement spread over nodes; third-kind
-// alone injects nothing, and third-kind+crash only crashes; pause has
-// instants and finals only. Each is one column (about what a plain
-// column costs: a few hundred runs of small schedules a design), so the
-// crash and timeout joins take third-kind in too, one column each for
-// every kind spread over nodes, rather than a pair per kind.
+// joins are the settlement world's joined families (engine.World.Joins),
+// each for a case no part makes alone, which its doc says. The last four
+// close issue 26's audit, that every settlement kind be delivered on
+// several nodes and hit by every fault kind: crash and
+// timeout-after-success run on one node and multi-node injects only
+// failures before the first effect, so no column crashed or timed out a
+// settlement spread over nodes; third-kind alone injects nothing, and
+// third-kind+crash only crashes; pause has instants and finals only. Each
+// is one column (about what a plain column costs: a few hundred runs of
+// small schedules a design), so the crash and timeout joins take
+// third-kind in too, one column each for every kind spread over nodes,
+// rather than a pair per kind.
 var joins = []Family{
 	Join(Families.Late, Families.Crash), Join(Families.ThirdKind, Families.Crash),
 	Join(Families.ThirdKind, Families.MultiNode, Families.Crash),

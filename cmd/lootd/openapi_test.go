@@ -275,15 +275,7 @@ func TestPerRouteMetricsCountByPattern(t *testing.T) {
 
 func metricsText(t *testing.T, h *harness) string {
 	t.Helper()
-	resp, err := http.Get(h.internal.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, b := get(t, h.internal.URL+"/metrics")
 	return string(b)
 }
 

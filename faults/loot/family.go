@@ -75,11 +75,8 @@ var familyDocs = map[engine.Family]string{
 	Families.IntentChange:     "members send 1..3 further claims in the window: another intent (an upgrade, a downgrade, back to an earlier one) or the same again, on either node",
 }
 
-// joins are the joined families the matrix and TestDesign run after
-// families (World.Joins), each for a case neither part makes alone; its
-// doc says which. Add one with its reason here; a design's verdict in it
-// follows from its parts' (engine.Declaration.Expected) unless it
-// declares the join itself.
+// joins are the loot world's joined families (engine.World.Joins), each
+// for a case no part makes alone, which its doc says.
 var joins = []engine.Family{engine.Join(Families.EarlySettle, Families.LockExpiry)}
 
 var joinDocs = map[engine.Family]string{
