@@ -1,7 +1,6 @@
 package lootservice_test
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,25 +12,12 @@ import (
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 )
 
-// campaignFamilies are CI's campaign: each fault the plan has (crash:
-// kill -9 and restart or a reset; timeout-after-success: the inventory
-// applies and times out, loses its reply, or the reply is cut;
-// store-error: the inventory fails, a partition; lock-expiry: SIGSTOP
-// past the lock's ttl, a stall) and three that need none (an outsider,
+// campaignFamilies are CI's campaign: the families with a fault the
+// harness reaches here (crash: kill -9 and restart or a reset;
+// timeout-after-success: a reply cut; store-error: a partition;
+// lock-expiry: SIGSTOP past the lock's ttl, a stall) and three that need none (an outsider,
 // a cancel racing the settle, ties), so a run judges every property.
 var campaignFamilies = []string{"crash", "timeout-after-success", "store-error", "lock-expiry", "outsider", "cancel-race", "ties"}
-
-// freeAddr is a loopback address nothing listens on (the hosted
-// inventory's: the instances must know it before the harness starts).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // campaignEnv turns TestServiceCampaign on (make service-campaign): it
 // runs minutes, and the tests above already cover what it proves in
@@ -40,9 +26,9 @@ const campaignEnv = "ONCEPROOF_SERVICE_CAMPAIGN"
 
 // TestServiceCampaign runs the real `onceproof service -start` binary
 // against three lootd it starts on PostgreSQL + Redis, then three on
-// MariaDB (throwaway servers), with every fault the harness can reach
-// (network proxies in front of each instance, the hosted inventory lootd
-// delivers to, kill -9 and SIGSTOP of the instances it started), and
+// MariaDB (throwaway servers), with the faults the harness reaches there
+// (network proxies in front of each instance, kill -9 and SIGSTOP of the
+// instances it started), and
 // prints each summary. SERVICE_RUNS runs each (default: campaignFamilies,
 // each once).
 func TestServiceCampaign(t *testing.T) {
@@ -72,11 +58,15 @@ func TestServiceCampaign(t *testing.T) {
 		{"postgres+redis", []string{"-db", pg, "-redis", testserver.Redis(t).URL() + "/0", "-redis-prefix", testserver.RedisPrefix(t)}, pg},
 		{"mariadb", []string{"-db", mariaURL}, mariaURL},
 	} {
-		inv := freeAddr(t)
-		args := append(c.args, "-inventory", "{inventory}")
-		cmd := exec.Command(bin, "service", "-start", strings.Join(lootdproc.Command(t, args...), " "), "-instances", "3",
+		// No hosted inventory here (-inventory-listen): lootd delivering to
+		// it writes no loot_inventory rows, and the judge reads deliveries
+		// from the database (the spec's items query), not yet from the
+		// hosted inventory's ledger, so every winner would look undelivered.
+		// TestLootdDevHoldsUnderNetworkAndInventoryFaults and the
+		// ...UnderKillStopAndRestart tests cover the inventory's faults.
+		cmd := exec.Command(bin, "service", "-start", strings.Join(lootdproc.Command(t, c.args...), " "), "-instances", "3",
 			"-ready", "http://127.0.0.1:{internal}/healthz", "-db", c.db, "-n", strconv.Itoa(runs), "-out", t.TempDir(),
-			"-inventory-listen", inv, "-family", strings.Join(campaignFamilies, ","))
+			"-family", strings.Join(campaignFamilies, ","))
 		out, err := cmd.CombinedOutput()
 		t.Logf("onceproof service against 3 lootd on %s:\n%s", c.name, out)
 		if err != nil {
