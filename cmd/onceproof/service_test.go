@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onceproof/onceproof/internal/testkit/lootdproc"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
+	"github.com/onceproof/onceproof/props/loot/service/lootdproc"
 )
 
 // serviceRunArgs runs `onceproof service args...` in process.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onceproof/onceproof/internal/testkit/lootdproc"
+	"github.com/onceproof/onceproof/props/loot/service/lootdproc"
 )
 
 // TestServiceStartBadInputIsExit2: -start's template and its companion

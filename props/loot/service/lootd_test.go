@@ -3,9 +3,9 @@ package lootservice_test
 import (
 	"testing"
 
-	"github.com/onceproof/onceproof/internal/testkit/lootdproc"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	lootservice "github.com/onceproof/onceproof/props/loot/service"
+	"github.com/onceproof/onceproof/props/loot/service/lootdproc"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }

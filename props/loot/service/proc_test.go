@@ -12,11 +12,11 @@ import (
 
 	"github.com/onceproof/onceproof/engine"
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
-	"github.com/onceproof/onceproof/internal/testkit/lootdproc"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	lootservice "github.com/onceproof/onceproof/props/loot/service"
 	"github.com/onceproof/onceproof/props/loot/service/instance"
 	"github.com/onceproof/onceproof/props/loot/service/inventory"
+	"github.com/onceproof/onceproof/props/loot/service/lootdproc"
 )
 
 // lockTTL is lootd's settle lease in these runs: short, so a SIGSTOP of

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onceproof/onceproof/internal/testkit/lootdproc"
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
+	"github.com/onceproof/onceproof/props/loot/service/lootdproc"
 )
 
 // campaignFamilies are CI's campaign: the families with a fault the
