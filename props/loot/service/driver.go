@@ -219,9 +219,9 @@ func (d *driver) fault(ctx context.Context, i int, f Fault) {
 		d.rec.Faults = append(d.rec.Faults, a)
 		d.mu.Unlock()
 	}
-	step("start", func() (string, error) { return d.o.Inject.start(f) })
+	step("start", func() (string, error) { return d.o.Inject.start(i, f) })
 	d.sleepUntil(ctx, f.At+f.For)
-	step("end", func() (string, error) { return d.o.Inject.end(context.WithoutCancel(ctx), f) })
+	step("end", func() (string, error) { return d.o.Inject.end(context.WithoutCancel(ctx), i, f) })
 }
 
 // await waits for ch, but no longer than the drain: a gate whose request

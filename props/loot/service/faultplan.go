@@ -205,8 +205,9 @@ type AppliedFault struct {
 	Result string        `json:"result,omitempty"` // what was done
 }
 
-// start applies f's start through inj; it returns what was done.
-func (inj Injectors) start(f Fault) (string, error) {
+// start applies f, the plan's fault i, through inj; it returns what was
+// done.
+func (inj Injectors) start(i int, f Fault) (string, error) {
 	switch f.Kind {
 	case InvFail, InvTimeout, InvLoseReply:
 		if inj.Inventory == nil {
@@ -220,11 +221,11 @@ func (inj Injectors) start(f Fault) (string, error) {
 	case ProcStop:
 		return "SIGSTOP", inj.proc(f.Target, inj.Processes.Stop)
 	}
-	return inj.net(f, true)
+	return inj.net(i, f, true)
 }
 
-// end ends f through inj.
-func (inj Injectors) end(ctx context.Context, f Fault) (string, error) {
+// end ends f, the plan's fault i, through inj.
+func (inj Injectors) end(ctx context.Context, i int, f Fault) (string, error) {
 	switch f.Kind {
 	case InvFail, InvTimeout, InvLoseReply:
 		inj.Inventory.SetPlan(nil)
@@ -234,7 +235,7 @@ func (inj Injectors) end(ctx context.Context, f Fault) (string, error) {
 	case ProcStop:
 		return "SIGCONT", inj.proc(f.Target, inj.Processes.Cont)
 	}
-	return inj.net(f, false)
+	return inj.net(i, f, false)
 }
 
 func (inj Injectors) proc(i int, do func(int) error) error {
@@ -257,7 +258,12 @@ var toxics = map[FaultKind][]netfault.Toxic{
 }
 
 // net starts (on) or ends a network fault on both of f.Target's proxies.
-func (inj Injectors) net(f Fault, on bool) (string, error) {
+// Its toxics are named by the fault's index i too: the plan keeps two
+// faults of one kind on one target apart in time, but on a loaded machine
+// the first one's end can be applied after the second one's start, and
+// two toxics of one name on one proxy are refused (seen on CI: "1 failed
+// to apply").
+func (inj Injectors) net(i int, f Fault, on bool) (string, error) {
 	if f.Target < 0 || f.Target >= len(inj.Net) {
 		return "", fmt.Errorf("no proxies in front of target %d", f.Target)
 	}
@@ -280,6 +286,7 @@ func (inj Injectors) net(f Fault, on bool) (string, error) {
 			continue
 		}
 		for _, t := range toxics[f.Kind] {
+			t.Name = fmt.Sprintf("%s-%d", t.Name, i)
 			var err error
 			if on {
 				err = p.Add(t)
