@@ -165,6 +165,23 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 		p.Faults = append(p.Faults, fs...)
 	}
 	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
+	// The hosted inventory has one plan at a time (SetPlan), so its faults
+	// of different kinds must not overlap either: an earlier one's end
+	// would clear a later one's plan, and the record would say a fault was
+	// on that was not.
+	var inv []int
+	for i, f := range p.Faults {
+		if strings.HasPrefix(string(f.Kind), "inv-") {
+			for _, j := range inv {
+				if e := p.Faults[j].At + p.Faults[j].For; f.At < e {
+					f.At = e
+				}
+			}
+			p.Faults[i] = f
+			inv = append(inv, i)
+		}
+	}
+	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 	return p
 }
 

@@ -171,3 +171,24 @@ func TestRecordKeepsItsPlanAndFaults(t *testing.T) {
 		t.Errorf("read back %+v %+v %v, wrote %+v %+v %v\nTo reproduce: %s", got.Run.Faults, got.Faults, got.Run.Drop, r.Run.Faults, r.Faults, r.Run.Drop, planRepro)
 	}
 }
+
+// TestInventoryFaultsNeverOverlap: the hosted inventory holds one plan, so
+// no two of its faults (of any kinds) may be on at once; timeout-after-
+// success plans two kinds of them.
+func TestInventoryFaultsNeverOverlap(t *testing.T) {
+	f := lootfaults.Families.TimeoutSuccess
+	for seed := uint64(1); seed <= 50; seed++ {
+		var on []Fault
+		for _, x := range PlanFaults(f, seed, workloadOf(t, f, seed, 2), 2, reachAll).Faults {
+			if x.Target != -1 {
+				continue
+			}
+			for _, y := range on {
+				if x.At < y.At+y.For {
+					t.Fatalf("seed %d: %s at %v overlaps %s at %v..%v\nTo reproduce: go test ./props/loot/service -run TestInventoryFaultsNeverOverlap", seed, x.Kind, x.At, y.Kind, y.At, y.At+y.For)
+				}
+			}
+			on = append(on, x)
+		}
+	}
+}
