@@ -91,6 +91,10 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 	if b.sql {
 		claims = "from the database's claim rows (the spec's sql claims query) and the audit snapshot"
 	}
+	byKey := ", by grant number"
+	if r.Run.Inventory {
+		byKey = "" // the ledger's account says how it groups
+	}
 	lost := "from the last round, read after the drain, and the sender's give-ups"
 	if r.Run.Inventory {
 		lost = "from the last round, read after the drain, the sender's give-ups, and the hosted inventory's ledger, read after the drain"
@@ -100,7 +104,7 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 		how string
 	}{
 		lootfaults.Properties.NoOverGrant:  {late, items + "; " + samples},
-		lootfaults.Properties.NoDupGrant:   {late, items + "; " + samples},
+		lootfaults.Properties.NoDupGrant:   {late, items + byKey + "; " + samples},
 		lootfaults.Properties.NoLostGrant:  {late, lost + "; " + items},
 		lootfaults.Properties.FrozenClaims: {late, "from the answers, the claims read in the first round that showed the freeze, and the audit snapshot"},
 		lootfaults.Properties.RuleOrder:    {early, "by the oracle over the frozen claims, ordered by the rounds that first showed each intent, with the wins the snapshot reports (a black box cannot read the service's fairness record)"},
@@ -525,9 +529,9 @@ func (b *builder) ledgerItems() []lootfaults.Event {
 func (b *builder) itemsHow() string {
 	if !b.r.Run.Inventory {
 		if b.sql {
-			return "deliveries from the database's inventory rows (the spec's sql items query), by grant number"
+			return "from the deliveries the database's inventory rows record (the spec's sql items query)"
 		}
-		return "deliveries from the grant rows the session read shows delivered, by grant number (the inventory's own record needs the database or the harness's inventory)"
+		return "from the grant rows the session read shows delivered (the inventory's own record needs the database or the harness's inventory)"
 	}
 	applied := 0
 	for _, d := range b.r.Ledger {
@@ -535,7 +539,7 @@ func (b *builder) itemsHow() string {
 			applied++
 		}
 	}
-	how := fmt.Sprintf("deliveries from the hosted inventory's ledger (%d received, %d applied), by session, player and item whatever the idempotency key", len(b.r.Ledger), applied)
+	how := fmt.Sprintf("from the deliveries in the hosted inventory's ledger (%d received, %d applied), by session, player and item whatever the idempotency key", len(b.r.Ledger), applied)
 	if b.sql {
 		return how + "; the database's inventory rows were read and not used for them"
 	}
