@@ -533,13 +533,7 @@ func (b *builder) itemsHow() string {
 		}
 		return "from the grant rows the session read shows delivered (the inventory's own record needs the database or the harness's inventory)"
 	}
-	applied := 0
-	for _, d := range b.r.Ledger {
-		if d.Outcome == inventory.Applied {
-			applied++
-		}
-	}
-	how := fmt.Sprintf("from the deliveries in the hosted inventory's ledger (%d received, %d applied), by session, player and item whatever the idempotency key", len(b.r.Ledger), applied)
+	how := "from the deliveries in the hosted inventory's ledger (the items it applied), by session, player and item whatever the idempotency key"
 	if b.sql {
 		return how + "; the database's inventory rows were read and not used for them"
 	}
