@@ -48,7 +48,8 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	out := fs.String("out", "", "the directory for the record files (default: a fresh private directory, printed)")
 	replayFile := fs.String("replay", "", "a record file: send its workload again (under a new tag) with its fault plan, and judge the new run")
 	faults := fs.String("faults", "net,inventory,process", "the parts the harness faults, comma-separated: net (proxies between the harness and each instance), inventory (the hosted inventory, with -inventory-listen), process (kill -9 and SIGSTOP, only of instances -start started); none: no faults")
-	invListen := fs.String("inventory-listen", "", "host:port to host the inventory on (the service must deliver to http://host:port"+inventory.Path+"); without it, no inventory faults")
+	invListen := fs.String("inventory-listen", "", "host:port to host the inventory on (the service must deliver to http://host:port"+inventory.Path+"): deliveries are judged from its ledger; without it, from -db's items query or the service's reads, and no inventory faults")
+	lockTTL := fs.Duration("lock-ttl", lootservice.DefaultLockTTL, "the service's settle lock ttl (lootd's -lock-ttl): a planned SIGSTOP lasts it plus 1 s, so another instance takes the stopped settler's session over")
 	reduce := fs.Bool("reduce", false, "with -replay: if the rerun fails a property, reduce the record by rerunning it with sessions, sends and faults removed; the reduced record is written beside it")
 	repeat := fs.Int("repeat", 3, "with -reduce: reruns of each candidate (a real service is not deterministic)")
 	budget := fs.Int("budget", 60, "with -reduce: the most reruns in all")
@@ -69,8 +70,8 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 		return 0, badf("-n %d: want >= 1", *runs)
 	case *scale <= 0:
 		return 0, badf("-scale %v: want > 0", *scale)
-	case *drain <= 0 || *tolerance < 0:
-		return 0, badf("-drain must be > 0 and -tolerance >= 0")
+	case *drain <= 0 || *tolerance < 0 || *lockTTL <= 0:
+		return 0, badf("-drain and -lock-ttl must be > 0 and -tolerance >= 0")
 	case *targets == "" && *replayFile == "" && *start == "":
 		return 0, badf("-target is required (player=URL,internal=URL[;...]), or -start")
 	case *start != "" && (*targets != "" || *replayFile != ""):
@@ -165,7 +166,7 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	}
 	defer closeFaults()
 	rd := reduceFlags{on: *reduce, opts: lootservice.ReduceOptions{Repeat: *repeat, Budget: *budget}}
-	code, err := serviceRun(ctx, *replayFile, *specFile != "", drive, fams, *seed, *runs, *scale, *tolerance, dir, rd, stdout)
+	code, err := serviceRun(ctx, *replayFile, *specFile != "", drive, fams, *seed, *runs, *scale, *tolerance, *lockTTL, dir, rd, stdout)
 	if ctx.Err() != nil {
 		return 0, exitError{code: exitInterrupted, msg: "service: interrupted"}
 	}
@@ -174,7 +175,7 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 
 // serviceRun is service with its flags read.
 func serviceRun(ctx context.Context, replayFile string, ownSpec bool, drive lootservice.DriveOptions, fams []engine.Family,
-	seed uint64, runs int, scale float64, tolerance time.Duration, dir string, rd reduceFlags, stdout io.Writer) (int, error) {
+	seed uint64, runs int, scale float64, tolerance, lockTTL time.Duration, dir string, rd reduceFlags, stdout io.Writer) (int, error) {
 	tgs, spec := drive.Targets, drive.Spec
 	tag := "op" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	if replayFile != "" {
@@ -184,7 +185,7 @@ func serviceRun(ctx context.Context, replayFile string, ownSpec bool, drive loot
 		return 0, err
 	}
 	sum, err := lootservice.Campaign(ctx, lootservice.CampaignOptions{
-		Drive: drive, Families: fams, Seed: seed, Runs: runs, Tag: tag, Scale: scale, Out: dir, Tolerance: tolerance,
+		Drive: drive, Families: fams, Seed: seed, Runs: runs, Tag: tag, Scale: scale, Out: dir, Tolerance: tolerance, LockTTL: lockTTL,
 	})
 	if err != nil {
 		return 0, err
@@ -351,9 +352,10 @@ func parseFaults(s string) (lootservice.Reach, error) {
 }
 
 // injectors sets drive's injectors for parts: proxies in front of its
-// targets for net, a hosted inventory at listen for inventory. Process
-// faults need instances the harness started (none yet: -faults process
-// plans nothing). The func closes what was started.
+// targets for net, the inventory hosted at listen (whenever listen is
+// given: the service delivers there, and the record carries its ledger)
+// faulted for inventory. Process faults are set by the caller, on
+// instances the harness started. The func closes what was started.
 func injectors(drive *lootservice.DriveOptions, parts lootservice.Reach, listen string) (func(), error) {
 	var closers []func()
 	done := func() {
@@ -361,7 +363,7 @@ func injectors(drive *lootservice.DriveOptions, parts lootservice.Reach, listen 
 			c()
 		}
 	}
-	if parts.Inventory && listen != "" {
+	if listen != "" {
 		inv, err := inventory.New(inventory.Options{Now: time.Now})
 		if err != nil {
 			return done, err
@@ -375,7 +377,10 @@ func injectors(drive *lootservice.DriveOptions, parts lootservice.Reach, listen 
 		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go hs.Serve(ln)
 		closers = append(closers, func() { hs.Close() })
-		drive.Inject.Inventory = inv
+		drive.Inventory = inv
+		if parts.Inventory {
+			drive.Inject.Inventory = inv
+		}
 	}
 	if parts.Net && len(drive.Targets) > 0 {
 		n, err := netfault.New(netfault.Options{Now: time.Now})

@@ -26,6 +26,10 @@ type fake struct {
 	noDeadline bool
 	// noMembership takes claims from anyone, and ranks them.
 	noMembership bool
+	// deliver, when set, is given each grant as the settle writes it
+	// PENDING, to deliver it (to an inventory) and mark it SUCCESS under
+	// mu; nil: every grant is SUCCESS at once.
+	deliver func(no, loot string, player int64, grant map[string]any)
 
 	mu       sync.Mutex
 	sessions map[string]*fakeSession
@@ -181,7 +185,12 @@ func (f *fake) settle(s *fakeSession) {
 	for _, c := range cs {
 		if priority(c.Intent) > 0 && len(winners) < s.quantity {
 			winners = append(winners, c.Player)
-			s.grants = append(s.grants, map[string]any{"playerId": c.Player, "grantNo": s.no + ":" + strconv.FormatInt(c.Player, 10) + ":" + s.loot, "status": "SUCCESS"})
+			g := map[string]any{"playerId": c.Player, "grantNo": s.no + ":" + strconv.FormatInt(c.Player, 10) + ":" + s.loot, "status": "SUCCESS"}
+			if f.deliver != nil {
+				g["status"] = "PENDING"
+				f.deliver(s.no, s.loot, c.Player, g)
+			}
+			s.grants = append(s.grants, g)
 		}
 	}
 	s.status = "CLOSED"

@@ -2,6 +2,7 @@ package lootservice
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
+	"github.com/onceproof/onceproof/props/loot/service/inventory"
 )
 
 // DriveOptions says how Drive runs a workload.
@@ -52,7 +54,12 @@ type DriveOptions struct {
 	// (ProxyTargets), are the instances themselves: the record names
 	// these, so a replay reaches them through proxies of its own.
 	Upstream []Target
-	_        struct{}
+	// Inventory is the inventory the harness hosts for the service (nil:
+	// Inject.Inventory, if faults reach it): its ledger of the run's
+	// sessions goes into the record, and the judge reads deliveries
+	// from it.
+	Inventory *inventory.Server
+	_         struct{}
 }
 
 // Drive sends w to the targets and samples every session while it runs,
@@ -109,6 +116,9 @@ func Drive(ctx context.Context, w Workload, family string, seed uint64, o DriveO
 	d.drain(ctx)
 	stopSampling()
 	samplers.Wait()
+	if inv := cmp.Or(o.Inventory, o.Inject.Inventory); inv != nil {
+		d.rec.Run.Inventory, d.rec.Ledger = true, ledgerOf(inv, w)
+	}
 	d.rec.End = d.since()
 	slices.SortStableFunc(d.rec.Exchanges, func(a, b Exchange) int { return int(a.Done - b.Done) })
 	slices.SortStableFunc(d.rec.Samples, func(a, b Sample) int { return int(a.Done - b.Done) })

@@ -1,6 +1,7 @@
 package lootservice
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	"github.com/onceproof/onceproof/props/loot/service/inventory"
 	"github.com/onceproof/onceproof/props/loot/service/netfault"
+	"github.com/onceproof/onceproof/ref/loot"
 )
 
 // FaultKind is what one planned fault does to its target.
@@ -56,6 +58,27 @@ type FaultPlan struct {
 // plan that was meant, so an unreachable fault would be a lie in it).
 type Reach struct {
 	Net, Inventory, Process bool
+	// LockTTL is the service's settle lease (its lock's ttl), which a
+	// ProcStop must outlast (0: DefaultLockTTL).
+	LockTTL time.Duration
+}
+
+// DefaultLockTTL is lootd's -lock-ttl default (loot.DefaultSettleLease,
+// 30 s; cmd/lootd reads the same constant), the service mode's default
+// for a service that does not say its own.
+const DefaultLockTTL = loot.DefaultSettleLease
+
+// settlePass is how long after a lease ends another instance of lootd
+// takes the session over at the latest: one pass of its settle loop
+// (-settle-every, default 1 s), which takes over stalled settles.
+const settlePass = time.Second
+
+// Stop is how long a ProcStop lasts: the lock ttl, which the stopped
+// settler may have taken just before the stop, plus one settle pass, by
+// whose end another instance has taken the session over while the stopped
+// one still holds what it read; SIGCONT then lets the stale settler go on.
+func (r Reach) Stop() time.Duration {
+	return cmp.Or(r.LockTTL, DefaultLockTTL) + settlePass
 }
 
 // familyFaults maps each loot family to the faults that play, in service
@@ -71,8 +94,9 @@ type Reach struct {
 //     service->db path is the service's own (its configuration names the
 //     database), so the harness does not plan faults on it.
 //   - lock-expiry and compensation-race (a settler stalls past the lock
-//     ttl): SIGSTOP of an instance for longer than lootd's 5 s lock ttl
-//     (6 s), then SIGCONT; without a process, a stall of its replies.
+//     ttl): SIGSTOP of an instance past the service's lock ttl
+//     (Reach.Stop), then SIGCONT; without a process, a stall of its
+//     replies.
 //   - duplicate-claim and concurrent-settle (requests arrive again, at
 //     once): latency, which bunches retries and answers.
 //   - late-claim (a stalled claim handler): a stall of replies across the
@@ -109,18 +133,29 @@ func (k FaultKind) part(r Reach) bool {
 	return false
 }
 
-// faultsPerKind is how many faults of each kind a plan holds: two, so a
-// run sees one early (around the opens and claims) and one late (around
-// the settle), wherever the seed puts them.
+// faultsPerKind is how many faults of each kind a plan holds, each at a
+// uniform time in its own part of the workload's span (the first part's
+// first send to its last send, cut in faultsPerKind equal parts): two,
+// because a loot workload has two halves a fault can meet, the sessions'
+// opens and claims before their deadlines, and the settles and deliveries
+// after, and every family's schedule sends them in that order.
 const faultsPerKind = 2
 
 // PlanFaults is run (family, seed)'s fault plan over workload w on
 // targets instances, for the parts r reaches. The same arguments give the
-// same plan (the seed drives a PCG of its own; no clock is read). Each
-// fault starts at a uniform time in the workload's span (its first send
-// to its last; a later one of its kind and target after the earlier
-// ends) and lasts a uniform 0.5..2 s (a ProcStop 6 s: past
-// lootd's 5 s lock ttl), on a uniform target.
+// same plan (the seed drives a PCG of its own; no clock is read). The
+// i-th fault of a kind starts at a uniform time in the i-th of
+// faultsPerKind equal parts of the workload's span (its first send to its
+// last; a later one of its kind and target after the earlier ends), on a
+// uniform target, and lasts a uniform 0.5..2 s (a ProcStop r.Stop()).
+// Those bounds are wall time, as the service's timings they meet are:
+// 2 s is lootd's inventory client's longest wait for one delivery
+// (httpinventory.DefaultTimeout) and two of its settle passes, so a fault
+// can cover a whole delivery attempt or a pass; 0.5 s is ten of the
+// harness's retry delays at the default -scale 0.2 (the schedules' 250 ms
+// x 0.2 = 50 ms), so a request sent under a fault meets it on several
+// attempts before its retries (16, MaxAttempts, over the targets in turn)
+// reach another instance or outlast it.
 func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Reach) FaultPlan {
 	var p FaultPlan
 	if len(w.Sends) == 0 || targets == 0 {
@@ -134,17 +169,17 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 	}
 	rng := rand.New(rand.NewPCG(seed, salt))
 	first, last := w.Sends[0].At, w.Sends[len(w.Sends)-1].At
-	span := int64(last-first) + 1
+	part := int64(last-first)/faultsPerKind + 1
 	for _, k := range familyFaults[family] {
 		if !k.part(r) {
 			continue
 		}
 		var fs []Fault
-		for range faultsPerKind {
-			f := Fault{At: first + time.Duration(rng.Int64N(span)), Kind: k, Target: rng.IntN(targets)}
+		for i := range faultsPerKind {
+			f := Fault{At: first + time.Duration(int64(i)*part+rng.Int64N(part)), Kind: k, Target: rng.IntN(targets)}
 			f.For = 500*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
 			if k == ProcStop {
-				f.For = 6 * time.Second
+				f.For = r.Stop()
 			}
 			if strings.HasPrefix(string(k), "inv-") {
 				f.Target = -1

@@ -27,8 +27,8 @@ func workloadOf(t *testing.T, f engine.Family, seed uint64, targets int) Workloa
 
 // TestPlanIsTheSeedsAndStaysInTheRun: one (family, seed) gives one plan;
 // another seed another; every fault starts within the workload's sends
-// (or within the longest fault, a 6 s SIGSTOP, after them),
-// on a target that exists, and a SIGSTOP outlasts lootd's 5 s lock ttl.
+// (or within the longest fault, a SIGSTOP, after them),
+// on a target that exists, and a SIGSTOP outlasts the lock ttl.
 func TestPlanIsTheSeedsAndStaysInTheRun(t *testing.T) {
 	for f := range familyFaults {
 		w := workloadOf(t, f, 7, 2)
@@ -45,11 +45,11 @@ func TestPlanIsTheSeedsAndStaysInTheRun(t *testing.T) {
 		first, last := w.Sends[0].At, w.Sends[len(w.Sends)-1].At
 		for _, x := range a.Faults {
 			inv := strings.HasPrefix(string(x.Kind), "inv-")
-			if x.At < first || x.At > last+6*time.Second || (inv && x.Target != -1) || (!inv && (x.Target < 0 || x.Target >= 2)) {
+			if x.At < first || x.At > last+reachAll.Stop() || (inv && x.Target != -1) || (!inv && (x.Target < 0 || x.Target >= 2)) {
 				t.Errorf("%s: fault %+v outside sends %v..%v or targets 0..1\nTo reproduce: %s", f, x, first, last, planRepro)
 			}
-			if x.Kind == ProcStop && x.For <= 5*time.Second {
-				t.Errorf("%s: SIGSTOP for %v, not past the 5 s lock ttl\nTo reproduce: %s", f, x.For, planRepro)
+			if x.Kind == ProcStop && x.For <= DefaultLockTTL {
+				t.Errorf("%s: SIGSTOP for %v, not past the %v lock ttl\nTo reproduce: %s", f, x.For, DefaultLockTTL, planRepro)
 			}
 		}
 	}

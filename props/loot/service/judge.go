@@ -11,6 +11,7 @@ import (
 	"github.com/onceproof/onceproof/engine"
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	lootprops "github.com/onceproof/onceproof/props/loot"
+	"github.com/onceproof/onceproof/props/loot/service/inventory"
 )
 
 // Verdicts of a Finding.
@@ -85,19 +86,26 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 	early := b.history(true, -tolerance)
 	honest := b.history(false, -tolerance)
 	samples := fmt.Sprintf("judged from %d sampling rounds of %d reads", b.rounds, len(r.Samples))
-	items := "from the grant rows the session read shows delivered (the inventory's own record needs the database or the harness's inventory)"
+	items := b.itemsHow()
 	claims := "from the claims the players' reads and the audit snapshot show (an outsider's row that its player's read hides is not seen)"
 	if b.sql {
-		items = "from the deliveries the database's inventory rows record (the spec's sql items query)"
 		claims = "from the database's claim rows (the spec's sql claims query) and the audit snapshot"
+	}
+	byKey := ", by grant number"
+	if r.Run.Inventory {
+		byKey = "" // the ledger's account says how it groups
+	}
+	lost := "from the last round, read after the drain, and the sender's give-ups"
+	if r.Run.Inventory {
+		lost = "from the last round, read after the drain, the sender's give-ups, and the hosted inventory's ledger, read after the drain"
 	}
 	how := map[engine.Property]struct {
 		h   lootfaults.History
 		how string
 	}{
 		lootfaults.Properties.NoOverGrant:  {late, items + "; " + samples},
-		lootfaults.Properties.NoDupGrant:   {late, items + ", by grant number; " + samples},
-		lootfaults.Properties.NoLostGrant:  {late, "from the last round, read after the drain, and the sender's give-ups"},
+		lootfaults.Properties.NoDupGrant:   {late, items + byKey + "; " + samples},
+		lootfaults.Properties.NoLostGrant:  {late, lost + "; " + items},
 		lootfaults.Properties.FrozenClaims: {late, "from the answers, the claims read in the first round that showed the freeze, and the audit snapshot"},
 		lootfaults.Properties.RuleOrder:    {early, "by the oracle over the frozen claims, ordered by the rounds that first showed each intent, with the wins the snapshot reports (a black box cannot read the service's fairness record)"},
 		lootfaults.Properties.Replayable:   {late, "from the audit snapshot and grants, against the claims seen frozen"},
@@ -461,6 +469,9 @@ func (b *builder) history(early bool, shift time.Duration) lootfaults.History {
 				}
 			}
 			evs = append(evs, ev{at, 0, lootfaults.Event{At: at, Kind: lootfaults.Events.View, Msg: -1, Attempt: -1, Detail: lootfaults.Detail{Session: x, Record: &rec}}})
+			if b.r.Run.Inventory {
+				continue // the ledger says what was delivered (below)
+			}
 			for _, it := range rd.delivered {
 				if !applied[it.key] {
 					applied[it.key] = true
@@ -469,6 +480,9 @@ func (b *builder) history(early bool, shift time.Duration) lootfaults.History {
 			}
 		}
 	}
+	for _, it := range b.ledgerItems() {
+		evs = append(evs, ev{it.At, 0, it})
+	}
 	slices.SortStableFunc(evs, func(a, c ev) int { return cmp.Or(cmp.Compare(a.at, c.at), cmp.Compare(a.order, c.order)) })
 	h := lootfaults.History{Design: "service", Schedule: s}
 	for i, e := range evs {
@@ -476,6 +490,54 @@ func (b *builder) history(early bool, shift time.Duration) lootfaults.History {
 		h.Events = append(h.Events, e.e)
 	}
 	return h
+}
+
+// ledgerItems are the hosted inventory's applications as the loot
+// world's item events, at the times the inventory took them: one per item
+// applied (a delivery of quantity q is q items), by the session, player
+// and item its body names, whatever its idempotency key. The inventory
+// applies one key once, so a grant applied twice is a service that sent
+// it under two keys; the grant number the protocol makes the key is
+// sessionNo:playerId:lootCode, which the body carries whatever the key.
+func (b *builder) ledgerItems() []lootfaults.Event {
+	if !b.r.Run.Inventory {
+		return nil
+	}
+	session := map[string]int{}
+	for x := range b.w.Schedule.Sessions {
+		session[b.w.SessionNo(x)] = x
+	}
+	var out []lootfaults.Event
+	for _, d := range b.r.Ledger {
+		x, ok := session[d.Session]
+		if d.Outcome != inventory.Applied || !ok {
+			continue
+		}
+		at := max(d.At.Sub(b.r.Run.Started), 0)
+		for range max(d.Quantity, 1) {
+			out = append(out, lootfaults.Event{At: at, Kind: lootfaults.Events.Item, Msg: -1, Attempt: -1, Op: lootfaults.Events.Deliver,
+				Detail: lootfaults.Detail{Session: x, Player: lootfaults.PlayerID(d.Player), Key: d.Key, OK: true}})
+		}
+	}
+	return out
+}
+
+// itemsHow says where the judge read deliveries from: the hosted
+// inventory's ledger when the harness hosted it (and what it did not use
+// beside it), else the database's inventory rows, else the service's own
+// session read.
+func (b *builder) itemsHow() string {
+	if !b.r.Run.Inventory {
+		if b.sql {
+			return "from the deliveries the database's inventory rows record (the spec's sql items query)"
+		}
+		return "from the grant rows the session read shows delivered (the inventory's own record needs the database or the harness's inventory)"
+	}
+	how := "from the deliveries in the hosted inventory's ledger (the items it applied), by session, player and item whatever the idempotency key"
+	if b.sql {
+		return how + "; the database's inventory rows were read and not used for them"
+	}
+	return how + "; the grants the service shows delivered were not used for them"
 }
 
 // ackOf is an outcome as the loot world's answer.

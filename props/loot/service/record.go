@@ -6,19 +6,22 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	lootprops "github.com/onceproof/onceproof/props/loot"
+	"github.com/onceproof/onceproof/props/loot/service/inventory"
 )
 
 // A Record is one run as the harness saw it: what it sent and got back,
 // and what it read. Its file is JSON lines, one entry a line, each with
 // its "type": the run header first, then exchanges, samples, give-ups and
 // the faults' steps as applied, each in the order they ended, then the
-// end. The header holds the fault plan. Times are offsets from the run's
-// start by the harness's clock. Later parts may add entry types beside
-// these (the hosted inventory's deliveries); a reader skips a type it
-// does not know.
+// hosted inventory's deliveries in arrival order, then the end. The
+// header holds the fault plan. Times are offsets from the run's start by
+// the harness's clock, but a delivery's, which is the inventory's clock
+// (the harness passes it its own). Later parts may add entry types beside
+// these; a reader skips a type it does not know.
 type Record struct {
 	Run       Run
 	Exchanges []Exchange
@@ -26,6 +29,11 @@ type Record struct {
 	GiveUps   []GiveUp
 	// Faults are the planned faults' steps as applied, in time order.
 	Faults []AppliedFault
+	// Ledger is what the hosted inventory received for this run's
+	// sessions, when Run.Inventory says the harness hosted it: every
+	// delivery, its key, player, item and time, and what the inventory did
+	// with it (an item applied once per Applied entry).
+	Ledger []inventory.Delivery
 	// End is when the harness stopped sampling.
 	End time.Duration
 }
@@ -44,8 +52,14 @@ type Run struct {
 	// Drop are the schedule's requests not sent (by index): a reduced
 	// record's removed sessions and sends.
 	Drop []int `json:"drop,omitempty"`
-	// Started is the wall time of the run's start (for people; nothing
-	// judges by it).
+	// Inventory: the harness hosted the inventory the service delivers
+	// to, and Ledger is its record of this run (empty: nothing reached
+	// it). False: the record holds no ledger, and deliveries are judged
+	// from what the service and its database show.
+	Inventory bool `json:"inventory,omitempty"`
+	// Started is the wall time of the run's start (for people, and to
+	// place the ledger's deliveries, which the inventory timed by the
+	// harness's clock).
 	Started time.Time `json:"started"`
 }
 
@@ -96,13 +110,14 @@ type GiveUp struct {
 
 // entry is a record file line.
 type entry struct {
-	Type     string         `json:"type"`
-	Run      *Run           `json:"run,omitempty"`
-	Exchange *Exchange      `json:"exchange,omitempty"`
-	Sample   *Sample        `json:"sample,omitempty"`
-	GiveUp   *GiveUp        `json:"giveUp,omitempty"`
-	Fault    *AppliedFault  `json:"fault,omitempty"`
-	End      *time.Duration `json:"end,omitempty"`
+	Type     string              `json:"type"`
+	Run      *Run                `json:"run,omitempty"`
+	Exchange *Exchange           `json:"exchange,omitempty"`
+	Sample   *Sample             `json:"sample,omitempty"`
+	GiveUp   *GiveUp             `json:"giveUp,omitempty"`
+	Fault    *AppliedFault       `json:"fault,omitempty"`
+	Delivery *inventory.Delivery `json:"delivery,omitempty"`
+	End      *time.Duration      `json:"end,omitempty"`
 }
 
 // Write writes r as JSON lines.
@@ -128,6 +143,11 @@ func (r Record) Write(w io.Writer) error {
 	}
 	for i := range r.Faults {
 		if err := enc.Encode(entry{Type: "fault", Fault: &r.Faults[i]}); err != nil {
+			return err
+		}
+	}
+	for i := range r.Ledger {
+		if err := enc.Encode(entry{Type: "delivery", Delivery: &r.Ledger[i]}); err != nil {
 			return err
 		}
 	}
@@ -173,6 +193,10 @@ func ReadRecord(name string, rd io.Reader) (Record, error) {
 			if e.Fault != nil {
 				r.Faults = append(r.Faults, *e.Fault)
 			}
+		case "delivery":
+			if e.Delivery != nil {
+				r.Ledger = append(r.Ledger, *e.Delivery)
+			}
 		case "end":
 			if e.End != nil {
 				r.End, ended = *e.End, true
@@ -188,10 +212,33 @@ func ReadRecord(name string, rd io.Reader) (Record, error) {
 	if !ended {
 		return Record{}, fmt.Errorf("%s: no end entry: the run was cut short", name)
 	}
+	if len(r.Ledger) > 0 && !r.Run.Inventory {
+		return Record{}, fmt.Errorf("%s: %d inventory deliveries, but the run header says the harness hosted no inventory", name, len(r.Ledger))
+	}
 	if _, err := r.Workload(); err != nil {
 		return Record{}, fmt.Errorf("%s: %v", name, err)
 	}
 	return r, nil
+}
+
+// ledgerOf is what inv received for w's sessions, in arrival order: a
+// delivery whose body names one of them, or, when it named none (a body
+// the inventory refused), whose key begins with the run's tag, as every
+// session number of the run does. A campaign's runs share one inventory
+// and each run's tag is its own, so no run's record holds another's.
+func ledgerOf(inv *inventory.Server, w Workload) []inventory.Delivery {
+	mine := map[string]bool{}
+	for x := range w.Schedule.Sessions {
+		mine[w.SessionNo(x)] = true
+	}
+	prefix := w.SessionNo(0)[:len(w.Tag)+1]
+	out := []inventory.Delivery{}
+	for _, d := range inv.Deliveries() {
+		if mine[d.Session] || (d.Session == "" && strings.HasPrefix(d.Key, prefix)) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Workload is the record's workload, parsed from its header.

@@ -1,22 +1,28 @@
 package lootservice_test
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
+	lootservice "github.com/onceproof/onceproof/props/loot/service"
+	"github.com/onceproof/onceproof/props/loot/service/inventory"
 	"github.com/onceproof/onceproof/props/loot/service/lootdproc"
 )
 
 // campaignFamilies are CI's campaign: the families with a fault the
 // harness reaches here (crash: kill -9 and restart or a reset;
-// timeout-after-success: a reply cut; store-error: a partition;
-// lock-expiry: SIGSTOP past the lock's ttl, a stall) and three that need none (an outsider,
-// a cancel racing the settle, ties), so a run judges every property.
+// timeout-after-success: the inventory timing out after it applied or
+// losing its reply, a reply cut; store-error: the inventory failing, a
+// partition; lock-expiry: SIGSTOP past the lock's ttl, a stall) and three
+// that need none (an outsider, a cancel racing the settle, ties), so a run
+// judges every property.
 var campaignFamilies = []string{"crash", "timeout-after-success", "store-error", "lock-expiry", "outsider", "cancel-race", "ties"}
 
 // campaignEnv turns TestServiceCampaign on (make service-campaign): it
@@ -24,13 +30,20 @@ var campaignFamilies = []string{"crash", "timeout-after-success", "store-error",
 // process; it is the command line a user types, run end to end.
 const campaignEnv = "ONCEPROOF_SERVICE_CAMPAIGN"
 
+// campaignLockTTL is lootd's -lock-ttl here, and the harness's: its
+// SIGSTOP lasts it plus a settle pass (3 s), where lootd's 30 s default
+// would stop an instance for 31 s a time and double the campaign.
+const campaignLockTTL = "2s"
+
 // TestServiceCampaign runs the real `onceproof service -start` binary
 // against three lootd it starts on PostgreSQL + Redis, then three on
-// MariaDB (throwaway servers), with the faults the harness reaches there
-// (network proxies in front of each instance, kill -9 and SIGSTOP of the
-// instances it started), and
-// prints each summary. SERVICE_RUNS runs each (default: campaignFamilies,
-// each once).
+// MariaDB (throwaway servers), delivering to the inventory the harness
+// hosts, with the faults the harness reaches there (network proxies in
+// front of each instance, the hosted inventory's, kill -9 and SIGSTOP of
+// the instances it started), and prints each summary; every judged
+// property must hold, deliveries judged from the inventory's ledger, and
+// the inventory's faults must have been applied. SERVICE_RUNS runs each
+// (default: campaignFamilies, each once).
 func TestServiceCampaign(t *testing.T) {
 	if os.Getenv(campaignEnv) == "" {
 		t.Skip(campaignEnv + " is not set (make service-campaign sets it)")
@@ -58,19 +71,64 @@ func TestServiceCampaign(t *testing.T) {
 		{"postgres+redis", []string{"-db", pg, "-redis", testserver.Redis(t).URL() + "/0", "-redis-prefix", testserver.RedisPrefix(t)}, pg},
 		{"mariadb", []string{"-db", mariaURL}, mariaURL},
 	} {
-		// No hosted inventory here (-inventory-listen): lootd delivering to
-		// it writes no loot_inventory rows, and the judge reads deliveries
-		// from the database (the spec's items query), not yet from the
-		// hosted inventory's ledger, so every winner would look undelivered.
-		// TestLootdDevHoldsUnderNetworkAndInventoryFaults and the
-		// ...UnderKillStopAndRestart tests cover the inventory's faults.
-		cmd := exec.Command(bin, "service", "-start", strings.Join(lootdproc.Command(t, c.args...), " "), "-instances", "3",
-			"-ready", "http://127.0.0.1:{internal}/healthz", "-db", c.db, "-n", strconv.Itoa(runs), "-out", t.TempDir(),
-			"-family", strings.Join(campaignFamilies, ","))
+		args := append(c.args, "-inventory", "{inventory}", "-lock-ttl", campaignLockTTL)
+		dir := t.TempDir()
+		cmd := exec.Command(bin, "service", "-start", strings.Join(lootdproc.Command(t, args...), " "), "-instances", "3",
+			"-ready", "http://127.0.0.1:{internal}/healthz", "-db", c.db, "-n", strconv.Itoa(runs), "-out", dir,
+			"-family", strings.Join(campaignFamilies, ","), "-inventory-listen", freeAddr(t), "-lock-ttl", campaignLockTTL)
+		began := time.Now()
 		out, err := cmd.CombinedOutput()
-		t.Logf("onceproof service against 3 lootd on %s:\n%s", c.name, out)
+		t.Logf("onceproof service against 3 lootd on %s (%v):\n%s", c.name, time.Since(began).Round(time.Second), out)
 		if err != nil {
 			t.Errorf("onceproof service against lootd on %s: %v\nTo reproduce: make service-campaign", c.name, err)
 		}
+		// The families above plan these whenever runs reach them (the
+		// default count runs each once); with -db too, the summary says
+		// which source deliveries were judged from.
+		for _, want := range []string{"from the deliveries in the hosted inventory's ledger", "the database's inventory rows were read and not used", "inv-timeout-after-apply", "inv-fail"} {
+			if runs >= len(campaignFamilies) && !strings.Contains(string(out), want) {
+				t.Errorf("against lootd on %s the summary does not say %q\nTo reproduce: make service-campaign", c.name, want)
+			}
+		}
+		if n := appliedIn(t, dir); n == 0 {
+			t.Errorf("against lootd on %s no record's ledger holds an item applied: the campaign judged no delivery\nTo reproduce: make service-campaign", c.name)
+		} else {
+			t.Logf("%d items applied by the hosted inventory over the runs' ledgers", n)
+		}
 	}
+}
+
+// appliedIn counts the items the ledgers of dir's records say the
+// inventory applied.
+func appliedIn(t *testing.T, dir string) int {
+	files, _ := filepath.Glob(filepath.Join(dir, "run*.jsonl"))
+	n := 0
+	for _, file := range files {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := lootservice.ReadRecord(file, f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range rec.Ledger {
+			if d.Outcome == inventory.Applied {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// freeAddr is a loopback host:port free a moment ago, for the hosted
+// inventory (the service's instances are told it before it listens).
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
