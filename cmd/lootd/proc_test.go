@@ -3,14 +3,15 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,60 +23,34 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
+	"github.com/onceproof/onceproof/props/loot/service/instance"
+	"github.com/onceproof/onceproof/props/loot/service/lootdproc"
 )
 
 // The end-to-end harness: lootd built with -tags lootdtest (its hold
 // points, hooks_lootdtest.go) and run as real processes on one throwaway
-// MariaDB, talked to over HTTP, killed and stopped with real signals.
+// database, talked to over HTTP, killed and stopped with real signals:
+// started the one way every test starts lootd (lootdproc, instance).
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	lootdproc.RemoveBinaries()
 	testserver.StopAll()
 	os.Exit(code)
 }
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	binErr    error
-)
+// lootdBinary is the test build of lootd (lootdproc builds it once).
+func lootdBinary(t testing.TB) string { return lootdproc.BinaryTags(t, "lootdtest") }
 
-// lootdBinary builds the test build of lootd once per test binary. It is
-// built without -race even under go test -race: a race build of the whole
-// dependency tree costs CI minutes, and the handlers and loops run under
-// the race detector in process (api_test.go, loops_test.go).
-func lootdBinary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "lootd-e2e-"); binErr != nil {
-			return
-		}
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		out, err := exec.Command(goBin, "build", "-tags", "lootdtest", "-o", filepath.Join(binDir, "lootd"), ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build -tags lootdtest: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return filepath.Join(binDir, "lootd")
-}
-
-// node is one running lootd.
+// node is one running lootd: a fleet of one (package instance), its
+// stderr kept in logs as well as in its file.
 type node struct {
 	name             string
 	player, internal string // base URLs
-	cmd              *exec.Cmd
+	fleet            *instance.Fleet
 	logs             *logLines
-	exited           chan struct{}
-	waitErr          error
+	exited           chan struct{} // closed once it has exited and waitErr is set
+	waitErr          error         // its exit status (nil: exit 0)
 }
 
 // logLines keeps a process's log lines and wakes whoever waits for one.
@@ -159,66 +134,63 @@ func (n *node) waitLog(t testing.TB, timeout time.Duration, match map[string]str
 	}
 }
 
-// startNode runs lootd with args and env, waits for its "listening" line
-// and stops it (SIGTERM, then SIGKILL) when t ends; its log is printed if
-// t failed.
+// startNode runs lootd with args and env on ports of its own, waits
+// until it serves and has logged its "listening" line, and ends it when t
+// ends (SIGTERM, then SIGKILL after 10 s); its log is printed if t failed.
 func startNode(t testing.TB, name string, args, env []string) *node {
 	t.Helper()
-	cmd := exec.Command(lootdBinary(t), append([]string{"-listen", "127.0.0.1:0", "-internal", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	n := &node{name: name, cmd: cmd, logs: newLogLines(), exited: make(chan struct{})}
-	cmd.Stderr = n.logs // Wait returns once every line is in
-	done, err := testserver.StartChild(cmd)
+	n := &node{name: name, logs: newLogLines(), exited: make(chan struct{})}
+	o := lootdproc.Fleet(lootdproc.Listen(lootdBinary(t), args...), 1, t.TempDir())
+	o.Env, o.Stderr = env, func(int) io.Writer { return n.logs }
+	o.ReadyTimeout = 30 * time.Second
+	f, err := instance.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	n.fleet = f
 	go func() {
-		n.waitErr = <-done
+		<-f.Exited(0)
+		n.waitErr = f.ExitStatus(0)
 		close(n.exited)
 	}()
 	t.Cleanup(func() {
 		n.stop(t)
+		f.Close()
 		if t.Failed() {
 			t.Logf("log of %s:\n%s", n.name, n.logs)
 		}
 	})
-	rec := n.waitLog(t, 30*time.Second, map[string]string{"msg": "listening"})
-	n.player, n.internal = "http://"+rec["player"].(string), "http://"+rec["internal"].(string)
+	n.waitLog(t, 30*time.Second, map[string]string{"msg": "listening"})
+	n.player, n.internal = f.URL(0, "port"), f.URL(0, "internal")
 	return n
 }
 
-// signal sends sig to n.
+// signal sends sig to n's process.
 func (n *node) signal(t testing.TB, sig syscall.Signal) {
 	t.Helper()
-	if err := n.cmd.Process.Signal(sig); err != nil {
+	if err := syscall.Kill(n.fleet.Pid(0), sig); err != nil {
 		t.Fatalf("%s: signal %v: %v", n.name, sig, err)
 	}
 }
 
-// stop ends n: SIGCONT (it may be stopped), SIGTERM, SIGKILL after 10s.
-// It returns n's exit error (nil: exit 0).
+// stop ends n as a deployment would (instance's Term: SIGCONT, since it
+// may be stopped, SIGTERM, SIGKILL after 10 s) and returns its exit
+// status (nil: exit 0).
 func (n *node) stop(t testing.TB) error {
-	select {
-	case <-n.exited:
-		return n.waitErr
-	default:
+	err := n.fleet.Term(0, 10*time.Second)
+	if errors.Is(err, instance.ErrKilled) {
+		t.Errorf("%s: %v", n.name, err)
 	}
-	_ = n.cmd.Process.Signal(syscall.SIGCONT)
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.exited:
-	case <-time.After(10 * time.Second):
-		t.Errorf("%s did not stop within 10s of SIGTERM; killing it", n.name)
-		_ = n.cmd.Process.Kill()
-		<-n.exited
-	}
-	return n.waitErr
+	<-n.exited
+	return err
 }
 
 // kill9 kills n with SIGKILL and waits for it to be gone.
 func (n *node) kill9(t testing.TB) {
 	t.Helper()
-	n.signal(t, syscall.SIGKILL)
+	if err := n.fleet.Kill(0); err != nil {
+		t.Fatalf("%s: %v", n.name, err)
+	}
 	<-n.exited
 }
 

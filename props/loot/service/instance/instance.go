@@ -14,8 +14,10 @@ package instance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -63,6 +65,10 @@ type Options struct {
 	Ready        string
 	ReadyTimeout time.Duration // per instance start; 0: 60 s
 	Vars         map[string]string
+	// Stderr, if set, also gets instance i's stderr (after its file): a
+	// test that waits for a log line reads it there. A process's exit is
+	// seen once all of its output is in.
+	Stderr func(i int) io.Writer
 	// Now stamps faults (time.Now if nil): the fleet reads no clock of its
 	// own for the record.
 	Now func() time.Time
@@ -75,7 +81,21 @@ const (
 	KindStop    = "stop"    // SIGSTOP to the process group
 	KindCont    = "cont"    // SIGCONT to the process group
 	KindRestart = "restart" // killed if alive, then started again on its ports
+	KindTerm    = "term"    // SIGTERM to the process group: the instance's own shutdown
 )
+
+// StartedMsg is the msg of the JSON line (a Started) the fleet writes to
+// an instance's stderr file before each start of it, so the file says
+// what ran with which skew, restarts included.
+const StartedMsg = "onceproof: instance started"
+
+// Started is the fleet's line in an instance's stderr file.
+type Started struct {
+	Msg   string   `json:"msg"` // StartedMsg
+	Index int      `json:"index"`
+	Skew  string   `json:"skew"` // a Go duration: "0s", "2s", "-3s"
+	Argv  []string `json:"argv"`
+}
 
 // Fault is one fault as it was put on an instance, for the record.
 type Fault struct {
@@ -237,9 +257,17 @@ func (f *Fleet) start(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
+	line, _ := json.Marshal(Started{Msg: StartedMsg, Index: i, Skew: f.skew(i).String(), Argv: argv})
+	if _, err := log.Write(append(line, '\n')); err != nil {
+		log.Close()
+		return err
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), f.o.Env...)
 	cmd.Stderr = log
+	if f.o.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(log, f.o.Stderr(i))
+	}
 	// Its own process group, so a signal reaches what it starts too (faketime
 	// forks the program); and killed if the harness dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -398,6 +426,56 @@ func (f *Fleet) Restart(ctx context.Context, i int) error {
 	f.faults = append(f.faults, Fault{At: f.o.Now(), Target: i, Kind: KindRestart})
 	f.mu.Unlock()
 	return f.start(ctx, i)
+}
+
+// Term asks instance i to shut down as it would in production: SIGCONT
+// (a stopped one could not act on the rest), then SIGTERM to its group.
+// It waits up to grace for the exit and returns its status as os/exec
+// says it: nil for exit 0, an *exec.ExitError for another status or a
+// signal. If the instance has not exited within grace it is killed and
+// the error wraps ErrKilled. An instance that had exited already gets no
+// signal: its status is returned. It stays down until Restart.
+func (f *Fleet) Term(i int, grace time.Duration) error {
+	if i < 0 || i >= f.o.N {
+		return fmt.Errorf("instance: no instance %d of %d", i, f.o.N)
+	}
+	p := f.proc(i)
+	select {
+	case <-p.done:
+		return p.err
+	default:
+	}
+	_ = p.signal(syscall.SIGCONT)
+	if err := f.fault(i, KindTerm, syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(grace):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+		return fmt.Errorf("instance %d: %w: no exit within %v of SIGTERM", i, ErrKilled, grace)
+	}
+}
+
+// ErrKilled is Term's error when the instance outlived its grace.
+var ErrKilled = errors.New("killed")
+
+// Exited is closed once instance i's current process has exited (a
+// Restart starts a new one, with a new channel); ExitStatus then says how.
+func (f *Fleet) Exited(i int) <-chan struct{} { return f.proc(i).done }
+
+// ExitStatus is how instance i's current process exited, as Term returns
+// it; nil while it runs.
+func (f *Fleet) ExitStatus(i int) error {
+	p := f.proc(i)
+	select {
+	case <-p.done:
+		return p.err
+	default:
+		return nil
+	}
 }
 
 // Close kills every instance's process group (SIGCONT first, so a stopped

@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 
 func helper(port string) {
 	fmt.Fprintln(os.Stderr, "helper up on", port)
+	onTerm(os.Getenv("INSTANCE_HELPER_TERM"))
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		out, _ := exec.Command("date", "+%s").Output()
 		fmt.Fprintf(w, "go=%d libc=%s pid=%d", time.Now().Unix(), strings.TrimSpace(string(out)), os.Getpid())

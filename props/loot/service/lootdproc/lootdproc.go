@@ -1,7 +1,7 @@
 // Package lootdproc runs cmd/lootd as child processes for tests that judge
-// it from outside (service mode): built once per test binary, started as a
-// fleet of package instance on loopback ports, players named by the
-// X-Player-Id header, killed when the test ends.
+// it from outside (service mode, and lootd's own end-to-end tests): built
+// once per test binary and build tags, started as a fleet of package
+// instance on loopback ports, killed when the test ends.
 package lootdproc
 
 import (
@@ -10,57 +10,112 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/onceproof/onceproof/props/loot/service/instance"
 )
 
+// build is one build of cmd/lootd.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 var (
-	buildOnce sync.Once
-	binPath   string
-	binErr    error
+	mu     sync.Mutex
+	builds = map[string]*build{} // by tags
+	dirs   []string
 )
 
 // Binary builds cmd/lootd once per test binary and returns its path.
-func Binary(t testing.TB) string {
+func Binary(t testing.TB) string { return BinaryTags(t, "") }
+
+// BinaryTags builds cmd/lootd with go build -tags tags ("lootdtest": the
+// test build's hold points) once per test binary and returns its path. It
+// is built without -race even under go test -race: a race build of the
+// whole dependency tree costs CI minutes, and lootd's handlers and loops
+// run under the race detector in process (cmd/lootd's own tests).
+func BinaryTags(t testing.TB, tags string) string {
 	t.Helper()
-	buildOnce.Do(func() {
+	mu.Lock()
+	b := builds[tags]
+	if b == nil {
+		b = &build{}
+		builds[tags] = b
+	}
+	mu.Unlock()
+	b.once.Do(func() {
 		dir, err := os.MkdirTemp("", "lootdproc-")
 		if err != nil {
-			binErr = err
+			b.err = err
 			return
 		}
-		binPath = filepath.Join(dir, "lootd")
-		if out, err := exec.Command("go", "build", "-o", binPath, "github.com/onceproof/onceproof/cmd/lootd").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build ./cmd/lootd: %v\n%s", err, out)
+		mu.Lock()
+		dirs = append(dirs, dir)
+		mu.Unlock()
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		b.path = filepath.Join(dir, "lootd")
+		args := []string{"build", "-o", b.path}
+		if tags != "" {
+			args = append(args, "-tags", tags)
+		}
+		if out, err := exec.Command(goBin, append(args, "github.com/onceproof/onceproof/cmd/lootd")...).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go %v: %v\n%s", args, err, out)
 		}
 	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binPath
+	return b.path
 }
 
-// Command is the instance template of lootd with args: its player
-// listener on {port}, its operations listener on {internal}, players named
-// by X-Player-Id. Options gives the rest of a fleet of them.
+// RemoveBinaries removes every binary built so far: a TestMain's duty
+// after m.Run (what it misses stays in the system's temporary directory).
+func RemoveBinaries() {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, d := range dirs {
+		os.RemoveAll(d)
+	}
+	dirs = nil
+}
+
+// Listen is the instance template of the lootd at bin with args: its
+// player listener on {port}, its operations listener on {internal}.
+func Listen(bin string, args ...string) []string {
+	return append([]string{bin, "-listen", "127.0.0.1:{port}", "-internal", "127.0.0.1:{internal}"}, args...)
+}
+
+// Command is the instance template of lootd with args (Listen's), players
+// named by X-Player-Id. Options gives the rest of a fleet of them.
 func Command(t testing.TB, args ...string) []string {
-	return append([]string{Binary(t), "-listen", "127.0.0.1:{port}", "-internal", "127.0.0.1:{internal}", "-player-header", "X-Player-Id"}, args...)
+	return Listen(Binary(t), append([]string{"-player-header", "X-Player-Id"}, args...)...)
 }
 
-// Options is a fleet of n lootd with args (placeholders as package
-// instance fills them), ready when /healthz answers, logs in dir.
-func Options(t testing.TB, n int, dir string, args ...string) instance.Options {
+// Fleet is a fleet of n of command (a Listen template), ready when
+// /healthz answers, logs in dir.
+func Fleet(command []string, n int, dir string) instance.Options {
 	return instance.Options{
-		Command: Command(t, args...), N: n, Dir: dir,
+		Command: command, N: n, Dir: dir,
 		Ports: []string{"port", "internal"}, Ready: "http://127.0.0.1:{internal}/healthz",
 	}
 }
 
+// Options is a fleet of n lootd with args (Command's; placeholders as
+// package instance fills them), logs in dir.
+func Options(t testing.TB, n int, dir string, args ...string) instance.Options {
+	return Fleet(Command(t, args...), n, dir)
+}
+
 // StartFleet starts o and closes it when t ends, printing each instance's
 // log if t failed.
-func StartFleet(t *testing.T, o instance.Options) *instance.Fleet {
+func StartFleet(t testing.TB, o instance.Options) *instance.Fleet {
 	t.Helper()
 	f, err := instance.Start(context.Background(), o)
 	if err != nil {
