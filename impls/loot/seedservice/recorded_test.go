@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,6 +60,8 @@ type defect struct {
 	// statements last long enough for a fault timed from outside to land
 	// in them. It is part of how the fleet is started, not of the record.
 	SlowDB time.Duration
+	// Args are more --key=value arguments of every instance.
+	Args []string
 	// Drain is how long the harness samples after the last send (0: 8 s).
 	Drain time.Duration
 	_     struct{}
@@ -315,12 +318,12 @@ func (e *env) fleet(d defect) *fleetinstance.Fleet {
 	host, port, _ := net.SplitHostPort(e.redis.Addr)
 	dir := t.TempDir()
 	f, err := fleetinstance.Start(context.Background(), fleetinstance.Options{
-		Command: []string{"java", "-cp", classes(t) + ":" + driverJar, "com.example.loot.LootApplication",
+		Command: append([]string{"java", "-cp", classes(t) + ":" + driverJar, "com.example.loot.LootApplication",
 			"--server.address=127.0.0.1", "--server.port={port}",
 			"--spring.datasource.url=" + jdbc, "--spring.datasource.username=root", "--spring.datasource.password=",
 			"--spring.data.redis.host=" + host, "--spring.data.redis.port=" + port,
 			"--loot.settle.lock-key-prefix=" + e.lockNS, "--loot.time-zone=" + zone,
-			"--loot.inventory.url=" + e.inv.srv.URL, "--loot.compensate.interval-millis=500"},
+			"--loot.inventory.url=" + e.inv.srv.URL, "--loot.compensate.interval-millis=500"}, d.Args...),
 		N: d.instances(), Dir: dir, Now: time.Now,
 		// A JVM's start on two loaded cores takes seconds; 60 s bounds
 		// the wait, it is not a measurement.
@@ -364,29 +367,38 @@ func warm(t *testing.T, targets []lootservice.Target) {
 		io.Copy(io.Discard, resp.Body)
 		return resp.Body.Close()
 	}
+	// The targets at once: through a slow database each takes seconds.
+	errs := make(chan error, len(targets)*warmConns)
+	var wg sync.WaitGroup
 	for _, tg := range targets {
-		for _, r := range []struct{ path, body string }{
-			{"/api/loot/sessions", `{"sessionNo":"warm","lootCode":"warm","quantity":1,"claimWindowSeconds":3600}`},
-			{"/api/loot/intent", `{"sessionNo":"warm","playerId":0,"intentType":"NEED"}`},
-			{"/api/loot/settle", `{"sessionNo":"warm","lootCode":"warm","quantity":1}`},
-			{"/api/loot/cancel", `{"sessionNo":"warm-none"}`},
-			{"/api/loot/compensate", `{}`},
-		} {
-			if err := post(tg.Internal, r.path, r.body); err != nil {
-				t.Fatal(err)
+		wg.Go(func() {
+			for _, r := range []struct{ path, body string }{
+				{"/api/loot/sessions", `{"sessionNo":"warm","lootCode":"warm","quantity":1,"claimWindowSeconds":3600}`},
+				{"/api/loot/intent", `{"sessionNo":"warm","playerId":0,"intentType":"NEED"}`},
+				{"/api/loot/settle", `{"sessionNo":"warm","lootCode":"warm","quantity":1}`},
+				{"/api/loot/cancel", `{"sessionNo":"warm-none"}`},
+				{"/api/loot/compensate", `{}`},
+			} {
+				if err := post(tg.Internal, r.path, r.body); err != nil {
+					errs <- err
+					return
+				}
 			}
-		}
-		errs := make(chan error, warmConns)
-		for i := range warmConns {
-			go func() {
-				errs <- post(tg.Internal, "/api/loot/intent", fmt.Sprintf(`{"sessionNo":"warm","playerId":%d,"intentType":"GREED"}`, i+1))
-			}()
-		}
-		for range warmConns {
-			if err := <-errs; err != nil {
-				t.Fatal(err)
+			var conns sync.WaitGroup
+			for i := range warmConns {
+				conns.Go(func() {
+					if err := post(tg.Internal, "/api/loot/intent", fmt.Sprintf(`{"sessionNo":"warm","playerId":%d,"intentType":"GREED"}`, i+1)); err != nil {
+						errs <- err
+					}
+				})
 			}
-		}
+			conns.Wait()
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }
 

@@ -59,9 +59,12 @@ var (
 	// instance finds the session SETTLING (lockForSettle matches only
 	// CLAIMING) and nothing else ever moves it: the session is never
 	// CLOSED (NoLostGrant, as the kit's crash cell). Crash seed 3: one
-	// session, a GREED, the settle sent twice to two instances.
+	// session, a GREED, the settle sent twice to two instances, the
+	// second 2.5 s after the first (5 s of schedule time): with a settle
+	// lock of 1 s the dead settler's lock has expired by then, so it is
+	// lockForSettle's refusal that the second meets, not the lock.
 	stuckSettleDefect = defect{Name: "stuck-settle", Family: lootfaults.Families.Crash, Seed: 3, Instances: 2,
-		Plan: killMidSettle, SlowDB: slowDB,
+		Plan: killMidSettle, SlowDB: slowDB, Args: []string{"--loot.settle.lock-expire-millis=1000"},
 		Want: []engine.Property{lootfaults.Properties.NoLostGrant}}
 	// cancel-race: a cancel sent 50 ms after the settle, to the same
 	// instance, lands between lockForSettle and markClosed (SETTLING ->
