@@ -97,5 +97,5 @@ bench-summary: ## rewrite results/bench/summary.md and its SVG charts from resul
 	$(GO) run ./bench/cmd/benchsummary -in results/bench/baseline.txt -out results/bench/summary.md
 
 .PHONY: service-campaign-seed
-service-campaign-seed: ## service mode against source 004's Java service on MariaDB + Redis (about 1 minute): exits 0 when it finds the outsider defect it is expected to (MembersOnly, NoOverGrant) and nothing else
-	ONCEPROOF_REQUIRE_SERVICES=1 $(GO) test -count=1 -run 'TestSeedSpecParses|TestServiceModeFindsTheOutsider' ./impls/loot/seedservice
+service-campaign-seed: ## service mode against source 004's Java service on MariaDB + Redis (2 to 3 minutes): replays each committed defect record (impls/loot/seedservice/testdata: the outsider; a settler killed -9 mid-settle; a cancel racing the settle) against a fresh fleet, and exits 0 when each fails exactly its expected properties
+	ONCEPROOF_REQUIRE_SERVICES=1 $(GO) test -count=1 -v -timeout=10m -run '^(TestSeedSpecParses|TestCommittedRecordsAreCurrent|TestAStaleRecordIsCaught|TestServiceModeFinds.*)$$' ./impls/loot/seedservice

@@ -1,8 +1,10 @@
 package seedservice
 
 import (
-	"context"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,33 +44,139 @@ func TestSeedSpecParses(t *testing.T) {
 	}
 }
 
-// TestServiceModeFindsTheOutsider: a campaign of the outsider family
-// against the service, judged from its tables, fails MembersOnly (the
-// document's submitIntent checks no membership).
-func TestServiceModeFindsTheOutsider(t *testing.T) {
-	svc := startService(t, "--loot.compensate.interval-millis=500")
-	spec := seedSpec(t)
-	qs, err := spec.Queries("mysql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	sum, err := lootservice.Campaign(ctx, lootservice.CampaignOptions{
-		Drive:    lootservice.DriveOptions{Targets: []lootservice.Target{{Player: svc.base, Internal: svc.base}}, Spec: spec, Now: time.Now, DB: svc.db, Queries: qs, Drain: 15 * time.Second},
-		Families: []engine.Family{lootfaults.Families.Outsider}, Seed: 1, Runs: 1, Tag: "sm", Scale: 1, Tolerance: lootservice.DefaultTolerance,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(sum.String())
-	// The outsider's NEED is recorded (MembersOnly) and, the only NEED,
+// The document's defects service mode finds, each with its committed
+// record (testdata/): a replay of it against a fresh fleet must fail
+// exactly what it failed.
+var (
+	// outsider: the outsider's NEED is recorded (MembersOnly: the
+	// document's submitIntent checks no membership) and, the only NEED,
 	// wins the one item (NoOverGrant: delivered to a player with no
-	// winning claim among the members'); nothing else fails.
-	want := map[engine.Property]bool{lootfaults.Properties.MembersOnly: true, lootfaults.Properties.NoOverGrant: true}
-	for _, p := range sum.Properties {
-		if (p.Verdict == lootservice.Failed) != want[p.Property] {
-			t.Errorf("%s %s, want failed %v\nTo reproduce: go test ./impls/loot/seedservice -run TestServiceModeFindsTheOutsider", p.Property, p.Verdict, want[p.Property])
+	// winning claim among the members').
+	outsiderDefect = defect{Name: "outsider", Family: lootfaults.Families.Outsider, Seed: 1,
+		Want: []engine.Property{lootfaults.Properties.MembersOnly, lootfaults.Properties.NoOverGrant}}
+	// stuck-settle: the instance a settle runs on is killed -9 between
+	// lockForSettle and markClosed; the sender's retry on the other
+	// instance finds the session SETTLING (lockForSettle matches only
+	// CLAIMING) and nothing else ever moves it: the session is never
+	// CLOSED (NoLostGrant, as the kit's crash cell). Crash seed 3: one
+	// session, a GREED, the settle sent twice to two instances, the
+	// second 2.5 s after the first (5 s of schedule time): with a settle
+	// lock of 1 s the dead settler's lock has expired by then, so it is
+	// lockForSettle's refusal that the second meets, not the lock.
+	stuckSettleDefect = defect{Name: "stuck-settle", Family: lootfaults.Families.Crash, Seed: 3, Instances: 2,
+		Plan: killMidSettle, SlowDB: slowDB, Args: []string{"--loot.settle.lock-expire-millis=1000"},
+		Want: []engine.Property{lootfaults.Properties.NoLostGrant}}
+	// cancel-race: a cancel sent 50 ms after the settle, to the same
+	// instance, lands between lockForSettle and markClosed (SETTLING ->
+	// CANCELED is on the document's table); the settler, which never
+	// reads the status again, writes its PENDING grant and the
+	// compensation job delivers the item of a canceled session
+	// (NoOverGrant, as the kit's cancel-race cell). Cancel-race seed 62:
+	// x0 settled at 10 s and canceled at 10.1 s (schedule time) on one
+	// node, and a second session opened at 20 s, so the run goes on long
+	// after x0's race and the drain sees the compensation's delivery.
+	// Through a database slowDB (200 ms) away each way: the pool hands
+	// out its most recently returned connection and pings one idle for
+	// over 500 ms (p = 0 or 400 ms first), so the settle's lockForSettle
+	// runs p+200 ms after its send and its markClosed four round trips
+	// later, at p+1400. The cancel, sent 50 ms later (100 ms of schedule
+	// time at recordScale), takes the next connection down the stack,
+	// idle since the warm-up and so pinged: it runs at 50+400+200 =
+	// 650 ms, inside the gap for either p. (With a direct database the
+	// gap is a few ms and the cancel, 50 ms behind, mostly finds x0
+	// CLOSED: 1 of 3 runs so, on a machine loaded 12 times over, still
+	// failed.)
+	cancelRaceDefect = defect{Name: "cancel-race", Family: lootfaults.Families.CancelRace, Seed: 62, Instances: 2, SlowDB: slowDB,
+		Want: []engine.Property{lootfaults.Properties.NoOverGrant}}
+)
+
+// recordedDefects are this file's defects by the test that replays each,
+// for the test that needs no service.
+var recordedDefects = map[string]defect{
+	"TestServiceModeFindsTheOutsider":               outsiderDefect,
+	"TestServiceModeFindsTheSettlerKilledMidSettle": stuckSettleDefect,
+	"TestServiceModeFindsTheCancelRacingTheSettle":  cancelRaceDefect,
+}
+
+// slowDB is the stuck-settle and cancel-race fleets' latency each way
+// between the service and MariaDB (see killAfter and cancelRaceDefect).
+const slowDB = 200 * time.Millisecond
+
+// killAfter is how long after a settle is sent its instance is killed
+// -9, through a database slowDB (200 ms) away each way. The settle's
+// statements each borrow a connection and autocommit; one idle for more
+// than 500 ms is pinged first (ConnectionPool). lockForSettle has
+// committed by 600 ms (a ping's round trip, 400 ms, then its UPDATE's
+// way there, 200 ms) and insertGrantIgnore runs no earlier than 1000 ms
+// (the UPDATE's way there and back unpinged, 400 ms, selectRanked's round
+// trip, 400 ms, the INSERT's way there, 200 ms). 800 ms is the middle,
+// 200 ms from either edge: the kill lands while the session is SETTLING
+// with no grant written, whatever the pool did.
+const killAfter = 800 * time.Millisecond
+
+// killMidSettle plans one fault: a kill -9 of the instance the first
+// settle is sent to, killAfter after its send, restarted on its port 2 s
+// later (the sender's retries meanwhile go to the other instance).
+func killMidSettle(w lootservice.Workload) lootservice.FaultPlan {
+	for _, s := range w.Sends {
+		if w.Schedule.Requests[s.Request].Kind == lootfaults.Kinds.SettleNow {
+			return lootservice.FaultPlan{Faults: []lootservice.Fault{{At: s.At + killAfter, For: 2 * time.Second, Target: s.Target, Kind: lootservice.ProcKill}}}
 		}
+	}
+	return lootservice.FaultPlan{}
+}
+
+// TestServiceModeFindsTheOutsider: the outsider family's run, replayed
+// from its record, fails MembersOnly and NoOverGrant, nothing else.
+func TestServiceModeFindsTheOutsider(t *testing.T) { recorded(t, outsiderDefect) }
+
+// TestServiceModeFindsTheSettlerKilledMidSettle: a kill -9 during a
+// settle leaves the session SETTLING past the drain (NoLostGrant).
+func TestServiceModeFindsTheSettlerKilledMidSettle(t *testing.T) { recorded(t, stuckSettleDefect) }
+
+// TestServiceModeFindsTheCancelRacingTheSettle: a cancel racing a
+// settle over HTTP ends with the canceled session's item delivered
+// (NoOverGrant).
+func TestServiceModeFindsTheCancelRacingTheSettle(t *testing.T) { recorded(t, cancelRaceDefect) }
+
+// TestCommittedRecordsAreCurrent: each defect's committed record is what
+// its family, seed and plan make today, and judged again fails exactly
+// the defect's properties. It needs no service: a record that went stale
+// (a generator or a plan changed) fails here even where Java is missing.
+func TestCommittedRecordsAreCurrent(t *testing.T) {
+	for _, test := range slices.Sorted(maps.Keys(recordedDefects)) {
+		if _, err := committed(recordedDefects[test], test); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestAStaleRecordIsCaught: a record whose seed, schedule, fault plan or
+// fleet size is no longer the defect's is stale (the check above has
+// teeth).
+func TestAStaleRecordIsCaught(t *testing.T) {
+	d := stuckSettleDefect
+	r, err := readRecord(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, change := range map[string]func(*lootservice.Record){
+		"seed": func(r *lootservice.Record) { r.Run.Seed++ },
+		"schedule": func(r *lootservice.Record) {
+			r.Run.Schedule = strings.Replace(r.Run.Schedule, "deadline=10s", "deadline=11s", 1)
+		},
+		"plan":    func(r *lootservice.Record) { r.Run.Faults.Faults[0].At += time.Millisecond },
+		"targets": func(r *lootservice.Record) { r.Run.Targets = r.Run.Targets[:1] },
+	} {
+		c := r
+		c.Run.Targets = slices.Clone(r.Run.Targets)
+		c.Run.Faults.Faults = slices.Clone(r.Run.Faults.Faults)
+		change(&c)
+		if why := d.stale(c); why == "" {
+			t.Errorf("a record with its %s changed is not stale\nTo reproduce: go test ./impls/loot/seedservice -run TestAStaleRecordIsCaught", name)
+		}
+	}
+	if why := d.stale(r); why != "" {
+		t.Errorf("the committed record is stale: %s", why)
 	}
 }
