@@ -55,7 +55,7 @@ type queries struct {
 
 	claim     string
 	claimTx   string // several statements; Open enables multiStatements for it
-	claimFast string // two statements, no transaction: the claim returning its row, and claimRefused
+	claimCall string // CALL of Schema's loot_claim_v1 (see Claim)
 
 	markDelivered string
 	readGrant     string
@@ -113,33 +113,6 @@ func newQueries(now string) queries {
 			c.intent_type, c.created_at, {now}
 		FROM loot_session s LEFT JOIN loot_intent c ON c.session_no = s.session_no AND c.player_id = ?
 		WHERE s.session_no = ? LOCK IN SHARE MODE`)
-	// claimFast (see Claim): the claim statement in autocommit, its row
-	// as written returned by RETURNING, which also sets @loot_claimed to
-	// the call's token (a number no earlier call on the connection used),
-	// then claimRefused. Every statement of a multi-statement query costs
-	// the server about as much as the claim itself, so the answer to a
-	// claim that landed is in the statement that writes. Measured: the
-	// mysqld process's CPU over 6 rounds of 300 fresh claims per variant,
-	// the variants interleaved on one connection of one store (MariaDB
-	// 10.11, load average ~10-12, so only ratios within a run mean
-	// anything), in us per claim, two runs: the claim alone 83 and 161,
-	// with RETURNING 111 and 150; claimTx 217 and 350; the claim with a
-	// UNION read of claim row or session 211 (first run); this pair (the
-	// claim with RETURNING, then claimRefused) 333 (second run). The
-	// pair's second statement, which reads no row, costs as much as the
-	// claim: what is left is the statement itself, not its reads (a stored
-	// procedure, one CALL, would remove it, at the price of an EXECUTE
-	// grant and a routine in the schema).
-	claimReturning := claim + ` RETURNING intent_type, created_at, requests, @loot_claimed := ?`
-	// What names a refusal when the claim did not land (@loot_claimed is
-	// not this call's token; <=>, since it is NULL on a new connection):
-	// what CheckClaim needs, as claimRead reads it, from the latest
-	// committed version, with no lock; Claim judges a read later than the
-	// refusal. When the claim landed, the WHERE is false before any row is
-	// read.
-	claimRefused := q(`SELECT s.status, s.deadline_at, s.fence,
-			EXISTS (SELECT 1 FROM loot_member m WHERE m.session_no = s.session_no AND m.player_id = ?), {now}
-		FROM loot_session s WHERE s.session_no = ? AND NOT (@loot_claimed <=> ?)`)
 	// The ledger row of a grant, copied from the recorded grant: a
 	// duplicate (delivered before) changes nothing.
 	deliverLedger := q(`INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, delivered_at)
@@ -194,7 +167,7 @@ func newQueries(now string) queries {
 
 		claim:     claim,
 		claimTx:   `START TRANSACTION; ` + claim + `; ` + claimRead + `; COMMIT`,
-		claimFast: claimReturning + `; ` + claimRefused,
+		claimCall: "CALL " + routineNamed("loot_claim_v1").clocked(now).name + "(?, ?, ?, ?)",
 
 		markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'`,
 		readGrant:     `SELECT ` + grantColumns + ` FROM loot_grant WHERE grant_no = ?`,
@@ -240,4 +213,14 @@ func newQueries(now string) queries {
 		SELECT grant_no, player_id, loot_code, quantity, {now} FROM loot_grant WHERE grant_no IN `),
 		applied: `SELECT COUNT(*) FROM loot_inventory WHERE grant_no = ?`,
 	}
+}
+
+// routineNamed is Schema's routine name.
+func routineNamed(name string) routine {
+	for _, r := range routines {
+		if r.name == name {
+			return r
+		}
+	}
+	panic("mysql: Schema has no routine " + name)
 }

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -90,10 +89,6 @@ var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 type Store struct {
 	db *sql.DB
 	q  queries
-	// claims counts the claims sent: each one's token (see
-	// queries.claimFast), distinct from every earlier one on any of the
-	// pool's connections.
-	claims atomic.Int64
 }
 
 var _ loot.Store = (*Store)(nil)
@@ -135,13 +130,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
 	}
 	db := sql.OpenDB(conn)
-	if err := createSchema(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
 	now := "NOW(6)"
 	if opts.ClockTable != "" {
 		now = "(SELECT at FROM " + opts.ClockTable + ")"
+	}
+	if err := createSchema(ctx, db, now); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return &Store{db: db, q: newQueries(now)}, nil
 }

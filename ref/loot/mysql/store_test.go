@@ -127,14 +127,18 @@ func TestStoreConformanceReadCommitted(t *testing.T) {
 }
 
 // TestStoreConformanceLeastPrivilege runs it with every handle connected
-// as a role that has SELECT, INSERT and UPDATE on the database and nothing
-// else (the source document's application account): the tables exist, so
-// Open creates nothing, and no method needs more.
+// as a role that has SELECT, INSERT, UPDATE and EXECUTE on the database
+// and nothing else (the source document's application account, with
+// EXECUTE for Schema's routines): the tables and routines exist, so Open
+// creates nothing, and no method needs more.
 func TestStoreConformanceLeastPrivilege(t *testing.T) {
 	loottest.Run(t, harness("", func(t *testing.T, dsn string) string {
-		return appRole(t, dsn, "SELECT, INSERT, UPDATE")
+		return appRole(t, dsn, appPrivileges)
 	}))
 }
+
+// appPrivileges are the application account's: Store's duty 1.
+const appPrivileges = "SELECT, INSERT, UPDATE, EXECUTE"
 
 // appRole creates a user with privileges on dsn's database only, and
 // returns dsn as that user.
