@@ -318,7 +318,7 @@ func docSettleDeliver(ctx context.Context, raw *sql.DB, doc *docsql.DB, no strin
 // (benchkit.ProcessCPU). The server is this test binary's own and the
 // benchmarks run one at a time, so between two readings it worked for the
 // run alone; under a loaded machine this is steadier than ops/s.
-func serverCPU(b *testing.B) time.Duration {
+func serverCPU(b testing.TB) time.Duration {
 	b.Helper()
 	pid, err := os.ReadFile(filepath.Join(testserver.MariaDBServer(b).Dir, "mysqld.pid"))
 	if err != nil {

@@ -93,3 +93,43 @@ func TestStoreUsesTheDatabaseClock(t *testing.T) {
 		t.Fatalf("BeginSettle after the deadline = %v; reproduce: go test ./ref/loot/mysql -run %s", err, t.Name())
 	}
 }
+
+// TestOpenRefusesARoutineWithAnotherBody: a routine of Schema's name
+// (its version) whose body is not this version's is ErrSchema, not
+// silently called: a new body needs a new name, so nodes still calling
+// the old one keep what they call.
+func TestOpenRefusesARoutineWithAnotherBody(t *testing.T) {
+	dsn := testserver.MariaDB(t)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(t.Context(), "CREATE PROCEDURE loot_claim_v1(a TEXT, b BIGINT, c TEXT, d INT) BEGIN SELECT 1; END"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mysql.Open(t.Context(), dsn, mysql.Options{}); !errors.Is(err, mysql.ErrSchema) {
+		t.Fatalf("Open over a foreign loot_claim_v1 = %v, want ErrSchema; reproduce: go test ./ref/loot/mysql -run %s", err, t.Name())
+	}
+}
+
+// TestOpenWithoutExecuteNamesTheRoutine: over tables and routines a DBA
+// made from Schema, a role without EXECUTE (the document's SELECT,
+// INSERT and UPDATE) cannot see the routines, and Open says which one it
+// could not create, in one line; with EXECUTE added it opens and claims
+// (TestStoreConformanceLeastPrivilege runs the whole suite so).
+func TestOpenWithoutExecuteNamesTheRoutine(t *testing.T) {
+	root := testserver.MariaDB(t)
+	s, err := mysql.Open(t.Context(), root, mysql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = mysql.Open(t.Context(), appRole(t, root, "SELECT, INSERT, UPDATE"), mysql.Options{})
+	if err == nil {
+		t.Fatalf("Open as a role without EXECUTE succeeded; reproduce: go test ./ref/loot/mysql -run %s", t.Name())
+	}
+	if msg := err.Error(); !strings.Contains(msg, "creating routine loot_claim_v1: ") || strings.Contains(msg, "CREATE PROCEDURE") || strings.Contains(msg, "\n") {
+		t.Fatalf("Open as a role without EXECUTE = %q; want one line naming the routine, without the SQL; reproduce: go test ./ref/loot/mysql -run %s", msg, t.Name())
+	}
+}
