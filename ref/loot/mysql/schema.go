@@ -180,6 +180,65 @@ BEGIN
 		FROM loot_session s WHERE s.session_no = p_session;
 	END IF;
 END;;
+CREATE PROCEDURE IF NOT EXISTS loot_begin_settle_v1(
+	p_session TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_lease   BIGINT)
+SQL SECURITY INVOKER
+BEGIN
+	DECLARE v_won BIGINT;
+	START TRANSACTION;
+	UPDATE loot_session
+	SET status = 'SETTLING', fence = fence + 1, settle_until = NOW(6) + INTERVAL p_lease MICROSECOND
+	WHERE session_no = p_session AND (
+		(status = 'CLAIMING' AND deadline_at <= NOW(6)) OR
+		(status = 'SETTLING' AND settle_until <= NOW(6)));
+	SET v_won = ROW_COUNT();
+	SELECT v_won, ` + sessionColumns + `, NOW(6)
+	FROM loot_session s WHERE s.session_no = p_session LOCK IN SHARE MODE;
+	IF v_won = 1 THEN
+		SELECT player_id, intent_type, created_at FROM loot_intent WHERE session_no = p_session ORDER BY player_id;
+	END IF;
+	COMMIT;
+END;;
+CREATE PROCEDURE IF NOT EXISTS loot_record_v1(
+	p_session   TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_fence     BIGINT,
+	p_lease     BIGINT,
+	p_grants    LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_snap_fence BIGINT,
+	p_rule      TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_members   BIGINT,
+	p_effective BIGINT,
+	p_hash      TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_snapshot  LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
+SQL SECURITY INVOKER
+BEGIN
+	DECLARE v_won BIGINT;
+	DECLARE v_allocated BIGINT DEFAULT JSON_LENGTH(p_grants);
+	START TRANSACTION;
+	UPDATE loot_session SET status = 'CLOSED', allocated_quantity = v_allocated
+	WHERE session_no = p_session AND status = 'SETTLING' AND fence = p_fence;
+	SET v_won = ROW_COUNT();
+	IF v_won = 1 THEN
+		INSERT INTO loot_grant
+			(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at)
+		SELECT g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.grant_rank, 'PENDING',
+			NOW(6) + INTERVAL p_lease MICROSECOND, NOW(6)
+		FROM JSON_TABLE(p_grants, '$[*]' COLUMNS (
+			grant_no   TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+			session_no TEXT   PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR,
+			player_id  BIGINT PATH '$[2]' ERROR ON EMPTY ERROR ON ERROR,
+			loot_code  TEXT   PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR,
+			quantity   BIGINT PATH '$[4]' ERROR ON EMPTY ERROR ON ERROR,
+			grant_rank BIGINT PATH '$[5]' ERROR ON EMPTY ERROR ON ERROR)) g;
+		INSERT INTO loot_audit
+			(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
+		VALUES (p_session, p_snap_fence, p_rule, p_members, p_effective, v_allocated, p_hash, p_snapshot, NOW(6));
+	END IF;
+	SELECT v_won, ` + sessionColumns + `, NOW(6)
+	FROM loot_session s WHERE s.session_no = p_session LOCK IN SHARE MODE;
+	COMMIT;
+END;;
 DELIMITER ;`
 
 // table is one CREATE TABLE of Schema: its name, its statement, and the
@@ -203,7 +262,7 @@ type routine struct {
 
 // routineNames are the routines the store CALLs (queries names them), each
 // of which Schema must define, and no other.
-var routineNames = []string{"loot_claim_v1"}
+var routineNames = []string{"loot_begin_settle_v1", "loot_claim_v1", "loot_record_v1"}
 
 const routineDelimiter = "\nDELIMITER ;;\n"
 
