@@ -15,16 +15,24 @@ import (
 	"github.com/onceproof/onceproof/ref/loot/mysql/docsql"
 )
 
-// BenchmarkLootOneConn is the server's CPU per claim, head to head on
-// one connection each: the reference's Store.Claim (one CALL) and the
-// document's submitIntent (a SELECT, then the upsert), in rounds of
-// oneConnRound fresh claims, the two sides alternating, each side in its
-// own database of the same server. Alternating rounds puts both sides
-// under the same load, which moves the server's CPU per op far less than
-// it moves ops/s: the ratio ref/doc is what to read (cpu-ratio).
+// BenchmarkLootOneConn is the server's CPU per op, head to head on one
+// connection each: the reference's (op=claim: Store.Claim, one CALL;
+// op=settle: Store.BeginSettle, loot.Decide and Store.RecordGrants, a
+// CALL each) and the document's (submitIntent, a SELECT then the upsert;
+// its settle as BenchmarkLoot's, 5 statements), in rounds of oneConnRound
+// fresh ops, the two sides alternating, each side in its own database of
+// the same server. Alternating rounds puts both sides under the same load,
+// which moves the server's CPU per op far less than it moves ops/s: the
+// ratio ref/doc is what to read (cpu-ratio).
 //
 //	ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '^$' -bench BenchmarkLootOneConn -benchtime 2000x ./ref/loot/mysql
 func BenchmarkLootOneConn(b *testing.B) {
+	for _, op := range []string{"claim", "settle"} {
+		b.Run("op="+op, func(b *testing.B) { benchOneConn(b, op) })
+	}
+}
+
+func benchOneConn(b *testing.B, op string) {
 	ctx := context.Background()
 	refDSN, docDSN := testserver.MariaDB(b), testserver.MariaDB(b)
 	store, err := mysql.Open(ctx, refDSN, mysql.Options{})
@@ -49,29 +57,59 @@ func BenchmarkLootOneConn(b *testing.B) {
 	for _, db := range []*sql.DB{store.DB(), raw} {
 		db.SetMaxOpenConns(1)
 	}
-	sessions := (b.N + claimTeam - 1) / claimTeam
-	bulkSessions(b, store.DB(), "ref", "S-", sessions, claimTeam, 0, time.Hour)
-	bulkSessions(b, raw, "doc", "S-", sessions, claimTeam, 0, time.Hour)
-	sides := []func(no string, p loot.PlayerID) error{
-		func(no string, p loot.PlayerID) error {
-			_, _, err := store.Claim(ctx, no, p, loot.Need)
+	var sides [2]func(i int) error
+	switch op {
+	case "claim":
+		sessions := (b.N + claimTeam - 1) / claimTeam
+		bulkSessions(b, store.DB(), "ref", "S-", sessions, claimTeam, 0, time.Hour)
+		bulkSessions(b, raw, "doc", "S-", sessions, claimTeam, 0, time.Hour)
+		sides[0] = func(i int) error {
+			_, _, err := store.Claim(ctx, fmt.Sprintf("S-%d", i/claimTeam), loot.PlayerID(i%claimTeam+1), loot.Need)
 			return err
-		},
-		func(no string, p loot.PlayerID) error {
-			ok, err := doc.SubmitIntent(ctx, docsql.NewIntent(no, int64(p), "NEED", 0, time.Now().UTC()))
+		}
+		sides[1] = func(i int) error {
+			no, p := fmt.Sprintf("S-%d", i/claimTeam), int64(i%claimTeam+1)
+			ok, err := doc.SubmitIntent(ctx, docsql.NewIntent(no, p, "NEED", 0, time.Now().UTC()))
 			if err == nil && !ok {
 				err = fmt.Errorf("claim %s by %d refused", no, p)
 			}
 			return err
-		},
+		}
+	case "settle":
+		bulkSessions(b, store.DB(), "ref", "S-", b.N, settleTeam, settleTeam, -time.Second)
+		bulkSessions(b, raw, "doc", "S-", b.N, settleTeam, settleTeam, -time.Second)
+		sides[0] = func(i int) error {
+			fz, err := store.BeginSettle(ctx, fmt.Sprintf("S-%d", i), time.Minute)
+			if err != nil {
+				return err
+			}
+			fair := map[loot.PlayerID]loot.Fairness{}
+			for _, c := range fz.Claims {
+				fair[c.Player] = loot.Fairness{}
+			}
+			d, err := loot.Decide(fz, fair, time.Minute)
+			if err != nil {
+				return err
+			}
+			_, err = store.RecordGrants(ctx, d)
+			return err
+		}
+		sides[1] = func(i int) error {
+			no := fmt.Sprintf("S-%d", i)
+			ok, n, err := doc.Settle(ctx, no, "L", settleQuantity)
+			if err == nil && (!ok || n != settleQuantity) {
+				err = fmt.Errorf("settle %s: %v, %d grants", no, ok, n)
+			}
+			return err
+		}
 	}
 	var cpu [2]time.Duration
 	b.ResetTimer()
 	for lo := 0; lo < b.N; lo += oneConnRound {
-		for side, claim := range sides {
+		for side, do := range sides {
 			c0 := serverCPU(b)
 			for i := lo; i < min(lo+oneConnRound, b.N); i++ {
-				if err := claim(fmt.Sprintf("S-%d", i/claimTeam), loot.PlayerID(i%claimTeam+1)); err != nil {
+				if err := do(i); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -85,7 +123,8 @@ func BenchmarkLootOneConn(b *testing.B) {
 	b.ReportMetric(ref/docCPU, "cpu-ratio")
 }
 
-// oneConnRound is a round's claims per side: 200 claims at ~100-150 us of
-// server CPU each is 20-30 ms, a few of the 10 ms ticks the kernel counts
-// a process's CPU in, so a round's reading is within a tick or two.
+// oneConnRound is a round's ops per side: 200 claims at ~100-200 us of
+// server CPU each is 20-40 ms, a few of the 10 ms ticks the kernel counts
+// a process's CPU in, so a round's reading is within a tick or two (a
+// settle costs more, so fewer ticks are lost in proportion).
 const oneConnRound = 200
