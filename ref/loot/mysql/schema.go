@@ -11,7 +11,8 @@ import (
 	"strings"
 )
 
-// Schema is what Open creates, table by table, when the table is missing.
+// Schema is what Open creates, table by table and routine by routine,
+// when one is missing.
 // The source document's three tables keep their names, keys and columns
 // where the reference has the same notion (loot_session, loot_intent,
 // loot_grant with uk_session_no, uk_session_player, uk_grant_no); the
@@ -50,10 +51,23 @@ import (
 //     are bounded in bytes (OCTET_LENGTH), as PostgreSQL's are, so both
 //     stores refuse the same codes.
 //
+// The routines (between the DELIMITER lines, which the mariadb client
+// reads and Open does not send) are the store's Claim, BeginSettle and
+// RecordGrants, each one CALL: the transaction, the guarded write and the
+// read that answers it run server-side. Each is SQL SECURITY INVOKER, so
+// it may do only what the calling account may. A routine's name ends in
+// its version: a body is never changed under a name (nodes of the
+// previous version still CALL theirs during a rolling deploy), a new body
+// is a new name, and Open refuses a routine of its name with another body
+// (ErrSchema) when the account may read bodies. loot_claim_v1 tests
+// FOUND_ROWS(), not ROW_COUNT(), after its INSERT ... RETURNING: a
+// statement that returns rows leaves ROW_COUNT() at -1.
+//
 // Open creates only what is missing and checks that tables it did not
 // create have these columns (ErrSchema otherwise), so a role with SELECT,
-// INSERT and UPDATE on tables a DBA created from Schema opens the store
-// with nothing more: no CREATE, DELETE or DROP. It neither checks nor adds
+// INSERT, UPDATE and EXECUTE on tables and routines a DBA created from
+// Schema opens the store with nothing more: no CREATE, CREATE ROUTINE,
+// DELETE or DROP. It neither checks nor adds
 // the CHECKs of a table that exists (adding one needs ALTER): a database
 // created before they were added keeps working, defended by the code
 // alone, until its DBA adds each with ALTER TABLE ... ADD CONSTRAINT
