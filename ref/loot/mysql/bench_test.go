@@ -180,11 +180,7 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 				_, _, err := store.Claim(ctx, no, p, loot.Need)
 				return err
 			}
-			ok, err := doc.SubmitIntent(ctx, docsql.NewIntent(no, int64(p), "NEED", 0, time.Now().UTC()))
-			if err == nil && !ok {
-				err = fmt.Errorf("claim %s by %d refused", no, p)
-			}
-			return err
+			return docClaim(ctx, doc, no, p)
 		}
 	case "deliver":
 		bulkSessions(b, raw, impl, prefix, b.N, settleTeam, settleTeam, -time.Second)
@@ -217,26 +213,9 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 		do = func(i int) error {
 			no := fmt.Sprintf("%s%d", prefix, i)
 			if impl == "doc" {
-				ok, n, err := doc.Settle(ctx, no, "L", settleQuantity)
-				if err == nil && (!ok || n != settleQuantity) {
-					err = fmt.Errorf("settle %s: %v, %d grants", no, ok, n)
-				}
-				return err
+				return docSettle(ctx, doc, no)
 			}
-			fz, err := store.BeginSettle(ctx, no, time.Minute)
-			if err != nil {
-				return err
-			}
-			fair := map[loot.PlayerID]loot.Fairness{}
-			for _, c := range fz.Claims {
-				fair[c.Player] = loot.Fairness{}
-			}
-			d, err := loot.Decide(fz, fair, time.Minute)
-			if err != nil {
-				return err
-			}
-			_, err = store.RecordGrants(ctx, d)
-			return err
+			return refSettle(ctx, store, no)
 		}
 	}
 	var (
@@ -275,6 +254,44 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit)
 	b.ReportMetric(float64(sent.n.Load())/float64(b.N), "sql-rtt/op")
 	b.ReportMetric(float64((serverCPU(b)-cpu0).Microseconds())/float64(b.N), "db-cpu-us/op")
+}
+
+// docClaim is the document's claim of session no by p: submitIntent.
+func docClaim(ctx context.Context, doc *docsql.DB, no string, p loot.PlayerID) error {
+	ok, err := doc.SubmitIntent(ctx, docsql.NewIntent(no, int64(p), "NEED", 0, time.Now().UTC()))
+	if err == nil && !ok {
+		err = fmt.Errorf("claim %s by %d refused", no, p)
+	}
+	return err
+}
+
+// docSettle is the document's settle of session no to CLOSED, its grants
+// PENDING.
+func docSettle(ctx context.Context, doc *docsql.DB, no string) error {
+	ok, n, err := doc.Settle(ctx, no, "L", settleQuantity)
+	if err == nil && (!ok || n != settleQuantity) {
+		err = fmt.Errorf("settle %s: %v, %d grants", no, ok, n)
+	}
+	return err
+}
+
+// refSettle is the reference's settle of session no to CLOSED, its grants
+// PENDING: BeginSettle, loot.Decide and RecordGrants.
+func refSettle(ctx context.Context, store *mysql.Store, no string) error {
+	fz, err := store.BeginSettle(ctx, no, time.Minute)
+	if err != nil {
+		return err
+	}
+	fair := map[loot.PlayerID]loot.Fairness{}
+	for _, c := range fz.Claims {
+		fair[c.Player] = loot.Fairness{}
+	}
+	d, err := loot.Decide(fz, fair, time.Minute)
+	if err != nil {
+		return err
+	}
+	_, err = store.RecordGrants(ctx, d)
+	return err
 }
 
 // docSettleDeliver is the document's settle of session no (docsql's

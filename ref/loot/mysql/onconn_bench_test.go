@@ -68,40 +68,13 @@ func benchOneConn(b *testing.B, op string) {
 			return err
 		}
 		sides[1] = func(i int) error {
-			no, p := fmt.Sprintf("S-%d", i/claimTeam), int64(i%claimTeam+1)
-			ok, err := doc.SubmitIntent(ctx, docsql.NewIntent(no, p, "NEED", 0, time.Now().UTC()))
-			if err == nil && !ok {
-				err = fmt.Errorf("claim %s by %d refused", no, p)
-			}
-			return err
+			return docClaim(ctx, doc, fmt.Sprintf("S-%d", i/claimTeam), loot.PlayerID(i%claimTeam+1))
 		}
 	case "settle":
 		bulkSessions(b, store.DB(), "ref", "S-", b.N, settleTeam, settleTeam, -time.Second)
 		bulkSessions(b, raw, "doc", "S-", b.N, settleTeam, settleTeam, -time.Second)
-		sides[0] = func(i int) error {
-			fz, err := store.BeginSettle(ctx, fmt.Sprintf("S-%d", i), time.Minute)
-			if err != nil {
-				return err
-			}
-			fair := map[loot.PlayerID]loot.Fairness{}
-			for _, c := range fz.Claims {
-				fair[c.Player] = loot.Fairness{}
-			}
-			d, err := loot.Decide(fz, fair, time.Minute)
-			if err != nil {
-				return err
-			}
-			_, err = store.RecordGrants(ctx, d)
-			return err
-		}
-		sides[1] = func(i int) error {
-			no := fmt.Sprintf("S-%d", i)
-			ok, n, err := doc.Settle(ctx, no, "L", settleQuantity)
-			if err == nil && (!ok || n != settleQuantity) {
-				err = fmt.Errorf("settle %s: %v, %d grants", no, ok, n)
-			}
-			return err
-		}
+		sides[0] = func(i int) error { return refSettle(ctx, store, fmt.Sprintf("S-%d", i)) }
+		sides[1] = func(i int) error { return docSettle(ctx, doc, fmt.Sprintf("S-%d", i)) }
 	}
 	var cpu [2]time.Duration
 	b.ResetTimer()
