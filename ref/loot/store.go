@@ -78,7 +78,8 @@ type Reader interface {
 //     to Recover. Every method is safe to repeat.
 //   - Nothing deletes: no method removes a row (canceled sessions, changed
 //     claims and delivered grants stay, as audit data). The application's
-//     database role needs SELECT, INSERT and UPDATE only.
+//     database role needs SELECT, INSERT and UPDATE only, and EXECUTE on
+//     the routines of a store whose Schema has some (MariaDB's).
 //   - Slices passed in are not retained; slices returned belong to the
 //     caller. Safe for concurrent use by many handles (nodes) on one
 //     database.
