@@ -78,7 +78,8 @@ type Reader interface {
 //     to Recover. Every method is safe to repeat.
 //   - Nothing deletes: no method removes a row (canceled sessions, changed
 //     claims and delivered grants stay, as audit data). The application's
-//     database role needs SELECT, INSERT and UPDATE only.
+//     database role needs SELECT, INSERT and UPDATE only, and EXECUTE on
+//     the routines of a store whose Schema has some (MariaDB's).
 //   - Slices passed in are not retained; slices returned belong to the
 //     caller. Safe for concurrent use by many handles (nodes) on one
 //     database.
@@ -144,8 +145,9 @@ type Store interface {
 	// inserted PENDING with LeaseUntil = now + d.Lease, and the snapshot
 	// is inserted. All or nothing, and one round trip for the whole
 	// decision, not one per grant: PostgreSQL sends one multi-row INSERT,
-	// MariaDB one single-row INSERT per grant, each guarded by the fence,
-	// all in the same packet. Already CLOSED by d.Fence: unchanged, nil (a retry).
+	// MariaDB one CALL of a stored routine that inserts the grants from
+	// one JSON array, only when the fenced UPDATE matched. Already CLOSED
+	// by d.Fence: unchanged, nil (a retry).
 	// Refusals (CheckRecord): ErrStaleFence (another fence holds or closed
 	// it), ErrCanceled, ErrNotFound; ErrBadArgument for a malformed
 	// decision (CheckDecision: a grant of another session, a repeated grant

@@ -48,14 +48,13 @@ const (
 // db-cpu-us/op is the server's CPU per op (serverCPU).
 //
 // What the reference's correctness costs in round trips: a claim is one
-// (START TRANSACTION, the INSERT ... SELECT, the read back and COMMIT in
-// one multi-statement query) against the document's 2; a settle is two
-// (BeginSettle: the CAS, the session and the frozen claims read back;
-// RecordGrants: the fenced UPDATE, an INSERT per grant, the audit INSERT,
-// the read back; each its own transaction in one multi-statement query)
-// against the document's 3 + quantity, each its own autocommit
-// transaction. Before they were one trip each, a claim was 4 and a settle
-// 11 round trips.
+// (the CALL of Schema's loot_claim_v1) against the document's 2; a settle
+// is two (the CALLs of loot_begin_settle_v1 and loot_record_v1, each one
+// transaction server-side) against the document's 3 + quantity, each its
+// own autocommit transaction. Before they were one trip each, a claim was
+// 4 and a settle 11 round trips; before they were routines, the same
+// trips were multi-statement queries (the table below), whose every
+// statement cost the server about as much as a claim.
 //
 // Measured, two runs of each side, the same harness, MariaDB 10.11 with
 // testserver's flags (no binlog, redo flushed once a second), 2 cores
@@ -181,11 +180,7 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 				_, _, err := store.Claim(ctx, no, p, loot.Need)
 				return err
 			}
-			ok, err := doc.SubmitIntent(ctx, docsql.NewIntent(no, int64(p), "NEED", 0, time.Now().UTC()))
-			if err == nil && !ok {
-				err = fmt.Errorf("claim %s by %d refused", no, p)
-			}
-			return err
+			return docClaim(ctx, doc, no, p)
 		}
 	case "deliver":
 		bulkSessions(b, raw, impl, prefix, b.N, settleTeam, settleTeam, -time.Second)
@@ -218,26 +213,9 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 		do = func(i int) error {
 			no := fmt.Sprintf("%s%d", prefix, i)
 			if impl == "doc" {
-				ok, n, err := doc.Settle(ctx, no, "L", settleQuantity)
-				if err == nil && (!ok || n != settleQuantity) {
-					err = fmt.Errorf("settle %s: %v, %d grants", no, ok, n)
-				}
-				return err
+				return docSettle(ctx, doc, no)
 			}
-			fz, err := store.BeginSettle(ctx, no, time.Minute)
-			if err != nil {
-				return err
-			}
-			fair := map[loot.PlayerID]loot.Fairness{}
-			for _, c := range fz.Claims {
-				fair[c.Player] = loot.Fairness{}
-			}
-			d, err := loot.Decide(fz, fair, time.Minute)
-			if err != nil {
-				return err
-			}
-			_, err = store.RecordGrants(ctx, d)
-			return err
+			return refSettle(ctx, store, no)
 		}
 	}
 	var (
@@ -276,6 +254,44 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit)
 	b.ReportMetric(float64(sent.n.Load())/float64(b.N), "sql-rtt/op")
 	b.ReportMetric(float64((serverCPU(b)-cpu0).Microseconds())/float64(b.N), "db-cpu-us/op")
+}
+
+// docClaim is the document's claim of session no by p: submitIntent.
+func docClaim(ctx context.Context, doc *docsql.DB, no string, p loot.PlayerID) error {
+	ok, err := doc.SubmitIntent(ctx, docsql.NewIntent(no, int64(p), "NEED", 0, time.Now().UTC()))
+	if err == nil && !ok {
+		err = fmt.Errorf("claim %s by %d refused", no, p)
+	}
+	return err
+}
+
+// docSettle is the document's settle of session no to CLOSED, its grants
+// PENDING.
+func docSettle(ctx context.Context, doc *docsql.DB, no string) error {
+	ok, n, err := doc.Settle(ctx, no, "L", settleQuantity)
+	if err == nil && (!ok || n != settleQuantity) {
+		err = fmt.Errorf("settle %s: %v, %d grants", no, ok, n)
+	}
+	return err
+}
+
+// refSettle is the reference's settle of session no to CLOSED, its grants
+// PENDING: BeginSettle, loot.Decide and RecordGrants.
+func refSettle(ctx context.Context, store *mysql.Store, no string) error {
+	fz, err := store.BeginSettle(ctx, no, time.Minute)
+	if err != nil {
+		return err
+	}
+	fair := map[loot.PlayerID]loot.Fairness{}
+	for _, c := range fz.Claims {
+		fair[c.Player] = loot.Fairness{}
+	}
+	d, err := loot.Decide(fz, fair, time.Minute)
+	if err != nil {
+		return err
+	}
+	_, err = store.RecordGrants(ctx, d)
+	return err
 }
 
 // docSettleDeliver is the document's settle of session no (docsql's
@@ -318,7 +334,7 @@ func docSettleDeliver(ctx context.Context, raw *sql.DB, doc *docsql.DB, no strin
 // (benchkit.ProcessCPU). The server is this test binary's own and the
 // benchmarks run one at a time, so between two readings it worked for the
 // run alone; under a loaded machine this is steadier than ops/s.
-func serverCPU(b *testing.B) time.Duration {
+func serverCPU(b testing.TB) time.Duration {
 	b.Helper()
 	pid, err := os.ReadFile(filepath.Join(testserver.MariaDBServer(b).Dir, "mysqld.pid"))
 	if err != nil {

@@ -7,3 +7,6 @@ const ErrDeadlock = errDeadlock
 // Wrap is wrap for the external tests, which check how a server's real
 // refusals are classified.
 func Wrap(op string, err error) error { return wrap(op, err) }
+
+// RoutineNames are the routines the store calls, for the external tests.
+var RoutineNames = routineNames

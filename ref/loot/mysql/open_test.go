@@ -28,20 +28,30 @@ func TestOpenWithoutCreatePrivilegeNamesTheStep(t *testing.T) {
 	}
 }
 
-// TestOpenRefusesForeignTable: a table of Schema's name with other
-// columns is ErrSchema, not silently used.
-func TestOpenRefusesForeignTable(t *testing.T) {
-	dsn := testserver.MariaDB(t)
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(t.Context(), "CREATE TABLE loot_grant (grant_no VARCHAR(96) PRIMARY KEY, status INT)"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := mysql.Open(t.Context(), dsn, mysql.Options{}); !errors.Is(err, mysql.ErrSchema) {
-		t.Fatalf("Open over a foreign loot_grant = %v, want ErrSchema; reproduce: go test ./ref/loot/mysql -run %s", err, t.Name())
+// TestOpenRefusesForeignObjects: a table of Schema's name with other
+// columns, or a routine of Schema's name (its version) whose body is not
+// this version's, is ErrSchema, not silently used: a new routine body
+// needs a new name, so nodes still calling the old one keep what they
+// call.
+func TestOpenRefusesForeignObjects(t *testing.T) {
+	for name, foreign := range map[string]string{
+		"table":   "CREATE TABLE loot_grant (grant_no VARCHAR(96) PRIMARY KEY, status INT)",
+		"routine": "CREATE PROCEDURE loot_claim_v1(a TEXT, b BIGINT, c TEXT, d INT) BEGIN SELECT 1; END",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dsn := testserver.MariaDB(t)
+			db, err := sql.Open("mysql", dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.ExecContext(t.Context(), foreign); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := mysql.Open(t.Context(), dsn, mysql.Options{}); !errors.Is(err, mysql.ErrSchema) {
+				t.Fatalf("Open over %q = %v, want ErrSchema; reproduce: go test ./ref/loot/mysql -run '%s'", foreign, err, t.Name())
+			}
+		})
 	}
 }
 
@@ -91,5 +101,26 @@ func TestStoreUsesTheDatabaseClock(t *testing.T) {
 	time.Sleep(time.Until(dbNow.Add(2*time.Second)) + 100*time.Millisecond)
 	if _, err := s.BeginSettle(t.Context(), sess.No, time.Second); err != nil {
 		t.Fatalf("BeginSettle after the deadline = %v; reproduce: go test ./ref/loot/mysql -run %s", err, t.Name())
+	}
+}
+
+// TestOpenWithoutExecuteNamesTheRoutine: over tables and routines a DBA
+// made from Schema, a role without EXECUTE (the document's SELECT,
+// INSERT and UPDATE) cannot see the routines, and Open says which one it
+// could not create, in one line; with EXECUTE added it opens and claims
+// (TestStoreConformanceLeastPrivilege runs the whole suite so).
+func TestOpenWithoutExecuteNamesTheRoutine(t *testing.T) {
+	root := testserver.MariaDB(t)
+	s, err := mysql.Open(t.Context(), root, mysql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = mysql.Open(t.Context(), appRole(t, root, "SELECT, INSERT, UPDATE"), mysql.Options{})
+	if err == nil {
+		t.Fatalf("Open as a role without EXECUTE succeeded; reproduce: go test ./ref/loot/mysql -run %s", t.Name())
+	}
+	if msg := err.Error(); !strings.Contains(msg, "creating routine loot_claim_v1: ") || strings.Contains(msg, "CREATE PROCEDURE") || strings.Contains(msg, "\n") {
+		t.Fatalf("Open as a role without EXECUTE = %q; want one line naming the routine, without the SQL; reproduce: go test ./ref/loot/mysql -run %s", msg, t.Name())
 	}
 }

@@ -3,11 +3,15 @@ package mysql
 import "strings"
 
 // queries holds every statement, with {now} replaced once at Open by the
-// store's clock: NOW(6), or the test clock's subquery. NOW(6) is constant
-// within a statement, so a statement that names {now} twice judges both by
-// one instant.
+// store's clock: NOW(6), or the test clock's subquery (Schema's routines
+// are written with NOW(6), replaced the same way: routine.clocked). NOW(6)
+// is constant within a statement, so a statement that names {now} twice
+// judges both by one instant.
 //
-// Isolation: every statement that a correctness argument leans on is a
+// Isolation (of these statements and of those in Schema's routines,
+// loot_claim_v1 being claim, loot_begin_settle_v1 the settle CAS and
+// loot_record_v1 the fenced close): every statement that a correctness
+// argument leans on is a
 // locking read or a write, so the store is correct under REPEATABLE READ
 // (MySQL's default, which the tests run) and READ COMMITTED alike (the
 // tests run the conformance suite under both). The arguments:
@@ -24,11 +28,11 @@ import "strings"
 //     the refusal. Under REPEATABLE READ the refused UPDATE kept its lock
 //     on the row, so that read sees the state that refused it; under READ
 //     COMMITTED it may see a later one, which is as true an answer.
-//   - beginSettle's frozen claims are a plain read after the CAS, under its
+//   - The settle's frozen claims are a plain read after the CAS, under its
 //     lock: a claim holds its shared lock on the session row until it
 //     commits, so every claim either committed before the CAS got the row
 //     (and the read, whose snapshot is taken after the CAS under either
-//     level: at the transaction's first plain read, readWon's member
+//     level: at the transaction's first plain read, the read back's member
 //     list, or at the read itself) sees it, or waits for the CAS and is
 //     refused. A locking read
 //     there would add gap locks under REPEATABLE READ that stall the
@@ -42,20 +46,17 @@ type queries struct {
 	readSession, readSessionLocked string
 	now                            string
 
-	openSession  string
-	openMembers  string // + placeholders
-	startClaim   string
-	cancel       string
-	beginSettle  string
-	frozenClaims string
-	record       string
-	grantRow     string
-	recordAudit  string
-	readWon      string
+	openSession string
+	openMembers string // + placeholders
+	startClaim  string
+	cancel      string
+	readWon     string
 
-	claim     string
-	claimTx   string // several statements; Open enables multiStatements for it
-	claimFast string // two statements, no transaction: the claim returning its row, and claimRefused
+	claim           string
+	claimTx         string // several statements; Open enables multiStatements for it
+	claimCall       string // CALL of Schema's loot_claim_v1 (see Claim)
+	beginSettleCall string // CALL of Schema's loot_begin_settle_v1 (see BeginSettle)
+	recordCall      string // CALL of Schema's loot_record_v1 (see RecordGrants)
 
 	markDelivered string
 	readGrant     string
@@ -113,33 +114,6 @@ func newQueries(now string) queries {
 			c.intent_type, c.created_at, {now}
 		FROM loot_session s LEFT JOIN loot_intent c ON c.session_no = s.session_no AND c.player_id = ?
 		WHERE s.session_no = ? LOCK IN SHARE MODE`)
-	// claimFast (see Claim): the claim statement in autocommit, its row
-	// as written returned by RETURNING, which also sets @loot_claimed to
-	// the call's token (a number no earlier call on the connection used),
-	// then claimRefused. Every statement of a multi-statement query costs
-	// the server about as much as the claim itself, so the answer to a
-	// claim that landed is in the statement that writes. Measured: the
-	// mysqld process's CPU over 6 rounds of 300 fresh claims per variant,
-	// the variants interleaved on one connection of one store (MariaDB
-	// 10.11, load average ~10-12, so only ratios within a run mean
-	// anything), in us per claim, two runs: the claim alone 83 and 161,
-	// with RETURNING 111 and 150; claimTx 217 and 350; the claim with a
-	// UNION read of claim row or session 211 (first run); this pair (the
-	// claim with RETURNING, then claimRefused) 333 (second run). The
-	// pair's second statement, which reads no row, costs as much as the
-	// claim: what is left is the statement itself, not its reads (a stored
-	// procedure, one CALL, would remove it, at the price of an EXECUTE
-	// grant and a routine in the schema).
-	claimReturning := claim + ` RETURNING intent_type, created_at, requests, @loot_claimed := ?`
-	// What names a refusal when the claim did not land (@loot_claimed is
-	// not this call's token; <=>, since it is NULL on a new connection):
-	// what CheckClaim needs, as claimRead reads it, from the latest
-	// committed version, with no lock; Claim judges a read later than the
-	// refusal. When the claim landed, the WHERE is false before any row is
-	// read.
-	claimRefused := q(`SELECT s.status, s.deadline_at, s.fence,
-			EXISTS (SELECT 1 FROM loot_member m WHERE m.session_no = s.session_no AND m.player_id = ?), {now}
-		FROM loot_session s WHERE s.session_no = ? AND NOT (@loot_claimed <=> ?)`)
 	// The ledger row of a grant, copied from the recorded grant: a
 	// duplicate (delivered before) changes nothing.
 	deliverLedger := q(`INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, delivered_at)
@@ -161,40 +135,16 @@ func newQueries(now string) queries {
 		startClaim:  `UPDATE loot_session SET status = 'CLAIMING' WHERE session_no = ? AND status = 'OPEN'`,
 		cancel: `UPDATE loot_session SET status = 'CANCELED'
 			WHERE session_no = ? AND status IN ('OPEN', 'CLAIMING', 'SETTLING')`,
-		// The settle CAS: the document's lockForSettle plus the takeover
-		// of a settler whose lease ended, and the fence.
-		beginSettle: q(`UPDATE loot_session
-			SET status = 'SETTLING', fence = fence + 1, settle_until = {now} + INTERVAL ? MICROSECOND
-			WHERE session_no = ? AND (
-				(status = 'CLAIMING' AND deadline_at <= {now}) OR
-				(status = 'SETTLING' AND settle_until <= {now}))`),
-		// The frozen claims, read after the CAS and the session row
-		// (readWon) when the CAS matched.
-		frozenClaims: `SELECT player_id, intent_type, created_at FROM loot_intent
-			WHERE session_no = ? AND @loot_won = 1 ORDER BY player_id`,
-		record: `UPDATE loot_session SET status = 'CLOSED', allocated_quantity = ?
-			WHERE session_no = ? AND status = 'SETTLING' AND fence = ?`,
-		// A grant, inserted when the fenced UPDATE matched: one
-		// single-row INSERT ... SELECT per grant, all in RecordGrants' one
-		// trip. Not one multi-row INSERT, which cannot carry the
-		// condition, nor an INSERT from a derived table of the rows,
-		// which the server materializes first, converting a value the
-		// column would refuse (invalid UTF-8 became '?') instead of
-		// failing the statement.
-		grantRow: q(`INSERT INTO loot_grant
-			(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at)
-			SELECT ?, ?, ?, ?, ?, ?, 'PENDING', {now} + INTERVAL ? MICROSECOND, {now} FROM DUAL WHERE @loot_won = 1`),
-		recordAudit: q(`INSERT INTO loot_audit
-			(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, {now} FROM DUAL WHERE @loot_won = 1`),
 		// What answers a change (see Store.change): whether its UPDATE
 		// matched, and the session row as it left it, locked as
 		// readSessionLocked.
 		readWon: q(`SELECT @loot_won, ` + sessionColumns + `, {now} FROM loot_session s WHERE s.session_no = ? LOCK IN SHARE MODE`),
 
-		claim:     claim,
-		claimTx:   `START TRANSACTION; ` + claim + `; ` + claimRead + `; COMMIT`,
-		claimFast: claimReturning + `; ` + claimRefused,
+		claim:           claim,
+		claimTx:         `START TRANSACTION; ` + claim + `; ` + claimRead + `; COMMIT`,
+		claimCall:       callOf(now, "loot_claim_v1", 4),
+		beginSettleCall: callOf(now, "loot_begin_settle_v1", 2),
+		recordCall:      callOf(now, "loot_record_v1", 10),
 
 		markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'`,
 		readGrant:     `SELECT ` + grantColumns + ` FROM loot_grant WHERE grant_no = ?`,
@@ -240,4 +190,15 @@ func newQueries(now string) queries {
 		SELECT grant_no, player_id, loot_code, quantity, {now} FROM loot_grant WHERE grant_no IN `),
 		applied: `SELECT COUNT(*) FROM loot_inventory WHERE grant_no = ?`,
 	}
+}
+
+// callOf is the CALL of Schema's routine name, for the store's clock now,
+// with n parameters.
+func callOf(now, name string, n int) string {
+	for _, r := range routines {
+		if r.name == name {
+			return "CALL " + r.clocked(now).name + "(" + placeholders(n, "?") + ")"
+		}
+	}
+	panic("mysql: Schema has no routine " + name)
 }

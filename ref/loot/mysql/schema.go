@@ -5,11 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"regexp"
+	"slices"
 	"strings"
 )
 
-// Schema is what Open creates, table by table, when the table is missing.
+// Schema is what Open creates, table by table and routine by routine,
+// when one is missing.
 // The source document's three tables keep their names, keys and columns
 // where the reference has the same notion (loot_session, loot_intent,
 // loot_grant with uk_session_no, uk_session_player, uk_grant_no); the
@@ -48,10 +51,23 @@ import (
 //     are bounded in bytes (OCTET_LENGTH), as PostgreSQL's are, so both
 //     stores refuse the same codes.
 //
+// The routines (between the DELIMITER lines, which the mariadb client
+// reads and Open does not send) are the store's Claim, BeginSettle and
+// RecordGrants, each one CALL: the transaction, the guarded write and the
+// read that answers it run server-side. Each is SQL SECURITY INVOKER, so
+// it may do only what the calling account may. A routine's name ends in
+// its version: a body is never changed under a name (nodes of the
+// previous version still CALL theirs during a rolling deploy), a new body
+// is a new name, and Open refuses a routine of its name with another body
+// (ErrSchema) when the account may read bodies. loot_claim_v1 tests
+// FOUND_ROWS(), not ROW_COUNT(), after its INSERT ... RETURNING: a
+// statement that returns rows leaves ROW_COUNT() at -1.
+//
 // Open creates only what is missing and checks that tables it did not
 // create have these columns (ErrSchema otherwise), so a role with SELECT,
-// INSERT and UPDATE on tables a DBA created from Schema opens the store
-// with nothing more: no CREATE, DELETE or DROP. It neither checks nor adds
+// INSERT, UPDATE and EXECUTE on tables and routines a DBA created from
+// Schema opens the store with nothing more: no CREATE, CREATE ROUTINE,
+// DELETE or DROP. It neither checks nor adds
 // the CHECKs of a table that exists (adding one needs ALTER): a database
 // created before they were added keeps working, defended by the code
 // alone, until its DBA adds each with ALTER TABLE ... ADD CONSTRAINT
@@ -153,7 +169,91 @@ CREATE TABLE IF NOT EXISTS loot_inventory (
 	CONSTRAINT ck_inventory_quantity CHECK (quantity >= 1),
 	UNIQUE KEY uk_inventory_grant (grant_no),
 	KEY idx_player_loot (player_id, loot_code)
-) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;`
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_nopad_bin;
+DELIMITER ;;
+CREATE PROCEDURE IF NOT EXISTS loot_claim_v1(
+	p_session  TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_player   BIGINT,
+	p_intent   TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_priority INT)
+SQL SECURITY INVOKER
+BEGIN
+	INSERT INTO loot_intent (session_no, player_id, intent_type, priority, created_at)
+	SELECT s.session_no, m.player_id, p_intent, p_priority, NOW(6)
+	FROM loot_session s JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = p_player
+	WHERE s.session_no = p_session AND s.status = 'CLAIMING' AND s.deadline_at > NOW(6)
+	LOCK IN SHARE MODE
+	ON DUPLICATE KEY UPDATE
+		created_at = IF(intent_type = VALUES(intent_type), created_at, VALUES(created_at)),
+		intent_type = VALUES(intent_type), priority = VALUES(priority), requests = requests + 1
+	RETURNING intent_type, created_at, requests;
+	IF FOUND_ROWS() = 0 THEN
+		SELECT s.status, s.deadline_at, s.fence,
+			EXISTS (SELECT 1 FROM loot_member m WHERE m.session_no = s.session_no AND m.player_id = p_player),
+			NOW(6)
+		FROM loot_session s WHERE s.session_no = p_session;
+	END IF;
+END;;
+CREATE PROCEDURE IF NOT EXISTS loot_begin_settle_v1(
+	p_session TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_lease   BIGINT)
+SQL SECURITY INVOKER
+BEGIN
+	DECLARE v_won BIGINT;
+	START TRANSACTION;
+	UPDATE loot_session
+	SET status = 'SETTLING', fence = fence + 1, settle_until = NOW(6) + INTERVAL p_lease MICROSECOND
+	WHERE session_no = p_session AND (
+		(status = 'CLAIMING' AND deadline_at <= NOW(6)) OR
+		(status = 'SETTLING' AND settle_until <= NOW(6)));
+	SET v_won = ROW_COUNT();
+	SELECT v_won, ` + sessionColumns + `, NOW(6)
+	FROM loot_session s WHERE s.session_no = p_session LOCK IN SHARE MODE;
+	IF v_won = 1 THEN
+		SELECT player_id, intent_type, created_at FROM loot_intent WHERE session_no = p_session ORDER BY player_id;
+	END IF;
+	COMMIT;
+END;;
+CREATE PROCEDURE IF NOT EXISTS loot_record_v1(
+	p_session   TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_fence     BIGINT,
+	p_lease     BIGINT,
+	p_grants    LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_snap_fence BIGINT,
+	p_rule      TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_members   BIGINT,
+	p_effective BIGINT,
+	p_hash      TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_snapshot  LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
+SQL SECURITY INVOKER
+BEGIN
+	DECLARE v_won BIGINT;
+	DECLARE v_allocated BIGINT DEFAULT JSON_LENGTH(p_grants);
+	START TRANSACTION;
+	UPDATE loot_session SET status = 'CLOSED', allocated_quantity = v_allocated
+	WHERE session_no = p_session AND status = 'SETTLING' AND fence = p_fence;
+	SET v_won = ROW_COUNT();
+	IF v_won = 1 THEN
+		INSERT INTO loot_grant
+			(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at)
+		SELECT g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.grant_rank, 'PENDING',
+			NOW(6) + INTERVAL p_lease MICROSECOND, NOW(6)
+		FROM JSON_TABLE(p_grants, '$[*]' COLUMNS (
+			grant_no   TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+			session_no TEXT   PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR,
+			player_id  BIGINT PATH '$[2]' ERROR ON EMPTY ERROR ON ERROR,
+			loot_code  TEXT   PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR,
+			quantity   BIGINT PATH '$[4]' ERROR ON EMPTY ERROR ON ERROR,
+			grant_rank BIGINT PATH '$[5]' ERROR ON EMPTY ERROR ON ERROR)) g;
+		INSERT INTO loot_audit
+			(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
+		VALUES (p_session, p_snap_fence, p_rule, p_members, p_effective, v_allocated, p_hash, p_snapshot, NOW(6));
+	END IF;
+	SELECT v_won, ` + sessionColumns + `, NOW(6)
+	FROM loot_session s WHERE s.session_no = p_session LOCK IN SHARE MODE;
+	COMMIT;
+END;;
+DELIMITER ;`
 
 // table is one CREATE TABLE of Schema: its name, its statement, and the
 // data type of each column (information_schema's DATA_TYPE), which a table
@@ -164,16 +264,39 @@ type table struct {
 	columns map[string]string
 }
 
+// routine is one CREATE PROCEDURE of Schema: its name (the version is its
+// last part: a routine's body is never changed under its name, since nodes
+// of the previous version still CALL it during a rolling deploy; a new
+// body is a new name) and its statement, as Schema writes them, with the
+// production clock NOW(6).
+type routine struct {
+	name string
+	sql  string
+}
+
+// routineNames are the routines the store CALLs (queries names them), each
+// of which Schema must define, and no other.
+var routineNames = []string{"loot_begin_settle_v1", "loot_claim_v1", "loot_record_v1"}
+
+const routineDelimiter = "\nDELIMITER ;;\n"
+
 var (
-	createTable = regexp.MustCompile(`^CREATE TABLE IF NOT EXISTS (\w+) \(`)
-	columnLine  = regexp.MustCompile(`^\s+([a-z_]+)\s+([A-Z]+)`)
+	createTable     = regexp.MustCompile(`^CREATE TABLE IF NOT EXISTS (\w+) \(`)
+	createProcedure = regexp.MustCompile(`^CREATE PROCEDURE IF NOT EXISTS (\w+)\(`)
+	columnLine      = regexp.MustCompile(`^\s+([a-z_]+)\s+([A-Z]+)`)
 )
 
-// tables parses Schema, so the statements and the columns Open checks are
-// written once.
-var tables = func() []table {
+// tables and routines parse Schema, so the statements and what Open checks
+// are written once. Schema is what the mariadb client runs (its routines
+// between DELIMITER lines); the driver has no delimiters, so each
+// statement is sent alone.
+var tables, routines = func() ([]table, []routine) {
+	tablePart, routinePart, ok := strings.Cut(Schema, routineDelimiter)
+	if !ok || !strings.HasSuffix(routinePart, "\nDELIMITER ;") {
+		panic("mysql: Schema has no DELIMITER ;; ... DELIMITER ; part for its routines")
+	}
 	var ts []table
-	for _, stmt := range strings.SplitAfter(Schema, ";") {
+	for _, stmt := range strings.SplitAfter(tablePart, ";") {
 		stmt = strings.TrimSpace(stmt)
 		if stmt == "" {
 			continue
@@ -190,16 +313,55 @@ var tables = func() []table {
 		}
 		ts = append(ts, t)
 	}
-	return ts
+	var rs []routine
+	for _, stmt := range strings.Split(strings.TrimSuffix(routinePart, "\nDELIMITER ;"), ";;") {
+		stmt = strings.TrimSpace(stmt)
+		if stmt == "" {
+			continue
+		}
+		m := createProcedure.FindStringSubmatch(stmt)
+		if m == nil || !slices.Contains(routineNames, m[1]) || slices.ContainsFunc(rs, func(r routine) bool { return r.name == m[1] }) {
+			panic("mysql: Schema routine statement that is not CREATE PROCEDURE IF NOT EXISTS of one of " +
+				strings.Join(routineNames, ", ") + ", once: " + stmt)
+		}
+		rs = append(rs, routine{name: m[1], sql: stmt})
+	}
+	if len(rs) != len(routineNames) {
+		panic(fmt.Sprintf("mysql: Schema defines %d routines, the store calls %d: %s", len(rs), len(routineNames), strings.Join(routineNames, ", ")))
+	}
+	return ts, rs
 }()
 
-// createSchema creates the tables of Schema that are missing and checks
-// the columns of those that exist. It looks each table up first because
-// CREATE TABLE IF NOT EXISTS needs the CREATE privilege even when the
-// table exists. Concurrent Opens are safe: a table created by another
-// node between the look-up and the CREATE makes the CREATE a no-op.
-// Errors name the step, not its SQL.
-func createSchema(ctx context.Context, db *sql.DB) error {
+// clocked returns r for the store's clock now: r itself for NOW(6); for a
+// test's clock table, r reading it instead, under a name of its own (the
+// name and a hash of the clock), so that a database never holds two
+// bodies under one name.
+func (r routine) clocked(now string) routine {
+	if now == "NOW(6)" {
+		return r
+	}
+	h := fnv.New32a()
+	h.Write([]byte(now))
+	name := fmt.Sprintf("%s_t%08x", r.name, h.Sum32())
+	return routine{name: name, sql: strings.Replace(strings.ReplaceAll(r.sql, "NOW(6)", now), r.name+"(", name+"(", 1)}
+}
+
+// body is the routine's body as the server keeps it
+// (information_schema.ROUTINES.ROUTINE_DEFINITION): from BEGIN on.
+func (r routine) body() string {
+	return r.sql[strings.Index(r.sql, "\nBEGIN\n")+1:]
+}
+
+// createSchema creates the tables and routines of Schema that are missing
+// (the routines reading now, the store's clock) and checks the columns of
+// the tables that exist, and the body of each routine that exists when the
+// account may read it (a role with EXECUTE alone sees the routine's name,
+// which carries its version, and no body). It looks each up first because
+// CREATE ... IF NOT EXISTS needs the CREATE (or CREATE ROUTINE) privilege
+// even when the object exists. Concurrent Opens are safe: an object
+// created by another node between the look-up and the CREATE makes the
+// CREATE a no-op. Errors name the step, not its SQL.
+func createSchema(ctx context.Context, db *sql.DB, now string) error {
 	rows, err := db.QueryContext(ctx, `SELECT table_name, column_name, data_type FROM information_schema.columns
 		WHERE table_schema = DATABASE()`)
 	if err != nil {
@@ -232,6 +394,40 @@ func createSchema(ctx context.Context, db *sql.DB) error {
 			if cols[c] != typ {
 				return fmt.Errorf("%w: %s.%s is %q, want %q", ErrSchema, t.name, c, cols[c], typ)
 			}
+		}
+	}
+	return createRoutines(ctx, db, now)
+}
+
+// createRoutines is createSchema's part for the routines.
+func createRoutines(ctx context.Context, db *sql.DB, now string) error {
+	rows, err := db.QueryContext(ctx, `SELECT routine_name, COALESCE(routine_definition, '') FROM information_schema.routines
+		WHERE routine_schema = DATABASE() AND routine_type = 'PROCEDURE'`)
+	if err != nil {
+		return fmt.Errorf("mysql: open: looking up the routines: %w", err)
+	}
+	found := map[string]string{}
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			rows.Close()
+			return fmt.Errorf("mysql: open: looking up the routines: %w", err)
+		}
+		found[name] = def
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("mysql: open: looking up the routines: %w", err)
+	}
+	for _, r := range routines {
+		r = r.clocked(now)
+		def, ok := found[r.name]
+		switch {
+		case !ok:
+			if _, err := db.ExecContext(ctx, r.sql); err != nil {
+				return fmt.Errorf("mysql: open: creating routine %s: %w", r.name, err)
+			}
+		case def != "" && strings.TrimSpace(def) != r.body():
+			return fmt.Errorf("%w: routine %s has another body than this version's (a new body needs a new name)", ErrSchema, r.name)
 		}
 	}
 	return nil

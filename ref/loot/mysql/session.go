@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/onceproof/onceproof/ref/loot"
 )
@@ -65,19 +65,19 @@ func oneRow(res sql.Result) (bool, error) {
 }
 
 // change is one status change, sent as one transaction in one round trip
-// (oneTrip): a conditional UPDATE of the session row, its ROW_COUNT()
-// kept in @loot_won, the statements of then (each a write that runs only
-// when @loot_won = 1), the session row read back under lock with
-// @loot_won (readWon), the frozen claims if claims (only when it matched),
-// and the COMMIT.
+// (oneTrip): either a CALL of one of Schema's routines (call), which
+// does the same server-side, or a multi-statement query of a conditional
+// UPDATE of the session row, its ROW_COUNT() kept in @loot_won, and the
+// session row read back under lock with @loot_won (readWon), then the
+// COMMIT. Either answers with the session row and whether the UPDATE
+// matched, then, for BeginSettle's routine (claims) and only when it
+// matched, the frozen claims.
 type change struct {
+	// call, if set, is the CALL sent with args; else update is.
+	call   string
 	update string
 	args   []any
-	// then, if set, are statements (each ending in "; ") guarded by
-	// @loot_won = 1, with their arguments.
-	then     string
-	thenArgs []any
-	// claims: read the frozen claims too (BeginSettle).
+	// claims: read the frozen claims too (BeginSettle's routine).
 	claims bool
 	// refused judges the session as read back when the UPDATE matched
 	// nothing: the guard's error, or nil for a repeat of a change already
@@ -100,26 +100,26 @@ type changed struct {
 }
 
 func (s *Store) change(ctx context.Context, no string, c change) (loot.Session, []loot.Claim, error) {
-	query := "START TRANSACTION; " + c.update + "; SET @loot_won = ROW_COUNT(); " + c.then + s.q.readWon
-	args := append(append(slices.Clip(c.args), c.thenArgs...), no)
-	if c.claims {
-		query += "; " + s.q.frozenClaims
-		args = append(args, no)
+	query, args := c.call, c.args
+	if query == "" {
+		query = "START TRANSACTION; " + c.update + "; SET @loot_won = ROW_COUNT(); " + s.q.readWon + "; COMMIT"
+		args = append(slices.Clip(c.args), no)
 	}
-	r, err := oneTrip(ctx, s, query+"; COMMIT", args, func(rows *sql.Rows) (r changed, err error) {
+	r, err := oneTrip(ctx, s, query, args, func(rows *sql.Rows) (r changed, err error) {
 		for rows.Next() {
 			r.found = true
 			if r.sess, r.now, err = scanSession(rows.Scan, no, &r.won); err != nil {
 				return changed{}, err
 			}
 		}
-		if c.claims {
-			if err := nextSet(rows); err != nil {
-				return changed{}, err
-			}
-			if r.claims, _, err = scanClaims(rows, no, false); err != nil {
-				return changed{}, err
-			}
+		if err := rows.Err(); err != nil || !c.claims || r.won != 1 {
+			return r, err
+		}
+		if err := nextSet(rows); err != nil {
+			return changed{}, err
+		}
+		if r.claims, _, err = scanClaims(rows, no, false); err != nil {
+			return changed{}, err
 		}
 		return r, rows.Err()
 	})
@@ -167,14 +167,16 @@ func refusal(apply bool, err error) error {
 	return err
 }
 
-// BeginSettle implements loot.Store in one round trip (change): the settle
-// CAS, the session row read back under its lock, then the frozen claims.
+// BeginSettle implements loot.Store in one round trip and one statement
+// sent (change): the CALL of Schema's loot_begin_settle_v1, whose
+// transaction is the settle CAS, the session row read back under its lock,
+// then, when the CAS matched, the frozen claims.
 func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
 	if lease <= 0 {
 		return loot.Frozen{}, wrap("begin settle "+no, fmt.Errorf("settle lease %v: %w", lease, loot.ErrBadArgument))
 	}
 	sess, claims, err := s.change(ctx, no, change{
-		update: s.q.beginSettle, args: []any{micros(lease), no},
+		call: s.q.beginSettleCall, args: []any{no, micros(lease)},
 		claims: true,
 		refused: func(sess loot.Session, now time.Time) error {
 			if err := loot.CheckSettle(sess, now); err != nil {
@@ -195,23 +197,23 @@ func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration)
 	return loot.Frozen{Session: sess, Claims: claims}, nil
 }
 
-// RecordGrants implements loot.Store in one round trip (change): the
-// fenced UPDATE closing the session, then, if it matched, the grants (an
-// INSERT each: queries.grantRow says why) and the audit row, and the
-// session read back. A malformed
-// decision (loot.CheckDecision, or a grant number uk_grant_no holds
+// RecordGrants implements loot.Store in one round trip and one statement
+// sent (change): the CALL of Schema's loot_record_v1, whose transaction is
+// the fenced UPDATE closing the session, then, if it matched, the grants
+// (one INSERT from the JSON array of them) and the audit row, and the
+// session read back. A malformed decision (loot.CheckDecision, a grant
+// string that is not valid UTF-8, or a grant number uk_grant_no holds
 // already) is ErrBadArgument and writes nothing; a session the decision
 // could not have closed anyway is refused as CheckRecord says, as a
 // well-formed decision would be.
 func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session, error) {
 	op := fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence)
-	then, args, bad := s.decisionWrites(d)
+	args, bad := decisionArgs(d)
 	if bad != nil {
 		return s.refuseDecision(ctx, d, bad)
 	}
 	sess, _, err := s.change(ctx, d.Session, change{
-		update: s.q.record, args: []any{len(d.Grants), d.Session, int64(d.Fence)},
-		then: then, thenArgs: args,
+		call: s.q.recordCall, args: args,
 		refused: func(sess loot.Session, _ time.Time) error {
 			return refusal(loot.CheckRecord(sess, d.Fence))
 		},
@@ -222,30 +224,37 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 	return sess, wrap(op, err)
 }
 
-// decisionWrites returns the statements that write d's grants and
-// snapshot in RecordGrants' trip (each guarded by @loot_won = 1), and
-// their arguments; or the reason d is malformed.
-func (s *Store) decisionWrites(d loot.Decision) (string, []any, error) {
+// decisionArgs returns loot_record_v1's arguments for d, or the reason d
+// is malformed. The grants go as one JSON array of [no, session, player,
+// loot, quantity, rank] arrays. JSON cannot carry a string that is not
+// valid UTF-8 (encoding/json would write U+FFFD in its place, and the
+// server would record another grant number than the caller's), so such a
+// string is refused here, as the server refuses it in a column (error
+// 1366: isDataError).
+func decisionArgs(d loot.Decision) ([]any, error) {
 	if err := loot.CheckDecision(d); err != nil {
-		return "", nil, err
+		return nil, err
+	}
+	rows := make([][6]any, len(d.Grants))
+	for i, g := range d.Grants {
+		for _, v := range []string{g.No, g.Session, g.Loot} {
+			if !utf8.ValidString(v) {
+				return nil, fmt.Errorf("decision for %q: grant %q: %q is not valid UTF-8: %w", d.Session, g.No, v, loot.ErrBadArgument)
+			}
+		}
+		rows[i] = [6]any{g.No, g.Session, int64(g.Player), g.Loot, g.Quantity, g.Rank}
+	}
+	grants, err := json.Marshal(rows)
+	if err != nil {
+		return nil, fmt.Errorf("decision for %q: grants: %w: %w", d.Session, loot.ErrBadArgument, err)
 	}
 	snap := d.Snapshot
 	blob, err := json.Marshal(snap)
 	if err != nil {
-		return "", nil, fmt.Errorf("decision for %q: snapshot: %w: %w", d.Session, loot.ErrBadArgument, err)
+		return nil, fmt.Errorf("decision for %q: snapshot: %w: %w", d.Session, loot.ErrBadArgument, err)
 	}
-	var (
-		stmts strings.Builder
-		args  = make([]any, 0, 7*len(d.Grants)+8)
-	)
-	for _, g := range d.Grants {
-		stmts.WriteString(s.q.grantRow + "; ")
-		args = append(args, g.No, g.Session, int64(g.Player), g.Loot, g.Quantity, g.Rank, micros(d.Lease))
-	}
-	stmts.WriteString(s.q.recordAudit + "; ")
-	args = append(args, d.Session, int64(snap.Fence), snap.Rule, len(snap.Members),
-		snap.Effective(), len(d.Grants), snap.ClaimsHash, string(blob))
-	return stmts.String(), args, nil
+	return []any{d.Session, int64(d.Fence), micros(d.Lease), string(grants),
+		int64(snap.Fence), snap.Rule, len(snap.Members), snap.Effective(), snap.ClaimsHash, string(blob)}, nil
 }
 
 // refuseDecision answers RecordGrants of a malformed decision d (bad says

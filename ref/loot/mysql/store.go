@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -23,8 +22,9 @@ import (
 var (
 	// ErrBadOptions: Open was given an invalid DSN or option.
 	ErrBadOptions = errors.New("mysql: invalid options")
-	// ErrSchema: a table of Schema exists with other columns.
-	ErrSchema = errors.New("mysql: table has an incompatible schema")
+	// ErrSchema: a table of Schema exists with other columns, or a
+	// routine of Schema's name (its version) with another body.
+	ErrSchema = errors.New("mysql: a table or routine has an incompatible schema")
 )
 
 // Options configures Open. The zero value is valid.
@@ -52,7 +52,10 @@ var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 // of processes may share the database.
 //
 // Every method is one statement or one short transaction of conditional
-// writes, never a read followed by a write; "now" is the database's
+// writes, never a read followed by a write; Claim, BeginSettle and
+// RecordGrants are each one CALL of a routine of Schema, which runs that
+// transaction server-side (one statement sent, parsed once per
+// connection: Claim says why). "now" is the database's
 // NOW(6), in UTC, and it alone judges deadlines and leases. Isolation: the
 // store sets none and runs under the server's, REPEATABLE READ by default.
 // Its correctness rests on locking reads and conditional UPDATEs (the
@@ -63,9 +66,10 @@ var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 //
 // The caller's duties, beside loot.Service's:
 //
-//  1. Give the application's account SELECT, INSERT and UPDATE on the
-//     database; create the tables from Schema with another account (or let
-//     Open create them once with CREATE).
+//  1. Give the application's account SELECT, INSERT, UPDATE and EXECUTE
+//     on the database; create the tables and routines from Schema with
+//     another account (the mariadb client runs it as it is), or let Open
+//     create them once with CREATE and CREATE ROUTINE.
 //  2. Keep Options.ClockTable empty outside tests.
 //  3. Use one Store per process; Close it at the end.
 //
@@ -81,19 +85,14 @@ var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 //     server reads tied rows in (on MariaDB, player id: a later claim wins);
 //     ranking here ends on the player id (loot.Ranker), outside SQL.
 //   - The settle CAS also takes over an expired settler and bumps a fence;
-//     closing, the grants (one single-row INSERT each, all sent in the
-//     same round trip) and the audit row are one transaction guarded by
-//     that fence, instead of grants inserted one by one, a round trip
-//     each, before a separate markClosed.
+//     closing, the grants (one INSERT of them all) and the audit row are
+//     one transaction guarded by that fence, instead of grants inserted
+//     one by one, a round trip each, before a separate markClosed.
 //   - grant_no is VARCHAR(160), and codes compare byte for byte: Schema
 //     says why, with the rest of the tables' changes.
 type Store struct {
 	db *sql.DB
 	q  queries
-	// claims counts the claims sent: each one's token (see
-	// queries.claimFast), distinct from every earlier one on any of the
-	// pool's connections.
-	claims atomic.Int64
 }
 
 var _ loot.Store = (*Store)(nil)
@@ -135,13 +134,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
 	}
 	db := sql.OpenDB(conn)
-	if err := createSchema(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
 	now := "NOW(6)"
 	if opts.ClockTable != "" {
 		now = "(SELECT at FROM " + opts.ClockTable + ")"
+	}
+	if err := createSchema(ctx, db, now); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return &Store{db: db, q: newQueries(now)}, nil
 }

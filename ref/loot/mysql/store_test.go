@@ -2,13 +2,15 @@ package mysql_test
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
@@ -127,14 +129,18 @@ func TestStoreConformanceReadCommitted(t *testing.T) {
 }
 
 // TestStoreConformanceLeastPrivilege runs it with every handle connected
-// as a role that has SELECT, INSERT and UPDATE on the database and nothing
-// else (the source document's application account): the tables exist, so
-// Open creates nothing, and no method needs more.
+// as a role that has SELECT, INSERT, UPDATE and EXECUTE on the database
+// and nothing else (the source document's application account, with
+// EXECUTE for Schema's routines): the tables and routines exist, so Open
+// creates nothing, and no method needs more.
 func TestStoreConformanceLeastPrivilege(t *testing.T) {
 	loottest.Run(t, harness("", func(t *testing.T, dsn string) string {
-		return appRole(t, dsn, "SELECT, INSERT, UPDATE")
+		return appRole(t, dsn, appPrivileges)
 	}))
 }
+
+// appPrivileges are the application account's: Store's duty 1.
+const appPrivileges = "SELECT, INSERT, UPDATE, EXECUTE"
 
 // appRole creates a user with privileges on dsn's database only, and
 // returns dsn as that user.
@@ -162,4 +168,48 @@ func appRole(t *testing.T, dsn, privileges string) string {
 		}
 	}
 	return strings.Replace(dsn, "root@", user+"@", 1)
+}
+
+// TestSchemaDefinesTheRoutinesTheStoreCalls: Schema, run by the mariadb
+// client as a DBA would, leaves exactly the routines the store calls, and
+// a store opened after it as the application's role creates nothing and
+// claims.
+func TestSchemaDefinesTheRoutinesTheStoreCalls(t *testing.T) {
+	reproduce := "; reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test ./ref/loot/mysql -run " + t.Name()
+	root := testserver.MariaDB(t)
+	cfg, err := gomysql.ParseDSN(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := exec.LookPath("mariadb")
+	if err != nil {
+		t.Skip("no mariadb client")
+	}
+	host, port, _ := strings.Cut(cfg.Addr, ":")
+	cmd := exec.CommandContext(t.Context(), client, "--no-defaults", "-h", host, "-P", port, "-u", cfg.User, cfg.DBName)
+	cmd.Stdin = strings.NewReader(mysql.Schema)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("mariadb < Schema: %v: %s%s", err, out, reproduce)
+	}
+	db, err := sql.Open("mysql", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var names string
+	if err := db.QueryRowContext(t.Context(), `SELECT GROUP_CONCAT(routine_name ORDER BY routine_name) FROM information_schema.routines
+		WHERE routine_schema = DATABASE()`).Scan(&names); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Join(mysql.RoutineNames, ","); names != want {
+		t.Fatalf("routines after Schema: %s, want %s%s", names, want, reproduce)
+	}
+	s, err := mysql.Open(t.Context(), appRole(t, root, appPrivileges), mysql.Options{})
+	if err != nil {
+		t.Fatalf("Open as the application's role over Schema's objects: %v%s", err, reproduce)
+	}
+	defer s.Close()
+	if _, _, err := s.Claim(t.Context(), "NO-SUCH-SESSION", 1, loot.Need); !errors.Is(err, loot.ErrNotFound) {
+		t.Fatalf("Claim on a missing session = %v, want ErrNotFound%s", err, reproduce)
+	}
 }
