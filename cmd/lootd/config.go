@@ -19,7 +19,8 @@ import (
 //  1. Expose -listen to players and -internal only to the game's servers.
 //  2. Authenticate players: tokens, or -player-header behind a gateway that
 //     strips that header from every client request.
-//  3. Give the database account SELECT, INSERT and UPDATE (see ref/loot.Service).
+//  3. Give the database account SELECT, INSERT and UPDATE, and EXECUTE on
+//     MySQL/MariaDB (see ref/loot.Service).
 //     Items go to the store's loot_inventory table, which the game reads;
 //     sessions rank by rule v1, a player's wins counted in that table.
 //     With -inventory, items go to that HTTP service instead (keyed by

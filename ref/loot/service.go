@@ -73,7 +73,9 @@ const DefaultBatch = 64
 //  5. Run Recover at start and periodically on every node: it settles
 //     overdue and stalled sessions and delivers PENDING grants.
 //  6. Make the Inventory idempotent by grant number; its errors are unknown.
-//  7. Give the application's database role SELECT, INSERT, UPDATE only.
+//  7. Give the application's database role SELECT, INSERT, UPDATE only
+//     (and EXECUTE on MySQL/MariaDB, whose store calls its own routines:
+//     no DELETE, no DDL).
 //
 // Where the Service departs from the source document, and why (each has a
 // test that breaks a model of the document's logic, departures_test.go):
