@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
+	lootservice "github.com/onceproof/onceproof/props/loot/service"
 	"github.com/onceproof/onceproof/props/loot/service/instance"
 	"github.com/onceproof/onceproof/props/loot/service/lootdproc"
 )
@@ -43,6 +45,29 @@ func TestServiceSkewedLootdOnASharedStoreHolds(t *testing.T) {
 	for i, want := range strings.Split(skews, ",") {
 		if got := startedSkew(t, out, i); got != want && !(want == "0" && got == "0s") {
 			t.Errorf("instance %d's log says skew %q, want %q (-skew %s)\nTo reproduce: %s", i, got, want, skews, repro)
+		}
+	}
+	// The record names each instance's clock too (a reader of a record
+	// alone, or a replay, must know which answers came from which clock).
+	files, _ := filepath.Glob(filepath.Join(out, "run*.jsonl"))
+	if len(files) == 0 {
+		t.Fatalf("no record in %s\nTo reproduce: %s", out, repro)
+	}
+	for _, file := range files {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := lootservice.ReadRecord(file, f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range strings.Split(skews, ",") {
+			d, _ := time.ParseDuration(want + map[bool]string{true: "s"}[want == "0"])
+			if i >= len(r.Run.Targets) || r.Run.Targets[i].Skew != d.String() {
+				t.Errorf("%s: target %d's skew %+v, want %s (-skew %s)\nTo reproduce: %s", file, i, r.Run.Targets, d, skews, repro)
+			}
 		}
 	}
 }

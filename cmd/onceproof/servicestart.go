@@ -46,7 +46,11 @@ func fleetTargets(f *instance.Fleet, o instance.Options) []lootservice.Target {
 	internal := o.Ports[len(o.Ports)-1]
 	var out []lootservice.Target
 	for i := range o.N {
-		out = append(out, lootservice.Target{Player: f.URL(i, "port"), Internal: f.URL(i, internal)})
+		t := lootservice.Target{Player: f.URL(i, "port"), Internal: f.URL(i, internal)}
+		if i < len(o.Skew) {
+			t.Skew = o.Skew[i].String()
+		}
+		out = append(out, t)
 	}
 	return out
 }

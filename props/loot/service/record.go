@@ -67,6 +67,11 @@ type Run struct {
 type Target struct {
 	Player   string `json:"player"`
 	Internal string `json:"internal"`
+	// Skew is the clock offset the harness started the instance with
+	// (-skew; "" for none, or an instance it did not start): a replay with
+	// -start gives its instances -skew again, and a reader of the record
+	// sees which clock each answer came from.
+	Skew string `json:"skew,omitempty"`
 }
 
 // Exchange is one attempt of a request: sent, and answered or not.
