@@ -44,6 +44,14 @@ import (
 
 var benchConcs = []int{1, 16, 64}
 
+// interleaved: the sub-benchmarks run concurrency by concurrency, every
+// implementation at one concurrency before the next, so the two sides of
+// a ratio run seconds apart, not minutes: on a machine others load, the
+// load moves by 2-3x within the minutes one implementation's three runs
+// took, and a ratio then measured the drift as much as the designs (conc 1
+// of BenchmarkLootSettleDeliver read 0.19x to 1.23x across three runs
+// that way). The names (impl=X/conc=C) are as before.
+
 // The settled sessions: a team of 5, all claiming NEED, 3 items (a
 // dungeon boss's drop; BenchmarkLootSettleClaimants varies both).
 const (
@@ -69,8 +77,8 @@ const (
 //	go test -run '^$' -bench BenchmarkLootClaim -benchtime=20000x -count=1 ./ref/loot/postgres
 func BenchmarkLootClaim(b *testing.B) {
 	e := newBenchEnv(b)
-	for _, impl := range []string{"ref", "doc"} {
-		for _, conc := range benchConcs {
+	for _, conc := range benchConcs { // see interleaved
+		for _, impl := range []string{"ref", "doc"} {
 			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) {
 				prefix := e.prefix()
 				sessions := (b.N + benchTeam - 1) / benchTeam
@@ -188,8 +196,8 @@ func BenchmarkLootSettleDeliver(b *testing.B) { benchSettle(b, true) }
 
 func benchSettle(b *testing.B, deliver bool) {
 	e := newBenchEnv(b)
-	for _, impl := range []string{"ref", "ref-batched", "doc"} {
-		for _, conc := range benchConcs {
+	for _, conc := range benchConcs { // see interleaved
+		for _, impl := range []string{"ref", "ref-batched", "doc"} {
 			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) {
 				prefix := e.prefix()
 				if impl == "doc" {
