@@ -98,13 +98,21 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 			nos = append(nos, g.No)
 		}
 	}
-	var n int
-	if err := inv.s.pool.QueryRow(ctx, inv.s.q.deliverBatch, nos, len(nos)).Scan(&n); err != nil {
+	if len(nos) == 0 {
+		return nil
+	}
+	rows, err := inv.s.pool.Query(ctx, inv.s.q.deliverBatch, nos, len(nos))
+	if err != nil {
 		return wrap(op, err)
 	}
-	if n != len(nos) {
-		return fmt.Errorf("loot/postgres: %s: %d of them not recorded: %w", op, len(nos)-n, loot.ErrNotFound)
+	recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (loot.Grant, error) { return scanGrant(row) })
+	if err != nil {
+		return wrap(op, err)
 	}
+	if len(recs) != len(nos) { // none: the statement applied nothing
+		return fmt.Errorf("loot/postgres: %s: some of them not recorded: %w", op, loot.ErrNotFound)
+	}
+	inv.s.delivered.put(recs)
 	return nil
 }
 
