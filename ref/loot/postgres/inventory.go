@@ -74,7 +74,9 @@ func (inv *Inventory) Deliver(ctx context.Context, g loot.Grant) error {
 
 // DeliverBatch implements loot.BatchInventory. With a nil effect it is
 // one statement for the whole batch, all or none: a grant not recorded in
-// its store is loot.ErrNotFound and nothing is applied. With an Effect it
+// its store is loot.ErrNotFound and nothing is applied; the grants it
+// returns, SUCCESS, answer the store's next MarkDeliveredBatch of them
+// (delivered.go). With an Effect it
 // is Deliver for each grant in turn (a transaction each: the effect's own
 // statements are per grant anyway), stopping at the first error.
 func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {

@@ -329,7 +329,8 @@ const (
 	invBatch = "batch"
 	// invLedger: the Store's Inventory without an Effect (the ledger row
 	// is the item): DeliverBatch is one statement for the whole batch,
-	// "after-deliver-batch", then "after-mark-batch".
+	// "after-deliver-batch", then "after-mark-batch" (a MarkDeliveredBatch
+	// the Store answers from that statement's rows: delivered.go).
 	invLedger = "ledger"
 )
 
