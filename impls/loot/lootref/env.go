@@ -109,6 +109,34 @@ func (s EnvStore) Overdue(ctx context.Context, limit int) ([]string, error) {
 	return call(s, "overdue", func() ([]string, error) { return s.Inner.Overdue(ctx, limit) })
 }
 
+// EnvBatchStore is EnvStore on an inner store that marks a batch of
+// grants in one call (a loot.BatchMarker: ref/loot's memory, postgres and
+// mysql stores): MarkDeliveredBatch is one Env.Store call, one fault
+// point, as the one statement it is in production. Wrap returns it for
+// such a store, so a node takes the Service's batch path whenever its
+// store has one.
+type EnvBatchStore struct{ EnvStore }
+
+var _ loot.BatchMarker = EnvBatchStore{}
+
+// Wrap returns s, as an EnvBatchStore when its inner store is a
+// loot.BatchMarker.
+func (s EnvStore) Wrap() loot.Store {
+	if _, ok := s.Inner.(loot.BatchMarker); ok {
+		return EnvBatchStore{s}
+	}
+	return s
+}
+
+// MarkDeliveredBatch is the inner store's, under the op name of
+// MarkDelivered: the fault families that reach a mark reach it whether a
+// node marks one grant or a settle's.
+func (s EnvBatchStore) MarkDeliveredBatch(ctx context.Context, nos []string) ([]loot.Grant, error) {
+	return call(s.EnvStore, "mark-delivered", func() ([]loot.Grant, error) {
+		return s.Inner.(loot.BatchMarker).MarkDeliveredBatch(ctx, nos)
+	})
+}
+
 // Lock is the world's lock service as a loot.Lock: SET NX PX to acquire,
 // the compare-and-delete script to release.
 type Lock struct{ Env lootfaults.Env }
@@ -140,6 +168,36 @@ func (inv Inventory) Deliver(_ context.Context, g loot.Grant) error {
 	}
 	_, err := inv.Env.Deliver(key, lootfaults.Item{Session: g.Session, Player: lootfaults.PlayerID(g.Player), Loot: g.Loot})
 	return err
+}
+
+// BatchInventory is Inventory as a loot.BatchInventory: the inventory
+// loot-ref's nodes take (Config), so the matrix judges the Service's
+// batch path (ref/loot/delivery.go). A shortcut that swaps the inventory
+// (a re-keying one) takes Inventory, one grant a call, as the source's
+// designs deliver: on the batch path a DeliverBatch that times out after
+// applying is redelivered at once, grant by grant under the recorded
+// numbers, which repairs the one fault timeout-after-success injects
+// before compensation could re-key it (compensation-new-key's declared
+// failure there needs the grant left PENDING after its item landed).
+type BatchInventory struct{ Inventory }
+
+var _ loot.BatchInventory = BatchInventory{}
+
+// DeliverBatch implements loot.BatchInventory on the world's inventory,
+// which takes items one key at a time (lootfaults.Env has no batch call):
+// each grant is one Deliver, in order, each its own fault point as a
+// Deliver is, and the first error ends the batch with the grants before
+// it applied and the rest not: a subset, as the contract allows, which
+// the Service then redelivers grant by grant under the same numbers. The
+// batch path is the one a settle takes whenever its Inventory has it
+// (ref/loot/delivery.go), so the matrix judges that path.
+func (inv BatchInventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
+	for _, g := range gs {
+		if err := inv.Deliver(ctx, g); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Fairness is the server's fairness record (the world's) as a

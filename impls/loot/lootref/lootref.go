@@ -80,7 +80,7 @@ type cluster struct {
 }
 
 func (c *cluster) NewNode(_ int, env lootfaults.Env) lootfaults.Node {
-	return New(Config(env, EnvStore{Env: env, Inner: c.store, Sync: c.sync}, &c.tokens))
+	return New(Config(env, EnvStore{Env: env, Inner: c.store, Sync: c.sync}.Wrap(), &c.tokens))
 }
 
 func (c *cluster) Read(no string) lootfaults.Record { return Read(c.store, no) }

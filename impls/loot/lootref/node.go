@@ -39,10 +39,11 @@ func (t *Tokens) Read(p []byte) (int, error) {
 }
 
 // Config is the reference's wiring of a node on env: store (already
-// reaching env, e.g. a Store), the world's lock, inventory and fairness,
-// tokens from t. A shortcut changes a field before loot.New.
+// reaching env, e.g. a Store), the world's lock, inventory (a
+// BatchInventory) and fairness, tokens from t. A shortcut changes a field
+// before loot.New.
 func Config(env lootfaults.Env, store loot.Store, t *Tokens) loot.Config {
-	return loot.Config{Store: store, Inventory: Inventory{Env: env}, Fairness: Fairness{Env: env}, Lock: Lock{Env: env}, Tokens: t}
+	return loot.Config{Store: store, Inventory: BatchInventory{Inventory{Env: env}}, Fairness: Fairness{Env: env}, Lock: Lock{Env: env}, Tokens: t}
 }
 
 // New builds a node on cfg.

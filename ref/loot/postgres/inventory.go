@@ -74,7 +74,9 @@ func (inv *Inventory) Deliver(ctx context.Context, g loot.Grant) error {
 
 // DeliverBatch implements loot.BatchInventory. With a nil effect it is
 // one statement for the whole batch, all or none: a grant not recorded in
-// its store is loot.ErrNotFound and nothing is applied. With an Effect it
+// its store is loot.ErrNotFound and nothing is applied; the grants it
+// returns, SUCCESS, answer the store's next MarkDeliveredBatch of them
+// (delivered.go). With an Effect it
 // is Deliver for each grant in turn (a transaction each: the effect's own
 // statements are per grant anyway), stopping at the first error.
 func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
@@ -98,13 +100,21 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 			nos = append(nos, g.No)
 		}
 	}
-	var n int
-	if err := inv.s.pool.QueryRow(ctx, inv.s.q.deliverBatch, nos, len(nos)).Scan(&n); err != nil {
+	if len(nos) == 0 {
+		return nil
+	}
+	rows, err := inv.s.pool.Query(ctx, inv.s.q.deliverBatch, nos, len(nos))
+	if err != nil {
 		return wrap(op, err)
 	}
-	if n != len(nos) {
-		return fmt.Errorf("loot/postgres: %s: %d of them not recorded: %w", op, len(nos)-n, loot.ErrNotFound)
+	recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (loot.Grant, error) { return scanGrant(row) })
+	if err != nil {
+		return wrap(op, err)
 	}
+	if len(recs) != len(nos) { // none: the statement applied nothing
+		return fmt.Errorf("loot/postgres: %s: some of them not recorded: %w", op, loot.ErrNotFound)
+	}
+	inv.s.delivered.put(recs)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/memory"
@@ -42,6 +44,7 @@ type childConfig struct {
 	Prefix   string        // lock key prefix
 	Clock    bool          // open the store with the test clock
 	Batch    bool          // open the store and the lock with Options.Batch
+	Inv      string        // the delivery path: "" one grant at a time, invBatch or invLedger (see childInventory)
 	Sessions []string      // what to settle (settle, node) or wait for (recover, node)
 	Workers  int           // settle: goroutines taking Sessions in order
 	Stop     string        // the point to stop at ("after-cas", ...), "" none
@@ -147,12 +150,15 @@ func runChild(cfg childConfig) error {
 		return err
 	}
 	defer lock.Close()
-	var inv loot.Inventory = hookInventory{st.Inventory(countEffect), cfg}
+	inv, store, err := childInventory(st, cfg)
+	if err != nil {
+		return err
+	}
 	if cfg.Flaky > 0 {
 		inv = &flakyInventory{Inventory: inv, p: cfg.Flaky, rng: rand.New(rand.NewPCG(cfg.Seed, 0xf1a))}
 	}
 	svc, err := loot.New(loot.Config{
-		Store: hookStore{st, cfg}, Inventory: inv, Fairness: hookFairness{memory.NewHistory(), cfg},
+		Store: store, Inventory: inv, Fairness: hookFairness{memory.NewHistory(), cfg},
 		Lock: hookLock{lock, cfg}, SettleLease: cfg.Lease, Backoff: cfg.Backoff,
 	})
 	if err != nil {
@@ -309,6 +315,83 @@ func (s hookStore) MarkDelivered(ctx context.Context, no string) (loot.Grant, er
 		s.cfg.at(fmt.Sprintf("after-mark-%d", g.Rank), g.Session)
 	}
 	return g, err
+}
+
+// The child's delivery paths (childConfig.Inv). The one-grant hooks hide
+// DeliverBatch and MarkDeliveredBatch (they embed the interfaces), so the
+// Service delivers and marks each grant before the next; the batch hooks
+// expose both, so it takes its batch path (ref/loot/delivery.go).
+const (
+	// invBatch: the Store's Inventory with countEffect, as a
+	// BatchInventory: its DeliverBatch runs one transaction per grant,
+	// each reporting "in-deliver-<rank>" from inside its Effect (before it
+	// commits), then "after-deliver-batch", then "after-mark-batch".
+	invBatch = "batch"
+	// invLedger: the Store's Inventory without an Effect (the ledger row
+	// is the item): DeliverBatch is one statement for the whole batch,
+	// "after-deliver-batch", then "after-mark-batch" (a MarkDeliveredBatch
+	// the Store answers from that statement's rows: delivered.go).
+	invLedger = "ledger"
+)
+
+// childInventory returns the Inventory and Store the child's Service uses
+// for cfg.Inv, hooked.
+func childInventory(st *postgres.Store, cfg childConfig) (loot.Inventory, loot.Store, error) {
+	switch cfg.Inv {
+	case "":
+		return hookInventory{st.Inventory(countEffect), cfg}, hookStore{st, cfg}, nil
+	case invBatch:
+		effect := func(ctx context.Context, tx pgx.Tx, g loot.Grant) error {
+			if err := countEffect(ctx, tx, g); err != nil {
+				return err
+			}
+			cfg.at(fmt.Sprintf("in-deliver-%d", g.Rank), g.Session)
+			return nil
+		}
+		return hookBatchInventory{hookInventory{st.Inventory(effect), cfg}}, hookBatchStore{hookStore{st, cfg}}, nil
+	case invLedger:
+		return hookBatchInventory{hookInventory{st.Inventory(nil), cfg}}, hookBatchStore{hookStore{st, cfg}}, nil
+	}
+	return nil, nil, fmt.Errorf("unknown inventory %q", cfg.Inv)
+}
+
+// hookBatchStore is hookStore with MarkDeliveredBatch, reporting
+// "after-mark-batch" once for each session the batch holds.
+type hookBatchStore struct{ hookStore }
+
+func (s hookBatchStore) MarkDeliveredBatch(ctx context.Context, nos []string) ([]loot.Grant, error) {
+	gs, err := s.Store.(loot.BatchMarker).MarkDeliveredBatch(ctx, nos)
+	if err == nil {
+		for _, no := range sessionsOf(gs) {
+			s.cfg.at("after-mark-batch", no)
+		}
+	}
+	return gs, err
+}
+
+// hookBatchInventory is hookInventory with DeliverBatch, reporting
+// "after-deliver-batch" once for each session the batch holds.
+type hookBatchInventory struct{ hookInventory }
+
+func (inv hookBatchInventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
+	err := inv.Inventory.(loot.BatchInventory).DeliverBatch(ctx, gs)
+	if err == nil {
+		for _, no := range sessionsOf(gs) {
+			inv.cfg.at("after-deliver-batch", no)
+		}
+	}
+	return err
+}
+
+// sessionsOf returns the sessions of gs, each once, in order.
+func sessionsOf(gs []loot.Grant) []string {
+	var nos []string
+	for _, g := range gs {
+		if !slices.Contains(nos, g.Session) {
+			nos = append(nos, g.Session)
+		}
+	}
+	return nos
 }
 
 type hookInventory struct {

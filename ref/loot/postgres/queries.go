@@ -239,8 +239,13 @@ var sqlQueries = queries{
 	// instead of deadlocking; the ledger rows and the SUCCESS are written
 	// only if every number is recorded, so a batch with an unknown grant
 	// applies nothing (all or none, as memory's).
+	//
+	// It returns the grants as it left them (SUCCESS, the rest of each row
+	// as locked), every one of them, or none when some number is not
+	// recorded: the Store answers the MarkDeliveredBatch after it from
+	// them (delivered.go).
 	deliverBatch: `WITH g AS (
-			SELECT grant_no, player_id, loot_code, quantity FROM loot_grant WHERE grant_no = ANY($1::text[])
+			SELECT ` + grantCols + ` FROM loot_grant WHERE grant_no = ANY($1::text[])
 			ORDER BY grant_no FOR UPDATE
 		), n AS (
 			SELECT count(*) AS n FROM g
@@ -252,7 +257,8 @@ var sqlQueries = queries{
 			UPDATE loot_grant t SET status = 'SUCCESS' FROM g, n
 			WHERE t.grant_no = g.grant_no AND t.status <> 'SUCCESS' AND n.n = $2
 		)
-		SELECT n FROM n`,
+		SELECT g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.rank, 'SUCCESS', g.attempts, g.lease_until
+		FROM g, n WHERE n.n = $2`,
 	// deliverLock is the first statement of a delivery with an Effect: the
 	// same lock and ledger insert, returning the grant and whether this
 	// transaction inserted the ledger row (and so must apply the Effect).

@@ -81,11 +81,12 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 //  4. Use a loot.Lock (ref/loot/redis) only as an optimisation: the CAS and
 //     the fence decide.
 type Store struct {
-	pool    *pgxpool.Pool
-	q       queries
-	settles *coalesce.Batcher[settleReq, loot.Frozen]  // nil unless Options.Batch
-	records *coalesce.Batcher[recordReq, loot.Session] // nil unless Options.Batch
-	cancel  context.CancelFunc                         // ends the batches' context
+	pool      *pgxpool.Pool
+	q         queries
+	settles   *coalesce.Batcher[settleReq, loot.Frozen]  // nil unless Options.Batch
+	records   *coalesce.Batcher[recordReq, loot.Session] // nil unless Options.Batch
+	cancel    context.CancelFunc                         // ends the batches' context
+	delivered delivered                                  // the Inventory's last batches (delivered.go)
 }
 
 var _ loot.Store = (*Store)(nil)

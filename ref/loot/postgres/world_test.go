@@ -224,6 +224,37 @@ func (w *world) checkExactlyOnce(no string, quantity int) state {
 	return s
 }
 
+// applied counts the grants of s whose items were applied on delivery
+// path inv (proc_test.go): the Effect's applications, or with invLedger,
+// which has no Effect, the ledger rows.
+func (s state) applied(inv string) int {
+	if inv == invLedger {
+		return s.ledger
+	}
+	return len(s.effects)
+}
+
+// checkDeliveredOnce is checkExactlyOnce on delivery path inv: with
+// invLedger the ledger row is the item (its key, the grant number, holds
+// it to one), so every grant SUCCESS with one ledger row and no Effect
+// applied.
+func (w *world) checkDeliveredOnce(no string, quantity int, inv string) {
+	w.t.Helper()
+	if inv != invLedger {
+		w.checkExactlyOnce(no, quantity)
+		return
+	}
+	s := w.state(no)
+	ok := s.status == loot.StatusClosed && len(s.grants) == quantity && s.ledger == quantity && len(s.effects) == 0
+	for _, g := range s.grants {
+		ok = ok && g.Status == loot.GrantSuccess
+	}
+	if !ok {
+		w.t.Fatalf("session %s: %v; want CLOSED with %d grants, each SUCCESS with one ledger row; reproduce: go test -count=1 -run '%s' ./ref/loot/postgres",
+			no, s, quantity, w.t.Name())
+	}
+}
+
 // checkNoneSettling: no session is left SETTLING.
 func (w *world) checkNoneSettling() {
 	w.t.Helper()
