@@ -57,8 +57,13 @@ func (c chart) svg() string {
 	top := 0.0
 	for _, l := range c.lines {
 		for _, pt := range l.pts {
+			// A point whose interval has no upper end (fewer samples than
+			// an interval needs) still counts by its median.
+			if pt.ok {
+				top = max(top, pt.center)
+			}
 			if pt.ok && !math.IsInf(pt.hi, 0) && !math.IsNaN(pt.hi) {
-				top = max(top, pt.hi, pt.center)
+				top = max(top, pt.hi)
 			}
 		}
 	}

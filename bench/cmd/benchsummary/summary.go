@@ -42,6 +42,17 @@ type table struct {
 // summarizeFile is the summary of the benchmark file at path: the
 // Markdown, and the charts it shows (written beside it).
 func summarizeFile(path string) (string, []chart, error) {
+	return summarizeWith(path, func(r io.Reader, name string) (summarizer, error) { return read(r, name) })
+}
+
+// A summarizer is a benchmark file read: a summary with its charts.
+type summarizer interface {
+	markdown(source string) string
+	charts() []chart
+}
+
+// summarizeWith is the summary of the file at path as read reads it.
+func summarizeWith(path string, read func(io.Reader, string) (summarizer, error)) (string, []chart, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", nil, err

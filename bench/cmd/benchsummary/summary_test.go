@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/xml"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,15 +147,6 @@ func TestChartsOnKnownInput(t *testing.T) {
 		t.Errorf("window-put.svg has %d lines, want 2", n)
 	}
 	for _, c := range charts {
-		dec := xml.NewDecoder(strings.NewReader(c.svg()))
-		for {
-			_, err := dec.Token()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s is not well-formed XML: %v", c.file, err)
-			}
-		}
+		wellFormed(t, c, "go test -count=1 -run TestChartsOnKnownInput ./bench/cmd/benchsummary")
 	}
 }
