@@ -264,7 +264,54 @@ func (t *lootTable) markdown(source string) string {
 		p("\n")
 		t.costs(p, pkg)
 	}
+	t.targets(p)
 	return b.String()
+}
+
+// targets checks issue 24's: on each store, the reference (its best
+// variant: ref or ref-batched) at or above the document's design (>= 1x) for
+// every op at every conc, and >= 2x at the highest conc on some op of some
+// store. A target is met when the median ratio meets it; the interval says
+// how sure that is.
+func (t *lootTable) targets(p func(string, ...any)) {
+	type best struct {
+		side string
+		r    summary
+		ok   bool
+	}
+	var rows []string
+	twice := false
+	for _, row := range t.rows {
+		if row.baseline() != lootBaselines[0] {
+			continue // lootd's rows compare HTTP with in process: no target
+		}
+		top := slices.Max(row.concs)
+		for _, conc := range row.concs {
+			var b best
+			for _, side := range row.sides {
+				if !strings.HasPrefix(side, refImpl) || len(row.rates(side, conc)) == 0 || len(row.rates(lootBaselines[0], conc)) == 0 {
+					continue
+				}
+				if r, _ := lootRatio(row.rates(side, conc), row.rates(lootBaselines[0], conc)); !b.ok || r.center > b.r.center {
+					b = best{side, r, true}
+				}
+			}
+			if !b.ok {
+				continue
+			}
+			twice = twice || conc == top && b.r.center >= 2
+			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | %s | %s |\n", store(row.pkg), row.bench, conc, b.side, b.r.ratioString(), verdict(b.r.center >= 1)))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	p("## Targets (issue 24): ref >= 1x doc everywhere, >= 2x at the highest conc somewhere\n\n")
+	p("| store | benchmark | conc | best ref | ref / doc | >= 1x |\n|---|---|---:|---|---:|---|\n")
+	for _, r := range rows {
+		p("%s", r)
+	}
+	p("\n>= 2x doc at the highest conc on some store and op: %s.\n", verdict(twice))
 }
 
 // costs tables, for pkg, every unit its rows report per op (round trips,

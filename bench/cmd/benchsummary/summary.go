@@ -399,12 +399,6 @@ func (t *table) targets(p func(string, ...any)) {
 		return
 	}
 	p("## Targets (issue 5, live = 131072, one goroutine)\n\n| target | measured | verdict |\n|---|---|---|\n")
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "MISSED"
-	}
 	refT := summarize(secPerOp(ref))
 	for _, c := range []struct {
 		impl string
@@ -441,4 +435,12 @@ func (t *table) targets(p func(string, ...any)) {
 		p("| Settle on a window hit <= 1.3x Window.Put | %s | %s |\n", r.ratioString(), verdict(r.center <= 1.3))
 	}
 	p("\n")
+}
+
+// verdict is how the targets tables state a target: met or MISSED.
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
 }
