@@ -18,6 +18,16 @@ func TestChartScalesToMediansWithoutIntervals(t *testing.T) {
 	}
 }
 
+// Rates of millions a second are labelled in thousands, so the y axis's
+// labels fit its margin of five characters.
+func TestChartLabelsLargeRatesInThousands(t *testing.T) {
+	c := chart{file: "fast.svg", xs: []string{"1"}, lines: []chartLine{{name: "inproc",
+		pts: []chartPoint{{true, summary{1.4e6, 1.3e6, 1.5e6}}}}}}
+	if svg := c.svg(); !strings.Contains(svg, `dominant-baseline="middle">1500k</text>`) {
+		t.Errorf("a chart reaching 1500000 has no 1500k tick; go test -count=1 -run TestChartLabelsLargeRatesInThousands ./bench/cmd/benchsummary:\n%s", svg)
+	}
+}
+
 // wellFormed fails t unless c's SVG is well-formed XML.
 func wellFormed(t *testing.T, c chart, repro string) {
 	t.Helper()
