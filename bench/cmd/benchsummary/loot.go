@@ -29,7 +29,7 @@ var lootBaselines = []string{"doc", "inproc"}
 var lootStores = map[string]string{
 	"ref/loot/postgres": "PostgreSQL",
 	"ref/loot/mysql":    "MariaDB",
-	"cmd/lootd":         "lootd (HTTP, MariaDB)",
+	"cmd/lootd":         "lootd over HTTP",
 }
 
 // lootRow is one benchmark of one package over its sides and concurrency

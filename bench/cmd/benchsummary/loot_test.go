@@ -58,7 +58,7 @@ func TestLootSummaryRatiosOnKnownInput(t *testing.T) {
 		"accurate to 10 ms / b.N (b.N = 100 here: 100 us);",
 		"## PostgreSQL: `github.com/onceproof/onceproof/ref/loot/postgres`",
 		"## MariaDB: `github.com/onceproof/onceproof/ref/loot/mysql`",
-		"## lootd (HTTP, MariaDB): `github.com/onceproof/onceproof/cmd/lootd`",
+		"## lootd over HTTP: `github.com/onceproof/onceproof/cmd/lootd`",
 		"| LootSettleDeliver | 1 | ref | 200 settles/s | doc | 100 | 2.00x [2.00, 2.00] |",
 		"| LootSettleDeliver | 64 | ref | 300 settles/s | doc | 100 | 3.00x [3.00, 3.00] unpaired |",
 		"| LootSettleDeliver | 1 | ref | 50.00 settles/s | doc | 100 | 0.50x [0.50, 0.50] |",
