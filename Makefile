@@ -1,7 +1,7 @@
 # onceproof: `make proofs` (the design matrix, needs only Go) and `make test`.
 GO ?= go
 
-.PHONY: help proofs test vet fuzz bench bench-compare bench-summary bench-smoke service-campaign
+.PHONY: help proofs test vet fuzz bench bench-loot bench-compare bench-summary bench-smoke service-campaign
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /:/' | awk -F: '{ printf "%-15s%s\n", $$1, $$2 }'
@@ -87,14 +87,48 @@ bench: ## run the benchmarks; write results/bench/new.txt (only if they pass)
 	done
 	mv results/bench/new.txt.tmp results/bench/new.txt
 
+# bench-loot: the loot benchmarks, the reference against the source document's
+# design on the same database (ref/loot/postgres: claim, settle to CLOSED,
+# settle through delivery; ref/loot/mysql: claim and settle, settle through
+# delivery) and lootd's HTTP against the Service in process (cmd/lootd:
+# BenchmarkLootHTTP on MariaDB, BenchmarkLootHTTPPath on the memory store), on
+# throwaway servers the tests start (ONCEPROOF_REQUIRE_SERVICES=1: a missing
+# server fails the run instead of skipping it). As make bench does, BENCHCOUNT
+# rounds of one process a package at -count=1, so each side of a ratio has one
+# sample per round, taken minutes from the other's, and the summary pairs them
+# round by round; 6 rounds is the fewest for which benchmath gives a 95%
+# interval. LOOTBENCHTIME is a count, not a duration: each run makes its b.N
+# sessions in bulk before its timer starts, and a duration would have the
+# framework probe growing b.N, making sessions for every probe. 100 ops a
+# sample keeps a round to ~7 minutes on 2 shared cores (the committed
+# baseline: 6 rounds in 44m10s at load average 17-33, other sessions sharing
+# the cores; 1000x, not measured here, times ten times the ops); a database's
+# CPU per op is then counted to 10ms/100 = 100us (its /proc ticks).
+LOOTBENCHTIME ?= 100x
+LOOTBENCH ?= ^BenchmarkLoot(|Claim|Settle|SettleDeliver|HTTP|HTTPPath)$$
+LOOTPKGS ?= ./ref/loot/postgres/ ./ref/loot/mysql/ ./cmd/lootd/
+
+bench-loot: SHELL := /bin/bash
+bench-loot: .SHELLFLAGS := -o pipefail -ec
+bench-loot: ## run the loot benchmarks on PostgreSQL, MariaDB and through lootd; write results/bench/loot-baseline.txt (only if they pass)
+	mkdir -p results/bench
+	rm -f results/bench/loot-baseline.txt.tmp
+	for i in $$(seq $(BENCHCOUNT)); do \
+		for p in $(LOOTPKGS); do \
+			ONCEPROOF_REQUIRE_SERVICES=1 $(GO) test -run='^$$' -bench='$(LOOTBENCH)' -benchtime=$(LOOTBENCHTIME) -count=1 -timeout=30m $$p | tee -a results/bench/loot-baseline.txt.tmp; \
+		done; \
+	done
+	mv results/bench/loot-baseline.txt.tmp results/bench/loot-baseline.txt
+
 bench-smoke: ## run every benchmark in the module once (-benchtime=1x): they compile and pass; CI runs it, and never judges speed
 	$(GO) test -run='^$$' -bench=. -benchtime=1x -timeout=20m ./...
 
 bench-compare: ## benchstat the committed baseline against results/bench/new.txt
 	$(GO) tool benchstat results/bench/baseline.txt results/bench/new.txt
 
-bench-summary: ## rewrite results/bench/summary.md and its SVG charts from results/bench/baseline.txt
-	$(GO) run ./bench/cmd/benchsummary -in results/bench/baseline.txt -out results/bench/summary.md
+bench-summary: ## rewrite results/bench/summary.md, loot-summary.md and their SVG charts from baseline.txt and loot-baseline.txt
+	$(GO) run ./bench/cmd/benchsummary -in results/bench/baseline.txt -out results/bench/summary.md \
+		-loot-in results/bench/loot-baseline.txt -loot-out results/bench/loot-summary.md
 
 .PHONY: service-campaign-seed
 service-campaign-seed: ## service mode against source 004's Java service on MariaDB + Redis (2 to 3 minutes): replays each committed defect record (impls/loot/seedservice/testdata: the outsider; a settler killed -9 mid-settle; a cancel racing the settle) against a fresh fleet, and exits 0 when each fails exactly its expected properties

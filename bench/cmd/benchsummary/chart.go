@@ -57,8 +57,13 @@ func (c chart) svg() string {
 	top := 0.0
 	for _, l := range c.lines {
 		for _, pt := range l.pts {
+			// A point whose interval has no upper end (fewer samples than
+			// an interval needs) still counts by its median.
+			if pt.ok {
+				top = max(top, pt.center)
+			}
 			if pt.ok && !math.IsInf(pt.hi, 0) && !math.IsNaN(pt.hi) {
-				top = max(top, pt.hi, pt.center)
+				top = max(top, pt.hi)
 			}
 		}
 	}
@@ -93,7 +98,7 @@ func (c chart) svg() string {
 	for i := 0; i <= yTicks; i++ {
 		v := top * float64(i) / yTicks
 		p(`<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", plotL, plotL+plotW, y(v), y(v))
-		p(`<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", plotL-6, y(v), strconv.FormatFloat(v, 'f', decimals, 64))
+		p(`<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", plotL-6, y(v), axisLabel(v, decimals))
 	}
 	for i, xl := range c.xs {
 		p(`<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x(i), plotT+plotH+18, html.EscapeString(xl))
@@ -146,6 +151,16 @@ func niceStep(raw float64) float64 {
 		}
 	}
 	return 10 * e
+}
+
+// axisLabel is a y-axis value with decimals digits, or above 10000 in
+// thousands ("1500k"): the left margin holds five characters, and lootd's
+// in-process rates reach millions a second.
+func axisLabel(v float64, decimals int) string {
+	if v >= 1e4 {
+		return strconv.FormatFloat(v/1e3, 'f', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'f', decimals, 64)
 }
 
 // tick formats a value with the digits a chart label needs.

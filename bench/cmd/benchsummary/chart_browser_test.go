@@ -14,12 +14,8 @@ import (
 // chart's size with the legend's colours in it.
 func TestChartsLoadInABrowser(t *testing.T) {
 	chrome := browser.Find(t)
-	_, charts, err := summarizeFile(baselinePath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Dir(summaryPath)
-	for _, c := range charts {
+	for _, c := range allCharts(t) {
 		t.Run("chart="+c.file, func(t *testing.T) {
 			shot := filepath.Join(t.TempDir(), "shot.png")
 			repro := "reproduce: go test -count=1 -run 'TestChartsLoadInABrowser/chart=" + c.file + "' ./bench/cmd/benchsummary"

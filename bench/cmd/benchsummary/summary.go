@@ -42,6 +42,17 @@ type table struct {
 // summarizeFile is the summary of the benchmark file at path: the
 // Markdown, and the charts it shows (written beside it).
 func summarizeFile(path string) (string, []chart, error) {
+	return summarizeWith(path, func(r io.Reader, name string) (summarizer, error) { return read(r, name) })
+}
+
+// A summarizer is a benchmark file read: a summary with its charts.
+type summarizer interface {
+	markdown(source string) string
+	charts() []chart
+}
+
+// summarizeWith is the summary of the file at path as read reads it.
+func summarizeWith(path string, read func(io.Reader, string) (summarizer, error)) (string, []chart, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", nil, err
@@ -388,12 +399,6 @@ func (t *table) targets(p func(string, ...any)) {
 		return
 	}
 	p("## Targets (issue 5, live = 131072, one goroutine)\n\n| target | measured | verdict |\n|---|---|---|\n")
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "MISSED"
-	}
 	refT := summarize(secPerOp(ref))
 	for _, c := range []struct {
 		impl string
@@ -430,4 +435,12 @@ func (t *table) targets(p func(string, ...any)) {
 		p("| Settle on a window hit <= 1.3x Window.Put | %s | %s |\n", r.ratioString(), verdict(r.center <= 1.3))
 	}
 	p("\n")
+}
+
+// verdict is how the targets tables state a target: met or MISSED.
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
 }

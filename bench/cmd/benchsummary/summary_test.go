@@ -1,42 +1,78 @@
 package main
 
 import (
-	"encoding/xml"
 	"flag"
-	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite results/bench/summary.md from results/bench/baseline.txt")
+var update = flag.Bool("update", false, "rewrite results/bench's summaries and charts from its baselines")
 
 const (
-	baselinePath = "../../../results/bench/baseline.txt"
-	summaryPath  = "../../../results/bench/summary.md"
+	baselinePath     = "../../../results/bench/baseline.txt"
+	summaryPath      = "../../../results/bench/summary.md"
+	lootBaselinePath = "../../../results/bench/loot-baseline.txt"
+	lootSummaryPath  = "../../../results/bench/loot-summary.md"
 )
 
-// TestSummaryIsUpToDate fails when the committed summary or one of its
-// charts is not what the committed baseline gives, or a chart file is
-// there that the summary no longer shows.
+// summaries are the committed baselines, the command that writes each,
+// and the summary generated from it: the charts of both are written
+// beside their summaries, in results/bench.
+var summaries = []struct {
+	in, out, measure string
+	summarize        func(string) (string, []chart, error)
+}{
+	{baselinePath, summaryPath, "make bench, then copy results/bench/new.txt to results/bench/baseline.txt", summarizeFile},
+	{lootBaselinePath, lootSummaryPath, "make bench-loot", lootSummarizeFile},
+}
+
+// allCharts are the charts of every committed baseline.
+func allCharts(t *testing.T) []chart {
+	var out []chart
+	for _, s := range summaries {
+		_, charts, err := s.summarize(s.in)
+		if err != nil {
+			t.Fatalf("%v (%s)", err, s.measure)
+		}
+		out = append(out, charts...)
+	}
+	return out
+}
+
+// TestSummaryIsUpToDate fails when a committed summary (the window's or
+// the loot one) or one of their charts is not what its committed baseline
+// gives, or a chart file is there that no summary shows.
 func TestSummaryIsUpToDate(t *testing.T) {
-	md, charts, err := summarizeFile(baselinePath)
-	if err != nil {
-		t.Fatalf("%v (make bench, then copy results/bench/new.txt to results/bench/baseline.txt)", err)
+	const regen = "regenerate it: go test ./bench/cmd/benchsummary -update (or make bench-summary)"
+	want := map[string]string{}
+	for _, s := range summaries {
+		md, charts, err := s.summarize(s.in)
+		if err != nil {
+			t.Fatalf("%v (%s)", err, s.measure)
+		}
+		if *update {
+			if err := writeSummary(s.out, md, charts); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want[filepath.Base(s.out)] = md
+		for _, c := range charts {
+			if _, dup := want[c.file]; dup {
+				t.Errorf("two charts are written to results/bench/%s", c.file)
+			}
+			want[c.file] = c.svg()
+		}
 	}
 	if *update {
-		if err := writeSummary(summaryPath, md, charts); err != nil {
-			t.Fatal(err)
-		}
 		return
 	}
-	const regen = "regenerate it: go test ./bench/cmd/benchsummary -update (or make bench-summary)"
-	want := map[string]string{filepath.Base(summaryPath): md}
-	for _, c := range charts {
-		want[c.file] = c.svg()
-	}
-	for name, body := range want {
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		body := want[name]
 		got, err := os.ReadFile(filepath.Join(filepath.Dir(summaryPath), name))
 		if err != nil {
 			t.Errorf("results/bench/%s: %v; %s", name, err, regen)
@@ -47,7 +83,7 @@ func TestSummaryIsUpToDate(t *testing.T) {
 	svgs, _ := filepath.Glob(filepath.Join(filepath.Dir(summaryPath), "*.svg"))
 	for _, f := range svgs {
 		if _, ok := want[filepath.Base(f)]; !ok {
-			t.Errorf("results/bench/%s is no chart of the summary: remove it (git rm)", filepath.Base(f))
+			t.Errorf("results/bench/%s is no chart of a summary: remove it (git rm)", filepath.Base(f))
 		}
 	}
 }
@@ -149,15 +185,6 @@ func TestChartsOnKnownInput(t *testing.T) {
 		t.Errorf("window-put.svg has %d lines, want 2", n)
 	}
 	for _, c := range charts {
-		dec := xml.NewDecoder(strings.NewReader(c.svg()))
-		for {
-			_, err := dec.Token()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s is not well-formed XML: %v", c.file, err)
-			}
-		}
+		wellFormed(t, c, "go test -count=1 -run TestChartsOnKnownInput ./bench/cmd/benchsummary")
 	}
 }
