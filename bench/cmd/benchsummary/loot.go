@@ -268,7 +268,7 @@ func (t *lootTable) markdown(source string) string {
 	return b.String()
 }
 
-// targets checks issue 24's: on each store, the reference (its best
+// targets checks the reference's targets: on each store, the reference (its best
 // variant: ref or ref-batched) at or above the document's design (>= 1x) for
 // every op at every conc, and >= 2x at the highest conc on some op of some
 // store. A target is met when the median ratio meets it; the interval says
@@ -306,7 +306,7 @@ func (t *lootTable) targets(p func(string, ...any)) {
 	if len(rows) == 0 {
 		return
 	}
-	p("## Targets (issue 24): ref >= 1x doc everywhere, >= 2x at the highest conc somewhere\n\n")
+	p("## Targets: ref >= 1x doc everywhere, >= 2x at the highest conc on some store\n\n")
 	p("| store | benchmark | conc | best ref | ref / doc | >= 1x |\n|---|---|---:|---|---:|---|\n")
 	for _, r := range rows {
 		p("%s", r)
