@@ -172,7 +172,9 @@ func RunSettleCost(t *testing.T, c SettleCost) {
 // inv is a loot.BatchInventory, else one Deliver per grant; and one
 // MarkDeliveredBatch (the grants as recorded, for the attempt counts) if s
 // is a loot.BatchMarker, else one MarkDelivered per grant. On PostgreSQL
-// and memory, which have both: 2 + 2 = 4, whatever the quantity.
+// and memory, which have both: 2 + 2 = 4, whatever the quantity. It is the
+// most, not the count: PostgreSQL answers the MarkDeliveredBatch after its
+// own DeliverBatch from the rows that statement returned (3 in all).
 func DeliverBudget(s loot.Store, inv loot.Inventory, quantity int) int64 {
 	deliver, mark := int64(quantity), int64(quantity)
 	if _, ok := inv.(loot.BatchInventory); ok {
