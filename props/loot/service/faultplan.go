@@ -230,6 +230,37 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 		}
 	}
 	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
+	return apartOnDeps(p)
+}
+
+// depGap is how long after a dependency fault ends the next one on that
+// dependency starts. An end and a start planned at one instant race
+// (two timers firing together): seen on a loaded machine, a partition's
+// start ran 0.6 ms before the heal of the one before it and was refused
+// ("already partitioned"), and that heal then ended it. The two timers'
+// goroutines are scheduled within a few ms of each other even with the
+// machine's two cores shared eightfold; 250 ms is many times that and
+// short beside a fault's 0.5..2 s.
+const depGap = 250 * time.Millisecond
+
+// apartOnDeps moves p's dependency faults so that no two on one
+// dependency overlap, whatever their kinds (one proxy holds them all: a
+// reset toxic during a partition is no fault of its own, and a partition
+// cannot be partitioned again), each a depGap after the one before ends.
+func apartOnDeps(p FaultPlan) FaultPlan {
+	last := map[string]time.Duration{} // per dependency: when its last fault ends
+	for i, f := range p.Faults {
+		d, ok := depOf[f.Kind]
+		if !ok {
+			continue
+		}
+		if end, seen := last[d]; seen && f.At < end+depGap {
+			f.At = end + depGap
+		}
+		p.Faults[i] = f
+		last[d] = f.At + f.For
+	}
+	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 	return p
 }
 
