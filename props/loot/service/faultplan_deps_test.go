@@ -163,3 +163,14 @@ func TestDependencyFaultsApply(t *testing.T) {
 		t.Errorf("%d proxy events, want 8 (partition, heal, a reset's add and remove, latency's two of each)\nTo reproduce: %s", got, depsRepro)
 	}
 }
+
+// TestFaultFamiliesWithOnlyTheDependencies: a campaign whose harness
+// reaches only the dependencies runs the families their faults play.
+func TestFaultFamiliesWithOnlyTheDependencies(t *testing.T) {
+	got := FaultFamilies(Reach{Deps: []string{"db", "redis"}})
+	for _, f := range []engine.Family{lootfaults.Families.StoreError, lootfaults.Families.LockExpiry} {
+		if !slices.Contains(got, f) {
+			t.Errorf("FaultFamilies with the database and Redis = %v, want %s in it\nTo reproduce: go test ./props/loot/service -count=1 -run TestFaultFamiliesWithOnlyTheDependencies", got, f)
+		}
+	}
+}
