@@ -171,7 +171,7 @@ type builder struct {
 	// from them, not from the service's endpoints).
 	sql bool
 	// fair: the database's claim rows carry the wins each claim ranks with
-	// (a fourth column), every one of them that was read.
+	// (a fourth column), every one of them that was read (fairRows).
 	fair bool
 }
 
@@ -376,10 +376,11 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 }
 
 // fairRows reports whether the claim rows the samples read carry their
-// wins (a fourth column): some row was read, and every one has it. Rows
-// without it (the default query's three columns) leave the wins unknown.
+// wins (a fourth column): every one has it. Rows without it (the default
+// query's three columns) leave the wins unknown; a run that read no claim
+// row at all ranked nothing, and its winners must be none whatever the
+// wins.
 func fairRows(ss []Sample) bool {
-	some := false
 	for _, s := range ss {
 		if s.Op != "sql-claims" || s.Status != http.StatusOK {
 			continue
@@ -389,10 +390,9 @@ func fairRows(ss []Sample) bool {
 			if cols, _ := row.([]any); len(cols) < 4 {
 				return false
 			}
-			some = true
 		}
 	}
-	return some
+	return true
 }
 
 // rowsOf reads a query's answer, rows of at least n columns (false: a row
