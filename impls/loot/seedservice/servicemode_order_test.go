@@ -11,7 +11,6 @@ import (
 	lootfaults "github.com/onceproof/onceproof/faults/loot"
 	lootservice "github.com/onceproof/onceproof/props/loot/service"
 	fleetpkg "github.com/onceproof/onceproof/props/loot/service/instance"
-	"github.com/onceproof/onceproof/props/loot/service/netfault"
 )
 
 // fleet starts n instances of the service on e through package instance,
@@ -89,28 +88,4 @@ func TestServiceModeFindsTiesOrderedAgainstTheRule(t *testing.T) {
 	e := newEnv(t)
 	_, tgs := e.fleet(2, nil)
 	e.find(tgs, lootfaults.Families.Ties, 6, lootservice.Injectors{}, lootfaults.Properties.RuleOrder, repro)
-}
-
-// TestServiceModeFindsAClaimAfterTheFreeze: the late-claim family against
-// two instances whose database path is slowed by the plan's db-latency
-// (the service's JDBC URL names the harness's proxy, as -upstream db=...
-// and {db} in -start do): submitIntent's check and its upsert are two
-// statements, and with a round trip between them a claim checked before
-// the deadline is written after the settle froze the claims. InWindow
-// fails.
-func TestServiceModeFindsAClaimAfterTheFreeze(t *testing.T) {
-	const repro = "go test ./impls/loot/seedservice -count=1 -run TestServiceModeFindsAClaimAfterTheFreeze"
-	e := newEnv(t)
-	n, err := netfault.New(netfault.Options{Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Close)
-	addr := strings.TrimPrefix(e.jdbc, "jdbc:mysql://")
-	deps, vars, err := lootservice.DepProxies(n, map[string]string{"db": addr[:strings.Index(addr, "/")]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, tgs := e.fleet(2, vars)
-	e.find(tgs, lootfaults.Families.LateClaim, 6, lootservice.Injectors{Deps: deps}, lootfaults.Properties.InWindow, repro)
 }
