@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -47,15 +48,16 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	tolerance := fs.Duration("tolerance", lootservice.DefaultTolerance, "how far the harness's clock and the service's may disagree")
 	out := fs.String("out", "", "the directory for the record files (default: a fresh private directory, printed)")
 	replayFile := fs.String("replay", "", "a record file: send its workload again (under a new tag) with its fault plan, and judge the new run")
-	faults := fs.String("faults", "net,inventory,process", "the parts the harness faults, comma-separated: net (proxies between the harness and each instance), inventory (the hosted inventory, with -inventory-listen), process (kill -9 and SIGSTOP, only of instances -start started); none: no faults")
+	faults := fs.String("faults", "net,inventory,process,deps", "the parts the harness faults, comma-separated: net (proxies between the harness and each instance), inventory (the hosted inventory, with -inventory-listen), process (kill -9 and SIGSTOP, only of instances -start started), deps (the database and Redis, only through -upstream's proxies); none: no faults")
 	invListen := fs.String("inventory-listen", "", "host:port to host the inventory on (the service must deliver to http://host:port"+inventory.Path+"): deliveries are judged from its ledger; without it, from -db's items query or the service's reads, and no inventory faults")
 	lockTTL := fs.Duration("lock-ttl", lootservice.DefaultLockTTL, "the service's settle lock ttl (lootd's -lock-ttl): a planned SIGSTOP lasts it plus 1 s, so another instance takes the stopped settler's session over")
 	reduce := fs.Bool("reduce", false, "with -replay: if the rerun fails a property, reduce the record by rerunning it with sessions, sends and faults removed; the reduced record is written beside it")
 	repeat := fs.Int("repeat", 3, "with -reduce: reruns of each candidate (a real service is not deterministic)")
 	budget := fs.Int("budget", 60, "with -reduce: the most reruns in all")
-	start := fs.String("start", "", "start the instances instead of -target: one instance's command line, fields separated by spaces (no quoting), with {port} (its player port), {internal} (its operations port; without it the player's), {index}, {dir} (-out), {skew}, {inventory} (the hosted inventory's URL, with -inventory-listen); each instance's stderr goes to -out")
+	start := fs.String("start", "", "start the instances instead of -target: one instance's command line, fields separated by spaces (no quoting), with {port} (its player port), {internal} (its operations port; without it the player's), {index}, {dir} (-out), {skew}, {inventory} (the hosted inventory's URL, with -inventory-listen), {NAME} (the proxy in front of each -upstream NAME); each instance's stderr goes to -out")
 	nInstances := fs.Int("instances", 3, "with -start, how many instances")
 	skews := fs.String("skew", "", "with -start, comma-separated clock offsets per instance (0,2s,-3s): given to {skew} if the command takes it, else the instance runs under faketime")
+	upstream := fs.String("upstream", "", "with -start, the instances' dependencies the harness fronts with a fault proxy: NAME=HOST:PORT,... (db=127.0.0.1:5432,redis=127.0.0.1:6379); {NAME} in -start's command is the proxy's host:port, and -faults deps faults db and redis there")
 	ready := fs.String("ready", "", "with -start, a URL (placeholders as -start's) that answers 2xx once an instance serves (default: a TCP connect to {port})")
 	pos, err := parse(fs, args, stdout)
 	if err != nil {
@@ -85,7 +87,11 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	parts, err := parseFaults(*faults)
+	parts, depsOn, err := parseFaults(*faults)
+	if err != nil {
+		return 0, err
+	}
+	ups, err := parseUpstreams(*upstream, *start)
 	if err != nil {
 		return 0, err
 	}
@@ -135,10 +141,26 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	// Process faults only on instances the harness started: it has no
 	// other way to kill or stop them.
 	var processes lootservice.Processes
+	var deps map[string]*netfault.Proxy
 	if *start != "" {
 		fleetOpts.Dir = dir
+		fleetOpts.Vars = map[string]string{}
 		if *invListen != "" {
-			fleetOpts.Vars = map[string]string{"inventory": "http://" + *invListen + inventory.Path}
+			fleetOpts.Vars["inventory"] = "http://" + *invListen + inventory.Path
+		}
+		if len(ups) > 0 {
+			// The dependencies' proxies listen before the instances start:
+			// an instance dials its database at once.
+			n, err := netfault.New(netfault.Options{Now: time.Now})
+			if err != nil {
+				return 0, err
+			}
+			defer n.Close()
+			var vars map[string]string
+			if deps, vars, err = lootservice.DepProxies(n, ups); err != nil {
+				return 0, err
+			}
+			maps.Copy(fleetOpts.Vars, vars)
 		}
 		fleet, err := instance.Start(ctx, fleetOpts)
 		if err != nil {
@@ -159,6 +181,9 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	}
 	if parts.Process {
 		drive.Inject.Processes = processes // nil without -start: no process faults planned
+	}
+	if depsOn {
+		drive.Inject.Deps = deps // nil without -upstream: no dependency faults planned
 	}
 	closeFaults, err := injectors(&drive, parts, *invListen)
 	if err != nil {
@@ -330,11 +355,11 @@ func writeRecordFile(path string, r lootservice.Record) error {
 	return errors.Join(r.Write(w), w.Close())
 }
 
-// parseFaults reads -faults: the parts to fault.
-func parseFaults(s string) (lootservice.Reach, error) {
-	var r lootservice.Reach
+// parseFaults reads -faults: the parts to fault (deps: the dependencies
+// -upstream fronts, known only once their proxies are up).
+func parseFaults(s string) (r lootservice.Reach, deps bool, err error) {
 	if s == "none" {
-		return r, nil
+		return r, false, nil
 	}
 	for _, p := range strings.Split(s, ",") {
 		switch strings.TrimSpace(p) {
@@ -344,11 +369,13 @@ func parseFaults(s string) (lootservice.Reach, error) {
 			r.Inventory = true
 		case "process":
 			r.Process = true
+		case "deps":
+			deps = true
 		default:
-			return r, badf("-faults: %q: want none or a list of net, inventory, process", p)
+			return r, false, badf("-faults: %q: want none or a list of net, inventory, process, deps", p)
 		}
 	}
-	return r, nil
+	return r, deps, nil
 }
 
 // injectors sets drive's injectors for parts: proxies in front of its

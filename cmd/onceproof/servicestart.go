@@ -1,6 +1,9 @@
 package main
 
 import (
+	"net"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,4 +56,45 @@ func fleetTargets(f *instance.Fleet, o instance.Options) []lootservice.Target {
 		out = append(out, t)
 	}
 	return out
+}
+
+// depName is a dependency's name in -upstream: a placeholder's word.
+var depName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// parseUpstreams reads -upstream, NAME=HOST:PORT,...: the dependencies
+// the harness fronts with a proxy, each reached by -start's command
+// through {NAME} (db and redis are the names the fault plan faults). A
+// name that is not a word, is given twice or is one of the fleet's own
+// placeholders, and an address that is not host:port, are bad input.
+func parseUpstreams(s, start string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if start == "" {
+		return nil, badf("-upstream goes with -start: the harness can proxy a dependency only for instances it starts")
+	}
+	own := map[string]bool{"index": true, "dir": true, "skew": true, "port": true, "internal": true, "inventory": true}
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		name, addr, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		switch {
+		case !ok:
+			return nil, badf("-upstream: %q: want NAME=HOST:PORT", kv)
+		case !depName.MatchString(name):
+			return nil, badf("-upstream: name %q: want a word (letters, digits, _), as its {NAME} in -start", name)
+		case own[name]:
+			return nil, badf("-upstream: name %q is one of -start's own placeholders", name)
+		case out[name] != "":
+			return nil, badf("-upstream: name %q given twice", name)
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			return nil, badf("-upstream: %s=%q: want HOST:PORT", name, addr)
+		}
+		if !strings.Contains(start, "{"+name+"}") {
+			return nil, badf("-upstream: %s: -start's command has no {%s}, so its instances would not reach %s through the proxy", name, name, addr)
+		}
+		out[name] = addr
+	}
+	return out, nil
 }

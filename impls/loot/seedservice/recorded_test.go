@@ -315,16 +315,10 @@ func (e *env) fleet(d defect) *fleetinstance.Fleet {
 		}
 		jdbc = strings.Replace(jdbc, addr, p.Addr(), 1)
 	}
-	host, port, _ := net.SplitHostPort(e.redis.Addr)
 	dir := t.TempDir()
 	f, err := fleetinstance.Start(context.Background(), fleetinstance.Options{
-		Command: append([]string{"java", "-cp", classes(t) + ":" + driverJar, "com.example.loot.LootApplication",
-			"--server.address=127.0.0.1", "--server.port={port}",
-			"--spring.datasource.url=" + jdbc, "--spring.datasource.username=root", "--spring.datasource.password=",
-			"--spring.data.redis.host=" + host, "--spring.data.redis.port=" + port,
-			"--loot.settle.lock-key-prefix=" + e.lockNS, "--loot.time-zone=" + zone,
-			"--loot.inventory.url=" + e.inv.srv.URL, "--loot.compensate.interval-millis=500"}, d.Args...),
-		N: d.instances(), Dir: dir, Now: time.Now,
+		Command: e.javaCommand(jdbc, d.Args...),
+		N:       d.instances(), Dir: dir, Now: time.Now,
 		// A JVM's start on two loaded cores takes seconds; 60 s bounds
 		// the wait, it is not a measurement.
 		ReadyTimeout: 60 * time.Second,
@@ -343,6 +337,21 @@ func (e *env) fleet(d defect) *fleetinstance.Fleet {
 	})
 	warm(t, fleetTargets(f, d.instances()))
 	return f
+}
+
+// javaCommand is the command line of one instance of the service on e,
+// for the instance fleet: on the port the fleet picks ({port}), its
+// database at jdbc (which may name a placeholder such as {db}), Redis and
+// the inventory e's, the compensation timer every 500 ms (a PENDING grant
+// is delivered within a run), then extra.
+func (e *env) javaCommand(jdbc string, extra ...string) []string {
+	host, port, _ := net.SplitHostPort(e.redis.Addr)
+	return append([]string{"java", "-cp", classes(e.t) + ":" + driverJar, "com.example.loot.LootApplication",
+		"--server.address=127.0.0.1", "--server.port={port}",
+		"--spring.datasource.url=" + jdbc, "--spring.datasource.username=root", "--spring.datasource.password=",
+		"--spring.data.redis.host=" + host, "--spring.data.redis.port=" + port,
+		"--loot.settle.lock-key-prefix=" + e.lockNS, "--loot.time-zone=" + zone,
+		"--loot.inventory.url=" + e.inv.srv.URL, "--loot.compensate.interval-millis=500"}, extra...)
 }
 
 // warm sends each target one of each request a run sends, for a session

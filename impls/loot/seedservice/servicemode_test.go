@@ -51,9 +51,12 @@ var (
 	// outsider: the outsider's NEED is recorded (MembersOnly: the
 	// document's submitIntent checks no membership) and, the only NEED,
 	// wins the one item (NoOverGrant: delivered to a player with no
-	// winning claim among the members').
+	// winning claim among the members'; RuleOrder, judged from the claim
+	// rows' fair_score: the winner is not the rule's over the members'
+	// claims, as the loot-seed-verbatim row's outsider counterexample
+	// says).
 	outsiderDefect = defect{Name: "outsider", Family: lootfaults.Families.Outsider, Seed: 1,
-		Want: []engine.Property{lootfaults.Properties.MembersOnly, lootfaults.Properties.NoOverGrant}}
+		Want: []engine.Property{lootfaults.Properties.MembersOnly, lootfaults.Properties.NoOverGrant, lootfaults.Properties.RuleOrder}}
 	// stuck-settle: the instance a settle runs on is killed -9 between
 	// lockForSettle and markClosed; the sender's retry on the other
 	// instance finds the session SETTLING (lockForSettle matches only

@@ -31,7 +31,7 @@ var Families = []engine.Family{
 func FaultFamilies(r Reach) []engine.Family {
 	var out []engine.Family
 	for _, f := range lootfaults.World.Families {
-		if !slices.Contains(Families, f) && slices.ContainsFunc(familyFaults[f], func(k FaultKind) bool { return k.part(r) }) {
+		if !slices.Contains(Families, f) && slices.ContainsFunc(FamilyFaults(f), func(k FaultKind) bool { return k.part(r) }) {
 			out = append(out, f)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/url"
 	"slices"
@@ -37,6 +38,21 @@ const (
 	ProcStop     FaultKind = "proc-stop" // SIGSTOP, SIGCONT when the fault ends
 )
 
+// The dependency kinds: a fault on the path between every instance and
+// one of its dependencies, through the proxy the harness put in front of
+// it when it started the instances with the dependency's address
+// (DepProxies); the kind's first word names the dependency.
+const (
+	DBReset     FaultKind = "db-reset"     // the service's database connections reset on their next data
+	DBPartition FaultKind = "db-partition" // the database refuses new connections, open ones closed, until healed
+	DBLatency   FaultKind = "db-latency"   // every chunk to and from the database delayed by 200 ms
+	RedisStall  FaultKind = "redis-stall"  // Redis's replies stop past the lock ttl; its connections close when the fault ends
+)
+
+// depOf is the dependency each dependency kind hits, by its name in
+// DepProxies (and the placeholder of -start's command).
+var depOf = map[FaultKind]string{DBReset: "db", DBPartition: "db", DBLatency: "db", RedisStall: "redis"}
+
 // Fault is one planned fault: from At for For (wall offsets from the
 // run's start), on Target (an instance's index; the inventory's faults
 // have no target: -1).
@@ -58,6 +74,8 @@ type FaultPlan struct {
 // plan that was meant, so an unreachable fault would be a lie in it).
 type Reach struct {
 	Net, Inventory, Process bool
+	// Deps are the dependencies the harness proxies ("db", "redis").
+	Deps []string
 	// LockTTL is the service's settle lease (its lock's ttl), which a
 	// ProcStop must outlast (0: DefaultLockTTL).
 	LockTTL time.Duration
@@ -112,16 +130,40 @@ var familyFaults = map[engine.Family][]FaultKind{
 	lootfaults.Families.LateClaim:        {NetStall},
 }
 
+// depFaults are the faults on the service's own dependencies that play a
+// family, planned after familyFaults' (so a plan without dependencies is
+// what it was before they could be faulted):
+//   - store-error (a store call fails, nothing happened; or the store is
+//     down): the database's connections reset, and the database
+//     partitioned off (refused: each call fails at once).
+//   - lock-expiry (a lock holder stalls past the ttl): Redis stops
+//     answering for longer than lootd's 5 s lock ttl (6 s), so a lock taken
+//     before the stall expires while its holder waits on it.
+//   - late-claim and concurrent-settle (a claim's check and its write, two
+//     settlers' steps, spread apart): the database's latency, which widens
+//     every gap between two statements by a round trip's 400 ms.
+var depFaults = map[engine.Family][]FaultKind{
+	lootfaults.Families.StoreError:       {DBReset, DBPartition},
+	lootfaults.Families.LockExpiry:       {RedisStall},
+	lootfaults.Families.LateClaim:        {DBLatency},
+	lootfaults.Families.ConcurrentSettle: {DBLatency},
+}
+
 // unplanned are the families a fault plan cannot play, and why.
 var unplanned = map[engine.Family]string{
 	lootfaults.Families.ClockSkew: "its fault is an instance's clock seconds off (faketime at the instance's start), an option of how the harness starts it, not a timed fault",
 }
 
 // FamilyFaults is the kinds family f's runs may plan (nil: none).
-func FamilyFaults(f engine.Family) []FaultKind { return slices.Clone(familyFaults[f]) }
+func FamilyFaults(f engine.Family) []FaultKind {
+	return append(slices.Clone(familyFaults[f]), depFaults[f]...)
+}
 
 // part is the part of the system a kind needs.
 func (k FaultKind) part(r Reach) bool {
+	if d, ok := depOf[k]; ok {
+		return slices.Contains(r.Deps, d)
+	}
 	switch {
 	case strings.HasPrefix(string(k), "net-"):
 		return r.Net
@@ -170,7 +212,7 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 	rng := rand.New(rand.NewPCG(seed, salt))
 	first, last := w.Sends[0].At, w.Sends[len(w.Sends)-1].At
 	part := int64(last-first)/faultsPerKind + 1
-	for _, k := range familyFaults[family] {
+	for _, k := range FamilyFaults(family) {
 		if !k.part(r) {
 			continue
 		}
@@ -183,6 +225,15 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 			}
 			if strings.HasPrefix(string(k), "inv-") {
 				f.Target = -1
+			}
+			if _, ok := depOf[k]; ok {
+				f.Target = -1 // every instance's path to it: the kind names the dependency
+			}
+			if k == RedisStall {
+				// Past the lock's ttl, as a SIGSTOP (Stop): the holder's
+				// lock expires while Redis answers nobody, and the first
+				// settler to reach it after the stall takes it over.
+				f.For = r.Stop()
 			}
 			fs = append(fs, f)
 		}
@@ -217,6 +268,37 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 		}
 	}
 	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
+	return apartOnDeps(p)
+}
+
+// depGap is how long after a dependency fault ends the next one on that
+// dependency starts. An end and a start planned at one instant race
+// (two timers firing together): seen on a loaded machine, a partition's
+// start ran 0.6 ms before the heal of the one before it and was refused
+// ("already partitioned"), and that heal then ended it. The two timers'
+// goroutines are scheduled within a few ms of each other even with the
+// machine's two cores shared eightfold; 250 ms is many times that and
+// short beside a fault's 0.5..2 s.
+const depGap = 250 * time.Millisecond
+
+// apartOnDeps moves p's dependency faults so that no two on one
+// dependency overlap, whatever their kinds (one proxy holds them all: a
+// reset toxic during a partition is no fault of its own, and a partition
+// cannot be partitioned again), each a depGap after the one before ends.
+func apartOnDeps(p FaultPlan) FaultPlan {
+	last := map[string]time.Duration{} // per dependency: when its last fault ends
+	for i, f := range p.Faults {
+		d, ok := depOf[f.Kind]
+		if !ok {
+			continue
+		}
+		if end, seen := last[d]; seen && f.At < end+depGap {
+			f.At = end + depGap
+		}
+		p.Faults[i] = f
+		last[d] = f.At + f.For
+	}
+	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 	return p
 }
 
@@ -239,11 +321,14 @@ type Injectors struct {
 	Net       []Proxies // by target
 	Inventory *inventory.Server
 	Processes Processes
+	// Deps are the proxies between the instances and their dependencies,
+	// by name (DepProxies).
+	Deps map[string]*netfault.Proxy
 }
 
 // Reach is the parts i reaches.
 func (i Injectors) Reach() Reach {
-	return Reach{Net: len(i.Net) > 0, Inventory: i.Inventory != nil, Process: i.Processes != nil}
+	return Reach{Net: len(i.Net) > 0, Inventory: i.Inventory != nil, Process: i.Processes != nil, Deps: slices.Sorted(maps.Keys(i.Deps))}
 }
 
 // AppliedFault is one step of a fault as applied: its start or its end.
@@ -272,6 +357,8 @@ func (inj Injectors) start(i int, f Fault) (string, error) {
 		return "kill -9", inj.proc(f.Target, inj.Processes.Kill)
 	case ProcStop:
 		return "SIGSTOP", inj.proc(f.Target, inj.Processes.Stop)
+	case DBReset, DBPartition, DBLatency, RedisStall:
+		return inj.dep(i, f, true)
 	}
 	return inj.net(i, f, true)
 }
@@ -286,6 +373,8 @@ func (inj Injectors) end(ctx context.Context, i int, f Fault) (string, error) {
 		return "restart", inj.proc(f.Target, func(i int) error { return inj.Processes.Restart(ctx, i) })
 	case ProcStop:
 		return "SIGCONT", inj.proc(f.Target, inj.Processes.Cont)
+	case DBReset, DBPartition, DBLatency, RedisStall:
+		return inj.dep(i, f, false)
 	}
 	return inj.net(i, f, false)
 }
@@ -307,6 +396,54 @@ var toxics = map[FaultKind][]netfault.Toxic{
 	// 16 bytes: less than any HTTP status line with its headers, so no
 	// answer is readable; the request itself went through whole.
 	NetCutReply: {{Name: "f-cut", Kind: netfault.CutAfter, Bytes: 16}},
+	// The dependencies' as the network's: 200 ms each way is many loopback
+	// round trips and far under lootd's store budgets (seconds).
+	DBReset:    {{Name: "f-db-reset", Kind: netfault.ResetPeer, Stream: netfault.Upstream}},
+	DBLatency:  {{Name: "f-db-latency-up", Kind: netfault.Latency, Stream: netfault.Upstream, Latency: 200 * time.Millisecond}, {Name: "f-db-latency-down", Kind: netfault.Latency, Latency: 200 * time.Millisecond}},
+	RedisStall: {{Name: "f-redis-stall", Kind: netfault.Stall}},
+}
+
+// dep starts (on) or ends a dependency fault on the proxy in front of
+// the dependency its kind names, its toxics named by the fault's index i
+// as net's are.
+func (inj Injectors) dep(i int, f Fault, on bool) (string, error) {
+	p := inj.Deps[depOf[f.Kind]]
+	if p == nil {
+		return "", fmt.Errorf("no proxy in front of the dependency %q (the harness fronts those -upstream names)", depOf[f.Kind])
+	}
+	return toggle(p, i, f.Kind, on)
+}
+
+// toggle starts (on) or ends fault i of kind k on proxy p: a partition
+// (refused) and its heal, or the kind's toxics; it returns what it did.
+func toggle(p *netfault.Proxy, i int, k FaultKind, on bool) (string, error) {
+	if k == NetPartition || k == DBPartition {
+		what, err := "partition", error(nil)
+		if on {
+			err = p.Partition(netfault.Refuse)
+		} else {
+			what, err = "heal", p.Heal()
+		}
+		if err != nil {
+			return "", err
+		}
+		return what + " " + p.Addr(), nil
+	}
+	var done []string
+	for _, t := range toxics[k] {
+		t.Name = fmt.Sprintf("%s-%d", t.Name, i)
+		var err error
+		if on {
+			err = p.Add(t)
+		} else {
+			err = p.Remove(t.Name)
+		}
+		if err != nil {
+			return strings.Join(done, ", "), err
+		}
+		done = append(done, map[bool]string{true: "add ", false: "remove "}[on]+t.Name+" "+p.Addr())
+	}
+	return strings.Join(done, ", "), nil
 }
 
 // net starts (on) or ends a network fault on both of f.Target's proxies.
@@ -324,31 +461,12 @@ func (inj Injectors) net(i int, f Fault, on bool) (string, error) {
 		if p == nil {
 			continue
 		}
-		if f.Kind == NetPartition {
-			var err error
-			if on {
-				err = p.Partition(netfault.Refuse)
-			} else {
-				err = p.Heal()
-			}
-			if err != nil {
-				return strings.Join(done, ", "), err
-			}
-			done = append(done, map[bool]string{true: "partition", false: "heal"}[on]+" "+p.Addr())
-			continue
+		res, err := toggle(p, i, f.Kind, on)
+		if res != "" {
+			done = append(done, res)
 		}
-		for _, t := range toxics[f.Kind] {
-			t.Name = fmt.Sprintf("%s-%d", t.Name, i)
-			var err error
-			if on {
-				err = p.Add(t)
-			} else {
-				err = p.Remove(t.Name)
-			}
-			if err != nil {
-				return strings.Join(done, ", "), err
-			}
-			done = append(done, map[bool]string{true: "add ", false: "remove "}[on]+t.Name+" "+p.Addr())
+		if err != nil {
+			return strings.Join(done, ", "), err
 		}
 	}
 	return strings.Join(done, ", "), nil
@@ -379,4 +497,21 @@ func ProxyTargets(n *netfault.Net, targets []Target) ([]Target, []Proxies, error
 		}
 	}
 	return out, ps, nil
+}
+
+// DepProxies puts a proxy of n in front of each dependency of upstreams
+// (a name, "db" or "redis" for the kinds that fault them, to its
+// host:port), named "dep-<name>" in n's events: the proxies to fault
+// (Injectors.Deps) and, by name, the address an instance is to reach
+// each through (the values of the fleet's placeholders {db}, {redis}).
+func DepProxies(n *netfault.Net, upstreams map[string]string) (map[string]*netfault.Proxy, map[string]string, error) {
+	ps, vars := map[string]*netfault.Proxy{}, map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(upstreams)) {
+		p, err := n.Proxy("dep-"+name, upstreams[name])
+		if err != nil {
+			return nil, nil, err
+		}
+		ps[name], vars[name] = p, p.Addr()
+	}
+	return ps, vars, nil
 }

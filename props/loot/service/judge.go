@@ -99,6 +99,10 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 	if r.Run.Inventory {
 		lost = "from the last round, read after the drain, the sender's give-ups, and the hosted inventory's ledger, read after the drain"
 	}
+	wins := "the snapshot reports (a black box cannot read the service's fairness record)"
+	if !spec.Has("audit") && b.fair {
+		wins = "the database's claim rows record (the spec's sql claims query's fourth column) in the round that showed the freeze, and the grants as the winners"
+	}
 	how := map[engine.Property]struct {
 		h   lootfaults.History
 		how string
@@ -107,7 +111,7 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 		lootfaults.Properties.NoDupGrant:   {late, items + byKey + "; " + samples},
 		lootfaults.Properties.NoLostGrant:  {late, lost + "; " + items},
 		lootfaults.Properties.FrozenClaims: {late, "from the answers, the claims read in the first round that showed the freeze, and the audit snapshot"},
-		lootfaults.Properties.RuleOrder:    {early, "by the oracle over the frozen claims, ordered by the rounds that first showed each intent, with the wins the snapshot reports (a black box cannot read the service's fairness record)"},
+		lootfaults.Properties.RuleOrder:    {early, "by the oracle over the frozen claims, ordered by the rounds that first showed each intent, with the wins " + wins},
 		lootfaults.Properties.Replayable:   {late, "from the audit snapshot and grants, against the claims seen frozen"},
 		lootfaults.Properties.MembersOnly:  {late, claims},
 		lootfaults.Properties.OnTime:       {early, fmt.Sprintf("a freeze seen before the recorded deadline less %v; a freeze between two rounds is dated by the later one; ", tolerance) + samples},
@@ -122,7 +126,7 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 			out = append(out, Finding{Property: p, Verdict: NotJudged, How: "a black box's request ends by the client's timeout: a request that never returns shows as unknown answers and NoLostGrant's give-ups"})
 			continue
 		}
-		if why := absent(spec, b.sql, p); why != "" {
+		if why := absent(spec, b.sql, b.fair, p); why != "" {
 			out = append(out, Finding{Property: p, Verdict: NotJudged, How: why})
 			continue
 		}
@@ -174,6 +178,9 @@ type builder struct {
 	// sql: the record holds the database's reads (claims and items come
 	// from them, not from the service's endpoints).
 	sql bool
+	// fair: the database's claim rows carry the wins each claim ranks with
+	// (a fourth column), every one of them that was read (fairRows).
+	fair bool
 }
 
 type mineRead struct {
@@ -185,6 +192,7 @@ type mineRead struct {
 func build(w Workload, spec Spec, r Record) *builder {
 	b := &builder{w: w, spec: spec, r: r}
 	b.sql = slices.ContainsFunc(r.Samples, func(s Sample) bool { return s.Op == "sql-claims" })
+	b.fair = b.sql && fairRows(r.Samples)
 	n := len(w.Schedule.Sessions)
 	b.sessions = make([][]round, n)
 	b.deadline = make([]time.Duration, n)
@@ -288,6 +296,10 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 				fmt.Sscan(p, &id)
 				c.Player, c.Intent = lootfaults.PlayerID(id), lootfaults.Intent(in)
 				c.At, _ = b.spec.Time(at)
+				if len(cols) >= 4 {
+					w, _ := str(cols[3])
+					fmt.Sscan(w, &c.Fair)
+				}
 				sqlClaims = append(sqlClaims, c)
 			}
 			for _, p := range b.w.Players(x) {
@@ -369,6 +381,26 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 	}
 	slices.SortFunc(rd.rec.Claims, func(a, c lootfaults.Claim) int { return cmp.Compare(a.Player, c.Player) })
 	return rd, true
+}
+
+// fairRows reports whether the claim rows the samples read carry their
+// wins (a fourth column): every one has it. Rows without it (the default
+// query's three columns) leave the wins unknown; a run that read no claim
+// row at all ranked nothing, and its winners must be none whatever the
+// wins.
+func fairRows(ss []Sample) bool {
+	for _, s := range ss {
+		if s.Op != "sql-claims" || s.Status != http.StatusOK {
+			continue
+		}
+		rows, _ := decodeJSON(s.Answer).([]any)
+		for _, row := range rows {
+			if cols, _ := row.([]any); len(cols) < 4 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // rowsOf reads a query's answer, rows of at least n columns (false: a row
@@ -457,10 +489,10 @@ func (b *builder) history(early bool, shift time.Duration) lootfaults.History {
 			if !frozen && (rec.Status == lootfaults.Statuses.Settling || rec.Status == lootfaults.Statuses.Closed) {
 				frozen = true
 				// The wins the settle ranked by, as the snapshot reports
-				// them, set just before the freeze (lootprops ranks by
-				// History.WinsAt there).
-				if snap := rs[len(rs)-1].rec.Snapshot; snap != nil {
-					for _, c := range snap.Claims {
+				// them (or the claim rows of this round), set just before
+				// the freeze (lootprops ranks by History.WinsAt there).
+				if ranked, ok := b.ranked(x, k); ok {
+					for _, c := range ranked {
 						if d := c.Fair - wins[c.Player]; d != 0 {
 							wins[c.Player] = c.Fair
 							evs = append(evs, ev{at, 0, lootfaults.Event{At: at, Kind: lootfaults.Events.Fair, Msg: -1, Attempt: -1, Detail: lootfaults.Detail{Session: x, Player: c.Player, Wins: d}}})
@@ -559,13 +591,15 @@ func ackOf(o Outcome) engine.Ack {
 
 // absent says why property p is not judged because the service lacks an
 // operation ("" if it is not): what only that operation shows is not
-// seen, and a property judged on nothing would be reported held.
-func absent(spec Spec, sql bool, p engine.Property) string {
+// seen, and a property judged on nothing would be reported held. fair:
+// the database's claim rows carry their wins, which stand in for the
+// audit's for RuleOrder (its winners are then the grants).
+func absent(spec Spec, sql, fair bool, p engine.Property) string {
 	switch {
 	case !spec.Has("audit") && p == lootfaults.Properties.Replayable:
 		return "the service has no audit read: no record of what a settle ranked (its snapshot and rule version) is there to replay"
-	case !spec.Has("audit") && p == lootfaults.Properties.RuleOrder:
-		return "the service has no audit read: the wins each claim was ranked with are not shown, so the rule's order cannot be recomputed"
+	case !spec.Has("audit") && !fair && p == lootfaults.Properties.RuleOrder:
+		return "the service has no audit read and the database's claim rows (the spec's sql claims query) carry no wins column: the wins each claim was ranked with are not shown, so the rule's order cannot be recomputed"
 	case !spec.Has("mine") && !sql && p == lootfaults.Properties.MembersOnly:
 		return "the service has no read of a player's claim and the database was not read: an outsider's claim is not seen"
 	case !spec.Has("mine") && !sql && p == lootfaults.Properties.HonestAnswer:
@@ -606,7 +640,7 @@ func (b *builder) cannot(p engine.Property) string {
 			if len(rs) == 0 || rs[len(rs)-1].rec.Status != lootfaults.Statuses.Closed {
 				continue
 			}
-			if rs[len(rs)-1].rec.Snapshot == nil {
+			if _, ok := b.ranked(x, len(rs)-1); !ok {
 				return fmt.Sprintf("%s closed with no audit snapshot read: the wins it ranked by are not known", b.w.SessionNo(x))
 			}
 			if a, c, ok := b.unordered(x); ok {
@@ -630,40 +664,74 @@ func (b *builder) cannot(p engine.Property) string {
 	return ""
 }
 
+// tied reports whether two claims the samples cannot order are a tie by
+// every account, which the rule breaks by the lowest id: one read showed
+// both first (sameRead: the history dates them alike) and the service
+// recorded them at one time (its claim times, as the audit or the claim
+// rows give them: a service recording whole seconds ranks two claims of
+// one second as simultaneous, and must then rank the lower id first).
+func tied(a, c lootfaults.Claim, sameRead bool) bool {
+	return sameRead && !a.At.IsZero() && a.At.Equal(c.At)
+}
+
+// ranked are the claims session x's settle ranked, with their wins, as
+// round k can tell: the last audit snapshot's, or, without an audit read,
+// the claim rows round k read when they carry their wins (b.fair); false
+// when neither is there.
+func (b *builder) ranked(x, k int) ([]lootfaults.Claim, bool) {
+	rs := b.sessions[x]
+	if snap := rs[len(rs)-1].rec.Snapshot; snap != nil {
+		return snap.Claims, true
+	}
+	if b.fair && !b.spec.Has("audit") {
+		return rs[k].rec.Claims, true
+	}
+	return nil, false
+}
+
 // unordered finds two frozen claims of session x that rank by their times
 // (equal priority, equal wins in the snapshot) and whose writes the
 // samples cannot order: the interval each was written in (after the last
 // read of its player that did not show its intent began, by the end of the
-// first that did) overlaps the other's.
+// first that did) overlaps the other's, and they are not tied.
 func (b *builder) unordered(x int) (lootfaults.PlayerID, lootfaults.PlayerID, bool) {
 	rs := b.sessions[x]
-	snap := rs[len(rs)-1].rec.Snapshot
+	ranked, _ := b.ranked(x, len(rs)-1)
+	// A claim was written after the instant its last read not showing it
+	// read (lo, that read's sent and done) and by the instant the first
+	// showing it read (hi): a read reads at one instant between its
+	// sending and its answer.
+	type read struct{ sent, done time.Duration }
 	type span struct {
 		c      lootfaults.Claim
-		lo, hi time.Duration
+		lo, hi read
 	}
+	// before: a was surely written before c: a's first showing read is c's
+	// last not showing it (one read of both: the database's claim rows),
+	// or was answered before that one was sent.
+	before := func(a, c span) bool { return a.hi == c.lo || a.hi.done <= c.lo.sent }
 	var spans []span
-	for _, c := range snap.Claims {
+	for _, c := range ranked {
 		if c.Intent.Priority() == 0 || !b.w.Schedule.MemberOf(x, c.Player) {
 			continue
 		}
 		reads := b.mine[x][c.Player]
-		sp := span{c: c, lo: 0, hi: -1}
+		sp := span{c: c, hi: read{-1, -1}}
 		for _, m := range reads {
 			if m.intent != c.Intent {
-				sp.lo, sp.hi = m.sent, -1
-			} else if sp.hi < 0 {
-				sp.hi = m.done
+				sp.lo, sp.hi = read{m.sent, m.done}, read{-1, -1}
+			} else if sp.hi.done < 0 {
+				sp.hi = read{m.sent, m.done}
 			}
 		}
-		if sp.hi < 0 {
-			sp.hi = b.r.End // never seen by its player's reads: any time
+		if sp.hi.done < 0 {
+			sp.hi = read{b.r.End, b.r.End} // never seen by its player's reads: any time
 		}
 		spans = append(spans, sp)
 	}
 	for i, a := range spans {
 		for _, c := range spans[i+1:] {
-			if a.c.Intent.Priority() == c.c.Intent.Priority() && a.c.Fair == c.c.Fair && a.lo < c.hi && c.lo < a.hi {
+			if a.c.Intent.Priority() == c.c.Intent.Priority() && a.c.Fair == c.c.Fair && !before(a, c) && !before(c, a) && !tied(a.c, c.c, a.hi == c.hi) {
 				return a.c.Player, c.c.Player, true
 			}
 		}

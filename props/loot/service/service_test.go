@@ -35,6 +35,8 @@ func campaign(t *testing.T, targets []lootservice.Target, families []engine.Fami
 		Drive:    o,
 		Families: families, Seed: 1, Runs: runs, Tag: fmt.Sprintf("t%d", time.Now().UnixNano()%1e9),
 		Scale: scale, Out: t.TempDir(), Tolerance: lootservice.DefaultTolerance,
+		// Every lootd these tests start has -lock-ttl lockTTL or longer.
+		LockTTL: lockTTL,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,10 @@ import (
 // PATH is dotted keys into a JSON object (snapshot.claims). A sql QUERY is
 // the rest of its line with {session} where the session number goes (a
 // bind parameter, never spliced): "claims" selects a session's claim rows
-// as (player, intent, claimed at), "items" the deliveries the service's
+// as (player, intent, claimed at) or (player, intent, claimed at, wins),
+// the wins being what the service ranks the claim with (a service with no
+// audit read is judged on RuleOrder only with them, its grants taken as
+// its winners), "items" the deliveries the service's
 // inventory applied for it as (grant number, player); they are read only
 // when the command is given the database. "session" selects the session's
 // row as (status, deadline) and "grants" its grant rows as (grant number,
