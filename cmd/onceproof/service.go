@@ -76,8 +76,8 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 		return 0, badf("-drain and -lock-ttl must be > 0 and -tolerance >= 0")
 	case *targets == "" && *replayFile == "" && *start == "":
 		return 0, badf("-target is required (player=URL,internal=URL[;...]), or -start")
-	case *start != "" && (*targets != "" || *replayFile != ""):
-		return 0, badf("-start starts the instances itself: give it without -target and -replay")
+	case *start != "" && *targets != "":
+		return 0, badf("-start starts the instances itself: give it without -target")
 	case *repeat < 1 || *budget < 1:
 		return 0, badf("-repeat and -budget must be >= 1")
 	case *reduce && *replayFile == "":
@@ -171,13 +171,20 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 		processes = fleet
 	}
 	drive := lootservice.DriveOptions{Targets: tgs, Spec: spec, Now: time.Now, Drain: *drain, DB: auditor, Queries: queries}
-	if *replayFile != "" && len(drive.Targets) == 0 {
-		// The record's instances, proxied like -target's.
+	if *replayFile != "" {
 		rec, err := readRecordFile(*replayFile)
 		if err != nil {
 			return 0, err
 		}
-		drive.Targets = rec.Run.Targets
+		switch {
+		case len(drive.Targets) == 0:
+			// The record's instances, proxied like -target's.
+			drive.Targets = rec.Run.Targets
+		case *start != "" && len(drive.Targets) != len(rec.Run.Targets):
+			// With -start the fleet stands in for the record's instances,
+			// one for one: its plan's faults name them by index.
+			return 0, badf("-replay: the record ran against %d instance(s), -instances %d", len(rec.Run.Targets), len(drive.Targets))
+		}
 	}
 	if parts.Process {
 		drive.Inject.Processes = processes // nil without -start: no process faults planned

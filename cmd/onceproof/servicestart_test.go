@@ -48,4 +48,21 @@ func TestServiceStartsItsOwnInstance(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"msg":"listening"`) {
 		t.Errorf("instance-0.stderr in -out: %v, %q; want lootd's log\nTo reproduce: go test ./cmd/onceproof -run TestServiceStartsItsOwnInstance", err, b)
 	}
+	// The record replays on instances -start starts again (a record of
+	// process or dependency faults replays only so: the harness must have
+	// started what its plan kills, stops or cuts off), one for one.
+	recs, _ := filepath.Glob(filepath.Join(out, "run*.jsonl"))
+	if len(recs) != 1 {
+		t.Fatalf("records in -out: %v, want 1\nTo reproduce: go test ./cmd/onceproof -run TestServiceStartsItsOwnInstance", recs)
+	}
+	code, stdout, stderr = serviceRunArgs("-start", cmd, "-instances", "1", "-ready", "http://127.0.0.1:{internal}/healthz",
+		"-replay", recs[0], "-out", t.TempDir())
+	if code != exitOK || !strings.Contains(stdout, "replayed "+recs[0]) {
+		t.Errorf("service -start -replay = exit %d\n%s%s\nTo reproduce: go test ./cmd/onceproof -run TestServiceStartsItsOwnInstance", code, stdout, stderr)
+	}
+	code, _, stderr = serviceRunArgs("-start", cmd, "-instances", "2", "-ready", "http://127.0.0.1:{internal}/healthz",
+		"-replay", recs[0], "-out", t.TempDir())
+	if code != exitBadUse || !strings.Contains(stderr, "-instances 2") {
+		t.Errorf("service -start -instances 2 -replay (a record of 1) = exit %d, %q; want %d naming -instances\nTo reproduce: go test ./cmd/onceproof -run TestServiceStartsItsOwnInstance", code, stderr, exitBadUse)
+	}
 }
