@@ -64,7 +64,7 @@ func isRefDef(s string) bool {
 }
 
 // wrapWords breaks text at spaces into lines of at most width characters
-// (a token longer than the width has a line of its own), the first line
+// (a token longer than the width goes on the line before it), the first line
 // prefixed by first and the rest by rest. A code span is one token (a
 // break inside it would be read as part of the command it quotes), and
 // a word that would start a line as block syntax ("- ", "#", "|", "1.",
@@ -79,7 +79,10 @@ func wrapWords(text string, width int, first, rest string) []string {
 		case empty:
 			line += tok
 			empty = false
-		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(tok) <= width || startsBlock(tok):
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(tok) <= width || startsBlock(tok),
+			// A token too long for any line stays where it is: a break
+			// before it would only leave a short line behind.
+			utf8.RuneCountInString(rest+tok) > width:
 			line += " " + tok
 		default:
 			lines = append(lines, line)
