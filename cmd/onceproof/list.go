@@ -4,14 +4,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/onceproof/onceproof/engine"
 )
 
 // listCmd is `list`: every name the other commands accept, per subject,
-// with one line each, so nobody learns them from an error message.
+// each with its description wrapped under it at the terminal's width
+// (listWidth), so nobody learns them from an error message.
 func listCmd(args []string, designs registries, stdout io.Writer) (int, error) {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	pos, err := parse(fs, args, stdout)
@@ -21,45 +23,93 @@ func listCmd(args []string, designs registries, stdout io.Writer) (int, error) {
 	if len(pos) > 0 {
 		return 0, badf("list takes no arguments, got %q", pos)
 	}
-	w := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
-	list(w, settleSubject(designs.settle), "")
-	fmt.Fprintln(w)
-	list(w, lootSubject(designs.loot), " -subject loot")
-	return exitOK, w.Flush()
+	l := lister{w: stdout, width: listWidth(os.Getenv("COLUMNS"), stdout)}
+	list(l, settleSubject(designs.settle), "")
+	fmt.Fprintln(stdout)
+	list(l, lootSubject(designs.loot), " -subject loot")
+	return exitOK, nil
+}
+
+// listWidth is the column `list` wraps at: COLUMNS if it is a number (a
+// shell sets it to the terminal's width), else the terminal's own width if
+// out is one, else proseWidth. Never under 40: a description indented 6
+// keeps a few words a line.
+func listWidth(columns string, out io.Writer) int {
+	n, err := strconv.Atoi(strings.TrimSpace(columns))
+	if err != nil || n <= 0 {
+		n = proseWidth
+		if f, ok := out.(*os.File); ok {
+			if w, ok := terminalWidth(f); ok {
+				n = w
+			}
+		}
+	}
+	return max(n, 40)
+}
+
+// lister writes list's lines wrapped at width.
+type lister struct {
+	w     io.Writer
+	width int
+}
+
+// heading writes a section's heading, wrapped, its continuation lines
+// indented 2.
+func (l lister) heading(text string) {
+	l.lines(wrapWords(text, l.width, "", "  "))
+}
+
+// item writes a name (indented 2) and, if it has one, its description
+// wrapped under it (indented 6).
+func (l lister) item(name, desc string) {
+	l.lines([]string{"  " + name})
+	if desc = strings.Join(strings.Fields(desc), " "); desc != "" {
+		l.lines(wrapWords(desc, l.width, "      ", "      "))
+	}
+}
+
+func (l lister) lines(ls []string) {
+	for _, s := range ls {
+		fmt.Fprintln(l.w, s)
+	}
 }
 
 // list writes sub's designs, families and properties; flag is how a
 // matrix command names the subject.
-func list[D engine.Design, S, X any](w io.Writer, sub subject[D, S, X], flag string) {
-	fmt.Fprintf(w, "%s designs (matrix%s -designs a,b; replay -design d):\n", sub.name, flag)
+func list[D engine.Design, S, X any](l lister, sub subject[D, S, X], flag string) {
+	l.heading(fmt.Sprintf("%s designs (matrix%s -designs a,b; replay -design d):", sub.name, flag))
 	for _, d := range sub.designs {
-		fmt.Fprintf(w, "  %s\t%s\n", d.Name(), summary(d))
+		l.item(d.Name(), summary(d))
 	}
-	fmt.Fprintf(w, "\n%s fault families (matrix%s -families x,y; join with + to combine), and the schedules a cell of each runs by default:\n", sub.name, flag)
-	families(w, sub.world, sub.world.Families)
+	fmt.Fprintln(l.w)
+	l.heading(fmt.Sprintf("%s fault families (matrix%s -families x,y; join with + to combine), and the schedules a cell of each runs by default:", sub.name, flag))
+	families(l, sub.world, sub.world.Families)
 	if len(sub.world.Joins) > 0 {
-		fmt.Fprintf(w, "\n%s joined families the matrix and TestDesign also run (what each pair makes that neither part does):\n", sub.name)
-		families(w, sub.world, sub.world.Joins)
+		fmt.Fprintln(l.w)
+		l.heading(fmt.Sprintf("%s joined families the matrix and TestDesign also run (what each pair makes that neither part does):", sub.name))
+		families(l, sub.world, sub.world.Joins)
 	}
 	if len(sub.world.Sampled) > 0 {
-		fmt.Fprintf(w, "\n%s sampled families, run only when named (matrix%s -families x; props.Families in go test): their runs the Go runtime interleaves, so a run does not replay from its schedule and they are no column:\n", sub.name, flag)
-		families(w, sub.world, sub.world.Sampled)
+		fmt.Fprintln(l.w)
+		l.heading(fmt.Sprintf("%s sampled families, run only when named (matrix%s -families x; props.Families in go test): their runs the Go runtime interleaves, so a run does not replay from its schedule and they are no column:", sub.name, flag))
+		families(l, sub.world, sub.world.Sampled)
 	}
-	fmt.Fprintf(w, "\n%s properties (judged on every run):\n", sub.name)
+	fmt.Fprintln(l.w)
+	l.heading(fmt.Sprintf("%s properties (judged on every run):", sub.name))
 	for _, p := range sub.world.Properties {
-		fmt.Fprintf(w, "  %s\t%s\n", p, sub.world.Describe(p))
+		l.item(string(p), sub.world.Describe(p))
 	}
 }
 
-// families writes a line per family of fs: its name, the schedules a
-// cell of it runs by default, and its doc.
-func families[D engine.Design, S, X any](w io.Writer, world engine.World[D, S, X], fs []engine.Family) {
+// families writes each family of fs: its name with the schedules a cell of
+// it runs by default, and its doc under it.
+func families[D engine.Design, S, X any](l lister, world engine.World[D, S, X], fs []engine.Family) {
 	for _, f := range fs {
-		runs := fmt.Sprint(world.Runs(f, engine.DefaultMatrixN))
+		runs := fmt.Sprintf("%d schedules", world.Runs(f, engine.DefaultMatrixN))
 		if _, _, ok := world.Exhaustive(f); ok {
-			runs = "all"
+			runs = "all schedules of its scope"
 		}
-		fmt.Fprintf(w, "  %s\t%s\t%s\n", f, runs, world.FamilyDoc(f))
+		l.item(fmt.Sprintf("%s (%s)", f, runs), world.FamilyDoc(f))
 	}
 }
 
