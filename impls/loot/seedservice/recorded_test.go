@@ -2,6 +2,7 @@ package seedservice
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -64,8 +65,16 @@ type defect struct {
 	Args []string
 	// Drain is how long the harness samples after the last send (0: 8 s).
 	Drain time.Duration
-	_     struct{}
+	// Reruns is how many tries a replay (or -update) gets before the test
+	// fails (0: reruns): more for a defect that shows in a part of the
+	// runs only, derived beside the defect.
+	Reruns int
+	_      struct{}
 }
+
+// tries is how many times d's record is replayed (or d run, with
+// -update) before its test fails.
+func (d defect) tries() int { return cmp.Or(d.Reruns, reruns) }
 
 // recordScale is every recorded run's wall time per unit of schedule
 // time: 0.5 plays the families' 10 s claim windows in 5 s, which a claim
@@ -236,10 +245,12 @@ func recorded(t *testing.T, d defect) {
 		// session), and a record of 10 ms rounds is five times the size.
 		Pause:  50 * time.Millisecond,
 		Inject: lootservice.Injectors{Processes: fleet}}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// A minute a try bounds a run of a few sessions (it is not a
+	// measurement).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(d.tries())*time.Minute)
 	defer cancel()
 	var tries []string
-	for i := range reruns {
+	for i := range d.tries() {
 		tag := fmt.Sprintf("%s-%d", d.Name, i)
 		var got lootservice.Record
 		var fs []lootservice.Finding
@@ -261,10 +272,10 @@ func recorded(t *testing.T, d defect) {
 		f := failed(fs)
 		tries = append(tries, fmt.Sprintf("try %d failed %v in %v", i+1, f, got.End.Round(time.Millisecond)))
 		if !same(f, d.Want) {
-			t.Logf("try %d of %d failed %v, want %v:\n%s%s", i+1, reruns, f, d.Want, anomalies(fs), exchanges(got))
+			t.Logf("try %d of %d failed %v, want %v:\n%s%s", i+1, d.tries(), f, d.Want, anomalies(fs), exchanges(got))
 			continue
 		}
-		t.Logf("%s: reproduced on try %d of at most %d (%s):\n%s", d.Name, i+1, reruns, strings.Join(tries, "; "), anomalies(fs))
+		t.Logf("%s: reproduced on try %d of at most %d (%s):\n%s", d.Name, i+1, d.tries(), strings.Join(tries, "; "), anomalies(fs))
 		if *update {
 			if err := os.MkdirAll("testdata", 0o755); err != nil {
 				t.Fatal(err)
@@ -283,7 +294,7 @@ func recorded(t *testing.T, d defect) {
 	if *update {
 		verb = "runs of " + d.Name
 	}
-	t.Fatalf("%d %s, none failed exactly %v (%s)\nTo reproduce: %s", reruns, verb, d.Want, strings.Join(tries, "; "), d.command(t.Name(), *update))
+	t.Fatalf("%d %s, none failed exactly %v (%s)\nTo reproduce: %s", d.tries(), verb, d.Want, strings.Join(tries, "; "), d.command(t.Name(), *update))
 }
 
 // fleet starts d's instances of the service on e through the instance

@@ -108,9 +108,9 @@ func (r Reach) Stop() time.Duration {
 //     out): the inventory applies and times out or loses its reply, and
 //     the harness's own request is served and its reply cut.
 //   - store-error (a call fails, nothing happened; or a part is down):
-//     the inventory fails, and the instance is partitioned off. The
-//     service->db path is the service's own (its configuration names the
-//     database), so the harness does not plan faults on it.
+//     the inventory fails, and the instance is partitioned off (the
+//     service's path to its database is faulted only where the harness
+//     proxies it: depFaults).
 //   - lock-expiry and compensation-race (a settler stalls past the lock
 //     ttl): SIGSTOP of an instance past the service's lock ttl
 //     (Reach.Stop), then SIGCONT; without a process, a stall of its
@@ -137,8 +137,8 @@ var familyFaults = map[engine.Family][]FaultKind{
 //     down): the database's connections reset, and the database
 //     partitioned off (refused: each call fails at once).
 //   - lock-expiry (a lock holder stalls past the ttl): Redis stops
-//     answering for longer than lootd's 5 s lock ttl (6 s), so a lock taken
-//     before the stall expires while its holder waits on it.
+//     answering for longer than the lock's ttl (Reach.Stop), so a lock
+//     taken before the stall expires while its holder waits on it.
 //   - late-claim and concurrent-settle (a claim's check and its write, two
 //     settlers' steps, spread apart): the database's latency, which widens
 //     every gap between two statements by a round trip's 400 ms.
