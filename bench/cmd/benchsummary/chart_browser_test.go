@@ -15,10 +15,14 @@ import (
 func TestChartsLoadInABrowser(t *testing.T) {
 	chrome := browser.Find(t)
 	dir := filepath.Dir(summaryPath)
+	shots := os.Getenv("ONCEPROOF_HTML_SHOTS") // keep the screenshots there (for a reviewer), if set
 	for _, c := range allCharts(t) {
 		t.Run("chart="+c.file, func(t *testing.T) {
 			shot := filepath.Join(t.TempDir(), "shot.png")
-			repro := "reproduce: go test -count=1 -run 'TestChartsLoadInABrowser/chart=" + c.file + "' ./bench/cmd/benchsummary"
+			if shots != "" {
+				shot = filepath.Join(shots, strings.TrimSuffix(c.file, ".svg")+".png")
+			}
+			repro := "reproduce: ONCEPROOF_HTML_SHOTS=/tmp/shots go test -count=1 -run 'TestChartsLoadInABrowser/chart=" + c.file + "' ./bench/cmd/benchsummary, then open " + shot
 			if _, err := os.Stat(filepath.Join(dir, c.file)); err != nil {
 				t.Fatalf("%v (go test ./bench/cmd/benchsummary -update)", err)
 			}
