@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,8 +93,12 @@ func startedSkew(t *testing.T, dir string, i int) string {
 // in-memory store judges deadlines by the process's clock, run 3 s slow,
 // 2 s fast and on time. Slow, the deadline it states is 3 s before its
 // window ends: the claims it takes are late (InWindow). Fast, the deadline
-// it states is 2 s after its window ends: it freezes before it (OnTime).
-// On time, everything holds: the failures are the skew's.
+// it states is 2 s after its window ends: it freezes before it (OnTime),
+// and a claim that arrives in those 2 s, while its own reads still show
+// the session CLAIMING, is refused as late (HonestAnswer): whether one
+// does is the run's timing (CI's loaded run had two, the first runs none),
+// so HonestAnswer may fail there and nothing else. On time, everything
+// holds: the failures are the skew's.
 func TestServiceLootdOnItsOwnClockFailsWhenSkewed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts lootd three times")
@@ -102,21 +107,26 @@ func TestServiceLootdOnItsOwnClockFailsWhenSkewed(t *testing.T) {
 	start := strings.Join(lootdproc.Command(t, "-dev", "-clock-skew", "{skew}"), " ")
 	for _, c := range []struct {
 		skew string
-		fail string // "": every property holds
+		fail string // must fail; "": every property holds
+		may  string // may fail too
 	}{
-		{"-3s", "InWindow"},
-		{"2s", "OnTime"},
-		{"0s", ""},
+		{"-3s", "InWindow", ""},
+		{"2s", "OnTime", "HonestAnswer"},
+		{"0s", "", ""},
 	} {
 		code, stdout, errs := serviceRunArgs("-start", start, "-instances", "1", "-skew", c.skew, "-ready", "http://127.0.0.1:{internal}/healthz",
 			"-family", "clean,late-claim", "-n", "2", "-scale", "0.1", "-out", t.TempDir())
 		failed := failedProperties(stdout)
-		want, wantCode := []string{c.fail}, exitFailed
+		wantCode := exitFailed
 		if c.fail == "" {
-			want, wantCode = nil, exitOK
+			wantCode = exitOK
 		}
-		if code != wantCode || strings.Join(failed, ",") != strings.Join(want, ",") {
-			t.Errorf("-skew %s: exit %d, failed %v; want exit %d, failed %v\n%s%s\nTo reproduce: %s", c.skew, code, failed, wantCode, want, stdout, errs, repro)
+		ok := code == wantCode && (c.fail == "" || slices.Contains(failed, c.fail))
+		for _, p := range failed {
+			ok = ok && (p == c.fail || p == c.may)
+		}
+		if !ok {
+			t.Errorf("-skew %s: exit %d, failed %v; want exit %d, failed %q (and perhaps %q), nothing else\n%s%s\nTo reproduce: %s", c.skew, code, failed, wantCode, c.fail, c.may, stdout, errs, repro)
 			continue
 		}
 		t.Logf("-skew %s:\n%s", c.skew, stdout)
