@@ -61,6 +61,11 @@ type defect struct {
 	// statements last long enough for a fault timed from outside to land
 	// in them. It is part of how the fleet is started, not of the record.
 	SlowDB time.Duration
+	// Align, when set, starts each run on a multiple of it of the wall
+	// clock (DriveOptions.Align): the service stores its deadlines in
+	// whole seconds, truncated, and a run started at once gets a
+	// deadline up to a second before the schedule's.
+	Align time.Duration
 	// Args are more --key=value arguments of every instance.
 	Args []string
 	// Drain is how long the harness samples after the last send (0: 8 s).
@@ -129,6 +134,8 @@ func (d defect) stale(r lootservice.Record) string {
 		return fmt.Sprintf("%s seed %d generates another schedule today than the record's", d.Family, d.Seed)
 	case !reflect.DeepEqual(r.Run.Faults, p):
 		return fmt.Sprintf("the record's fault plan %+v, the defect plans %+v today", r.Run.Faults, p)
+	case d.Align > 0 && !r.Run.Started.Truncate(d.Align).Equal(r.Run.Started):
+		return fmt.Sprintf("the record's run started at %v, not on a multiple of %v", r.Run.Started, d.Align)
 	}
 	return ""
 }
@@ -244,7 +251,7 @@ func recorded(t *testing.T, d defect) {
 		// session SETTLING to the drain's end, a delivery of a canceled
 		// session), and a record of 10 ms rounds is five times the size.
 		Pause:  50 * time.Millisecond,
-		Inject: lootservice.Injectors{Processes: fleet}}
+		Inject: lootservice.Injectors{Processes: fleet}, Align: d.Align}
 	// A minute a try bounds a run of a few sessions (it is not a
 	// measurement).
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(d.tries())*time.Minute)

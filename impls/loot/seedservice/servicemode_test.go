@@ -98,6 +98,32 @@ var (
 	// 5 in two campaigns), so 10 tries miss it with p ~ 0.5^10 ~ 0.1%.
 	tiesDefect = defect{Name: "ties", Family: lootfaults.Families.Ties, Seed: 2, Instances: 2, Reruns: 10,
 		Want: []engine.Property{lootfaults.Properties.RuleOrder}}
+	// late-claim: submitIntent reads the session's status and deadline,
+	// judges the deadline by the JVM's clock, and only then upserts: a
+	// claim that passes the check just before the deadline writes its
+	// row after it (InWindow, as the kit's loot-seed-verbatim row; not
+	// its FrozenClaims: the settle, sent at the deadline, freezes after
+	// the row is written, on a connection it pings first). Late-claim
+	// seed 18: one session opened at 0 s with a 5 s window, a NEED
+	// 250 ms (wall, at recordScale) before the deadline, the settle at
+	// it. Through a database lateDB (110 ms)
+	// away each way the status read answers at 2 x 110 (+ ~5 ms of HTTP
+	// and JDBC) = 225 ms, 25 ms before the deadline: the check passes;
+	// the upsert, on the connection just returned, lands 110 ms later,
+	// 85 ms after the deadline, past the judge's 20 ms and a 50 ms round
+	// of reads. Align: the service stores deadline_at truncated to whole
+	// seconds, so a run started at once gets a deadline up to a second
+	// before the schedule's and the claim came after it (refused at the
+	// check). It is a race: a connection idle over 500 ms is pinged
+	// first (2 x 110 ms more), and the check then comes after the
+	// deadline. The compensation timer, every 480 ms with a fixed delay
+	// (500 would ping its own connection every pass), keeps one
+	// connection used within 480 ms; the claim gets it unless a pass
+	// (2 x 110 ms) holds it: p ~ 480/700 ~ 0.7 (10 of 14 tries measured),
+	// so 6 tries miss with p ~ 0.3^6 < 0.1%.
+	lateClaimDefect = defect{Name: "late-claim", Family: lootfaults.Families.LateClaim, Seed: 18, SlowDB: lateDB,
+		Align: time.Second, Args: []string{"--loot.compensate.interval-millis=480"}, Reruns: 6,
+		Want: []engine.Property{lootfaults.Properties.InWindow}}
 	cancelRaceDefect = defect{Name: "cancel-race", Family: lootfaults.Families.CancelRace, Seed: 62, Instances: 2, SlowDB: slowDB,
 		Want: []engine.Property{lootfaults.Properties.NoOverGrant}}
 )
@@ -109,11 +135,18 @@ var recordedDefects = map[string]defect{
 	"TestServiceModeFindsTheSettlerKilledMidSettle": stuckSettleDefect,
 	"TestServiceModeFindsTheCancelRacingTheSettle":  cancelRaceDefect,
 	"TestServiceModeFindsTiesOrderedAgainstTheRule": tiesDefect,
+	"TestServiceModeFindsTheLateClaim":              lateClaimDefect,
 }
 
 // slowDB is the stuck-settle and cancel-race fleets' latency each way
 // between the service and MariaDB (see killAfter and cancelRaceDefect).
 const slowDB = 200 * time.Millisecond
+
+// lateDB is the late-claim fleet's latency each way to MariaDB: a claim
+// sent 250 ms before the deadline passes the check at 2 x lateDB and is
+// written at 3 x lateDB, so 250/3 < lateDB < 250/2 (see lateClaimDefect;
+// slowDB, 200 ms, refuses it at the check).
+const lateDB = 110 * time.Millisecond
 
 // killAfter is how long after a settle is sent its instance is killed
 // -9, through a database slowDB (200 ms) away each way. The settle's
@@ -157,6 +190,10 @@ func TestServiceModeFindsTheCancelRacingTheSettle(t *testing.T) { recorded(t, ca
 // (RuleOrder, judged from the tables).
 func TestServiceModeFindsTiesOrderedAgainstTheRule(t *testing.T) { recorded(t, tiesDefect) }
 
+// TestServiceModeFindsTheLateClaim: a claim the service judged before
+// its deadline is written after it (InWindow, read from the tables).
+func TestServiceModeFindsTheLateClaim(t *testing.T) { recorded(t, lateClaimDefect) }
+
 // TestCommittedRecordsAreCurrent: each defect's committed record is what
 // its family, seed and plan make today, and judged again fails exactly
 // the defect's properties. It needs no service: a record that went stale
@@ -196,5 +233,15 @@ func TestAStaleRecordIsCaught(t *testing.T) {
 	}
 	if why := d.stale(r); why != "" {
 		t.Errorf("the committed record is stale: %s", why)
+	}
+	// A run of an aligned defect that did not start on a whole second
+	// was not the defect's run.
+	late, err := readRecord(lateClaimDefect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.Run.Started = late.Run.Started.Add(time.Millisecond)
+	if why := lateClaimDefect.stale(late); why == "" {
+		t.Errorf("a late-claim record started off a whole second is not stale\nTo reproduce: go test ./impls/loot/seedservice -run TestAStaleRecordIsCaught")
 	}
 }

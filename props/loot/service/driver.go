@@ -59,7 +59,15 @@ type DriveOptions struct {
 	// sessions goes into the record, and the judge reads deliveries
 	// from it.
 	Inventory *inventory.Server
-	_         struct{}
+	// Align, when set, starts the run on the next multiple of Align of
+	// the wall clock (since Go's zero time, so a whole second is one in
+	// every zone) instead of at once: a service that stores times
+	// truncated to whole seconds then stores the deadlines the schedule
+	// means (an open sent at a whole second of the run), not up to a
+	// second earlier, and a claim planned just before the deadline
+	// reaches it before the service's deadline too.
+	Align time.Duration
+	_     struct{}
 }
 
 // Drive sends w to the targets and samples every session while it runs,
@@ -85,7 +93,13 @@ func Drive(ctx context.Context, w Workload, family string, seed uint64, o DriveO
 	if o.Pause == 0 {
 		o.Pause = 10 * time.Millisecond
 	}
-	d := &driver{w: w, o: o, start: o.Now(), tokens: map[int64]string{}}
+	start := o.Now()
+	if o.Align > 0 {
+		// Every wait is for an offset from start, so a start in the
+		// future holds every send, sample and fault until it.
+		start = start.Truncate(o.Align).Add(o.Align)
+	}
+	d := &driver{w: w, o: o, start: start, tokens: map[int64]string{}}
 	named := o.Targets
 	if len(o.Upstream) == len(o.Targets) {
 		named = o.Upstream
