@@ -36,3 +36,19 @@ type BatchInventory interface {
 	// may have been applied (the caller redelivers the batch by the same numbers).
 	DeliverBatch(ctx context.Context, gs []Grant) error
 }
+
+// DistinctNos are the grant numbers of gs, each once, in the order they
+// first appear: what a BatchInventory applies (a number repeated in a
+// batch is one delivery, and a statement keyed by the numbers must see
+// each once).
+func DistinctNos(gs []Grant) []string {
+	seen := make(map[string]bool, len(gs))
+	nos := make([]string, 0, len(gs))
+	for _, g := range gs {
+		if !seen[g.No] {
+			seen[g.No] = true
+			nos = append(nos, g.No)
+		}
+	}
+	return nos
+}

@@ -26,13 +26,9 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 	if err := loot.CheckContext(ctx); err != nil {
 		return wrap(op, err)
 	}
-	seen := make(map[string]bool, len(gs))
 	nos := make([]any, 0, len(gs))
-	for _, g := range gs {
-		if !seen[g.No] {
-			seen[g.No] = true
-			nos = append(nos, g.No)
-		}
+	for _, no := range loot.DistinctNos(gs) {
+		nos = append(nos, no)
 	}
 	if len(nos) == 0 {
 		return nil

@@ -92,14 +92,7 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 		}
 		return nil
 	}
-	seen := make(map[string]bool, len(gs))
-	nos := make([]string, 0, len(gs))
-	for _, g := range gs {
-		if !seen[g.No] {
-			seen[g.No] = true
-			nos = append(nos, g.No)
-		}
-	}
+	nos := loot.DistinctNos(gs)
 	if len(nos) == 0 {
 		return nil
 	}
