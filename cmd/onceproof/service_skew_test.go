@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
-	lootservice "github.com/onceproof/onceproof/props/loot/service"
 	"github.com/onceproof/onceproof/props/loot/service/instance"
 	"github.com/onceproof/onceproof/props/loot/service/lootdproc"
 )
@@ -55,12 +54,7 @@ func TestServiceSkewedLootdOnASharedStoreHolds(t *testing.T) {
 		t.Fatalf("no record in %s\nTo reproduce: %s", out, repro)
 	}
 	for _, file := range files {
-		f, err := os.Open(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := lootservice.ReadRecord(file, f)
-		f.Close()
+		r, err := readRecordFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}

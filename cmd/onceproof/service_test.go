@@ -59,10 +59,7 @@ func TestServiceBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"-target", ok, "-reduce"}, "-reduce reduces a -replay"},
 		{[]string{"-target", ok, "-repeat", "0"}, "-repeat and -budget"},
 	} {
-		code, _, stderr := serviceRunArgs(c.args...)
-		if code != exitBadUse || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("service %q: exit %d, stderr %q; want exit 2 and one line with %q\nTo reproduce: go test ./cmd/onceproof -run TestServiceBadInputIsOneLineAndExit2", c.args, code, stderr, c.want)
-		}
+		stderr := wantBadInput(t, "TestServiceBadInputIsOneLineAndExit2", c.args, c.want)
 		if strings.Contains(stderr, "secret") {
 			t.Errorf("service %q: stderr shows the password: %q", c.args, stderr)
 		}
@@ -111,4 +108,16 @@ func TestServiceReadsLootdsPostgreSQLAsAnAuditor(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "NoDupGrant    held in 1 of 1 runs: from the deliveries the database's inventory rows record") {
 		t.Fatalf("service -db: exit %d\n%s%s\nTo reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test ./cmd/onceproof -run TestServiceReadsLootdsPostgreSQLAsAnAuditor", code, stdout, errs)
 	}
+}
+
+// wantBadInput runs `onceproof service args` and fails t (test names the
+// test to rerun) unless it exits 2 with one line on stderr containing
+// want; it returns that stderr.
+func wantBadInput(t *testing.T, test string, args []string, want string) string {
+	t.Helper()
+	code, _, stderr := serviceRunArgs(args...)
+	if code != exitBadUse || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("service %q: exit %d, stderr %q; want exit 2 and one line with %q\nTo reproduce: go test ./cmd/onceproof -run %s", args, code, stderr, want, test)
+	}
+	return stderr
 }

@@ -23,10 +23,7 @@ func TestServiceStartBadInputIsExit2(t *testing.T) {
 		{[]string{"-start", "lootd", "-target", "player=http://a,internal=http://b"}, "without -target"},
 		{[]string{"-target", "player=http://a,internal=http://b", "-skew", "2s"}, "go with -start"},
 	} {
-		code, _, stderr := serviceRunArgs(c.args...)
-		if code != exitBadUse || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("service %q = exit %d, stderr %q; want exit 2 and one line with %q\nTo reproduce: go test ./cmd/onceproof -run TestServiceStartBadInputIsExit2", c.args, code, stderr, c.want)
-		}
+		wantBadInput(t, "TestServiceStartBadInputIsExit2", c.args, c.want)
 	}
 }
 

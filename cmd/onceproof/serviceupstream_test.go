@@ -27,10 +27,7 @@ func TestServiceUpstreamBadInputIsExit2(t *testing.T) {
 		{[]string{"-start", "lootd -listen 127.0.0.1:{port} -db postgres://u@{db}/x", "-upstream", "db=127.0.0.1:1,redis=127.0.0.1:2"}, "-upstream: redis: -start's command has no {redis}"},
 		{[]string{"-start", start, "-faults", "deps,disk"}, `-faults: "disk": want none or a list of net, inventory, process, deps`},
 	} {
-		code, _, stderr := serviceRunArgs(c.args...)
-		if code != exitBadUse || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("service %q = exit %d, stderr %q; want exit 2 and one line with %q\nTo reproduce: go test ./cmd/onceproof -run TestServiceUpstreamBadInputIsExit2", c.args, code, stderr, c.want)
-		}
+		wantBadInput(t, "TestServiceUpstreamBadInputIsExit2", c.args, c.want)
 	}
 }
 
