@@ -38,7 +38,9 @@ const (
 // loot.Decide and Store.RecordGrants) and on the source document's
 // statements (impl=doc: docsql's submitIntent, a SELECT then the upsert;
 // its settle, lockForSettle, selectRanked, one insertGrantIgnore per item
-// and markClosed). Delivery is left out on both sides. Each op is a fresh
+// and markClosed); impl=ref-batched is ref on a Store opened with
+// Options.Batch, which coalesces concurrent calls. Delivery is left out on
+// every side. Each op is a fresh
 // (session, player) claim or a fresh session's settle; the sessions are
 // written in bulk before the timer starts. Both use one pool of
 // connections (one per caller, open before the timer starts) with
@@ -83,7 +85,7 @@ const (
 // claim), not its round trips.
 func BenchmarkLoot(b *testing.B) {
 	for _, op := range []string{"claim", "settle"} {
-		for _, impl := range []string{"ref", "doc"} {
+		for _, impl := range []string{"ref", "ref-batched", "doc"} {
 			for _, conc := range benchConcs {
 				b.Run(fmt.Sprintf("op=%s/impl=%s/conc=%d", op, impl, conc), func(b *testing.B) {
 					benchLoot(b, op, impl, conc)
@@ -106,7 +108,7 @@ func BenchmarkLoot(b *testing.B) {
 //
 //	ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '^$' -bench BenchmarkLootSettleDeliver -benchtime 1000x ./ref/loot/mysql
 func BenchmarkLootSettleDeliver(b *testing.B) {
-	for _, impl := range []string{"ref", "doc"} {
+	for _, impl := range []string{"ref", "ref-batched", "doc"} {
 		for _, conc := range benchConcs {
 			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) {
 				benchLoot(b, "deliver", impl, conc)
@@ -141,9 +143,13 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 		raw   *sql.DB
 		sent  writes
 	)
-	if impl == "ref" {
+	side := impl // the store's side of the schema: ref-batched is ref's
+	if impl == "ref-batched" {
+		side = "ref"
+	}
+	if side == "ref" {
 		var err error
-		if store, err = mysql.Open(ctx, dsn, mysql.Options{Config: sent.count}); err != nil {
+		if store, err = mysql.Open(ctx, dsn, mysql.Options{Config: sent.count, Batch: impl == "ref-batched"}); err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { store.Close() })
@@ -173,18 +179,18 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 	switch op {
 	case "claim":
 		sessions := (b.N + claimTeam - 1) / claimTeam
-		bulkSessions(b, raw, impl, prefix, sessions, claimTeam, 0, time.Hour)
+		bulkSessions(b, raw, side, prefix, sessions, claimTeam, 0, time.Hour)
 		do = func(i int) error {
 			no, p := fmt.Sprintf("%s%d", prefix, i/claimTeam), loot.PlayerID(i%claimTeam+1)
-			if impl == "ref" {
+			if side == "ref" {
 				_, _, err := store.Claim(ctx, no, p, loot.Need)
 				return err
 			}
 			return docClaim(ctx, doc, no, p)
 		}
 	case "deliver":
-		bulkSessions(b, raw, impl, prefix, b.N, settleTeam, settleTeam, -time.Second)
-		if impl == "doc" {
+		bulkSessions(b, raw, side, prefix, b.N, settleTeam, settleTeam, -time.Second)
+		if side == "doc" {
 			if _, err := raw.ExecContext(ctx, docBackpackTable); err != nil {
 				b.Fatal(err)
 			}
@@ -209,10 +215,10 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 			return err
 		}
 	case "settle":
-		bulkSessions(b, raw, impl, prefix, b.N, settleTeam, settleTeam, -time.Second)
+		bulkSessions(b, raw, side, prefix, b.N, settleTeam, settleTeam, -time.Second)
 		do = func(i int) error {
 			no := fmt.Sprintf("%s%d", prefix, i)
-			if impl == "doc" {
+			if side == "doc" {
 				return docSettle(ctx, doc, no)
 			}
 			return refSettle(ctx, store, no)

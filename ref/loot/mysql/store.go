@@ -42,7 +42,12 @@ type Options struct {
 	// that stands still between the moves they make. Production leaves it
 	// empty: deadlines and leases are the database clock's to judge.
 	ClockTable string
-	_          struct{}
+	// Batch coalesces concurrent Claim, BeginSettle and RecordGrants calls
+	// on this Store (internal/coalesce) into one round trip per kind and
+	// batch, each call keeping its own guard and answer, as
+	// ref/loot/postgres's Options.Batch does; coalesce.go says how.
+	Batch bool
+	_     struct{}
 }
 
 var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
@@ -91,8 +96,9 @@ var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 //   - grant_no is VARCHAR(160), and codes compare byte for byte: Schema
 //     says why, with the rest of the tables' changes.
 type Store struct {
-	db *sql.DB
-	q  queries
+	db    *sql.DB
+	q     queries
+	batch batchers // zero unless Options.Batch
 }
 
 var _ loot.Store = (*Store)(nil)
@@ -142,15 +148,23 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Store{db: db, q: newQueries(now)}, nil
+	s := &Store{db: db, q: newQueries(now)}
+	if opts.Batch {
+		s.startBatchers()
+	}
+	return s, nil
 }
 
 // DB returns the store's connection pool (for the caller's own queries in
 // the same database).
 func (s *Store) DB() *sql.DB { return s.db }
 
-// Close closes the pool. It is idempotent.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the batchers (Options.Batch), answering what they still hold
+// with an error, and closes the pool. It is idempotent.
+func (s *Store) Close() error {
+	s.stopBatchers()
+	return s.db.Close()
+}
 
 // errDeadlock is InnoDB's ER_LOCK_DEADLOCK: it rolled the whole transaction
 // back, so nothing happened and the transaction may run again.
