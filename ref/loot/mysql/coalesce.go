@@ -13,12 +13,14 @@ import (
 // one network exchange instead of one each.
 
 // batchers are the Store's coalescers under Options.Batch: claims
-// (claimbatch.go) and settles (settlebatch.go).
+// (claimbatch.go), settles (settlebatch.go) and the Inventory's deliveries
+// (deliverbatch.go).
 type batchers struct {
-	claim  claimBatch
-	settle settleBatch
-	stop   sync.Once
-	cancel context.CancelFunc
+	claim   claimBatch
+	settle  settleBatch
+	deliver deliverBatch
+	stop    sync.Once
+	cancel  context.CancelFunc
 }
 
 // batch options: one worker per kind, as ref/postgres measured (a second
@@ -40,6 +42,7 @@ func (s *Store) startBatchers() {
 		Context: func() (context.Context, context.CancelFunc) { return life, func() {} }}
 	s.batch.claim.start(s, opts)
 	s.batch.settle.start(s, opts)
+	s.batch.deliver.start(s, opts)
 }
 
 // stopBatchers closes the batchers once (Close is idempotent); a Store
@@ -51,6 +54,7 @@ func (s *Store) stopBatchers() {
 		}
 		s.batch.claim.close()
 		s.batch.settle.close()
+		s.batch.deliver.close()
 		s.batch.cancel()
 	})
 }
