@@ -126,6 +126,10 @@ var (
 	lateClaimDefect = defect{Name: "late-claim", Family: lootfaults.Families.LateClaim, Seed: 18, SlowDB: lateDB,
 		Align: time.Second, Args: []string{"--loot.compensate.interval-millis=480"}, Reruns: 12,
 		Want: []engine.Property{lootfaults.Properties.InWindow}}
+	// frozen-claims: see frozenClaimsDefect's derivation below.
+	frozenClaimsDefect = defect{Name: "frozen-claims", Family: lootfaults.Families.LateClaim, Seed: 18, Instances: 2,
+		FarDB: []time.Duration{0, lateDB}, Align: time.Second, Args: []string{"--loot.compensate.interval-millis=480"}, Reruns: 12,
+		Want: []engine.Property{lootfaults.Properties.FrozenClaims, lootfaults.Properties.InWindow}}
 	cancelRaceDefect = defect{Name: "cancel-race", Family: lootfaults.Families.CancelRace, Seed: 62, Instances: 2, SlowDB: slowDB,
 		Want: []engine.Property{lootfaults.Properties.NoOverGrant}}
 )
@@ -138,6 +142,7 @@ var recordedDefects = map[string]defect{
 	"TestServiceModeFindsTheCancelRacingTheSettle":  cancelRaceDefect,
 	"TestServiceModeFindsTiesOrderedAgainstTheRule": tiesDefect,
 	"TestServiceModeFindsTheLateClaim":              lateClaimDefect,
+	"TestServiceModeFindsTheClaimAfterTheFreeze":    frozenClaimsDefect,
 }
 
 // slowDB is the stuck-settle and cancel-race fleets' latency each way
@@ -195,6 +200,11 @@ func TestServiceModeFindsTiesOrderedAgainstTheRule(t *testing.T) { recorded(t, t
 // TestServiceModeFindsTheLateClaim: a claim the service judged before
 // its deadline is written after it (InWindow, read from the tables).
 func TestServiceModeFindsTheLateClaim(t *testing.T) { recorded(t, lateClaimDefect) }
+
+// TestServiceModeFindsTheClaimAfterTheFreeze: a claim the service
+// judged before the freeze is written after it and answered accepted
+// (FrozenClaims, and InWindow: the freeze is after the deadline).
+func TestServiceModeFindsTheClaimAfterTheFreeze(t *testing.T) { recorded(t, frozenClaimsDefect) }
 
 // TestCommittedRecordsAreCurrent: each defect's committed record is what
 // its family, seed and plan make today, and judged again fails exactly
