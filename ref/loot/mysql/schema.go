@@ -253,6 +253,99 @@ BEGIN
 	FROM loot_session s WHERE s.session_no = p_session LOCK IN SHARE MODE;
 	COMMIT;
 END;;
+CREATE PROCEDURE IF NOT EXISTS loot_begin_settle_batch_v1(
+	p_batch LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
+SQL SECURITY INVOKER
+BEGIN
+	DECLARE v_before LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin;
+	START TRANSACTION;
+	SELECT COALESCE(JSON_ARRAYAGG(JSON_ARRAY(s.session_no, s.fence)), '[]') INTO v_before
+	FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		ord FOR ORDINALITY,
+		no  TEXT PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR)) b
+	STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
+	FOR UPDATE;
+	UPDATE JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		lease BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) b
+	STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
+	SET s.status = 'SETTLING', s.fence = s.fence + 1, s.settle_until = NOW(6) + INTERVAL b.lease MICROSECOND
+	WHERE (s.status = 'CLAIMING' AND s.deadline_at <= NOW(6)) OR
+		(s.status = 'SETTLING' AND s.settle_until <= NOW(6));
+	SELECT s.fence = f.fence + 1, ` + sessionColumns + `, NOW(6)
+	FROM JSON_TABLE(v_before, '$[*]' COLUMNS (
+		no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		fence BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) f
+	STRAIGHT_JOIN loot_session s ON s.session_no = f.no COLLATE utf8mb4_nopad_bin;
+	SELECT c.session_no, c.player_id, c.intent_type, c.created_at
+	FROM JSON_TABLE(v_before, '$[*]' COLUMNS (
+		no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		fence BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) f
+	STRAIGHT_JOIN loot_session s ON s.session_no = f.no COLLATE utf8mb4_nopad_bin AND s.fence = f.fence + 1
+	JOIN loot_intent c ON c.session_no = s.session_no
+	ORDER BY c.session_no, c.player_id;
+	COMMIT;
+END;;
+CREATE PROCEDURE IF NOT EXISTS loot_record_batch_v1(
+	p_batch  LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_grants LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
+SQL SECURITY INVOKER
+BEGIN
+	DECLARE v_won LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin;
+	START TRANSACTION;
+	SELECT COALESCE(CONCAT('[', GROUP_CONCAT(IF(s.status = 'SETTLING' AND s.fence = b.fence, b.ord, NULL)), ']'), '[]') INTO v_won
+	FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		ord   FOR ORDINALITY,
+		no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		fence BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) b
+	STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
+	FOR UPDATE;
+	UPDATE JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		no        TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		fence     BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR,
+		allocated BIGINT PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR)) b
+	STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
+	SET s.status = 'CLOSED', s.allocated_quantity = b.allocated
+	WHERE s.status = 'SETTLING' AND s.fence = b.fence;
+	INSERT INTO loot_grant
+		(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at)
+	SELECT g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.grant_rank, 'PENDING',
+		NOW(6) + INTERVAL b.lease MICROSECOND, NOW(6)
+	FROM JSON_TABLE(v_won, '$[*]' COLUMNS (ord BIGINT PATH '$' ERROR ON EMPTY ERROR ON ERROR)) w
+	JOIN JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		ord   FOR ORDINALITY,
+		lease BIGINT PATH '$[2]' ERROR ON EMPTY ERROR ON ERROR)) b ON b.ord = w.ord
+	JOIN JSON_TABLE(p_grants, '$[*]' COLUMNS (
+		batch_ord  BIGINT PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		grant_no   TEXT   PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR,
+		session_no TEXT   PATH '$[2]' ERROR ON EMPTY ERROR ON ERROR,
+		player_id  BIGINT PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR,
+		loot_code  TEXT   PATH '$[4]' ERROR ON EMPTY ERROR ON ERROR,
+		quantity   BIGINT PATH '$[5]' ERROR ON EMPTY ERROR ON ERROR,
+		grant_rank BIGINT PATH '$[6]' ERROR ON EMPTY ERROR ON ERROR)) g ON g.batch_ord = w.ord;
+	INSERT INTO loot_audit
+		(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
+	SELECT b.no, b.snap_fence, b.rule, b.members, b.effective, b.allocated, b.hash, b.snapshot, NOW(6)
+	FROM JSON_TABLE(v_won, '$[*]' COLUMNS (ord BIGINT PATH '$' ERROR ON EMPTY ERROR ON ERROR)) w
+	JOIN JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		ord        FOR ORDINALITY,
+		no         TEXT     PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		allocated  BIGINT   PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR,
+		snap_fence BIGINT   PATH '$[4]' ERROR ON EMPTY ERROR ON ERROR,
+		rule       TEXT     PATH '$[5]' ERROR ON EMPTY ERROR ON ERROR,
+		members    BIGINT   PATH '$[6]' ERROR ON EMPTY ERROR ON ERROR,
+		effective  BIGINT   PATH '$[7]' ERROR ON EMPTY ERROR ON ERROR,
+		hash       TEXT     PATH '$[8]' ERROR ON EMPTY ERROR ON ERROR,
+		snapshot   LONGTEXT PATH '$[9]' ERROR ON EMPTY ERROR ON ERROR)) b ON b.ord = w.ord;
+	SELECT w.ord IS NOT NULL, ` + sessionColumns + `, NOW(6)
+	FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		ord FOR ORDINALITY,
+		no  TEXT PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR)) b
+	STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
+	LEFT JOIN JSON_TABLE(v_won, '$[*]' COLUMNS (ord BIGINT PATH '$' ERROR ON EMPTY ERROR ON ERROR)) w ON w.ord = b.ord
+	LOCK IN SHARE MODE;
+	COMMIT;
+END;;
 DELIMITER ;`
 
 // table is one CREATE TABLE of Schema: its name, its statement, and the
@@ -276,7 +369,7 @@ type routine struct {
 
 // routineNames are the routines the store CALLs (queries names them), each
 // of which Schema must define, and no other.
-var routineNames = []string{"loot_begin_settle_v1", "loot_claim_v1", "loot_record_v1"}
+var routineNames = []string{"loot_begin_settle_batch_v1", "loot_begin_settle_v1", "loot_claim_v1", "loot_record_batch_v1", "loot_record_v1"}
 
 const routineDelimiter = "\nDELIMITER ;;\n"
 
