@@ -150,7 +150,7 @@ func newQueries(now string) queries {
 		recordCall:      callOf(now, "loot_record_v1", 10),
 
 		beginSettleBatchCall: callOf(now, "loot_begin_settle_batch_v1", 1),
-		recordBatchCall:      callOf(now, "loot_record_batch_v1", 2),
+		recordBatchCall:      callOf(now, "loot_record_batch_v1", 3),
 
 		markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'`,
 		readGrant:     `SELECT ` + grantColumns + ` FROM loot_grant WHERE grant_no = ?`,

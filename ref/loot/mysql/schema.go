@@ -282,13 +282,14 @@ BEGIN
 		no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
 		fence BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) f
 	STRAIGHT_JOIN loot_session s ON s.session_no = f.no COLLATE utf8mb4_nopad_bin AND s.fence = f.fence + 1
-	JOIN loot_intent c ON c.session_no = s.session_no
+	STRAIGHT_JOIN loot_intent c ON c.session_no = s.session_no
 	ORDER BY c.session_no, c.player_id;
 	COMMIT;
 END;;
 CREATE PROCEDURE IF NOT EXISTS loot_record_batch_v1(
 	p_batch  LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
-	p_grants LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
+	p_grants LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_audit  LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
 SQL SECURITY INVOKER
 BEGIN
 	DECLARE v_won LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin;
@@ -325,18 +326,20 @@ BEGIN
 		grant_rank BIGINT PATH '$[6]' ERROR ON EMPTY ERROR ON ERROR)) g ON g.batch_ord = w.ord;
 	INSERT INTO loot_audit
 		(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
-	SELECT b.no, b.snap_fence, b.rule, b.members, b.effective, b.allocated, b.hash, b.snapshot, NOW(6)
+	SELECT b.no, a.snap_fence, a.rule, a.members, a.effective, b.allocated, a.hash, a.snapshot, NOW(6)
 	FROM JSON_TABLE(v_won, '$[*]' COLUMNS (ord BIGINT PATH '$' ERROR ON EMPTY ERROR ON ERROR)) w
 	JOIN JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		ord       FOR ORDINALITY,
+		no        TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		allocated BIGINT PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR)) b ON b.ord = w.ord
+	JOIN JSON_TABLE(p_audit, '$[*]' COLUMNS (
 		ord        FOR ORDINALITY,
-		no         TEXT     PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
-		allocated  BIGINT   PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR,
-		snap_fence BIGINT   PATH '$[4]' ERROR ON EMPTY ERROR ON ERROR,
-		rule       TEXT     PATH '$[5]' ERROR ON EMPTY ERROR ON ERROR,
-		members    BIGINT   PATH '$[6]' ERROR ON EMPTY ERROR ON ERROR,
-		effective  BIGINT   PATH '$[7]' ERROR ON EMPTY ERROR ON ERROR,
-		hash       TEXT     PATH '$[8]' ERROR ON EMPTY ERROR ON ERROR,
-		snapshot   LONGTEXT PATH '$[9]' ERROR ON EMPTY ERROR ON ERROR)) b ON b.ord = w.ord;
+		snap_fence BIGINT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		rule       TEXT     PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR,
+		members    BIGINT   PATH '$[2]' ERROR ON EMPTY ERROR ON ERROR,
+		effective  BIGINT   PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR,
+		hash       TEXT     PATH '$[4]' ERROR ON EMPTY ERROR ON ERROR,
+		snapshot   LONGTEXT PATH '$[5]' ERROR ON EMPTY ERROR ON ERROR)) a ON a.ord = w.ord;
 	SELECT w.ord IS NOT NULL, ` + sessionColumns + `, NOW(6)
 	FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (
 		ord FOR ORDINALITY,

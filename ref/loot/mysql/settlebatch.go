@@ -261,34 +261,34 @@ func (s *Store) runRecords(ctx context.Context, reqs []recordReq, rs []coalesce.
 
 // recordMany runs loot_record_batch_v1 for reqs[batch...] and sets their
 // answers; an error is the whole batch's, and no answer is set. The
-// batch's items are the single CALL's arguments (decisionArgs: session,
-// fence, lease, grants, then the audit row's), the grants replaced by
-// their number (the session's allocated quantity, JSON_LENGTH of them in
-// loot_record_v1) and sent apart, each led by its decision's place in the
-// batch (from 1, JSON_TABLE's FOR ORDINALITY).
+// single CALL's arguments (decisionArgs: session, fence, lease, grants,
+// then the audit row's) go in three arrays in the batch's order: the
+// session's guard and writes, the grants replaced by their number (the
+// allocated quantity, JSON_LENGTH of them in loot_record_v1); the grants,
+// each led by its decision's place in the batch (from 1, as JSON_TABLE's
+// FOR ORDINALITY); the audit rows, parsed only by the statement that
+// writes them (the snapshots are most of the bytes, and every statement
+// over an array parses all of it).
 func (s *Store) recordMany(ctx context.Context, reqs []recordReq, batch []int, rs []coalesce.Result[loot.Session]) error {
-	items := make([][]any, len(batch))
-	var grants [][7]any
+	items, audits := make([][]any, len(batch)), make([][]any, len(batch))
+	grants := [][7]any{}
 	for k, i := range batch {
-		d := reqs[i].d
-		items[k] = slices.Clone(reqs[i].args)
-		items[k][3] = len(d.Grants)
+		d, args := reqs[i].d, reqs[i].args
+		items[k] = []any{args[0], args[1], args[2], len(d.Grants)}
+		audits[k] = args[4:]
 		for _, g := range d.Grants {
 			grants = append(grants, [7]any{k + 1, g.No, g.Session, int64(g.Player), g.Loot, g.Quantity, g.Rank})
 		}
 	}
-	batchArg, err := json.Marshal(items)
-	if err != nil {
-		return err
+	var sent [3]string
+	for k, v := range []any{items, grants, audits} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		sent[k] = string(b)
 	}
-	if grants == nil {
-		grants = [][7]any{}
-	}
-	grantsArg, err := json.Marshal(grants)
-	if err != nil {
-		return err
-	}
-	read, err := oneTrip(ctx, s, s.q.recordBatchCall, []any{string(batchArg), string(grantsArg)}, func(rows *sql.Rows) (map[string]*changed, error) {
+	read, err := oneTrip(ctx, s, s.q.recordBatchCall, []any{sent[0], sent[1], sent[2]}, func(rows *sql.Rows) (map[string]*changed, error) {
 		return scanChanged(rows, len(batch))
 	})
 	if err != nil {
