@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -270,18 +269,9 @@ func TestBatchedSettlesRaceAsAlone(t *testing.T) {
 		nos = append(nos, no)
 	}
 	clock.advance(t, time.Minute)
-	together := func(n int, f func(i int) error) []error {
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() { errs[i] = f(i) })
-		}
-		wg.Wait()
-		return errs
-	}
 	fzs := make([]loot.Frozen, 2*sessions)
 	before := sent.n.Load()
-	errs := together(2*sessions, func(i int) (err error) {
+	errs := loottest.Together(2*sessions, func(i int) (err error) {
 		fzs[i], err = s.BeginSettle(context.Background(), nos[i/2], time.Minute)
 		return err
 	})
@@ -303,7 +293,7 @@ func TestBatchedSettlesRaceAsAlone(t *testing.T) {
 		ds[2*i+1].Fence = 0
 	}
 	before = sent.n.Load()
-	errs = together(2*sessions, func(i int) error {
+	errs = loottest.Together(2*sessions, func(i int) error {
 		_, err := s.RecordGrants(context.Background(), ds[i])
 		return err
 	})
