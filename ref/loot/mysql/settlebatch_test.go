@@ -17,14 +17,20 @@ import (
 )
 
 // TestStoreConformanceBatch runs the loot Store suite on stores opened
-// with Options.Batch, under both isolation levels: the suite's concurrent
-// settlers then share batched CALLs.
+// with Options.Batch, under both isolation levels and as the application's
+// role (the batch routines need no privilege the single ones do not): the
+// suite's concurrent settlers then share batched CALLs.
 func TestStoreConformanceBatch(t *testing.T) {
 	for _, iso := range isolations {
 		t.Run("isolation="+iso.name, func(t *testing.T) {
 			loottest.Run(t, harnessOf(mysql.Options{Batch: true}, iso.params, nil))
 		})
 	}
+	t.Run("least-privilege", func(t *testing.T) {
+		loottest.Run(t, harnessOf(mysql.Options{Batch: true}, "", func(t *testing.T, dsn string) string {
+			return appRole(t, dsn, appPrivileges)
+		}))
+	})
 }
 
 // settleWorld is one database of TestSettleBatchAnswersAsAlone: a store
