@@ -179,15 +179,16 @@ func refusal(apply bool, err error) error {
 // sent (change): the CALL of Schema's loot_begin_settle_v1, whose
 // transaction is the settle CAS, the session row read back under its lock,
 // then, when the CAS matched, the frozen claims. Under Options.Batch,
-// concurrent calls share one CALL (settlebatch.go); a number no store can
-// keep (loot.CheckSessionNo) never joins a batch, whose JSON could not
-// carry it as it is, and is answered alone, as it would be without Batch.
+// concurrent calls share one CALL (settlebatch.go); a nil context, or a
+// number no store can keep (loot.CheckSessionNo), which a batch's JSON
+// could not carry as it is, never joins a batch, and is answered alone,
+// as it would be without Batch.
 func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
 	if lease <= 0 {
 		return loot.Frozen{}, wrap("begin settle "+no, fmt.Errorf("settle lease %v: %w", lease, loot.ErrBadArgument))
 	}
-	if s.batch.settle.begins != nil && loot.CheckSessionNo(no) == nil {
-		return batchDo(ctx, s.batch.settle.begins, beginReq{no, lease})
+	if s.batch.settle.begins != nil && loot.CheckContext(ctx) == nil && loot.CheckSessionNo(no) == nil {
+		return batchDo(ctx, "begin settle "+no, s.batch.settle.begins, beginReq{no, lease})
 	}
 	return s.beginOne(ctx, no, lease)
 }
@@ -239,8 +240,8 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 	if bad != nil {
 		return s.refuseDecision(ctx, d, bad)
 	}
-	if s.batch.settle.records != nil && batchable(d) {
-		return batchDo(ctx, s.batch.settle.records, recordReq{d, args})
+	if s.batch.settle.records != nil && loot.CheckContext(ctx) == nil && batchable(d) {
+		return batchDo(ctx, recordOp(d), s.batch.settle.records, recordReq{d, args})
 	}
 	return s.recordOne(ctx, d, args)
 }

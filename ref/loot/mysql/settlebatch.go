@@ -76,13 +76,20 @@ func (b *settleBatch) close() {
 }
 
 // errBatchClosed is what a call gets when the store closed under it.
-var errBatchClosed = errors.New("mysql: store closed")
+var errBatchClosed = errors.New("the store was closed")
 
-// batchDo runs one call through a batcher and maps its closing error.
-func batchDo[Q, R any](ctx context.Context, b *coalesce.Batcher[Q, R], q Q) (R, error) {
+// batchDo runs one call (op) through a batcher. The batch's answers are
+// the calls' own, wrapped already; what the batcher itself answers (ctx
+// done before the batch answered, or the store closed) is wrapped as the
+// single path wraps its errors. ctx must not be nil (loot.CheckContext):
+// the batcher reads its Err.
+func batchDo[Q, R any](ctx context.Context, op string, b *coalesce.Batcher[Q, R], q Q) (R, error) {
 	v, err := b.Do(ctx, q)
-	if errors.Is(err, coalesce.ErrClosed) {
-		err = errBatchClosed
+	switch {
+	case errors.Is(err, coalesce.ErrClosed):
+		err = wrap(op, errBatchClosed)
+	case err != nil && err == ctx.Err():
+		err = wrap(op, err)
 	}
 	return v, err
 }

@@ -315,3 +315,18 @@ func TestBatchedSettlesRaceAsAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchedNilContextIsRefused: with Options.Batch too, every method
+// refuses a nil context with loot.ErrBadArgument, as without (the
+// batcher's Do would read the nil context's Err and panic).
+func TestBatchedNilContextIsRefused(t *testing.T) {
+	const conns = 2
+	st, err := mysql.Open(t.Context(), testserver.MariaDB(t), mysql.Options{Batch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.DB().SetMaxOpenConns(conns)
+	if loottest.RunNilContext(t, st, st.Inventory(), conns+1) {
+		st.Close()
+	}
+}
