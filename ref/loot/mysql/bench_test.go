@@ -317,11 +317,7 @@ func refSettle(ctx context.Context, store *mysql.Store, no string) error {
 	if err != nil {
 		return err
 	}
-	fair := map[loot.PlayerID]loot.Fairness{}
-	for _, c := range fz.Claims {
-		fair[c.Player] = loot.Fairness{}
-	}
-	d, err := loot.Decide(fz, fair, time.Minute)
+	d, err := decideNew(fz)
 	if err != nil {
 		return err
 	}

@@ -100,18 +100,24 @@ func newSettleWorld(t *testing.T, params string) *settleWorld {
 	return w
 }
 
-// decide is the settler's decision for fz, everyone new.
+// decide is the settler's decision for fz, everyone new (decideNew).
 func decide(t *testing.T, fz loot.Frozen) loot.Decision {
 	t.Helper()
-	fair := map[loot.PlayerID]loot.Fairness{}
-	for _, c := range fz.Claims {
-		fair[c.Player] = loot.Fairness{}
-	}
-	d, err := loot.Decide(fz, fair, time.Minute)
+	d, err := decideNew(fz)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// decideNew is loot.Decide for fz with every claimant's fairness zero
+// (everyone new), and a minute's lease.
+func decideNew(fz loot.Frozen) (loot.Decision, error) {
+	fair := map[loot.PlayerID]loot.Fairness{}
+	for _, c := range fz.Claims {
+		fair[c.Player] = loot.Fairness{}
+	}
+	return loot.Decide(fz, fair, time.Minute)
 }
 
 // errText is err's message, "" for nil: two paths answer alike when their
