@@ -54,7 +54,9 @@ import (
 // The routines (between the DELIMITER lines, which the mariadb client
 // reads and Open does not send) are the store's Claim, BeginSettle and
 // RecordGrants, each one CALL: the transaction, the guarded write and the
-// read that answers it run server-side. Each is SQL SECURITY INVOKER, so
+// read that answers it run server-side; loot_begin_settle_batch_v1 and
+// loot_record_batch_v1 do the same for a batch of sessions under
+// Options.Batch (settlebatch.go says how). Each is SQL SECURITY INVOKER, so
 // it may do only what the calling account may. A routine's name ends in
 // its version: a body is never changed under a name (nodes of the
 // previous version still CALL theirs during a rolling deploy), a new body
