@@ -18,6 +18,10 @@ import (
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
+// openTeam is S-OPEN's team in claimWorld: room for a burst of 64
+// callers' first claims.
+const openTeam = 100
+
 // claimClockBase is the test clock's start: any instant at microseconds.
 var claimClockBase = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -29,21 +33,21 @@ var claimClockBase = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 func TestClaimBatchAnswersAsClaimsAlone(t *testing.T) {
 	reproduce := "; reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test ./ref/loot/mysql -run '^" + t.Name() + "$'"
 	qs := []claimReq{
-		{"S-OPEN", 1, loot.Need},     // lands, a first claim
-		{"S-OPEN", 2, loot.Greed},    // lands over the claim before the batch: a repeat
-		{"S-OPEN", 9, loot.Need},     // not a member
-		{"S-LATE", 1, loot.Need},     // past its deadline
-		{"S-SETTLING", 1, loot.Need}, // settling
-		{"S-NEW", 1, loot.Need},      // OPEN, not claiming yet
-		{"S-NONE", 1, loot.Need},     // no session
-		{"S-OPEN", 1, loot.Greed},    // again, in the batch: after the first
-		{"S-OPEN", 3, loot.Pass},     // lands
-		{"S\xff", 1, loot.Need},      // not UTF-8: the server's data error, alone
-		{"S-OPEN", 3, loot.Pass},     // again, the same intent
-		{"S-CANCELED", 1, loot.Need}, // canceled
+		{"S-OPEN", 1, loot.Need},            // lands, a first claim
+		{"S-OPEN", 2, loot.Greed},           // lands over the claim before the batch: a repeat
+		{"S-OPEN", openTeam + 1, loot.Need}, // not a member
+		{"S-LATE", 1, loot.Need},            // past its deadline
+		{"S-SETTLING", 1, loot.Need},        // settling
+		{"S-NEW", 1, loot.Need},             // OPEN, not claiming yet
+		{"S-NONE", 1, loot.Need},            // no session
+		{"S-OPEN", 1, loot.Greed},           // again, in the batch: after the first
+		{"S-OPEN", 3, loot.Pass},            // lands
+		{"S\xff", 1, loot.Need},             // not UTF-8: the server's data error, alone
+		{"S-OPEN", 3, loot.Pass},            // again, the same intent
+		{"S-CANCELED", 1, loot.Need},        // canceled
 	}
-	batched, calls := claimWorld(t)
-	single, _ := claimWorld(t)
+	batched, calls := claimWorld(t, false)
+	single, _ := claimWorld(t, false)
 	rs := make([]coalesce.Result[claimed], len(qs))
 	batched.runClaims(t.Context(), qs, rs)
 	// Alone: the repeats (7, 10) and the session number not UTF-8 (9).
@@ -65,8 +69,8 @@ func TestClaimBatchAnswersAsClaimsAlone(t *testing.T) {
 func TestClaimBatchWithABadClaimFailsOnlyIt(t *testing.T) {
 	reproduce := "; reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test ./ref/loot/mysql -run '^" + t.Name() + "$'"
 	qs := []claimReq{{"S-OPEN", 1, loot.Need}, {"S-OPEN", 3, "BOGUS"}, {"S-OPEN", 2, loot.Pass}}
-	batched, calls := claimWorld(t)
-	single, _ := claimWorld(t)
+	batched, calls := claimWorld(t, false)
+	single, _ := claimWorld(t, false)
 	rs := make([]coalesce.Result[claimed], len(qs))
 	batched.runClaims(t.Context(), qs, rs)
 	if got, want := calls.String(), "1 batched, 3 alone"; got != want {
@@ -108,13 +112,15 @@ func sameClaims(t *testing.T, a, b *Store, reproduce string, sessions ...string)
 }
 
 // claimWorld is a store (on a new database, reading a test clock) holding
-// a session of each kind a claim can meet, and the count of the claim
-// CALLs its connections send from then on. At the clock's final time, base + 2s:
-//   - S-OPEN: CLAIMING until base + 1h, members 1, 2, 3; 2 claimed NEED.
+// a session of each kind a claim can meet, opened with Options.Batch if
+// batch, and the count of the claim CALLs its connections send from then
+// on. At the clock's final time, base + 2s:
+//   - S-OPEN: CLAIMING until base + 1h, members 1 to openTeam; 2 claimed
+//     NEED.
 //   - S-LATE: CLAIMING, its deadline base + 1s passed; member 1.
 //   - S-SETTLING: settling since base + 2s, member 1.
 //   - S-NEW: OPEN, member 1; S-CANCELED: canceled, member 1.
-func claimWorld(t *testing.T) (*Store, *claimCalls) {
+func claimWorld(t *testing.T, batch bool) (*Store, *claimCalls) {
 	t.Helper()
 	ctx := t.Context()
 	dsn := testserver.MariaDB(t)
@@ -133,7 +139,7 @@ func claimWorld(t *testing.T) (*Store, *claimCalls) {
 		}
 	}
 	calls := new(claimCalls)
-	s, err := Open(ctx, dsn, Options{ClockTable: table, Config: func(cfg *mysql.Config) {
+	s, err := Open(ctx, dsn, Options{ClockTable: table, Batch: batch, Config: func(cfg *mysql.Config) {
 		var d net.Dialer
 		cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := d.DialContext(ctx, network, addr)
@@ -162,7 +168,11 @@ func claimWorld(t *testing.T) (*Store, *claimCalls) {
 			must(s.StartClaiming(ctx, no))
 		}
 	}
-	open("S-OPEN", time.Hour, 1, 2, 3)
+	team := make([]loot.PlayerID, openTeam)
+	for i := range team {
+		team[i] = loot.PlayerID(i + 1)
+	}
+	open("S-OPEN", time.Hour, team...)
 	open("S-LATE", time.Second, 1)
 	open("S-SETTLING", time.Second, 1)
 	open("S-NEW", time.Hour, 1)
