@@ -38,6 +38,9 @@ type claimed struct {
 // queries.claimTx, whose transaction reads what its write left under the
 // write's locks: a second round trip, only when a concurrent write came
 // between the two statements.
+//
+// Under Options.Batch, concurrent claims are coalesced into one CALL per
+// batch (claimBatch says how), each answered as it would be here.
 func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.Intent) (loot.Claim, bool, error) {
 	op := fmt.Sprintf("claim %s by %d", no, p)
 	if !in.Valid() {

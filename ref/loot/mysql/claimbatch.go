@@ -1,11 +1,14 @@
 package mysql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-sql-driver/mysql"
@@ -91,6 +94,13 @@ func (s *Store) runClaims(ctx context.Context, qs []claimReq, rs []coalesce.Resu
 	if len(in) < 2 {
 		in, alone = nil, indexes(len(qs))
 	}
+	// The statement takes its locks in the array's order (the JSON table
+	// drives the join), so every batch takes them in key order, as the
+	// unique keys hold them: two batches of two nodes on the same claims
+	// then wait for each other instead of deadlocking.
+	slices.SortFunc(in, func(a, b int) int {
+		return cmp.Or(strings.Compare(qs[a].no, qs[b].no), cmp.Compare(qs[a].p, qs[b].p))
+	})
 	if len(in) > 0 {
 		raced, err := s.claimMany(ctx, qs, in, rs)
 		var me *mysql.MySQLError
