@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,18 +34,22 @@ var claimClockBase = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 func TestClaimBatchAnswersAsClaimsAlone(t *testing.T) {
 	reproduce := "; reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test ./ref/loot/mysql -run '^" + t.Name() + "$'"
 	qs := []claimReq{
-		{"S-OPEN", 1, loot.Need},            // lands, a first claim
-		{"S-OPEN", 2, loot.Greed},           // lands over the claim before the batch: a repeat
-		{"S-OPEN", openTeam + 1, loot.Need}, // not a member
-		{"S-LATE", 1, loot.Need},            // past its deadline
-		{"S-SETTLING", 1, loot.Need},        // settling
-		{"S-NEW", 1, loot.Need},             // OPEN, not claiming yet
-		{"S-NONE", 1, loot.Need},            // no session
-		{"S-OPEN", 1, loot.Greed},           // again, in the batch: after the first
-		{"S-OPEN", 3, loot.Pass},            // lands
-		{"S\xff", 1, loot.Need},             // not UTF-8: the server's data error, alone
-		{"S-OPEN", 3, loot.Pass},            // again, the same intent
-		{"S-CANCELED", 1, loot.Need},        // canceled
+		{"S-OPEN", 1, loot.Need},                           // lands, a first claim
+		{"S-OPEN", 2, loot.Greed},                          // lands over the claim before the batch: a repeat
+		{"S-OPEN", openTeam + 1, loot.Need},                // not a member
+		{"S-LATE", 1, loot.Need},                           // past its deadline
+		{"S-SETTLING", 1, loot.Need},                       // settling
+		{"S-NEW", 1, loot.Need},                            // OPEN, not claiming yet
+		{"S-NONE", 1, loot.Need},                           // no session
+		{"S-OPEN", 1, loot.Greed},                          // again, in the batch: after the first
+		{"S-OPEN", 3, loot.Pass},                           // lands
+		{"S\xff", 1, loot.Need},                            // not UTF-8: the server's data error, alone
+		{"S-OPEN", 3, loot.Pass},                           // again, the same intent
+		{"S-CANCELED", 1, loot.Need},                       // canceled
+		{"S-😀é", 1, loot.Need},                             // lands: four-byte UTF-8 through JSON
+		{"s-open", 1, loot.Need},                           // no session: codes compare byte for byte
+		{"S-OPEN ", 1, loot.Need},                          // no session: no padding either
+		{"S-OPEN" + strings.Repeat("x", 70), 1, loot.Need}, // no session: over VARCHAR(64), never cut to fit
 	}
 	batched, calls := claimWorld(t, false)
 	single, _ := claimWorld(t, false)
@@ -60,7 +65,7 @@ func TestClaimBatchAnswersAsClaimsAlone(t *testing.T) {
 			t.Errorf("claim %d (%q by %d, %s) batched = %s\nalone = %s%s", i, q.no, q.p, q.in, got, want, reproduce)
 		}
 	}
-	sameClaims(t, batched, single, reproduce, "S-OPEN", "S-LATE", "S-SETTLING", "S-NEW", "S-CANCELED")
+	sameClaims(t, batched, single, reproduce, "S-OPEN", "S-LATE", "S-SETTLING", "S-NEW", "S-CANCELED", "S-😀é")
 }
 
 // A batch whose statement the server refuses as a data error (here a CHECK:
@@ -120,6 +125,7 @@ func sameClaims(t *testing.T, a, b *Store, reproduce string, sessions ...string)
 //   - S-LATE: CLAIMING, its deadline base + 1s passed; member 1.
 //   - S-SETTLING: settling since base + 2s, member 1.
 //   - S-NEW: OPEN, member 1; S-CANCELED: canceled, member 1.
+//   - S-😀é: as S-OPEN, member 1.
 func claimWorld(t *testing.T, batch bool) (*Store, *claimCalls) {
 	t.Helper()
 	ctx := t.Context()
@@ -177,6 +183,7 @@ func claimWorld(t *testing.T, batch bool) (*Store, *claimCalls) {
 	open("S-SETTLING", time.Second, 1)
 	open("S-NEW", time.Hour, 1)
 	open("S-CANCELED", time.Hour, 1)
+	open("S-😀é", time.Hour, 1)
 	must(s.Cancel(ctx, "S-CANCELED"))
 	_, _, err = s.Claim(ctx, "S-OPEN", 2, loot.Need)
 	must(nil, err)
