@@ -30,6 +30,10 @@ import (
 // autocommit, so the batch's claims commit together when the INSERT ends,
 // and a settle CAS on one of their sessions waits for that commit (and
 // freezes them all) or goes first (and refuses the claims on its session).
+// The price: a batch waits for the slowest of its row locks, so a
+// transaction holding one session's row (a settle CAS, for its few
+// statements) delays the claims of every session in that batch, and with
+// one worker the next batch queues behind it.
 //
 // Each claim keeps its own answer, the one Claim alone would give:
 //   - A caller alone in Claim claims alone (claimOne), on its own
