@@ -48,9 +48,11 @@ import (
 //     (the session moved on between the write and the read, errRaced) is
 //     claimed again alone, as Claim alone sends claimTx.
 //   - A batch that fails with a data error or a deadlock (InnoDB rolled its
-//     statement back whole, after oneTrip's tries) wrote nothing: each of
-//     its claims runs again alone, so a bad claim fails only its caller.
-//     Any other failure is every caller's (outcome unknown).
+//     statement back whole) wrote nothing: each of its claims runs again
+//     alone, so a bad claim fails only its caller, and a deadlock victim's
+//     claims each retry on their own (oneTrip) instead of the whole batch
+//     meeting the same conflict again. Any other failure is every caller's
+//     (outcome unknown).
 type claimBatch struct {
 	b *coalesce.Batcher[claimReq, claimed]
 	// callers is how many Claim calls are in claim now. A caller who finds
@@ -168,7 +170,7 @@ func (s *Store) claimMany(ctx context.Context, qs []claimReq, in []int, rs []coa
 		landed  map[claimKey]claimed
 		refused []claimRow // by place in the batch; found false when no session explained it
 	}
-	a, err := oneTrip(ctx, s, s.q.claimBatchCall, []any{string(arg)}, func(rows *sql.Rows) (answer, error) {
+	a, err := sendTrip(ctx, s.db, s.q.claimBatchCall, []any{string(arg)}, func(rows *sql.Rows) (answer, error) {
 		a := answer{landed: make(map[claimKey]claimed, len(in))}
 		for rows.Next() {
 			var (

@@ -93,6 +93,71 @@ func TestClaimBatchWithABadClaimFailsOnlyIt(t *testing.T) {
 	sameClaims(t, batched, single, reproduce, "S-OPEN")
 }
 
+// A batch chosen as a deadlock's victim (InnoDB rolled its statement back
+// whole) runs again claim by claim, each answered as alone. The deadlock:
+// another transaction holds the row of a claim the batch repeats, the batch
+// waits for it while holding the session row shared, and the other then
+// wants the session row exclusively; InnoDB rolls back the transaction
+// with fewer undo records, the batch (a few claims) against the other's 500
+// scratch rows.
+func TestClaimBatchDeadlockVictimRunsClaimByClaim(t *testing.T) {
+	reproduce := "; reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test ./ref/loot/mysql -run '^" + t.Name() + "$'"
+	ctx := t.Context()
+	batched, calls := claimWorld(t, false)
+	single, _ := claimWorld(t, false)
+	if _, err := batched.db.ExecContext(ctx, "CREATE TABLE claim_heavy (i INT PRIMARY KEY) ENGINE = InnoDB"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := batched.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback()
+	for _, stmt := range []string{
+		"INSERT INTO claim_heavy WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) SELECT i FROM n",
+		"UPDATE loot_intent SET requests = requests + 1 WHERE session_no = 'S-OPEN' AND player_id = 2",
+	} {
+		if _, err := other.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qs := []claimReq{{"S-OPEN", 1, loot.Need}, {"S-OPEN", 2, loot.Greed}, {"S-OPEN", 3, loot.Pass}}
+	done := make(chan []coalesce.Result[claimed])
+	go func() {
+		rs := make([]coalesce.Result[claimed], len(qs))
+		batched.runClaims(ctx, qs, rs)
+		done <- rs
+	}()
+	// The batch's INSERT still running means it waits for the other's row:
+	// it has nothing else to wait for (and the server's lock wait timeout,
+	// testserver's or the default 50 s, is far off).
+	for running, start := 0, time.Now(); running == 0; time.Sleep(10 * time.Millisecond) {
+		if err := batched.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE info LIKE 'INSERT INTO loot_intent%'").Scan(&running); err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the batch's INSERT did not start within 10 s%s", reproduce)
+		}
+	}
+	if _, err := other.ExecContext(ctx, "UPDATE loot_session SET fence = fence WHERE session_no = 'S-OPEN'"); err != nil {
+		t.Fatalf("the other transaction closing the cycle: %v; want the batch to be the deadlock's victim%s", err, reproduce)
+	}
+	if err := other.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	rs := <-done
+	if got, want := calls.String(), "1 batched, 3 alone"; got != want {
+		t.Errorf("sent %s CALLs, want %s: the batch a deadlock's victim, then each claim alone%s", got, want, reproduce)
+	}
+	for i, q := range qs {
+		want, err := single.claimOne(ctx, q)
+		if got, want := answer(rs[i].Val, rs[i].Err), answer(want, err); got != want {
+			t.Errorf("claim %d (%q by %d, %s) batched = %s\nalone = %s%s", i, q.no, q.p, q.in, got, want, reproduce)
+		}
+	}
+	sameClaims(t, batched, single, reproduce, "S-OPEN")
+}
+
 // answer is a claim's answer as text; a data error is its number alone
 // (the server's message names the database, and its row number is not
 // the same from one connection to the next).
