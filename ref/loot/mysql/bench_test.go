@@ -96,9 +96,10 @@ const (
 //
 // The document's claims suffer most from the load (its conc 64 was 17,900
 // claims/s on a quiet machine, not measured again), so ref-batched's
-// margin at conc 64 would be smaller there; at conc 1 the three are within the noise of one another
-// (a third run: ref-batched/doc 0.83x at conc 1, 3.44x and 5.40x at 16 and
-// 64).
+// margin at conc 64 would be smaller there. At conc 1 ref-batched is ref's
+// path and both are near the document, whose claim costs the server less
+// (50-60 us against 60-70): two more runs gave ref-batched/doc 0.83x and
+// 0.82x at conc 1, 3.44x and 1.59x at 16, 5.40x and 4.70x at 64.
 func BenchmarkLoot(b *testing.B) {
 	for _, op := range []string{"claim", "settle"} {
 		// Each concurrency's sides one after the other: a ratio is of two
