@@ -70,18 +70,12 @@ const (
 //	op=settle conc=1  0.75x 0.18x   0.17x 0.26x    1260 640, 1510 460    1300 360, 1210 540
 //	op=settle conc=16 0.27x 0.28x   0.35x 0.33x    1960 840, 1730 580    1180 560, 1500 700
 //	op=settle conc=64 0.41x 0.47x   0.49x 0.43x    2960 1460, 2830 1070  1370 870, 1970 1070
-//	op=claim  conc=1  0.27x 0.75x   0.29x 0.19x    320 120, 400 200      350 130, 290 100
-//	op=claim  conc=16 0.32x 0.65x   0.34x 0.45x    390 160, 410 210      510 190, 390 400
-//	op=claim  conc=64 1.60x 0.35x   0.90x 0.37x    480 740, 470 240      450 600, 370 230
 //
-// (claims are one round trip in both columns). Settling in 2 round trips
-// instead of 11 cut the server's CPU per settle at conc 16 and 64 by a
-// quarter to a half, and left it at conc 1, but on a loaded
-// 2-core machine the reference stays at 0.2-0.5x the document's ops/s:
-// what limits it now is the server's work per op, 2-3x the document's for
-// a claim (the transaction, the locking INSERT ... SELECT with its join,
-// the read back that answers every refusal) and for a settle (the fence
-// and lease, the member list read twice, the audit row with every frozen
+// Settling in 2 round trips instead of 11 cut the server's CPU per settle
+// at conc 16 and 64 by a quarter to a half, and left it at conc 1, but on
+// a loaded 2-core machine the reference stays at 0.2-0.5x the document's
+// ops/s: what limits it now is the server's work per settle (the fence and
+// lease, the member list read twice, the audit row with every frozen
 // claim), not its round trips.
 //
 // Settles with Options.Batch (impl=ref-batched: concurrent BeginSettles
@@ -112,10 +106,35 @@ const (
 // CALL: the cost of impl=ref. Ops/s swing 2-4x between runs on this
 // machine (doc at conc 16 measured 4746 to 1101 settles/s over one
 // afternoon); server CPU per settle is the steadier measure.
+//
+// Claims, one round trip alone, cost the server 0.7-1.8x the document's
+// per claim under concurrency (a locking INSERT ... SELECT with its join,
+// the routine's call); coalesced (impl=ref-batched: one CALL of
+// loot_claim_batch_v1 for the 8 or 32 claims queued at conc 16 or 64,
+// sql-rtt/op 0.125 and 0.031) they cost it a fifth of alone's at conc 16
+// and a fifteenth at conc 64 (the table's 32/160, 14/220). A caller
+// alone in Claim claims alone, so conc 1 is ref's path. Two runs, each
+// concurrency's three sides one after the other, load average 11-16:
+//
+//	ONCEPROOF_REQUIRE_SERVICES=1 go test ./ref/loot/mysql -run '^$' -bench 'BenchmarkLoot$/op=claim' -benchtime 5000x -count 1
+//
+//	                 claims/s: ref, ref-batched, doc       ref/doc      ref-batched/doc  db-cpu-us/op: ref, ref-batched, doc
+//	op=claim conc=1   5718  6298  4504 |  8690  8644  5716  1.27x 1.52x  1.40x  1.51x     114 98 106 |  72  68  62
+//	op=claim conc=16  6957 19427  9794 |  5575 18965 10816  0.71x 0.52x  1.98x  1.75x     160 32  90 | 148  30  98
+//	op=claim conc=64  3814 45943  3415 |  4465 30081  5656  1.12x 0.79x  13.5x  5.32x     220 14 306 | 228  16 190
+//
+// The document's claims suffer most from the load (its conc 64 was 17,900
+// claims/s on a quiet machine, not measured again), so ref-batched's
+// margin at conc 64 would be smaller there. At conc 1 ref-batched is ref's
+// path and both are near the document, whose claim costs the server less
+// (50-60 us against 60-70): two more runs gave ref-batched/doc 0.83x and
+// 0.82x at conc 1, 3.44x and 1.59x at 16, 5.40x and 4.70x at 64.
 func BenchmarkLoot(b *testing.B) {
 	for _, op := range []string{"claim", "settle"} {
-		for _, impl := range []string{"ref", "ref-batched", "doc"} {
-			for _, conc := range benchConcs {
+		// Each concurrency's sides one after the other: a ratio is of two
+		// runs seconds apart, not the whole op's length apart.
+		for _, conc := range benchConcs {
+			for _, impl := range []string{"ref", "ref-batched", "doc"} {
 				b.Run(fmt.Sprintf("op=%s/impl=%s/conc=%d", op, impl, conc), func(b *testing.B) {
 					benchLoot(b, op, impl, conc)
 				})

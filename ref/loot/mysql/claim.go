@@ -38,23 +38,40 @@ type claimed struct {
 // queries.claimTx, whose transaction reads what its write left under the
 // write's locks: a second round trip, only when a concurrent write came
 // between the two statements.
+//
+// Under Options.Batch, concurrent claims are coalesced into one CALL per
+// batch (claimBatch says how), each answered as it would be here.
 func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.Intent) (loot.Claim, bool, error) {
 	op := fmt.Sprintf("claim %s by %d", no, p)
 	if !in.Valid() {
 		return loot.Claim{}, false, wrap("claim", fmt.Errorf("intent %q: %w", in, loot.ErrBadArgument))
 	}
-	r, err := oneTrip(ctx, s, s.q.claimCall, []any{no, int64(p), in, in.Priority()}, scanClaimAnswer)
-	if err != nil {
-		return loot.Claim{}, false, wrap(op, err)
-	}
-	c, err := r.judge(no, p)
-	if errors.Is(err, errRaced) {
-		if r, err = oneTrip(ctx, s, s.q.claimTx, []any{in, in.Priority(), int64(p), no, int64(p), int64(p), no}, scanClaimRow); err != nil {
-			return loot.Claim{}, false, wrap(op, err)
-		}
-		c, err = r.judge(no, p)
-	}
+	c, err := s.batch.claim.claim(ctx, s, claimReq{no: no, p: p, in: in})
 	return c.c, c.created, wrap(op, err)
+}
+
+// claimReq is one claim: of session no by p, with intent in (valid).
+type claimReq struct {
+	no string
+	p  loot.PlayerID
+	in loot.Intent
+}
+
+// claimOne is Claim on its own, not coalesced: the CALL, and claimTx
+// after it when the session moved on between its write and its read.
+func (s *Store) claimOne(ctx context.Context, q claimReq) (claimed, error) {
+	r, err := oneTrip(ctx, s, s.q.claimCall, []any{q.no, int64(q.p), q.in, q.in.Priority()}, scanClaimAnswer)
+	if err != nil {
+		return claimed{}, err
+	}
+	c, err := r.judge(q.no, q.p)
+	if errors.Is(err, errRaced) {
+		if r, err = oneTrip(ctx, s, s.q.claimTx, []any{q.in, q.in.Priority(), int64(q.p), q.no, int64(q.p), int64(q.p), q.no}, scanClaimRow); err != nil {
+			return claimed{}, err
+		}
+		c, err = r.judge(q.no, q.p)
+	}
+	return c, err
 }
 
 // judge is Claim's answer from what claimTx read.

@@ -196,6 +196,36 @@ BEGIN
 		FROM loot_session s WHERE s.session_no = p_session;
 	END IF;
 END;;
+CREATE PROCEDURE IF NOT EXISTS loot_claim_batch_v1(
+	p_claims LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
+SQL SECURITY INVOKER
+BEGIN
+	INSERT INTO loot_intent (session_no, player_id, intent_type, priority, created_at)
+	SELECT s.session_no, m.player_id, c.c_intent, c.c_priority, NOW(6)
+	FROM JSON_TABLE(p_claims, '$[*]' COLUMNS (
+			c_session  TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+			c_player   BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR,
+			c_intent   TEXT   PATH '$[2]' ERROR ON EMPTY ERROR ON ERROR,
+			c_priority BIGINT PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR)) c
+		JOIN loot_session s ON s.session_no = c.c_session
+		JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = c.c_player
+	WHERE s.status = 'CLAIMING' AND s.deadline_at > NOW(6)
+	LOCK IN SHARE MODE
+	ON DUPLICATE KEY UPDATE
+		created_at = IF(intent_type = VALUES(intent_type), created_at, VALUES(created_at)),
+		intent_type = VALUES(intent_type), priority = VALUES(priority), requests = requests + 1
+	RETURNING session_no, player_id, intent_type, created_at, requests;
+	IF FOUND_ROWS() < JSON_LENGTH(p_claims) THEN
+		SELECT c.c_at, s.status, s.deadline_at, s.fence,
+			EXISTS (SELECT 1 FROM loot_member m WHERE m.session_no = s.session_no AND m.player_id = c.c_player),
+			NOW(6)
+		FROM JSON_TABLE(p_claims, '$[*]' COLUMNS (
+				c_at      FOR ORDINALITY,
+				c_session TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+				c_player  BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) c
+			JOIN loot_session s ON s.session_no = c.c_session;
+	END IF;
+END;;
 CREATE PROCEDURE IF NOT EXISTS loot_begin_settle_v1(
 	p_session TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
 	p_lease   BIGINT)
@@ -374,7 +404,7 @@ type routine struct {
 
 // routineNames are the routines the store CALLs (queries names them), each
 // of which Schema must define, and no other.
-var routineNames = []string{"loot_begin_settle_batch_v1", "loot_begin_settle_v1", "loot_claim_v1", "loot_record_batch_v1", "loot_record_v1"}
+var routineNames = []string{"loot_begin_settle_batch_v1", "loot_begin_settle_v1", "loot_claim_batch_v1", "loot_claim_v1", "loot_record_batch_v1", "loot_record_v1"}
 
 const routineDelimiter = "\nDELIMITER ;;\n"
 
