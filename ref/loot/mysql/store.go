@@ -99,6 +99,8 @@ type Store struct {
 	db    *sql.DB
 	q     queries
 	batch batchers // zero unless Options.Batch
+
+	delivered delivered // the Inventory's last batches (delivered.go)
 }
 
 var _ loot.Store = (*Store)(nil)

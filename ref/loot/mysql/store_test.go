@@ -73,6 +73,11 @@ func (c *testClock) advance(t *testing.T, d time.Duration) {
 // clock in it, and handles opened (as root, or as the role login makes of
 // the DSN) with params added to the DSN.
 func harness(params string, login func(t *testing.T, dsn string) string) func(t *testing.T) loottest.Harness {
+	return harnessOf(mysql.Options{}, params, login)
+}
+
+// harnessOf is harness with the stores under test opened with opts.
+func harnessOf(opts mysql.Options, params string, login func(t *testing.T, dsn string) string) func(t *testing.T) loottest.Harness {
 	return func(t *testing.T) loottest.Harness {
 		root := testserver.MariaDB(t)
 		clock := newTestClock(t, root)
@@ -82,7 +87,7 @@ func harness(params string, login func(t *testing.T, dsn string) string) func(t 
 			dsn = login(t, root)
 		}
 		return loottest.Harness{
-			Open:      func(t *testing.T) loot.Store { return open(t, dsn+params) },
+			Open:      func(t *testing.T) loot.Store { return openOpts(t, dsn+params, opts) },
 			Now:       clock.now,
 			Advance:   clock.advance,
 			Inventory: func(_ *testing.T, s loot.Store) loot.Inventory { return s.(*mysql.Store).Inventory() },
@@ -100,7 +105,14 @@ func harness(params string, login func(t *testing.T, dsn string) string) func(t 
 // open opens a store on dsn reading the test clock; it closes with t.
 func open(t *testing.T, dsn string) *mysql.Store {
 	t.Helper()
-	s, err := mysql.Open(t.Context(), dsn, mysql.Options{ClockTable: clockTable})
+	return openOpts(t, dsn, mysql.Options{})
+}
+
+// openOpts is open with opts (its ClockTable set to the test clock).
+func openOpts(t *testing.T, dsn string, opts mysql.Options) *mysql.Store {
+	t.Helper()
+	opts.ClockTable = clockTable
+	s, err := mysql.Open(t.Context(), dsn, opts)
 	if err != nil {
 		t.Fatalf("mysql.Open: %v", err)
 	}
