@@ -1,0 +1,139 @@
+package mysql_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/onceproof/onceproof/internal/testkit/testserver"
+	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/mysql"
+)
+
+// BenchmarkDeliverStatement measures the server's CPU for the delivery
+// transaction alone, settleQuantity grants a call: impl=multi is the
+// Inventory's DeliverBatch (today's multi-statement: START TRANSACTION,
+// SELECT ... FOR UPDATE, UPDATE, INSERT ... ON DUPLICATE KEY UPDATE,
+// SELECT, COMMIT, each parsed per call); impl=routine is the same
+// transaction as a routine taking the numbers as JSON (deliverRoutine).
+func BenchmarkDeliverStatement(b *testing.B) {
+	for _, impl := range []string{"multi", "routine"} {
+		for _, conc := range []int{1, 16} {
+			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) { benchDeliverStatement(b, impl, conc) })
+		}
+	}
+}
+
+func benchDeliverStatement(b *testing.B, impl string, conc int) {
+	ctx := context.Background()
+	dsn := testserver.MariaDB(b)
+	var sent writes
+	store, err := mysql.Open(ctx, dsn, mysql.Options{Config: sent.count})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	raw := store.DB()
+	released(b, raw, dsn)
+	if _, err := raw.ExecContext(ctx, deliverRoutine); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, `INSERT INTO loot_grant
+		(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at)
+		SELECT CONCAT('S-', seq DIV ?, ':', seq MOD ?), CONCAT('S-', seq DIV ?), seq MOD ? + 1, 'L', 1, seq MOD ? + 1, 'PENDING', NOW(6), NOW(6)
+		FROM seq_0_to_`+fmt.Sprint(b.N*settleQuantity-1),
+		settleQuantity, settleQuantity, settleQuantity, settleQuantity, settleQuantity); err != nil {
+		b.Fatal(err)
+	}
+	raw.SetMaxIdleConns(conc)
+	warm(b, raw, conc)
+	inv := store.Inventory()
+	do := func(i int) error {
+		gs := make([]loot.Grant, settleQuantity)
+		for k := range gs {
+			gs[k].No = fmt.Sprintf("S-%d:%d", i, k)
+		}
+		if impl == "multi" {
+			return inv.DeliverBatch(ctx, gs)
+		}
+		js, _ := json.Marshal(nos(gs))
+		rows, err := raw.QueryContext(ctx, "CALL loot_deliver_probe(?)", string(js))
+		if err != nil {
+			return err
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		for rows.NextResultSet() {
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if n != settleQuantity {
+			return fmt.Errorf("%d grants back, want %d", n, settleQuantity)
+		}
+		return nil
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		fail atomic.Value
+	)
+	sent.n.Store(0)
+	cpu0 := serverCPU(b)
+	b.ResetTimer()
+	for range conc {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.N {
+					return
+				}
+				if err := do(i); err != nil {
+					fail.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if err, _ := fail.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(sent.n.Load())/float64(b.N), "sql-rtt/op")
+	b.ReportMetric(float64((serverCPU(b)-cpu0).Microseconds())/float64(b.N), "db-cpu-us/op")
+}
+
+// deliverRoutine is the probe routine impl=routine calls.
+const deliverRoutine = `CREATE PROCEDURE IF NOT EXISTS loot_deliver_probe(
+	p_nos LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
+SQL SECURITY INVOKER
+BEGIN
+	DECLARE v_found BIGINT;
+	START TRANSACTION;
+	SELECT COUNT(*) INTO v_found FROM JSON_TABLE(p_nos, '$[*]' COLUMNS (
+			grant_no VARCHAR(160) CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$' ERROR ON EMPTY ERROR ON ERROR)) j
+		JOIN loot_grant g ON g.grant_no = j.grant_no FOR UPDATE;
+	IF v_found = JSON_LENGTH(p_nos) THEN
+		UPDATE JSON_TABLE(p_nos, '$[*]' COLUMNS (
+				grant_no VARCHAR(160) CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$' ERROR ON EMPTY ERROR ON ERROR)) j
+			JOIN loot_grant g ON g.grant_no = j.grant_no
+		SET g.status = 'SUCCESS' WHERE g.status = 'PENDING';
+		INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, delivered_at)
+		SELECT g.grant_no, g.player_id, g.loot_code, g.quantity, NOW(6)
+		FROM JSON_TABLE(p_nos, '$[*]' COLUMNS (
+				grant_no VARCHAR(160) CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$' ERROR ON EMPTY ERROR ON ERROR)) j
+			JOIN loot_grant g ON g.grant_no = j.grant_no
+		ON DUPLICATE KEY UPDATE loot_inventory.id = loot_inventory.id;
+	END IF;
+	SELECT v_found, g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.grant_rank, g.status, g.retry_count, g.lease_until
+	FROM JSON_TABLE(p_nos, '$[*]' COLUMNS (
+			grant_no VARCHAR(160) CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$' ERROR ON EMPTY ERROR ON ERROR)) j
+		JOIN loot_grant g ON g.grant_no = j.grant_no;
+	COMMIT;
+END`
