@@ -19,7 +19,7 @@ var _ loot.BatchInventory = (*Inventory)(nil)
 // loot.ErrNotFound, and nothing of the batch is applied. An empty gs is no
 // round trip. The grants it delivered, read back SUCCESS in the same
 // transaction, answer the Store's next MarkDeliveredBatch of them
-// (delivered.go). Under Options.Batch, concurrent calls share one round
+// (ref/loot/internal/delivered). Under Options.Batch, concurrent calls share one round
 // trip (deliverbatch.go), each still all or nothing for its own grants.
 func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 	op := fmt.Sprintf("deliver %d grants", len(gs))
@@ -43,7 +43,7 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 	if err != nil {
 		return wrap(op, err)
 	}
-	s.delivered.put(recs)
+	s.delivered.Put(recs)
 	return nil
 }
 
@@ -128,7 +128,7 @@ var _ loot.BatchMarker = (*Store)(nil)
 
 // MarkDeliveredBatch is MarkDelivered for every grant number in nos:
 // grants the Store's own Inventory just delivered in a batch are answered
-// as its transaction read them back, with no round trip (delivered.go);
+// as its transaction read them back, with no round trip (ref/loot/internal/delivered);
 // otherwise one round trip (oneTrip): one UPDATE (PENDING -> SUCCESS) of them all
 // and their rows read back, as MarkDelivered's, returned in the order of
 // nos (a number repeated is returned at each place). A number not recorded
@@ -142,8 +142,8 @@ func (s *Store) MarkDeliveredBatch(ctx context.Context, nos []string) ([]loot.Gr
 	if len(nos) == 0 {
 		return []loot.Grant{}, nil
 	}
-	if gs, ok := s.delivered.take(nos); ok {
-		return gs, nil // the Inventory's DeliverBatch marked them (delivered.go)
+	if gs, ok := s.delivered.Take(nos); ok {
+		return gs, nil // the Inventory's DeliverBatch marked them (ref/loot/internal/delivered)
 	}
 	args := make([]any, 0, 2*len(nos))
 	for _, no := range nos {

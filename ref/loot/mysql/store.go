@@ -14,6 +14,7 @@ import (
 
 	"github.com/onceproof/onceproof/internal/redact"
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/internal/delivered"
 )
 
 // Errors this package returns (wrapped; test with errors.Is). The Store
@@ -100,7 +101,7 @@ type Store struct {
 	q     queries
 	batch batchers // zero unless Options.Batch
 
-	delivered delivered // the Inventory's last batches (delivered.go)
+	delivered delivered.Record // the Inventory's last batches (ref/loot/internal/delivered)
 }
 
 var _ loot.Store = (*Store)(nil)
