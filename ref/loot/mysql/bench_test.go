@@ -224,6 +224,19 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 			return refSettle(ctx, store, no)
 		}
 	}
+	runOps(b, conc, &sent, do)
+	unit := op + "s/s"
+	if op == "deliver" {
+		unit = "settles/s"
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit)
+}
+
+// runOps runs do(0) .. do(b.N-1) from conc goroutines under b's timer and
+// reports what they cost: sql-rtt/op, the packets the client sent (sent,
+// counted from here), and db-cpu-us/op, the server's CPU (serverCPU). The
+// first error fails b.
+func runOps(b *testing.B, conc int, sent *writes, do func(i int) error) {
 	var (
 		next atomic.Int64
 		wg   sync.WaitGroup
@@ -253,11 +266,6 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 	if err, _ := fail.Load().(error); err != nil {
 		b.Fatal(err)
 	}
-	unit := op + "s/s"
-	if op == "deliver" {
-		unit = "settles/s"
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit)
 	b.ReportMetric(float64(sent.n.Load())/float64(b.N), "sql-rtt/op")
 	b.ReportMetric(float64((serverCPU(b)-cpu0).Microseconds())/float64(b.N), "db-cpu-us/op")
 }

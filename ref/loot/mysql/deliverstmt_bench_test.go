@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
@@ -78,35 +76,7 @@ func benchDeliverStatement(b *testing.B, impl string, conc int) {
 		}
 		return nil
 	}
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-		fail atomic.Value
-	)
-	sent.n.Store(0)
-	cpu0 := serverCPU(b)
-	b.ResetTimer()
-	for range conc {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= b.N {
-					return
-				}
-				if err := do(i); err != nil {
-					fail.CompareAndSwap(nil, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
-	if err, _ := fail.Load().(error); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(sent.n.Load())/float64(b.N), "sql-rtt/op")
-	b.ReportMetric(float64((serverCPU(b)-cpu0).Microseconds())/float64(b.N), "db-cpu-us/op")
+	runOps(b, conc, &sent, do)
 }
 
 // deliverRoutine is the probe routine impl=routine calls.
