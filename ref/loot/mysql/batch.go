@@ -19,8 +19,9 @@ var _ loot.BatchInventory = (*Inventory)(nil)
 // loot.ErrNotFound, and nothing of the batch is applied. An empty gs is no
 // round trip. The grants it delivered, read back SUCCESS in the same
 // transaction, answer the Store's next MarkDeliveredBatch of them
-// (ref/loot/internal/delivered). Under Options.Batch, concurrent calls share one round
-// trip (deliverbatch.go), each still all or nothing for its own grants.
+// (ref/loot/internal/delivered). Under Options.Batch, concurrent calls
+// share one round trip (deliverbatch.go), each still all or nothing for
+// its own grants.
 func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 	op := fmt.Sprintf("deliver %d grants", len(gs))
 	if err := loot.CheckContext(ctx); err != nil {
@@ -128,12 +129,13 @@ var _ loot.BatchMarker = (*Store)(nil)
 
 // MarkDeliveredBatch is MarkDelivered for every grant number in nos:
 // grants the Store's own Inventory just delivered in a batch are answered
-// as its transaction read them back, with no round trip (ref/loot/internal/delivered);
-// otherwise one round trip (oneTrip): one UPDATE (PENDING -> SUCCESS) of them all
-// and their rows read back, as MarkDelivered's, returned in the order of
-// nos (a number repeated is returned at each place). A number not recorded
-// is loot.ErrNotFound; the recorded ones are marked all the same, which
-// only repeats what the Inventory made true.
+// as its transaction read them back, with no round trip
+// (ref/loot/internal/delivered); otherwise one round trip (oneTrip): one
+// UPDATE (PENDING -> SUCCESS) of them all and their rows read back, as
+// MarkDelivered's, returned in the order of nos (a number repeated is
+// returned at each place). A number not recorded is loot.ErrNotFound; the
+// recorded ones are marked all the same, which only repeats what the
+// Inventory made true.
 func (s *Store) MarkDeliveredBatch(ctx context.Context, nos []string) ([]loot.Grant, error) {
 	op := fmt.Sprintf("mark delivered %d grants", len(nos))
 	if err := loot.CheckContext(ctx); err != nil {
@@ -143,7 +145,7 @@ func (s *Store) MarkDeliveredBatch(ctx context.Context, nos []string) ([]loot.Gr
 		return []loot.Grant{}, nil
 	}
 	if gs, ok := s.delivered.Take(nos); ok {
-		return gs, nil // the Inventory's DeliverBatch marked them (ref/loot/internal/delivered)
+		return gs, nil // the Inventory's DeliverBatch marked them
 	}
 	args := make([]any, 0, 2*len(nos))
 	for _, no := range nos {

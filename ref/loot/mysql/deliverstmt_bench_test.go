@@ -18,7 +18,7 @@ import (
 // SELECT, COMMIT, each parsed per call); impl=routine is the same
 // transaction as a routine taking the numbers as JSON (deliverRoutine).
 func BenchmarkDeliverStatement(b *testing.B) {
-	for _, impl := range []string{"multi", "routine"} {
+	for _, impl := range []string{"multi", "routine", "loop"} {
 		for _, conc := range []int{1, 16} {
 			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) { benchDeliverStatement(b, impl, conc) })
 		}
@@ -36,8 +36,10 @@ func benchDeliverStatement(b *testing.B, impl string, conc int) {
 	b.Cleanup(func() { store.Close() })
 	raw := store.DB()
 	released(b, raw, dsn)
-	if _, err := raw.ExecContext(ctx, deliverRoutine); err != nil {
-		b.Fatal(err)
+	if r, ok := deliverProbes[impl]; ok {
+		if _, err := raw.ExecContext(ctx, r); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if _, err := raw.ExecContext(ctx, `INSERT INTO loot_grant
 		(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at)
@@ -58,15 +60,15 @@ func benchDeliverStatement(b *testing.B, impl string, conc int) {
 			return inv.DeliverBatch(ctx, gs)
 		}
 		js, _ := json.Marshal(nos(gs))
-		rows, err := raw.QueryContext(ctx, "CALL loot_deliver_probe(?)", string(js))
+		rows, err := raw.QueryContext(ctx, "CALL loot_deliver_"+impl+"(?)", string(js))
 		if err != nil {
 			return err
 		}
-		n := 0
-		for rows.Next() {
-			n++
-		}
-		for rows.NextResultSet() {
+		n := 0 // the grants read back, in one result set or one each
+		for more := true; more; more = rows.NextResultSet() {
+			for rows.Next() {
+				n++
+			}
 		}
 		if err := rows.Close(); err != nil {
 			return err
@@ -79,8 +81,12 @@ func benchDeliverStatement(b *testing.B, impl string, conc int) {
 	runOps(b, conc, &sent, do)
 }
 
-// deliverRoutine is the probe routine impl=routine calls.
-const deliverRoutine = `CREATE PROCEDURE IF NOT EXISTS loot_deliver_probe(
+// deliverProbes are the routines the impls other than multi CALL
+// (loot_deliver_<impl>), each DeliverBatch's transaction for the grant
+// numbers p_nos, a JSON array: routine joins the array as a table
+// (JSON_TABLE) in each statement, as loot_record_v1 does its grants;
+// loop takes one number at a time, each statement a unique-key lookup.
+var deliverProbes = map[string]string{"routine": `CREATE PROCEDURE IF NOT EXISTS loot_deliver_routine(
 	p_nos LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
 SQL SECURITY INVOKER
 BEGIN
@@ -106,4 +112,33 @@ BEGIN
 			grant_no VARCHAR(160) CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin PATH '$' ERROR ON EMPTY ERROR ON ERROR)) j
 		JOIN loot_grant g ON g.grant_no = j.grant_no;
 	COMMIT;
-END`
+END`,
+	"loop": `CREATE PROCEDURE IF NOT EXISTS loot_deliver_loop(
+	p_nos LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
+SQL SECURITY INVOKER
+BEGIN
+	DECLARE v_n BIGINT DEFAULT JSON_LENGTH(p_nos);
+	DECLARE v_i BIGINT DEFAULT 0;
+	DECLARE v_found BIGINT DEFAULT 0;
+	DECLARE v_no VARCHAR(160) CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin;
+	START TRANSACTION;
+	WHILE v_i < v_n DO
+		SET v_no = JSON_VALUE(p_nos, CONCAT('$[', v_i, ']'));
+		SELECT v_found + COUNT(*) INTO v_found FROM loot_grant WHERE grant_no = v_no FOR UPDATE;
+		SET v_i = v_i + 1;
+	END WHILE;
+	SET v_i = 0;
+	WHILE v_i < v_n DO
+		SET v_no = JSON_VALUE(p_nos, CONCAT('$[', v_i, ']'));
+		IF v_found = v_n THEN
+			UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = v_no AND status = 'PENDING';
+			INSERT INTO loot_inventory (grant_no, player_id, loot_code, quantity, delivered_at)
+			SELECT grant_no, player_id, loot_code, quantity, NOW(6) FROM loot_grant WHERE grant_no = v_no
+			ON DUPLICATE KEY UPDATE loot_inventory.id = loot_inventory.id;
+		END IF;
+		SELECT v_found, grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, retry_count, lease_until
+		FROM loot_grant WHERE grant_no = v_no;
+		SET v_i = v_i + 1;
+	END WHILE;
+	COMMIT;
+END`}

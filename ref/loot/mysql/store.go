@@ -43,7 +43,7 @@ type Options struct {
 	// that stands still between the moves they make. Production leaves it
 	// empty: deadlines and leases are the database clock's to judge.
 	ClockTable string
-	// Batch coalesces concurrent Claim, BeginSettle and RecordGrants calls
+	// Batch coalesces concurrent Claim, BeginSettle, RecordGrants and Inventory.DeliverBatch calls
 	// on this Store (internal/coalesce) into one round trip per kind and
 	// batch, each call keeping its own guard and answer, as
 	// ref/loot/postgres's Options.Batch does; coalesce.go says how.
