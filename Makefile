@@ -131,5 +131,5 @@ bench-summary: ## rewrite results/bench/summary.md, loot-summary.md and their SV
 		-loot-in results/bench/loot-baseline.txt -loot-out results/bench/loot-summary.md
 
 .PHONY: service-campaign-seed
-service-campaign-seed: ## service mode against source 004's Java service on MariaDB + Redis (3 to 5 minutes): replays each committed defect record (impls/loot/seedservice/testdata: the outsider; a settler killed -9 mid-settle; a cancel racing the settle; ties ranked against the rule; a claim recorded after the deadline) against a fresh fleet, and exits 0 when each fails exactly its expected properties
-	ONCEPROOF_REQUIRE_SERVICES=1 $(GO) test -count=1 -v -timeout=10m -run '^(TestSeedSpecParses|TestCommittedRecordsAreCurrent|TestAStaleRecordIsCaught|TestServiceModeFinds.*)$$' ./impls/loot/seedservice
+service-campaign-seed: ## service mode against source 004's Java service on MariaDB + Redis (3 to 6 minutes): replays each committed defect record (impls/loot/seedservice/testdata: the outsider; a settler killed -9 mid-settle; a cancel racing the settle; ties ranked against the rule; a claim recorded after the deadline; a claim written after the freeze) against a fresh fleet, and exits 0 when each fails exactly its expected properties
+	ONCEPROOF_REQUIRE_SERVICES=1 $(GO) test -count=1 -v -timeout=15m -run '^(TestSeedSpecParses|TestCommittedRecordsAreCurrent|TestAStaleRecordIsCaught|TestServiceModeFinds.*)$$' ./impls/loot/seedservice

@@ -61,6 +61,12 @@ type defect struct {
 	// statements last long enough for a fault timed from outside to land
 	// in them. It is part of how the fleet is started, not of the record.
 	SlowDB time.Duration
+	// FarDB, when set, is each instance's own latency to the database in
+	// place of SlowDB, an entry per instance (0: direct): instances at
+	// different distances from one database, as when one runs in another
+	// zone than the database and the others. Also the fleet's setup, not
+	// the record's.
+	FarDB []time.Duration
 	// Align, when set, starts each run on a multiple of it of the wall
 	// clock (DriveOptions.Align): the service stores its deadlines in
 	// whole seconds, truncated, and a run started at once gets a
@@ -93,6 +99,14 @@ const recordScale = 0.5
 const reruns = 3
 
 func (d defect) instances() int { return max(d.Instances, 1) }
+
+// slowDB is instance i's latency each way to the database.
+func (d defect) slowDB(i int) time.Duration {
+	if d.FarDB != nil {
+		return d.FarDB[i]
+	}
+	return d.SlowDB
+}
 
 func (d defect) file() string { return filepath.Join("testdata", d.Name+".jsonl") }
 
@@ -246,7 +260,7 @@ func recorded(t *testing.T, d defect) {
 		// by then is one nothing will finish.
 		drain = 8 * time.Second
 	}
-	o := lootservice.DriveOptions{Targets: fleetTargets(fleet, d.instances()), Spec: spec, Now: time.Now, DB: e.db, Queries: qs, Drain: drain,
+	o := lootservice.DriveOptions{Targets: fleet.targets(), Spec: spec, Now: time.Now, DB: e.db, Queries: qs, Drain: drain,
 		// A round every 50 ms: each defect's evidence lasts seconds (a
 		// session SETTLING to the drain's end, a delivery of a canceled
 		// session), and a record of 10 ms rounds is five times the size.
@@ -307,54 +321,83 @@ func recorded(t *testing.T, d defect) {
 // fleet starts d's instances of the service on e through the instance
 // fleet (props/loot/service/instance), as `onceproof service -start`
 // does, so that a run's process faults (kill -9, restart on the same
-// port) reach them; with d.SlowDB their JDBC URL goes through a proxy
-// that delays every byte by it. The compensation timer runs every 500 ms,
-// so a PENDING grant is delivered within the run.
-func (e *env) fleet(d defect) *fleetinstance.Fleet {
+// port) reach them; an instance with a latency to the database
+// (d.SlowDB, d.FarDB) has its JDBC URL go through a proxy that delays
+// every byte by it. Each instance is a fleet of one, so that each has a
+// JDBC URL of its own. The compensation timer runs every 500 ms, so a
+// PENDING grant is delivered within the run.
+func (e *env) fleet(d defect) fleet {
 	t := e.t
 	t.Helper()
-	jdbc := e.jdbc
-	if d.SlowDB > 0 {
-		n, err := netfault.New(netfault.Options{Now: time.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(n.Close)
-		addr := strings.TrimPrefix(jdbc, "jdbc:mysql://")
-		addr = addr[:strings.Index(addr, "/")]
-		p, err := n.Proxy("mariadb", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range []netfault.Stream{netfault.Upstream, netfault.Downstream} {
-			if err := p.Add(netfault.Toxic{Name: "slow-db-" + string(s), Kind: netfault.Latency, Stream: s, Latency: d.SlowDB}); err != nil {
+	if d.FarDB != nil && len(d.FarDB) != d.instances() {
+		t.Fatalf("defect %s: FarDB has %d latencies for %d instances", d.Name, len(d.FarDB), d.instances())
+	}
+	var n *netfault.Net
+	var f fleet
+	for i := range d.instances() {
+		jdbc := e.jdbc
+		if l := d.slowDB(i); l > 0 {
+			if n == nil {
+				var err error
+				if n, err = netfault.New(netfault.Options{Now: time.Now}); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(n.Close)
+			}
+			addr := strings.TrimPrefix(jdbc, "jdbc:mysql://")
+			addr = addr[:strings.Index(addr, "/")]
+			p, err := n.Proxy(fmt.Sprintf("mariadb-%d", i), addr)
+			if err != nil {
 				t.Fatal(err)
 			}
+			for _, s := range []netfault.Stream{netfault.Upstream, netfault.Downstream} {
+				if err := p.Add(netfault.Toxic{Name: "slow-db-" + string(s), Kind: netfault.Latency, Stream: s, Latency: l}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			jdbc = strings.Replace(jdbc, addr, p.Addr(), 1)
 		}
-		jdbc = strings.Replace(jdbc, addr, p.Addr(), 1)
-	}
-	dir := t.TempDir()
-	f, err := fleetinstance.Start(context.Background(), fleetinstance.Options{
-		Command: e.javaCommand(jdbc, d.Args...),
-		N:       d.instances(), Dir: dir, Now: time.Now,
-		// A JVM's start on two loaded cores takes seconds; 60 s bounds
-		// the wait, it is not a measurement.
-		ReadyTimeout: 60 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		f.Close()
-		if t.Failed() {
-			for i := range d.instances() {
-				b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("instance-%d.stderr", i)))
+		dir := t.TempDir()
+		one, err := fleetinstance.Start(context.Background(), fleetinstance.Options{
+			Command: e.javaCommand(jdbc, d.Args...),
+			N:       1, Dir: dir, Now: time.Now,
+			// A JVM's start on two loaded cores takes seconds; 60 s bounds
+			// the wait, it is not a measurement.
+			ReadyTimeout: 60 * time.Second,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			one.Close()
+			if t.Failed() {
+				b, _ := os.ReadFile(filepath.Join(dir, "instance-0.stderr"))
 				t.Logf("instance %d's stderr:\n%s", i, b)
 			}
-		}
-	})
-	warm(t, fleetTargets(f, d.instances()))
+		})
+		f = append(f, one)
+	}
+	warm(t, f.targets())
 	return f
+}
+
+// fleet is a run's instances, instance i the only instance of fleet[i]
+// (e.fleet says why), as the run's Processes.
+type fleet []*fleetinstance.Fleet
+
+func (f fleet) Kill(i int) error                         { return f[i].Kill(0) }
+func (f fleet) Stop(i int) error                         { return f[i].Stop(0) }
+func (f fleet) Cont(i int) error                         { return f[i].Cont(0) }
+func (f fleet) Restart(ctx context.Context, i int) error { return f[i].Restart(ctx, 0) }
+
+// targets are f's instances as service mode's targets: the service has
+// one listener for players and the game's server alike.
+func (f fleet) targets() []lootservice.Target {
+	var out []lootservice.Target
+	for _, one := range f {
+		out = append(out, lootservice.Target{Player: one.URL(0, "port"), Internal: one.URL(0, "port")})
+	}
+	return out
 }
 
 // javaCommand is the command line of one instance of the service on e,
@@ -433,13 +476,3 @@ func warm(t *testing.T, targets []lootservice.Target) {
 // a run's requests in flight on one instance at once (a settle, a cancel
 // and the compensation timer's pass).
 const warmConns = 4
-
-// fleetTargets are f's n instances as service mode's targets: the
-// service has one listener for players and the game's server alike.
-func fleetTargets(f *fleetinstance.Fleet, n int) []lootservice.Target {
-	var out []lootservice.Target
-	for i := range n {
-		out = append(out, lootservice.Target{Player: f.URL(i, "port"), Internal: f.URL(i, "port")})
-	}
-	return out
-}

@@ -126,6 +126,56 @@ var (
 	lateClaimDefect = defect{Name: "late-claim", Family: lootfaults.Families.LateClaim, Seed: 18, SlowDB: lateDB,
 		Align: time.Second, Args: []string{"--loot.compensate.interval-millis=480"}, Reruns: 12,
 		Want: []engine.Property{lootfaults.Properties.InWindow}}
+	// frozen-claims: submitIntent's check reads CLAIMING before the
+	// settle's lockForSettle and its upsert lands after the settle read
+	// the claims: the claim is answered accepted and the settle never
+	// ranked it (FrozenClaims; and InWindow, since lockForSettle matches
+	// only deadline_at <= NOW(): the freeze, and the row after it, come
+	// after the deadline). Late-claim seed 18, the late-claim defect's
+	// schedule, on two instances (its nodes 0 and 1): x0 opened at 0 on
+	// instance 0 with a 5 s window (Align: deadline_at is then the
+	// schedule's D = 5 s), p3's GREED at 1.6 s on instance 0, p1's NEED
+	// at 4.75 s (250 ms before D) on instance 1, the settle at D on
+	// instance 0. Instance 1 is lateDB (110 ms) from MariaDB each way,
+	// instance 0 next to it (FarDB). p1's status read reaches the
+	// database at 4.75 + 0.11 = 4.86 s, before the settle is sent; its
+	// answer is back at 4.97 s (+ a few ms of HTTP and JDBC), before D by
+	// the JVM's clock, so the check passes and the upsert, on the
+	// connection just returned, reaches the database at 5.08 s. The
+	// settle reaches it at D + a few ms and is CLOSED, ranked on p3's
+	// GREED alone, by ~D + 15 ms (it answered at 5.014 s): p1's row lands
+	// ~65 ms after the freeze, and a round of reads every 50 ms + their
+	// time shows the CLOSED session without it (in 11 of 11 runs whose
+	// claim was accepted). RuleOrder holds: the judge ranks the claims
+	// it saw frozen (p3's alone); the NEED that should have won shows as
+	// FrozenClaims. It is a race: a connection idle over 500 ms is
+	// pinged first (2 x 110 ms more), the check answers at ~5.19 s and
+	// is refused. The compensation timer, every 480 ms with a fixed
+	// delay, keeps one connection used; a pass holds it 2 x 110 ms, so
+	// the claim gets it unpinged with p ~ 480/700 ~ 0.69: measured 11 of
+	// 16 runs (3 of 4 and 8 of 12 in two campaigns, every miss a refusal:
+	// 4 pinged checks, 1 check 38 ms late at load 10-16); the record was
+	// taken on try 1 and four replays took 1, 1, 1 and 3 tries (16 of 23
+	// tries in all, 0.70). 12 tries miss with p ~
+	// 0.31^12 ~ 1e-6 at that rate, (2/3)^12 ~ 0.8% at the 1 in 3 the
+	// late-claim defect once showed in CI (a try is ~16 s).
+	//
+	// Why two instances at two distances: with one latency L on every
+	// path, the upsert reaches the database L after the JVM judged the
+	// deadline (before D), and lockForSettle at least L after the settle
+	// is sent (at or after D, or it matches nothing): the row always
+	// lands before the freeze, which is the late-claim defect (InWindow
+	// only). Measured: this workload with both instances 110 ms away, 8
+	// runs: 3 claims accepted, each failing InWindow alone, FrozenClaims
+	// in none (lockForSettle, 110 ms away too, reaches the database at
+	// 5.11 s at the earliest; the row is in at ~5.08 s). It would need the upsert
+	// to wait on a ping, and the pool hands it the connection its check
+	// has just returned (newest first): only another request borrowing
+	// that one in the microseconds between the two statements would, a
+	// timing no client can aim at.
+	frozenClaimsDefect = defect{Name: "frozen-claims", Family: lootfaults.Families.LateClaim, Seed: 18, Instances: 2,
+		FarDB: []time.Duration{0, lateDB}, Align: time.Second, Args: []string{"--loot.compensate.interval-millis=480"}, Reruns: 12,
+		Want: []engine.Property{lootfaults.Properties.FrozenClaims, lootfaults.Properties.InWindow}}
 	cancelRaceDefect = defect{Name: "cancel-race", Family: lootfaults.Families.CancelRace, Seed: 62, Instances: 2, SlowDB: slowDB,
 		Want: []engine.Property{lootfaults.Properties.NoOverGrant}}
 )
@@ -138,6 +188,7 @@ var recordedDefects = map[string]defect{
 	"TestServiceModeFindsTheCancelRacingTheSettle":  cancelRaceDefect,
 	"TestServiceModeFindsTiesOrderedAgainstTheRule": tiesDefect,
 	"TestServiceModeFindsTheLateClaim":              lateClaimDefect,
+	"TestServiceModeFindsTheClaimAfterTheFreeze":    frozenClaimsDefect,
 }
 
 // slowDB is the stuck-settle and cancel-race fleets' latency each way
@@ -196,6 +247,11 @@ func TestServiceModeFindsTiesOrderedAgainstTheRule(t *testing.T) { recorded(t, t
 // its deadline is written after it (InWindow, read from the tables).
 func TestServiceModeFindsTheLateClaim(t *testing.T) { recorded(t, lateClaimDefect) }
 
+// TestServiceModeFindsTheClaimAfterTheFreeze: a claim the service
+// judged before the freeze is written after it and answered accepted
+// (FrozenClaims, and InWindow: the freeze is after the deadline).
+func TestServiceModeFindsTheClaimAfterTheFreeze(t *testing.T) { recorded(t, frozenClaimsDefect) }
+
 // TestCommittedRecordsAreCurrent: each defect's committed record is what
 // its family, seed and plan make today, and judged again fails exactly
 // the defect's properties. It needs no service: a record that went stale
@@ -245,5 +301,42 @@ func TestAStaleRecordIsCaught(t *testing.T) {
 	late.Run.Started = late.Run.Started.Add(time.Millisecond)
 	if why := lateClaimDefect.stale(late); why == "" {
 		t.Errorf("a late-claim record started off a whole second is not stale\nTo reproduce: go test ./impls/loot/seedservice -run TestAStaleRecordIsCaught")
+	}
+}
+
+// TestAFreezeNoRoundSawShowsAsRuleOrder: what the judge can see of the
+// claim written after the freeze. The document's service keeps no frozen
+// set, so the judge takes the claim rows of the first round that shows
+// the session SETTLING or CLOSED as the set the settle ranked. The
+// committed frozen-claims record has a round between the freeze and the
+// late row (FrozenClaims, InWindow); without that round the first
+// closed round already shows the late NEED, which then looks frozen in
+// and in time (placed at the round before's start, before the
+// deadline), and the GREED's grant is what fails: RuleOrder alone. So a
+// sampler too slow for the window still reports the defect, as another
+// property. It needs no service.
+func TestAFreezeNoRoundSawShowsAsRuleOrder(t *testing.T) {
+	const repro = "go test ./impls/loot/seedservice -run TestAFreezeNoRoundSawShowsAsRuleOrder"
+	r, err := readRecord(frozenClaimsDefect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := -1
+	for _, s := range r.Samples {
+		if s.Session == 0 && s.Op == "sql-session" && (strings.Contains(s.Answer, `"CLOSED"`) || strings.Contains(s.Answer, `"SETTLING"`)) {
+			first = s.Round
+			break
+		}
+	}
+	if first < 0 {
+		t.Fatalf("%s: no round shows x0 settling or closed\nTo reproduce: %s", frozenClaimsDefect.file(), repro)
+	}
+	r.Samples = slices.DeleteFunc(slices.Clone(r.Samples), func(s lootservice.Sample) bool { return s.Session == 0 && s.Round == first })
+	fs, err := lootservice.Judge(r, lootservice.DefaultTolerance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := failed(fs), []engine.Property{lootfaults.Properties.RuleOrder}; !same(got, want) {
+		t.Errorf("%s without round %d of x0 fails %v, want %v\n%sTo reproduce: %s", frozenClaimsDefect.file(), first, got, want, anomalies(fs), repro)
 	}
 }

@@ -83,6 +83,35 @@ const (
 // the read back that answers every refusal) and for a settle (the fence
 // and lease, the member list read twice, the audit row with every frozen
 // claim), not its round trips.
+//
+// Settles with Options.Batch (impl=ref-batched: concurrent BeginSettles
+// share one CALL of loot_begin_settle_batch_v1, RecordGrants one of
+// loot_record_batch_v1; settlebatch.go), two runs of both benchmarks, the
+// machine at load average 7-20 (other sessions building):
+//
+//	go test ./ref/loot/mysql -run '^$' -bench 'BenchmarkLoot$/op=settle|BenchmarkLootSettleDeliver' -benchtime 2000x -count 1
+//
+//	                  settles/s (run 1, run 2)                ref-batched/doc  db-cpu-us/op (run 1, run 2)
+//	                  ref       ref-batched  doc                               ref         ref-batched  doc
+//	settle  conc=1    594 574   657 564      2245 2009         0.29x 0.28x     705 640     750 710      240 225
+//	settle  conc=16   561 318   616 1263     1806 1101         0.34x 1.15x     1015 1395   335 315      420 495
+//	settle  conc=64   375 323   1712 1373    711 773           2.41x 1.78x     1320 1650   220 210      950 785
+//	deliver conc=1    548 386   345 512      1423 979          0.24x 0.52x     1045 1065   1175 1105    380 375
+//	deliver conc=16   328 164   340 426      1070 858          0.32x 0.50x     1705 1965   1595 985     685 805
+//	deliver conc=64   295 319   381 483      682 541           0.56x 0.89x     2435 1800   1030 860     1180 830
+//
+// (deliver is BenchmarkLootSettleDeliver). Round trips per settle:
+// ref-batched 2, 0.40 and 0.11 at conc 1, 16 and 64, so 2/0.40 = 5 and
+// 2/0.11 = 18 calls per batch; doc 5. Through delivery 4, 2.6 and 2.3
+// against doc's 9: the delivery's two trips per settle are not coalesced.
+// A batch's server CPU is a part per CALL and a part per call in it:
+// 2F/5 + a = 325 and 2F/18 + a = 215 us per settle (the two runs' means)
+// give F = 380 us per CALL (its dozen statements) and a = 170 us per
+// settle, so at conc 16 ref-batched costs the server 0.7x of doc's CPU,
+// at 64 0.2-0.3x. At conc 1 a batch is one call, which takes the single
+// CALL: the cost of impl=ref. Ops/s swing 2-4x between runs on this
+// machine (doc at conc 16 measured 4746 to 1101 settles/s over one
+// afternoon); server CPU per settle is the steadier measure.
 func BenchmarkLoot(b *testing.B) {
 	for _, op := range []string{"claim", "settle"} {
 		for _, impl := range []string{"ref", "ref-batched", "doc"} {
@@ -322,11 +351,7 @@ func refSettle(ctx context.Context, store *mysql.Store, no string) error {
 	if err != nil {
 		return err
 	}
-	fair := map[loot.PlayerID]loot.Fairness{}
-	for _, c := range fz.Claims {
-		fair[c.Player] = loot.Fairness{}
-	}
-	d, err := loot.Decide(fz, fair, time.Minute)
+	d, err := decideNew(fz)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,9 @@ type queries struct {
 	claimCall       string // CALL of Schema's loot_claim_v1 (see Claim)
 	beginSettleCall string // CALL of Schema's loot_begin_settle_v1 (see BeginSettle)
 	recordCall      string // CALL of Schema's loot_record_v1 (see RecordGrants)
+	// CALLs of Schema's loot_begin_settle_batch_v1 and loot_record_batch_v1
+	// (settlebatch.go).
+	beginSettleBatchCall, recordBatchCall string
 
 	markDelivered string
 	readGrant     string
@@ -145,6 +148,9 @@ func newQueries(now string) queries {
 		claimCall:       callOf(now, "loot_claim_v1", 4),
 		beginSettleCall: callOf(now, "loot_begin_settle_v1", 2),
 		recordCall:      callOf(now, "loot_record_v1", 10),
+
+		beginSettleBatchCall: callOf(now, "loot_begin_settle_batch_v1", 1),
+		recordBatchCall:      callOf(now, "loot_record_batch_v1", 3),
 
 		markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'`,
 		readGrant:     `SELECT ` + grantColumns + ` FROM loot_grant WHERE grant_no = ?`,

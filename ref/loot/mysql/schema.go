@@ -54,7 +54,9 @@ import (
 // The routines (between the DELIMITER lines, which the mariadb client
 // reads and Open does not send) are the store's Claim, BeginSettle and
 // RecordGrants, each one CALL: the transaction, the guarded write and the
-// read that answers it run server-side. Each is SQL SECURITY INVOKER, so
+// read that answers it run server-side; loot_begin_settle_batch_v1 and
+// loot_record_batch_v1 do the same for a batch of sessions under
+// Options.Batch (settlebatch.go says how). Each is SQL SECURITY INVOKER, so
 // it may do only what the calling account may. A routine's name ends in
 // its version: a body is never changed under a name (nodes of the
 // previous version still CALL theirs during a rolling deploy), a new body
@@ -253,6 +255,102 @@ BEGIN
 	FROM loot_session s WHERE s.session_no = p_session LOCK IN SHARE MODE;
 	COMMIT;
 END;;
+CREATE PROCEDURE IF NOT EXISTS loot_begin_settle_batch_v1(
+	p_batch LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
+SQL SECURITY INVOKER
+BEGIN
+	DECLARE v_before LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin;
+	START TRANSACTION;
+	SELECT COALESCE(JSON_ARRAYAGG(JSON_ARRAY(s.session_no, s.fence)), '[]') INTO v_before
+	FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		ord FOR ORDINALITY,
+		no  TEXT PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR)) b
+	STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
+	FOR UPDATE;
+	UPDATE JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		lease BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) b
+	STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
+	SET s.status = 'SETTLING', s.fence = s.fence + 1, s.settle_until = NOW(6) + INTERVAL b.lease MICROSECOND
+	WHERE (s.status = 'CLAIMING' AND s.deadline_at <= NOW(6)) OR
+		(s.status = 'SETTLING' AND s.settle_until <= NOW(6));
+	SELECT s.fence = f.fence + 1, ` + sessionColumns + `, NOW(6)
+	FROM JSON_TABLE(v_before, '$[*]' COLUMNS (
+		no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		fence BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) f
+	STRAIGHT_JOIN loot_session s ON s.session_no = f.no COLLATE utf8mb4_nopad_bin;
+	SELECT c.session_no, c.player_id, c.intent_type, c.created_at
+	FROM JSON_TABLE(v_before, '$[*]' COLUMNS (
+		no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		fence BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) f
+	STRAIGHT_JOIN loot_session s ON s.session_no = f.no COLLATE utf8mb4_nopad_bin AND s.fence = f.fence + 1
+	STRAIGHT_JOIN loot_intent c ON c.session_no = s.session_no
+	ORDER BY c.session_no, c.player_id;
+	COMMIT;
+END;;
+CREATE PROCEDURE IF NOT EXISTS loot_record_batch_v1(
+	p_batch  LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_grants LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
+	p_audit  LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
+SQL SECURITY INVOKER
+BEGIN
+	DECLARE v_won LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin;
+	START TRANSACTION;
+	SELECT COALESCE(CONCAT('[', GROUP_CONCAT(IF(s.status = 'SETTLING' AND s.fence = b.fence, b.ord, NULL)), ']'), '[]') INTO v_won
+	FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		ord   FOR ORDINALITY,
+		no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		fence BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) b
+	STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
+	FOR UPDATE;
+	UPDATE JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		no        TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		fence     BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR,
+		allocated BIGINT PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR)) b
+	STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
+	SET s.status = 'CLOSED', s.allocated_quantity = b.allocated
+	WHERE s.status = 'SETTLING' AND s.fence = b.fence;
+	INSERT INTO loot_grant
+		(grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, lease_until, created_at)
+	SELECT g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.grant_rank, 'PENDING',
+		NOW(6) + INTERVAL b.lease MICROSECOND, NOW(6)
+	FROM JSON_TABLE(v_won, '$[*]' COLUMNS (ord BIGINT PATH '$' ERROR ON EMPTY ERROR ON ERROR)) w
+	JOIN JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		ord   FOR ORDINALITY,
+		lease BIGINT PATH '$[2]' ERROR ON EMPTY ERROR ON ERROR)) b ON b.ord = w.ord
+	JOIN JSON_TABLE(p_grants, '$[*]' COLUMNS (
+		batch_ord  BIGINT PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		grant_no   TEXT   PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR,
+		session_no TEXT   PATH '$[2]' ERROR ON EMPTY ERROR ON ERROR,
+		player_id  BIGINT PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR,
+		loot_code  TEXT   PATH '$[4]' ERROR ON EMPTY ERROR ON ERROR,
+		quantity   BIGINT PATH '$[5]' ERROR ON EMPTY ERROR ON ERROR,
+		grant_rank BIGINT PATH '$[6]' ERROR ON EMPTY ERROR ON ERROR)) g ON g.batch_ord = w.ord;
+	INSERT INTO loot_audit
+		(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
+	SELECT b.no, a.snap_fence, a.rule, a.members, a.effective, b.allocated, a.hash, a.snapshot, NOW(6)
+	FROM JSON_TABLE(v_won, '$[*]' COLUMNS (ord BIGINT PATH '$' ERROR ON EMPTY ERROR ON ERROR)) w
+	JOIN JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		ord       FOR ORDINALITY,
+		no        TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		allocated BIGINT PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR)) b ON b.ord = w.ord
+	JOIN JSON_TABLE(p_audit, '$[*]' COLUMNS (
+		ord        FOR ORDINALITY,
+		snap_fence BIGINT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		rule       TEXT     PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR,
+		members    BIGINT   PATH '$[2]' ERROR ON EMPTY ERROR ON ERROR,
+		effective  BIGINT   PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR,
+		hash       TEXT     PATH '$[4]' ERROR ON EMPTY ERROR ON ERROR,
+		snapshot   LONGTEXT PATH '$[5]' ERROR ON EMPTY ERROR ON ERROR)) a ON a.ord = w.ord;
+	SELECT w.ord IS NOT NULL, ` + sessionColumns + `, NOW(6)
+	FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (
+		ord FOR ORDINALITY,
+		no  TEXT PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR)) b
+	STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
+	LEFT JOIN JSON_TABLE(v_won, '$[*]' COLUMNS (ord BIGINT PATH '$' ERROR ON EMPTY ERROR ON ERROR)) w ON w.ord = b.ord
+	LOCK IN SHARE MODE;
+	COMMIT;
+END;;
 DELIMITER ;`
 
 // table is one CREATE TABLE of Schema: its name, its statement, and the
@@ -276,7 +374,7 @@ type routine struct {
 
 // routineNames are the routines the store CALLs (queries names them), each
 // of which Schema must define, and no other.
-var routineNames = []string{"loot_begin_settle_v1", "loot_claim_v1", "loot_record_v1"}
+var routineNames = []string{"loot_begin_settle_batch_v1", "loot_begin_settle_v1", "loot_claim_v1", "loot_record_batch_v1", "loot_record_v1"}
 
 const routineDelimiter = "\nDELIMITER ;;\n"
 

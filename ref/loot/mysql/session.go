@@ -123,9 +123,17 @@ func (s *Store) change(ctx context.Context, no string, c change) (loot.Session, 
 		}
 		return r, rows.Err()
 	})
-	switch {
-	case err != nil:
+	if err != nil {
 		return loot.Session{}, nil, err
+	}
+	return c.answer(no, r)
+}
+
+// answer is c's answer for session no from what its trip read (r): the
+// one place a change's read is judged, so a batch's calls (settlebatch.go)
+// answer as they would alone.
+func (c change) answer(no string, r changed) (loot.Session, []loot.Claim, error) {
+	switch {
 	case !r.found:
 		return loot.Session{}, nil, fmt.Errorf("session %q: %w", no, loot.ErrNotFound)
 	case r.won == 1:
@@ -170,13 +178,37 @@ func refusal(apply bool, err error) error {
 // BeginSettle implements loot.Store in one round trip and one statement
 // sent (change): the CALL of Schema's loot_begin_settle_v1, whose
 // transaction is the settle CAS, the session row read back under its lock,
-// then, when the CAS matched, the frozen claims.
+// then, when the CAS matched, the frozen claims. Under Options.Batch,
+// concurrent calls share one CALL (settlebatch.go); a nil context, or a
+// number no store can keep (loot.CheckSessionNo), which a batch's JSON
+// could not carry as it is, never joins a batch, and is answered alone,
+// as it would be without Batch.
 func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
 	if lease <= 0 {
 		return loot.Frozen{}, wrap("begin settle "+no, fmt.Errorf("settle lease %v: %w", lease, loot.ErrBadArgument))
 	}
-	sess, claims, err := s.change(ctx, no, change{
-		call: s.q.beginSettleCall, args: []any{no, micros(lease)},
+	if s.batch.settle.begins != nil && loot.CheckContext(ctx) == nil && loot.CheckSessionNo(no) == nil {
+		return batchDo(ctx, "begin settle "+no, s.batch.settle.begins, beginReq{no, lease})
+	}
+	return s.beginOne(ctx, no, lease)
+}
+
+// beginOne is BeginSettle's CALL for one session.
+func (s *Store) beginOne(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
+	c := beginChange(no, lease)
+	c.call = s.q.beginSettleCall
+	sess, claims, err := s.change(ctx, no, c)
+	if err != nil {
+		return loot.Frozen{}, wrap("begin settle "+no, err)
+	}
+	return loot.Frozen{Session: sess, Claims: claims}, nil
+}
+
+// beginChange is BeginSettle's change of session no, without its call:
+// its arguments and how a refusal is explained.
+func beginChange(no string, lease time.Duration) change {
+	return change{
+		args:   []any{no, micros(lease)},
 		claims: true,
 		refused: func(sess loot.Session, now time.Time) error {
 			if err := loot.CheckSettle(sess, now); err != nil {
@@ -190,11 +222,7 @@ func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration)
 			}
 			return fmt.Errorf("session %q: deadline %v not reached: %w", no, sess.Deadline, loot.ErrNotDue)
 		},
-	})
-	if err != nil {
-		return loot.Frozen{}, wrap("begin settle "+no, err)
 	}
-	return loot.Frozen{Session: sess, Claims: claims}, nil
 }
 
 // RecordGrants implements loot.Store in one round trip and one statement
@@ -205,23 +233,41 @@ func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration)
 // string that is not valid UTF-8, or a grant number uk_grant_no holds
 // already) is ErrBadArgument and writes nothing; a session the decision
 // could not have closed anyway is refused as CheckRecord says, as a
-// well-formed decision would be.
+// well-formed decision would be. Under Options.Batch, concurrent calls of
+// well-formed decisions share one CALL (settlebatch.go).
 func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session, error) {
-	op := fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence)
 	args, bad := decisionArgs(d)
 	if bad != nil {
 		return s.refuseDecision(ctx, d, bad)
 	}
-	sess, _, err := s.change(ctx, d.Session, change{
-		call: s.q.recordCall, args: args,
-		refused: func(sess loot.Session, _ time.Time) error {
-			return refusal(loot.CheckRecord(sess, d.Fence))
-		},
-	})
+	if s.batch.settle.records != nil && loot.CheckContext(ctx) == nil && batchable(d) {
+		return batchDo(ctx, recordOp(d), s.batch.settle.records, recordReq{d, args})
+	}
+	return s.recordOne(ctx, d, args)
+}
+
+// recordOne is RecordGrants' CALL for one well-formed decision d, with
+// its arguments (decisionArgs).
+func (s *Store) recordOne(ctx context.Context, d loot.Decision, args []any) (loot.Session, error) {
+	c := recordChange(d)
+	c.call, c.args = s.q.recordCall, args
+	sess, _, err := s.change(ctx, d.Session, c)
 	if isDuplicateOf(err, "uk_grant_no") {
 		err = fmt.Errorf("decision for %q: %w: %w", d.Session, loot.ErrBadArgument, err)
 	}
-	return sess, wrap(op, err)
+	return sess, wrap(recordOp(d), err)
+}
+
+// recordChange is RecordGrants' change for d, without its call: how a
+// refusal is explained.
+func recordChange(d loot.Decision) change {
+	return change{refused: func(sess loot.Session, _ time.Time) error {
+		return refusal(loot.CheckRecord(sess, d.Fence))
+	}}
+}
+
+func recordOp(d loot.Decision) string {
+	return fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence)
 }
 
 // decisionArgs returns loot_record_v1's arguments for d, or the reason d
@@ -262,7 +308,7 @@ func decisionArgs(d loot.Decision) ([]any, error) {
 // fence, a canceled session, none), nil if d's fence closed it already (a
 // repeat), else bad.
 func (s *Store) refuseDecision(ctx context.Context, d loot.Decision, bad error) (loot.Session, error) {
-	op := fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence)
+	op := recordOp(d)
 	if err := loot.CheckContext(ctx); err != nil {
 		return loot.Session{}, wrap(op, err)
 	}

@@ -1,11 +1,314 @@
 package mysql
 
-import "github.com/onceproof/onceproof/internal/coalesce"
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/onceproof/onceproof/internal/coalesce"
+	"github.com/onceproof/onceproof/ref/loot"
+)
 
 // settleBatch coalesces concurrent BeginSettle and RecordGrants calls
-// under Options.Batch.
-type settleBatch struct{}
+// under Options.Batch, each kind into one CALL per batch of Schema's
+// loot_begin_settle_batch_v1 or loot_record_batch_v1, whose transaction
+// does for every session of the batch what the single routine does for
+// one:
+//
+//   - It locks the batch's session rows FOR UPDATE first, in the order of
+//     the batch, which the store sorts by session number (so two batches
+//     lock their common rows in one order and cannot deadlock), and
+//     remembers what its guard needs of each (the fence before the CAS;
+//     which decisions find their session SETTLING at their fence).
+//   - One UPDATE over JSON_TABLE(batch) writes each session under its own
+//     guard, the single routine's.
+//   - Under the lock, a session moved by the CAS is one whose fence moved
+//     by one; a decision closed its session if it found it SETTLING at its
+//     fence. The routine returns every session of the batch with that
+//     flag (the single routine's won) and, for a settle, the frozen claims
+//     of the sessions it moved, in one more result set.
+//
+// Each call is then answered by change.answer from its session's row, the
+// code that answers it alone: a session missing, not due, held by a live
+// lease, or at another fence gets the single path's error, with no round
+// trip more. Two calls on one session in a batch are answered as if one
+// came after the other: the first in the batch, the second alone after it.
+// A batch of one takes the single CALL (one caller at a time costs what it
+// costs without Batch). A batch that fails as a whole on a deadlock
+// (after oneTrip's own retries) or on a value the server refuses (a data
+// error, a CHECK, a grant number uk_grant_no holds: one decision's fault,
+// and the batch wrote nothing) runs again call by call, so only the
+// caller at fault fails; any other failure is every caller's outcome
+// unknown.
+type settleBatch struct {
+	begins  *coalesce.Batcher[beginReq, loot.Frozen]   // nil unless Options.Batch
+	records *coalesce.Batcher[recordReq, loot.Session] // nil unless Options.Batch
+}
 
-func (b *settleBatch) start(s *Store, opts coalesce.Options) {}
+// beginReq is one queued BeginSettle.
+type beginReq struct {
+	no    string
+	lease time.Duration
+}
 
-func (b *settleBatch) close() {}
+// recordReq is one queued RecordGrants of a well-formed decision, with its
+// single CALL's arguments (decisionArgs).
+type recordReq struct {
+	d    loot.Decision
+	args []any
+}
+
+func (b *settleBatch) start(s *Store, opts coalesce.Options) {
+	b.begins = coalesce.New(s.runBegins, opts)
+	b.records = coalesce.New(s.runRecords, opts)
+}
+
+func (b *settleBatch) close() {
+	b.begins.Close()
+	b.records.Close()
+}
+
+// errBatchClosed is what a call gets when the store closed under it.
+var errBatchClosed = errors.New("the store was closed")
+
+// batchDo runs one call (op) through a batcher. The batch's answers are
+// the calls' own, wrapped already; what the batcher itself answers (ctx
+// done before the batch answered, or the store closed) is wrapped as the
+// single path wraps its errors. ctx must not be nil (loot.CheckContext):
+// the batcher reads its Err.
+func batchDo[Q, R any](ctx context.Context, op string, b *coalesce.Batcher[Q, R], q Q) (R, error) {
+	v, err := b.Do(ctx, q)
+	switch {
+	case errors.Is(err, coalesce.ErrClosed):
+		err = wrap(op, errBatchClosed)
+	case err != nil && err == ctx.Err():
+		err = wrap(op, err)
+	}
+	return v, err
+}
+
+// batchable reports whether d's strings go through a batch's JSON as they
+// are: decisionArgs checked the grants', not the session's or the rule's
+// and hash's, which the single CALL sends as they are and JSON could not
+// (encoding/json writes U+FFFD for invalid UTF-8).
+func batchable(d loot.Decision) bool {
+	return loot.CheckSessionNo(d.Session) == nil && utf8.ValidString(string(d.Snapshot.Rule)) && utf8.ValidString(d.Snapshot.ClaimsHash)
+}
+
+// slot is one session of a batch: the first request on it (first), and
+// what the batch's trip read of it.
+type slot struct {
+	first int
+	read  changed
+}
+
+// plan splits reqs (sessions by no) into the batch, one request per
+// session sorted by session number (the routines' lock order), and the
+// requests on a session already in it (again), in their order.
+func plan[Q any](reqs []Q, no func(Q) string) (batch []int, again []int) {
+	seen := make(map[string]bool, len(reqs))
+	for i, r := range reqs {
+		if seen[no(r)] {
+			again = append(again, i)
+			continue
+		}
+		seen[no(r)] = true
+		batch = append(batch, i)
+	}
+	slices.SortFunc(batch, func(a, b int) int {
+		switch x, y := no(reqs[a]), no(reqs[b]); {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	return batch, again
+}
+
+// runAgain reports whether a batch's failure is answered by running its
+// calls one by one: the batch wrote nothing, and the cause is one call's
+// value (a data error, a CHECK, a duplicate key) or the luck of a
+// deadlock, neither of which the others should share.
+func runAgain(err error) bool {
+	var me *mysql.MySQLError
+	return isDataError(err) || isDuplicate(err) || errors.As(err, &me) && me.Number == errDeadlock
+}
+
+// runBegins answers a batch of BeginSettles.
+func (s *Store) runBegins(ctx context.Context, reqs []beginReq, rs []coalesce.Result[loot.Frozen]) {
+	no := func(r beginReq) string { return r.no }
+	batch, again := plan(reqs, no)
+	if len(batch) == 1 {
+		batch, again = nil, append(batch, again...)
+	}
+	if len(batch) > 0 {
+		err := s.beginMany(ctx, reqs, batch, rs)
+		if runAgain(err) {
+			again, err = append(batch, again...), nil
+			slices.Sort(again)
+		}
+		for _, i := range batch {
+			if err != nil {
+				rs[i].Err = wrap("begin settle "+reqs[i].no+" (batched)", err)
+			}
+		}
+	}
+	for _, i := range again {
+		rs[i].Val, rs[i].Err = s.beginOne(ctx, reqs[i].no, reqs[i].lease)
+	}
+}
+
+// beginMany runs loot_begin_settle_batch_v1 for reqs[batch...] and sets
+// their answers; an error is the whole batch's, and no answer is set.
+func (s *Store) beginMany(ctx context.Context, reqs []beginReq, batch []int, rs []coalesce.Result[loot.Frozen]) error {
+	items := make([][2]any, len(batch))
+	for k, i := range batch {
+		items[k] = [2]any{reqs[i].no, micros(reqs[i].lease)}
+	}
+	arg, err := json.Marshal(items)
+	if err != nil {
+		return err
+	}
+	read, err := oneTrip(ctx, s, s.q.beginSettleBatchCall, []any{string(arg)}, func(rows *sql.Rows) (map[string]*changed, error) {
+		m, err := scanChanged(rows, len(batch))
+		if err != nil {
+			return nil, err
+		}
+		if err := nextSet(rows); err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var (
+				c   loot.Claim
+				p   int64
+				in  string
+				sno string
+			)
+			if err := rows.Scan(&sno, &p, &in, &c.At); err != nil {
+				return nil, err
+			}
+			r := m[sno]
+			if r == nil || r.won != 1 {
+				return nil, fmt.Errorf("mysql: batched settle: a claim of session %q, which the batch did not move", sno)
+			}
+			c.Session, c.Player, c.Intent = sno, loot.PlayerID(p), loot.Intent(in)
+			r.claims = append(r.claims, c)
+		}
+		return m, rows.Err()
+	})
+	if err != nil {
+		return err
+	}
+	for _, i := range batch {
+		no := reqs[i].no
+		r := changed{}
+		if p := read[no]; p != nil {
+			r = *p
+		}
+		if r.won == 1 && r.claims == nil {
+			r.claims = []loot.Claim{} // as scanClaims answers the single CALL
+		}
+		sess, claims, err := beginChange(no, reqs[i].lease).answer(no, r)
+		if err != nil {
+			rs[i].Err = wrap("begin settle "+no, err)
+			continue
+		}
+		rs[i].Val = loot.Frozen{Session: sess, Claims: claims}
+	}
+	return nil
+}
+
+// scanChanged reads a batch routine's first result set: per session found,
+// its won flag, sessionColumns and the store's now, by session number.
+func scanChanged(rows *sql.Rows, n int) (map[string]*changed, error) {
+	m := make(map[string]*changed, n)
+	for rows.Next() {
+		r := &changed{found: true}
+		var err error
+		if r.sess, r.now, err = scanSession(rows.Scan, "", &r.won); err != nil {
+			return nil, err
+		}
+		m[r.sess.No] = r
+	}
+	return m, rows.Err()
+}
+
+// runRecords answers a batch of RecordGrants.
+func (s *Store) runRecords(ctx context.Context, reqs []recordReq, rs []coalesce.Result[loot.Session]) {
+	no := func(r recordReq) string { return r.d.Session }
+	batch, again := plan(reqs, no)
+	if len(batch) == 1 {
+		batch, again = nil, append(batch, again...)
+	}
+	if len(batch) > 0 {
+		err := s.recordMany(ctx, reqs, batch, rs)
+		if runAgain(err) {
+			again, err = append(batch, again...), nil
+			slices.Sort(again)
+		}
+		for _, i := range batch {
+			if err != nil {
+				rs[i].Err = wrap(recordOp(reqs[i].d)+" (batched)", err)
+			}
+		}
+	}
+	for _, i := range again {
+		rs[i].Val, rs[i].Err = s.recordOne(ctx, reqs[i].d, reqs[i].args)
+	}
+}
+
+// recordMany runs loot_record_batch_v1 for reqs[batch...] and sets their
+// answers; an error is the whole batch's, and no answer is set. The
+// single CALL's arguments (decisionArgs: session, fence, lease, grants,
+// then the audit row's) go in three arrays in the batch's order: the
+// session's guard and writes, the grants replaced by their number (the
+// allocated quantity, JSON_LENGTH of them in loot_record_v1); the grants,
+// each led by its decision's place in the batch (from 1, as JSON_TABLE's
+// FOR ORDINALITY); the audit rows, parsed only by the statement that
+// writes them (the snapshots are most of the bytes, and every statement
+// over an array parses all of it).
+func (s *Store) recordMany(ctx context.Context, reqs []recordReq, batch []int, rs []coalesce.Result[loot.Session]) error {
+	items, audits := make([][]any, len(batch)), make([][]any, len(batch))
+	grants := [][7]any{}
+	for k, i := range batch {
+		d, args := reqs[i].d, reqs[i].args
+		items[k] = []any{args[0], args[1], args[2], len(d.Grants)}
+		audits[k] = args[4:]
+		for _, g := range d.Grants {
+			grants = append(grants, [7]any{k + 1, g.No, g.Session, int64(g.Player), g.Loot, g.Quantity, g.Rank})
+		}
+	}
+	var sent [3]string
+	for k, v := range []any{items, grants, audits} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		sent[k] = string(b)
+	}
+	read, err := oneTrip(ctx, s, s.q.recordBatchCall, []any{sent[0], sent[1], sent[2]}, func(rows *sql.Rows) (map[string]*changed, error) {
+		return scanChanged(rows, len(batch))
+	})
+	if err != nil {
+		return err
+	}
+	for _, i := range batch {
+		d := reqs[i].d
+		r := changed{}
+		if p := read[d.Session]; p != nil {
+			r = *p
+		}
+		sess, _, err := recordChange(d).answer(d.Session, r)
+		rs[i].Val, rs[i].Err = sess, wrap(recordOp(d), err)
+	}
+	return nil
+}
