@@ -10,7 +10,6 @@ import (
 
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
-	"github.com/onceproof/onceproof/ref/loot/loottest"
 	"github.com/onceproof/onceproof/ref/loot/memory"
 	"github.com/onceproof/onceproof/ref/loot/mysql"
 )
@@ -106,13 +105,6 @@ func TestConcurrentBatchDeliveriesMarkAsTheDatabaseSays(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestStoreConformanceBatchDelivery runs the loot Store suite on stores
-// opened with Options.Batch, whose Inventory's DeliverBatch calls go
-// through the delivery batcher.
-func TestStoreConformanceBatchDelivery(t *testing.T) {
-	loottest.Run(t, harnessOf(mysql.Options{Batch: true}, "", nil))
 }
 
 // claimed opens session no with quantity items and members 1..team, every
