@@ -141,27 +141,26 @@ func BenchmarkLoot(b *testing.B) {
 //	ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '^$' -bench BenchmarkLootSettleDeliver -benchtime 1000x ./ref/loot/mysql
 //
 // Measured with each sub-benchmark run alone (one server each), the three
-// impls of a conc in turn, two rounds, MariaDB 10.11, 2 cores shared with
-// other sessions at load average 7-13 (-bench
-// 'BenchmarkLootSettleDeliver/impl=ref$/conc=1$' and so on):
+// impls of a conc in turn, two rounds, MariaDB 10.11, settles batched too
+// (settlebatch.go), the machine at load average 3.4-4 (-bench
+// 'BenchmarkLootSettleDeliver/impl=ref$/conc=1$' and so on, -benchtime
+// 1000x):
 //
-//	           settles/s               ref/doc      ref-b/doc    sql-rtt/op      db-cpu-us/op
-//	           ref     ref-b   doc                               ref ref-b doc   ref        ref-b      doc
-//	conc=1     645 716 708 547 2056 1460 0.31x 0.49x 0.34x 0.37x 3   3     9     980 1110   1090 1080  320 380
-//	conc=16    479 305 595 247 1430 1303 0.33x 0.23x 0.42x 0.19x 3   2.27  9     1870 1700  1270 1630  600 690
-//	conc=64    381 249 641 294 1752  388 0.22x 0.64x 0.37x 0.76x 3   2.21  9     1760 1640  1280 1720  770 1360
+//	           settles/s                   ref/doc      ref-b/doc    sql-rtt/op       db-cpu-us/op
+//	           ref      ref-b      doc                               ref ref-b  doc   ref        ref-b     doc
+//	conc=1     780 800  676 715    816 830   0.96x 0.96x 0.83x 0.86x 3   3      9     1050 1000  1050 1040 650 640
+//	conc=16    1266 1220 2134 2169 2708 2798 0.47x 0.44x 0.79x 0.78x 3   0.84   9     1070 1090  490 470   480 490
+//	conc=64    1026 962 3720 3485  2211 2464 0.46x 0.39x 1.68x 1.41x 3   0.24   9     1390 1420  270 270   640 590
 //
-// Against the same runs of the store before this trip was cut (4 round
-// trips: DeliverBatch, then MarkDeliveredBatch by its statement; no
-// delivery batcher), this branch over main, settles/s and db-cpu-us/op:
-// ref 1.34x 1.16x at conc 1 (CPU 930 vs 1000, 900 vs 1040), 1.51x 1.26x at
-// 16 (1640 vs 1910, 1510 vs 1900), 0.72x 0.94x at 64 (1930 vs 2340, 1860
-// vs 1850); ref-batched 1.14x 0.98x, 1.95x 0.83x, 2.92x 1.28x (at conc 64
-// CPU 1130 vs 2360, 1180 vs 1540). The server's CPU per settle is what
-// limits ref: 690-700 us of it is the settle to CLOSED (BenchmarkLoot
-// op=settle impl=ref, against the document's 390-410 for its 5 trips),
-// about 200-240 the delivery transaction (BenchmarkDeliverStatement), so
-// ref reaches the document only when the settle's routines cost less.
+// Against main before the delivery's trip was cut and batched (4 round
+// trips a settle, 2.2-2.6 batched), this branch over main in turn, two
+// rounds at load 5-17: ref at conc 1 1.23x 0.95x settles/s, server CPU
+// 980 vs 1080 and 930 vs 1010 us; ref-batched at conc 16 2.84x 1.62x (450
+// vs 1140, 580 vs 1070 us), at conc 64 2.65x 0.94x (290 vs 740, 320 vs 960
+// us; round trips 0.21-0.23 against 2.24-2.30). Server CPU per settle is
+// the steadier measure. Unbatched, ref is held by it: about 700 us of a
+// settle is the two trips to CLOSED (BenchmarkLoot op=settle impl=ref),
+// 200-240 the delivery transaction (BenchmarkDeliverStatement).
 func BenchmarkLootSettleDeliver(b *testing.B) {
 	for _, impl := range []string{"ref", "ref-batched", "doc"} {
 		for _, conc := range benchConcs {
