@@ -14,6 +14,7 @@ import (
 
 	"github.com/onceproof/onceproof/internal/redact"
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/internal/delivered"
 )
 
 // Errors this package returns (wrapped; test with errors.Is). The Store
@@ -42,7 +43,7 @@ type Options struct {
 	// that stands still between the moves they make. Production leaves it
 	// empty: deadlines and leases are the database clock's to judge.
 	ClockTable string
-	// Batch coalesces concurrent Claim, BeginSettle and RecordGrants calls
+	// Batch coalesces concurrent Claim, BeginSettle, RecordGrants and Inventory.DeliverBatch calls
 	// on this Store (internal/coalesce) into one round trip per kind and
 	// batch, each call keeping its own guard and answer, as
 	// ref/loot/postgres's Options.Batch does; coalesce.go says how.
@@ -99,6 +100,8 @@ type Store struct {
 	db    *sql.DB
 	q     queries
 	batch batchers // zero unless Options.Batch
+
+	delivered delivered.Record // the Inventory's last batches (ref/loot/internal/delivered)
 }
 
 var _ loot.Store = (*Store)(nil)

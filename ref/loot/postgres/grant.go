@@ -33,7 +33,7 @@ func (s *Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, 
 
 // MarkDeliveredBatch implements loot.BatchMarker: grants the Store's own
 // Inventory just delivered in a batch are answered as it left them, with
-// no round trip (delivered.go); otherwise one statement, the
+// no round trip (ref/loot/internal/delivered); otherwise one statement, the
 // conditional UPDATE of every PENDING grant of nos and the rest as they
 // are. A number not recorded is loot.ErrNotFound, after the recorded ones
 // were marked (harmless, as loot.BatchMarker says).
@@ -42,8 +42,8 @@ func (s *Store) MarkDeliveredBatch(ctx context.Context, nos []string) ([]loot.Gr
 	if err := live(ctx); err != nil {
 		return nil, wrap(op, err)
 	}
-	if gs, ok := s.delivered.take(nos); ok {
-		return gs, nil // the Inventory's DeliverBatch marked them (delivered.go)
+	if gs, ok := s.delivered.Take(nos); ok {
+		return gs, nil // the Inventory's DeliverBatch marked them (ref/loot/internal/delivered)
 	}
 	return retry(ctx, op, func() ([]loot.Grant, error) {
 		rows, err := s.pool.Query(ctx, s.q.markDeliveredBatch, nos)

@@ -76,7 +76,7 @@ func (inv *Inventory) Deliver(ctx context.Context, g loot.Grant) error {
 // one statement for the whole batch, all or none: a grant not recorded in
 // its store is loot.ErrNotFound and nothing is applied; the grants it
 // returns, SUCCESS, answer the store's next MarkDeliveredBatch of them
-// (delivered.go). With an Effect it
+// (ref/loot/internal/delivered). With an Effect it
 // is Deliver for each grant in turn (a transaction each: the effect's own
 // statements are per grant anyway), stopping at the first error.
 func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
@@ -107,7 +107,7 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 	if len(recs) != len(nos) { // none: the statement applied nothing
 		return fmt.Errorf("loot/postgres: %s: some of them not recorded: %w", op, loot.ErrNotFound)
 	}
-	inv.s.delivered.put(recs)
+	inv.s.delivered.Put(recs)
 	return nil
 }
 

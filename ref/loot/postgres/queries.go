@@ -243,7 +243,7 @@ var sqlQueries = queries{
 	// It returns the grants as it left them (SUCCESS, the rest of each row
 	// as locked), every one of them, or none when some number is not
 	// recorded: the Store answers the MarkDeliveredBatch after it from
-	// them (delivered.go).
+	// them (ref/loot/internal/delivered).
 	deliverBatch: `WITH g AS (
 			SELECT ` + grantCols + ` FROM loot_grant WHERE grant_no = ANY($1::text[])
 			ORDER BY grant_no FOR UPDATE

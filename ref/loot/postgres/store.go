@@ -14,6 +14,7 @@ import (
 	"github.com/onceproof/onceproof/internal/coalesce"
 	"github.com/onceproof/onceproof/internal/pgstore"
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/internal/delivered"
 )
 
 // Errors of Open (wrapped; test with errors.Is). The Store's methods
@@ -86,7 +87,7 @@ type Store struct {
 	settles   *coalesce.Batcher[settleReq, loot.Frozen]  // nil unless Options.Batch
 	records   *coalesce.Batcher[recordReq, loot.Session] // nil unless Options.Batch
 	cancel    context.CancelFunc                         // ends the batches' context
-	delivered delivered                                  // the Inventory's last batches (delivered.go)
+	delivered delivered.Record                           // the Inventory's last batches (ref/loot/internal/delivered)
 }
 
 var _ loot.Store = (*Store)(nil)
