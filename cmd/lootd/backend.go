@@ -94,9 +94,9 @@ func openBackend(ctx context.Context, c config) (*backend, error) {
 	case c.dev:
 		b = memoryBackendAt(c.now)
 	case isPostgres:
-		b, err = postgresBackend(ctx, c.db, c.dbConns)
+		b, err = postgresBackend(ctx, c.db, c.dbConns, c.dbCoalesce)
 	default:
-		b, err = mysqlBackend(ctx, dsn, c.dbConns)
+		b, err = mysqlBackend(ctx, dsn, c.dbConns, c.dbCoalesce)
 	}
 	if err != nil {
 		return nil, fail(false, "-db", c.db, err, "")

@@ -13,9 +13,10 @@ import (
 
 // mysqlBackend is the store of ref/loot/mysql with its same-database
 // inventory (loot_inventory), wins counted from that ledger, and the pool
-// sized for conns callers.
-func mysqlBackend(ctx context.Context, dsn string, conns int) (*backend, error) {
-	st, err := mysql.Open(ctx, dsn, mysql.Options{})
+// sized for conns callers; with coalesce, concurrent calls share one
+// database call per batch (mysql.Options.Batch).
+func mysqlBackend(ctx context.Context, dsn string, conns int, coalesce bool) (*backend, error) {
+	st, err := mysql.Open(ctx, dsn, mysql.Options{Batch: coalesce})
 	if err != nil {
 		return nil, err
 	}

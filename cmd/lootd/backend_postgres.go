@@ -14,9 +14,11 @@ import (
 // postgresBackend is the store of ref/loot/postgres with its
 // same-database inventory (loot_inventory, no Effect: the ledger row is
 // the item), wins counted from that ledger, and a pool of conns
-// connections (pgxpool's default is the number of CPUs).
-func postgresBackend(ctx context.Context, url string, conns int) (*backend, error) {
-	st, err := postgres.Open(ctx, url, postgres.Options{Config: func(c *pgxpool.Config) { c.MaxConns = int32(conns) }})
+// connections (pgxpool's default is the number of CPUs); with coalesce,
+// concurrent calls share one database call per batch
+// (postgres.Options.Batch).
+func postgresBackend(ctx context.Context, url string, conns int, coalesce bool) (*backend, error) {
+	st, err := postgres.Open(ctx, url, postgres.Options{Batch: coalesce, Config: func(c *pgxpool.Config) { c.MaxConns = int32(conns) }})
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ const (
 // show.
 func BenchmarkLootHTTP(b *testing.B) {
 	c := startCluster(b, clusterOpts{store: "mariadb", nodes: 3, settleEvery: time.Hour, compensate: time.Hour, lockTTL: time.Minute})
-	be, err := mysqlBackend(b.Context(), c.dsn, benchConc)
+	be, err := mysqlBackend(b.Context(), c.dsn, benchConc, true)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -39,6 +39,7 @@ type config struct {
 	inventory        string // -inventory: the HTTP inventory's URL; "" is the store's own
 	dev              bool
 	dbConns          int
+	dbCoalesce       bool
 	lockTTL          time.Duration
 	settleEvery      time.Duration
 	compensateEvery  time.Duration
@@ -71,6 +72,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.inventory, "inventory", "", "deliver grants to this HTTP inventory `URL` (POST, the grant number as Idempotency-Key; see ref/loot/httpinventory) instead of the store's own loot_inventory table")
 	fs.BoolVar(&c.dev, "dev", false, "in-memory store, lock and inventory (the inventory -inventory's, if given): no servers, nothing survives the process")
 	fs.IntVar(&c.dbConns, "db-conns", 64, "most connections to the database")
+	fs.BoolVar(&c.dbCoalesce, "db-coalesce", true, "coalesce concurrent claims and settles into one database call per batch (the SQL stores' Options.Batch); -db-coalesce=false sends each alone")
 	fs.DurationVar(&c.lockTTL, "lock-ttl", loot.DefaultSettleLease, "settle lease: the lock's ttl and how long a settler is presumed alive before another instance takes its session over")
 	fs.DurationVar(&c.settleEvery, "settle-every", time.Second, "how often to settle sessions whose deadline passed (and take over stalled settles)")
 	fs.DurationVar(&c.compensateEvery, "compensate-every", 5*time.Second, "how often to run Recover: deliver PENDING grants whose lease ended (their backoff), settle what is overdue")

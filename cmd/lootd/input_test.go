@@ -119,14 +119,14 @@ var inputBackends = []struct {
 }{
 	{"memory", nil},
 	{"postgres", func(t *testing.T) *backend {
-		be, err := postgresBackend(t.Context(), testserver.Postgres(t), 4)
+		be, err := postgresBackend(t.Context(), testserver.Postgres(t), 4, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return be
 	}},
 	{"mariadb", func(t *testing.T) *backend {
-		be, err := mysqlBackend(t.Context(), testserver.MariaDB(t), 4)
+		be, err := mysqlBackend(t.Context(), testserver.MariaDB(t), 4, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,13 +25,13 @@ func sqlHarnesses(t *testing.T) map[string]func(t *testing.T) *harness {
 		"mysql": func(t *testing.T) *harness {
 			dsn := testserver.MariaDB(t)
 			return newHarness(t, func(be *backend) {
-				*be = *mustBackend(t, func() (*backend, error) { return mysqlBackend(context.Background(), dsn, 4) })
+				*be = *mustBackend(t, func() (*backend, error) { return mysqlBackend(context.Background(), dsn, 4, true) })
 			})
 		},
 		"postgres": func(t *testing.T) *harness {
 			url := testserver.Postgres(t)
 			return newHarness(t, func(be *backend) {
-				*be = *mustBackend(t, func() (*backend, error) { return postgresBackend(context.Background(), url, 4) })
+				*be = *mustBackend(t, func() (*backend, error) { return postgresBackend(context.Background(), url, 4, true) })
 			})
 		},
 	}
