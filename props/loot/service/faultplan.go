@@ -189,15 +189,8 @@ const faultsPerKind = 2
 // i-th fault of a kind starts at a uniform time in the i-th of
 // faultsPerKind equal parts of the workload's span (its first send to its
 // last; a later one of its kind and target after the earlier ends), on a
-// uniform target, and lasts a uniform 0.5..2 s (a ProcStop r.Stop()).
-// Those bounds are wall time, as the service's timings they meet are:
-// 2 s is lootd's inventory client's longest wait for one delivery
-// (httpinventory.DefaultTimeout) and two of its settle passes, so a fault
-// can cover a whole delivery attempt or a pass; 0.5 s is ten of the
-// harness's retry delays at the default -scale 0.2 (the schedules' 250 ms
-// x 0.2 = 50 ms), so a request sent under a fault meets it on several
-// attempts before its retries (16, MaxAttempts, over the targets in turn)
-// reach another instance or outlast it.
+// uniform target, and lasts a uniform time in faultLengths (a ProcStop
+// r.Stop()).
 func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Reach) FaultPlan {
 	var p FaultPlan
 	if len(w.Sends) == 0 || targets == 0 {
@@ -212,6 +205,7 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 	rng := rand.New(rand.NewPCG(seed, salt))
 	first, last := w.Sends[0].At, w.Sends[len(w.Sends)-1].At
 	part := int64(last-first)/faultsPerKind + 1
+	lo, hi := faultLengths(w)
 	for _, k := range FamilyFaults(family) {
 		if !k.part(r) {
 			continue
@@ -219,7 +213,7 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 		var fs []Fault
 		for i := range faultsPerKind {
 			f := Fault{At: first + time.Duration(int64(i)*part+rng.Int64N(part)), Kind: k, Target: rng.IntN(targets)}
-			f.For = 500*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
+			f.For = lo + time.Duration(rng.Int64N(int64(max(hi-lo, 1))))
 			if k == ProcStop {
 				f.For = r.Stop()
 			}
@@ -270,6 +264,37 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 	return apartOnDeps(p)
 }
+
+// faultLengths are the bounds of a planned fault's length in w's run, lo
+// inclusive, hi exclusive (hi == lo: every fault lasts lo). The lower
+// bound follows the run's scale, the upper is the service's own time:
+//   - lo is ten of the harness's retry delays at w's scale (usualRetry,
+//     250 ms, times -scale: 50 ms at the default 0.2, so 0.5 s there),
+//     so a request sent under a fault meets it on several attempts before
+//     its retries (16, MaxAttempts, over the targets in turn, 15 delays:
+//     1.5 lo) reach another instance or outlast it.
+//   - hi is 2 s of wall time: lootd's inventory client's longest wait for
+//     one delivery (httpinventory.DefaultTimeout) and two of its settle
+//     passes, so a fault can cover a whole delivery attempt or a pass,
+//     whatever the scale (the service's timings are not scaled).
+//
+// At a scale of 0.8 or more, lo (2 s at 0.8) reaches hi; then every fault
+// lasts lo: shorter would let a request's retries skip the fault, and lo
+// already covers the 2 s a delivery attempt takes, so a spread above it
+// would only lengthen the run. At the default scale this is 0.5..2 s,
+// the plans' lengths before the bound followed the scale.
+func faultLengths(w Workload) (lo, hi time.Duration) {
+	lo = 10 * w.wall(usualRetry)
+	return lo, max(2*time.Second, lo)
+}
+
+// usualRetry is the loot schedules' retry delay (faults/loot's
+// retryAfter). A few schedules of the crash, store-error and timeout
+// families have a slow sender instead (a minute: past every lease) or
+// one that sends once; the lengths are sized for the usual one all the
+// same, as they were when they did not follow the scale (ten of a
+// minute's delays would be a fault of minutes, outlasting the run).
+const usualRetry = 250 * time.Millisecond
 
 // depGap is how long after a dependency fault ends the next one on that
 // dependency starts. An end and a start planned at one instant race

@@ -192,3 +192,41 @@ func TestInventoryFaultsNeverOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultLengthsFollowTheScale: a planned fault (but a SIGSTOP or a
+// Redis stall, which outlast the lock ttl) lasts at least ten of the run's
+// retry delays at its scale, and less than 2 s unless that lower bound
+// passes it, when it lasts the bound: at 0.05 some last under the 0.5 s
+// the default scale's bound is, at 1.0 every one lasts 2.5 s.
+func TestFaultLengthsFollowTheScale(t *testing.T) {
+	const repro = "go test ./props/loot/service -count=1 -run TestFaultLengthsFollowTheScale"
+	r := reachAll
+	r.Deps = []string{"db", "redis"}
+	for _, scale := range []float64{0.05, 0.2, 1.0} {
+		lo := time.Duration(float64(10*usualRetry) * scale)
+		hi := max(2*time.Second, lo)
+		under := 0 // faults shorter than the default scale's 0.5 s
+		for f := range familyFaults {
+			for seed := uint64(1); seed <= 20; seed++ {
+				w, err := Generate(f, seed, "t", scale, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, x := range PlanFaults(f, seed, w, 2, r).Faults {
+					if x.Kind == ProcStop || x.Kind == RedisStall {
+						continue
+					}
+					if x.For < lo || (x.For >= hi && x.For != lo) {
+						t.Errorf("scale %v: %s seed %d: %s lasts %v, want %v..%v (or %v when that is empty)\nTo reproduce: %s", scale, f, seed, x.Kind, x.For, lo, hi, lo, repro)
+					}
+					if x.For < 500*time.Millisecond {
+						under++
+					}
+				}
+			}
+		}
+		if scale < 0.2 && under == 0 {
+			t.Errorf("scale %v: no fault shorter than 0.5 s, though the lower bound is %v\nTo reproduce: %s", scale, lo, repro)
+		}
+	}
+}
