@@ -58,6 +58,7 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	nInstances := fs.Int("instances", 3, "with -start, how many instances")
 	skews := fs.String("skew", "", "with -start, comma-separated clock offsets per instance (0,2s,-3s): given to {skew} if the command takes it, else the instance runs under faketime")
 	upstream := fs.String("upstream", "", "with -start, the instances' dependencies the harness fronts with a fault proxy: NAME=HOST:PORT,... (db=127.0.0.1:5432,redis=127.0.0.1:6379); {NAME} in -start's command is the proxy's host:port, and -faults deps faults db and redis there")
+	align := fs.Duration("align", 0, "start each run on the next multiple of this of the wall clock (1s: a service that stores deadlines as whole-second DATETIMEs then stores the deadlines the schedule means; 0: at once); the record keeps it and -replay aligns as it says")
 	ready := fs.String("ready", "", "with -start, a URL (placeholders as -start's) that answers 2xx once an instance serves (default: a TCP connect to {port})")
 	pos, err := parse(fs, args, stdout)
 	if err != nil {
@@ -72,6 +73,8 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 		return 0, badf("-n %d: want >= 1", *runs)
 	case *scale <= 0:
 		return 0, badf("-scale %v: want > 0", *scale)
+	case *align < 0:
+		return 0, badf("-align %v: want >= 0 (0: start at once)", *align)
 	case *drain <= 0 || *tolerance < 0 || *lockTTL <= 0:
 		return 0, badf("-drain and -lock-ttl must be > 0 and -tolerance >= 0")
 	case *targets == "" && *replayFile == "" && *start == "":
@@ -170,7 +173,7 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 		tgs = fleetTargets(fleet, fleetOpts)
 		processes = fleet
 	}
-	drive := lootservice.DriveOptions{Targets: tgs, Spec: spec, Now: time.Now, Drain: *drain, DB: auditor, Queries: queries}
+	drive := lootservice.DriveOptions{Targets: tgs, Spec: spec, Now: time.Now, Drain: *drain, DB: auditor, Queries: queries, Align: *align}
 	if *replayFile != "" {
 		rec, err := readRecordFile(*replayFile)
 		if err != nil {
@@ -222,7 +225,7 @@ func serviceRun(ctx context.Context, replayFile string, ownSpec bool, drive loot
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stdout, "service mode against %d instance(s), spec %s, records in %s\n%s", len(tgs), spec.Source, dir, sum)
+	fmt.Fprintf(stdout, "service mode against %d instance(s), spec %s%s, records in %s\n%s", len(tgs), spec.Source, aligned(drive.Align), dir, sum)
 	if sum.Failed() {
 		return exitFailed, nil
 	}
@@ -292,7 +295,7 @@ func replayService(ctx context.Context, file string, ownSpec bool, drive lootser
 	if err := writeRecordFile(path, again); err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stdout, "replayed %s (%s, seed %d) as %s, %d planned faults: %s\n", file, rec.Run.Family, rec.Run.Seed, tag, len(rec.Run.Faults.Faults), path)
+	fmt.Fprintf(stdout, "replayed %s (%s, seed %d) as %s%s, %d planned faults: %s\n", file, rec.Run.Family, rec.Run.Seed, tag, aligned(again.Run.Align), len(rec.Run.Faults.Faults), path)
 	var failed engine.Property
 	for _, x := range fs {
 		fmt.Fprintf(stdout, "%-13s %s: %s\n", x.Property, x.Verdict, x.How)
@@ -323,6 +326,15 @@ func replayService(ctx context.Context, file string, ownSpec bool, drive lootser
 		fmt.Fprintf(stdout, "%s: %s: %s\n", failed, red, out)
 	}
 	return exitFailed, nil
+}
+
+// aligned is the report's words for runs started on multiples of a ("":
+// at once).
+func aligned(a time.Duration) string {
+	if a <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", each run started on a multiple of %v of the wall clock (-align)", a)
 }
 
 // instances are the instances drive reaches (through its proxies or not):

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/props/loot/service/lootdproc"
@@ -58,6 +59,8 @@ func TestServiceBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"-target", ok, "-faults", "disk"}, `-faults: "disk"`},
 		{[]string{"-target", ok, "-reduce"}, "-reduce reduces a -replay"},
 		{[]string{"-target", ok, "-repeat", "0"}, "-repeat and -budget"},
+		{[]string{"-target", ok, "-align", "-1s"}, "-align -1s: want >= 0"},
+		{[]string{"-target", ok, "-align", "1"}, "-align"},
 	} {
 		stderr := wantBadInput(t, "TestServiceBadInputIsOneLineAndExit2", c.args, c.want)
 		if strings.Contains(stderr, "secret") {
@@ -75,15 +78,18 @@ func startLootdForService(t *testing.T, args ...string) string {
 }
 
 // TestServiceAgainstLootdHoldsAndItsRecordReplays runs one clean run
-// against `lootd -dev` and replays the record it wrote.
+// against `lootd -dev` with -align 1s and replays the record it wrote:
+// the run and its replay (without -align: the record's) each start on a
+// whole second, and both report lines say so.
 func TestServiceAgainstLootdHoldsAndItsRecordReplays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts lootd")
 	}
 	target := startLootdForService(t, "-dev")
 	out := filepath.Join(t.TempDir(), "records")
-	code, stdout, errs := serviceRunArgs("-target", target, "-n", "1", "-family", "clean", "-out", out)
-	if code != exitOK || !strings.Contains(stdout, "1 runs") || strings.Contains(stdout, "FAILED") {
+	const alignLine = "each run started on a multiple of 1s of the wall clock (-align)"
+	code, stdout, errs := serviceRunArgs("-target", target, "-n", "1", "-family", "clean", "-out", out, "-align", "1s")
+	if code != exitOK || !strings.Contains(stdout, "1 runs") || strings.Contains(stdout, "FAILED") || !strings.Contains(stdout, alignLine) {
 		t.Fatalf("service: exit %d\n%s%s\nTo reproduce: go test ./cmd/onceproof -run TestServiceAgainstLootdHoldsAndItsRecordReplays", code, stdout, errs)
 	}
 	recs, _ := filepath.Glob(filepath.Join(out, "run000-clean-1.jsonl"))
@@ -91,8 +97,17 @@ func TestServiceAgainstLootdHoldsAndItsRecordReplays(t *testing.T) {
 		t.Fatalf("no record run000-clean-1.jsonl in %s:\n%s", out, stdout)
 	}
 	code, stdout, errs = serviceRunArgs("-replay", recs[0], "-out", out)
-	if code != exitOK || !strings.Contains(stdout, "replayed "+recs[0]) || !strings.Contains(stdout, "NoLostGrant   held") {
+	if code != exitOK || !strings.Contains(stdout, "replayed "+recs[0]) || !strings.Contains(stdout, "NoLostGrant   held") || !strings.Contains(stdout, alignLine) {
 		t.Fatalf("service -replay: exit %d\n%s%s\nTo reproduce: go test ./cmd/onceproof -run TestServiceAgainstLootdHoldsAndItsRecordReplays", code, stdout, errs)
+	}
+	for _, file := range []string{recs[0], filepath.Join(out, "replay-"+filepath.Base(recs[0]))} {
+		rec, err := readRecordFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Run.Align != time.Second || !rec.Run.Started.Truncate(time.Second).Equal(rec.Run.Started) {
+			t.Errorf("%s: align %v, started %v; want 1s and a whole second\nTo reproduce: go test ./cmd/onceproof -run TestServiceAgainstLootdHoldsAndItsRecordReplays", file, rec.Run.Align, rec.Run.Started)
+		}
 	}
 }
 

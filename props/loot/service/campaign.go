@@ -1,6 +1,7 @@
 package lootservice
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -144,7 +145,9 @@ func Campaign(ctx context.Context, o CampaignOptions) (Summary, error) {
 // Replay sends a record's workload again (but the requests its header
 // drops), under a new tag, with its fault plan, and judges the new run:
 // the record of the rerun and its findings. o.Faults is ignored: the
-// record's plan is the one replayed.
+// record's plan is the one replayed. o.Align, when 0, is the record's
+// (a record of an aligned run replays aligned; one written before
+// records kept it replays at once, as it was then).
 func Replay(ctx context.Context, r Record, tag string, o DriveOptions, tolerance time.Duration) (Record, []Finding, error) {
 	w, err := r.Workload()
 	if err != nil {
@@ -159,6 +162,7 @@ func Replay(ctx context.Context, r Record, tag string, o DriveOptions, tolerance
 	}
 	w = w.without(r.Run.Drop)
 	o.Faults = r.Run.Faults
+	o.Align = cmp.Or(o.Align, r.Run.Align)
 	if o.Spec.Text == "" {
 		if o.Spec, err = ParseSpec("the record's spec", r.Run.Spec); err != nil {
 			return Record{}, nil, err

@@ -105,7 +105,7 @@ func Drive(ctx context.Context, w Workload, family string, seed uint64, o DriveO
 		named = o.Upstream
 	}
 	d.rec.Run = header(w, family, seed, named, o.Spec, d.start)
-	d.rec.Run.Faults = o.Faults
+	d.rec.Run.Faults, d.rec.Run.Align = o.Faults, o.Align
 	d.gates = make([]gate, len(w.Schedule.Sessions))
 	for x := range d.gates {
 		d.gates[x] = gate{opened: make(chan struct{}), started: make(chan struct{})}

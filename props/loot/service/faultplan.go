@@ -165,11 +165,11 @@ func (k FaultKind) part(r Reach) bool {
 		return slices.Contains(r.Deps, d)
 	}
 	switch {
-	case strings.HasPrefix(string(k), "net-"):
+	case k.is("net-"):
 		return r.Net
-	case strings.HasPrefix(string(k), "inv-"):
+	case k.is("inv-"):
 		return r.Inventory
-	case strings.HasPrefix(string(k), "proc-"):
+	case k.is("proc-"):
 		return r.Process
 	}
 	return false
@@ -188,16 +188,9 @@ const faultsPerKind = 2
 // same plan (the seed drives a PCG of its own; no clock is read). The
 // i-th fault of a kind starts at a uniform time in the i-th of
 // faultsPerKind equal parts of the workload's span (its first send to its
-// last; a later one of its kind and target after the earlier ends), on a
-// uniform target, and lasts a uniform 0.5..2 s (a ProcStop r.Stop()).
-// Those bounds are wall time, as the service's timings they meet are:
-// 2 s is lootd's inventory client's longest wait for one delivery
-// (httpinventory.DefaultTimeout) and two of its settle passes, so a fault
-// can cover a whole delivery attempt or a pass; 0.5 s is ten of the
-// harness's retry delays at the default -scale 0.2 (the schedules' 250 ms
-// x 0.2 = 50 ms), so a request sent under a fault meets it on several
-// attempts before its retries (16, MaxAttempts, over the targets in turn)
-// reach another instance or outlast it.
+// last), on a uniform target, and lasts a uniform time in faultLengths (a
+// ProcStop r.Stop()); then a fault that clashes with an earlier one (two
+// that cannot be on at once: clash) starts faultGap after it ends.
 func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Reach) FaultPlan {
 	var p FaultPlan
 	if len(w.Sends) == 0 || targets == 0 {
@@ -212,18 +205,18 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 	rng := rand.New(rand.NewPCG(seed, salt))
 	first, last := w.Sends[0].At, w.Sends[len(w.Sends)-1].At
 	part := int64(last-first)/faultsPerKind + 1
+	lo, hi := faultLengths(w)
 	for _, k := range FamilyFaults(family) {
 		if !k.part(r) {
 			continue
 		}
-		var fs []Fault
 		for i := range faultsPerKind {
 			f := Fault{At: first + time.Duration(int64(i)*part+rng.Int64N(part)), Kind: k, Target: rng.IntN(targets)}
-			f.For = 500*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
+			f.For = lo + time.Duration(rng.Int64N(int64(max(hi-lo, 1))))
 			if k == ProcStop {
 				f.For = r.Stop()
 			}
-			if strings.HasPrefix(string(k), "inv-") {
+			if k.is("inv-") {
 				f.Target = -1
 			}
 			if _, ok := depOf[k]; ok {
@@ -235,72 +228,113 @@ func PlanFaults(family engine.Family, seed uint64, w Workload, targets int, r Re
 				// settler to reach it after the stall takes it over.
 				f.For = r.Stop()
 			}
-			fs = append(fs, f)
-		}
-		// Two faults of a kind on one target must not overlap (the first's
-		// end would end the second; a partition cannot be partitioned
-		// again): a later one starts when the earlier ends.
-		slices.SortStableFunc(fs, func(a, b Fault) int { return int(a.At - b.At) })
-		for i := range fs {
-			for j := range i {
-				if fs[j].Target == fs[i].Target && fs[i].At < fs[j].At+fs[j].For {
-					fs[i].At = fs[j].At + fs[j].For
-				}
-			}
-		}
-		p.Faults = append(p.Faults, fs...)
-	}
-	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
-	// The hosted inventory has one plan at a time (SetPlan), so its faults
-	// of different kinds must not overlap either: an earlier one's end
-	// would clear a later one's plan, and the record would say a fault was
-	// on that was not.
-	var inv []int
-	for i, f := range p.Faults {
-		if strings.HasPrefix(string(f.Kind), "inv-") {
-			for _, j := range inv {
-				if e := p.Faults[j].At + p.Faults[j].For; f.At < e {
-					f.At = e
-				}
-			}
-			p.Faults[i] = f
-			inv = append(inv, i)
+			p.Faults = append(p.Faults, f)
 		}
 	}
-	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
-	return apartOnDeps(p)
+	return apart(p)
 }
 
-// depGap is how long after a dependency fault ends the next one on that
-// dependency starts. An end and a start planned at one instant race
-// (two timers firing together): seen on a loaded machine, a partition's
-// start ran 0.6 ms before the heal of the one before it and was refused
-// ("already partitioned"), and that heal then ended it. The two timers'
-// goroutines are scheduled within a few ms of each other even with the
-// machine's two cores shared eightfold; 250 ms is many times that and
-// short beside a fault's 0.5..2 s.
-const depGap = 250 * time.Millisecond
+// faultLengths are the bounds of a planned fault's length in w's run, lo
+// inclusive, hi exclusive (hi == lo: every fault lasts lo). The lower
+// bound follows the run's scale, the upper is the service's own time:
+//   - lo is ten of the harness's retry delays at w's scale (usualRetry,
+//     250 ms, times -scale: 50 ms at the default 0.2, so 0.5 s there),
+//     so a request sent under a fault meets it on several attempts before
+//     its retries (16, MaxAttempts, over the targets in turn, 15 delays:
+//     1.5 lo) reach another instance or outlast it.
+//   - hi is 2 s of wall time: lootd's inventory client's longest wait for
+//     one delivery (httpinventory.DefaultTimeout) and two of its settle
+//     passes, so a fault can cover a whole delivery attempt or a pass,
+//     whatever the scale (the service's timings are not scaled).
+//
+// At a scale of 0.8 or more, lo (2 s at 0.8) reaches hi; then every fault
+// lasts lo: shorter would let a request's retries skip the fault, and lo
+// already covers the 2 s a delivery attempt takes, so a spread above it
+// would only lengthen the run. At the default scale this is 0.5..2 s,
+// the plans' lengths before the bound followed the scale.
+func faultLengths(w Workload) (lo, hi time.Duration) {
+	lo = 10 * w.wall(usualRetry)
+	return lo, max(2*time.Second, lo)
+}
 
-// apartOnDeps moves p's dependency faults so that no two on one
-// dependency overlap, whatever their kinds (one proxy holds them all: a
-// reset toxic during a partition is no fault of its own, and a partition
-// cannot be partitioned again), each a depGap after the one before ends.
-func apartOnDeps(p FaultPlan) FaultPlan {
-	last := map[string]time.Duration{} // per dependency: when its last fault ends
+// usualRetry is the loot schedules' retry delay (faults/loot's
+// retryAfter). A few schedules of the crash, store-error and timeout
+// families have a slow sender instead (a minute: past every lease) or
+// one that sends once; the lengths are sized for the usual one all the
+// same, as they were when they did not follow the scale (ten of a
+// minute's delays would be a fault of minutes, outlasting the run).
+const usualRetry = 250 * time.Millisecond
+
+// faultGap is how long after a fault ends the next one it clashes with
+// starts. An end and a start planned at one instant race (two timers
+// firing together): seen on a loaded machine, a dependency partition's
+// start ran 0.6 ms before the heal of the one before it and was refused
+// ("already partitioned"), and that heal then ended it; an inventory
+// fault's start can lose its plan to the previous one's end (SetPlan(nil))
+// the same way. The two timers' goroutines are scheduled within a few ms
+// of each other even with the machine's two cores shared eightfold;
+// 250 ms is many times that and short beside a fault's length (at least
+// ten retry delays, 0.5 s at the default scale: faultLengths).
+const faultGap = 250 * time.Millisecond
+
+// apart moves p's faults, in the order of their starts, so that each
+// starts at least faultGap after every earlier one it clashes with ends,
+// and returns p in the order of At.
+func apart(p FaultPlan) FaultPlan {
+	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 	for i, f := range p.Faults {
-		d, ok := depOf[f.Kind]
-		if !ok {
-			continue
-		}
-		if end, seen := last[d]; seen && f.At < end+depGap {
-			f.At = end + depGap
+		for _, e := range p.Faults[:i] {
+			if clash(e, f) && f.At < e.At+e.For+faultGap {
+				f.At = e.At + e.For + faultGap
+			}
 		}
 		p.Faults[i] = f
-		last[d] = f.At + f.For
 	}
 	slices.SortStableFunc(p.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 	return p
 }
+
+// clash reports whether faults a and b cannot be on at once:
+//   - two of the hosted inventory (it holds one plan at a time: an
+//     earlier one's end would clear a later one's plan, and the record
+//     would say a fault was on that was not);
+//   - two on one dependency, whatever their kinds (one proxy holds them
+//     all: a reset toxic during a partition is no fault of its own, and a
+//     partition cannot be partitioned again);
+//   - two of one kind on one target (a second partition is refused; two
+//     latencies at once are a fault of twice the latency, not the plan's);
+//   - two network faults on one target's proxies of which one is a
+//     partition or a stall: a partition closes the proxy's listener and
+//     every connection (netfault's Refuse), so a toxic meanwhile has no
+//     bytes to act on, and a stall (toxiproxy's timeout toxic, 0: until
+//     removed) holds every byte of its stream, so a toxic after it in the
+//     stream's chain sees none and a reset or a cut never fires. Latency,
+//     resets and cut replies are toxics of names of their own, each
+//     acting on the bytes it sees, and may overlap. (No family plans two
+//     network kinds today, so this last rule moves no planned fault yet.)
+//   - two process faults on one instance (a killed process cannot be
+//     stopped, nor a stopped one killed and restarted under its stop).
+func clash(a, b Fault) bool {
+	da, aDep := depOf[a.Kind]
+	db, bDep := depOf[b.Kind]
+	switch {
+	case aDep || bDep:
+		return aDep && bDep && da == db
+	case a.Kind.is("inv-") && b.Kind.is("inv-"):
+		return true
+	case a.Target != b.Target:
+		return false
+	case a.Kind == b.Kind:
+		return true
+	case a.Kind.is("net-") && b.Kind.is("net-"):
+		return slices.Contains([]FaultKind{NetPartition, NetStall}, a.Kind) || slices.Contains([]FaultKind{NetPartition, NetStall}, b.Kind)
+	}
+	return a.Kind.is("proc-") && b.Kind.is("proc-")
+}
+
+// is reports whether k is of the part prefix names ("net-", "inv-",
+// "proc-").
+func (k FaultKind) is(prefix string) bool { return strings.HasPrefix(string(k), prefix) }
 
 // Processes are the instances the harness started, by target index.
 type Processes interface {

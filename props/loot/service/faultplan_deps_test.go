@@ -3,6 +3,7 @@ package lootservice
 import (
 	"net"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ const depsRepro = "go test ./props/loot/service -count=1 -run 'TestPlanFaultsThe
 // TestPlanFaultsTheDependencies: with the database and Redis proxied,
 // each family where they play plans their kinds (two of each, on every
 // instance's path: target -1, a Redis stall past lootd's 5 s lock ttl),
-// no two on one dependency within depGap of each other (one proxy holds
+// no two on one dependency within faultGap of each other (one proxy holds
 // them: a partition that starts as the last one heals is refused), and
 // the rest of the plan is the plan without them; a dependency not
 // proxied gets none.
@@ -58,8 +59,8 @@ func TestPlanFaultsTheDependencies(t *testing.T) {
 		ends := map[string]time.Duration{}
 		for _, x := range with.Faults {
 			if d, ok := depOf[x.Kind]; ok {
-				if end, seen := ends[d]; seen && x.At < end+depGap {
-					t.Errorf("%s: %+v starts %v after the last fault on %s ends, want %v or more\nTo reproduce: %s", c.f, x, x.At-end, d, depGap, depsRepro)
+				if end, seen := ends[d]; seen && x.At < end+faultGap {
+					t.Errorf("%s: %+v starts %v after the last fault on %s ends, want %v or more\nTo reproduce: %s", c.f, x, x.At-end, d, faultGap, depsRepro)
 				}
 				ends[d] = x.At + x.For
 			}
@@ -77,15 +78,15 @@ func TestPlanFaultsTheDependencies(t *testing.T) {
 	}
 }
 
-// TestDependencyFaultsApply: each dependency kind, started and ended
-// through Injectors, does to a connection through the dependency's proxy
-// what it says, and a kind whose dependency is not proxied is an error.
-func TestDependencyFaultsApply(t *testing.T) {
+// echoServer listens on a loopback port until t ends, echoing what each
+// connection sends; it returns the address.
+func echoServer(t *testing.T) string {
+	t.Helper()
 	echo, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer echo.Close()
+	t.Cleanup(func() { echo.Close() })
 	go func() {
 		for {
 			c, err := echo.Accept()
@@ -105,12 +106,19 @@ func TestDependencyFaultsApply(t *testing.T) {
 			}()
 		}
 	}()
+	return echo.Addr().String()
+}
+
+// TestDependencyFaultsApply: each dependency kind, started and ended
+// through Injectors, does to a connection through the dependency's proxy
+// what it says, and a kind whose dependency is not proxied is an error.
+func TestDependencyFaultsApply(t *testing.T) {
 	n, err := netfault.New(netfault.Options{Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	ps, vars, err := DepProxies(n, map[string]string{"db": echo.Addr().String()})
+	ps, vars, err := DepProxies(n, map[string]string{"db": echoServer(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,4 +181,62 @@ func TestFaultFamiliesWithOnlyTheDependencies(t *testing.T) {
 			t.Errorf("FaultFamilies with the database and Redis = %v, want %s in it\nTo reproduce: go test ./props/loot/service -count=1 -run TestFaultFamiliesWithOnlyTheDependencies", got, f)
 		}
 	}
+}
+
+// TestBackToBackPartitionsOnOneProxyBothApply: partitions of one target
+// planned back to back (each where the one before ends) are placed
+// faultGap apart, and applied by the driver's own fault steps on a real
+// proxy each is applied and healed in turn: every step without error, the
+// proxy's events partition, heal, partition, heal..., and the proxy
+// passes bytes after the last heal. Without the gap a start can run
+// before the previous heal, is refused ("already partitioned"), and that
+// heal then ends it: with faultGap 0 this test failed in 10 of 10 runs
+// (go test -count=10, machine load 11).
+func TestBackToBackPartitionsOnOneProxyBothApply(t *testing.T) {
+	const repro = "go test ./props/loot/service -count=1 -run TestBackToBackPartitionsOnOneProxyBothApply"
+	n, err := netfault.New(netfault.Options{Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	p, err := n.Proxy("target0-player", echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Six of 100 ms: the run lasts 6 x (100 ms + faultGap), about 2 s.
+	const k, each = 6, 100 * time.Millisecond
+	var plan FaultPlan
+	for i := range k {
+		plan.Faults = append(plan.Faults, Fault{At: time.Duration(i) * each, For: each, Kind: NetPartition})
+	}
+	plan = apart(plan)
+	for i, f := range plan.Faults[1:] {
+		if e := plan.Faults[i]; f.At != e.At+e.For+faultGap {
+			t.Fatalf("partition %d at %v, %v after the one before ends, want %v\nTo reproduce: %s", i+1, f.At, f.At-e.At-e.For, faultGap, repro)
+		}
+	}
+	d := &driver{o: DriveOptions{Now: time.Now, Faults: plan, Inject: Injectors{Net: []Proxies{{Player: p}}}}, start: time.Now()}
+	var wg sync.WaitGroup
+	for i, f := range plan.Faults {
+		wg.Go(func() { d.fault(t.Context(), i, f) })
+	}
+	wg.Wait()
+	for _, a := range d.rec.Faults {
+		if a.Err != "" {
+			t.Errorf("fault %d's %s at %v: %s\nTo reproduce: %s", a.Fault, a.Step, a.At, a.Err, repro)
+		}
+	}
+	var ops []string
+	for _, e := range n.Events() {
+		ops = append(ops, e.Op)
+	}
+	want := slices.Repeat([]string{"partition", "heal"}, k)
+	if !slices.Equal(ops, want) {
+		t.Errorf("the proxy's events %v, want %v\nTo reproduce: %s", ops, want, repro)
+	}
+	c, err := net.DialTimeout("tcp", p.Addr(), time.Second)
+	if err != nil {
+		t.Fatalf("after the last heal: %v\nTo reproduce: %s", err, repro)
+	}
+	c.Close()
 }

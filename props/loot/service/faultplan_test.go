@@ -172,23 +172,106 @@ func TestRecordKeepsItsPlanAndFaults(t *testing.T) {
 	}
 }
 
-// TestInventoryFaultsNeverOverlap: the hosted inventory holds one plan, so
-// no two of its faults (of any kinds) may be on at once; timeout-after-
-// success plans two kinds of them.
-func TestInventoryFaultsNeverOverlap(t *testing.T) {
-	f := lootfaults.Families.TimeoutSuccess
-	for seed := uint64(1); seed <= 50; seed++ {
-		var on []Fault
-		for _, x := range PlanFaults(f, seed, workloadOf(t, f, seed, 2), 2, reachAll).Faults {
-			if x.Target != -1 {
-				continue
-			}
-			for _, y := range on {
-				if x.At < y.At+y.For {
-					t.Fatalf("seed %d: %s at %v overlaps %s at %v..%v\nTo reproduce: go test ./props/loot/service -run TestInventoryFaultsNeverOverlap", seed, x.Kind, x.At, y.Kind, y.At, y.At+y.For)
+// TestFaultsThatClashAreAGapApart: in the plans of every family (seeds
+// 1..60 on 1..3 targets, every part reached), a fault starts at least
+// faultGap after every earlier one it clashes with ends (the hosted
+// inventory's faults, any two of one kind on one target, a partition and
+// a stall with any network fault on their target, two on one
+// dependency), and some were moved there: pairs exactly faultGap apart,
+// among the network's and the inventory's faults both.
+func TestFaultsThatClashAreAGapApart(t *testing.T) {
+	const repro = "go test ./props/loot/service -count=1 -run TestFaultsThatClashAreAGapApart"
+	r := reachAll
+	r.Deps = []string{"db", "redis"}
+	moved := map[string]int{}
+	for f := range familyFaults {
+		for seed := uint64(1); seed <= 60; seed++ {
+			for n := 1; n <= 3; n++ {
+				fs := PlanFaults(f, seed, workloadOf(t, f, seed, n), n, r).Faults
+				for j, b := range fs {
+					for _, a := range fs[:j] {
+						if !clash(a, b) {
+							continue
+						}
+						switch end := a.At + a.For; {
+						case b.At < end+faultGap:
+							t.Errorf("%s seed %d on %d: %+v starts %v after %+v ends, want %v or more\nTo reproduce: %s", f, seed, n, b, b.At-end, a, faultGap, repro)
+						case b.At == end+faultGap:
+							moved[strings.SplitN(string(b.Kind), "-", 2)[0]]++
+						}
+					}
 				}
 			}
-			on = append(on, x)
+		}
+	}
+	t.Logf("pairs moved a gap apart, by part: %v", moved)
+	for _, part := range []string{"net", "inv"} {
+		if moved[part] == 0 {
+			t.Errorf("no %s fault was moved a gap after one it clashes with (%v): the plans never met the rule\nTo reproduce: %s", part, moved, repro)
+		}
+	}
+}
+
+// TestNetworkFaultsClashByWhatTheProxyHolds: on one target, a partition
+// or a stall clashes with any network fault, and latency, a reset and a
+// cut reply (toxics of their own) do not clash with each other; on two
+// targets nothing network clashes; apart moves only the clashing.
+func TestNetworkFaultsClashByWhatTheProxyHolds(t *testing.T) {
+	const repro = "go test ./props/loot/service -count=1 -run TestNetworkFaultsClashByWhatTheProxyHolds"
+	net := []FaultKind{NetLatency, NetStall, NetReset, NetCutReply, NetPartition}
+	for _, a := range net {
+		for _, b := range net {
+			want := a == b || a == NetPartition || b == NetPartition || a == NetStall || b == NetStall
+			x, y := Fault{Kind: a, Target: 0}, Fault{Kind: b, Target: 0}
+			if got := clash(x, y); got != want {
+				t.Errorf("%s and %s on one target: clash %v, want %v\nTo reproduce: %s", a, b, got, want, repro)
+			}
+			y.Target = 1
+			if clash(x, y) {
+				t.Errorf("%s on target 0 and %s on target 1 clash\nTo reproduce: %s", a, b, repro)
+			}
+			p := apart(FaultPlan{Faults: []Fault{{At: 0, For: time.Second, Kind: a}, {At: time.Second / 2, For: time.Second, Kind: b}}})
+			if wantAt := map[bool]time.Duration{true: time.Second + faultGap, false: time.Second / 2}[want]; p.Faults[1].At != wantAt {
+				t.Errorf("%s then %s half a second later on one target: moved to %v, want %v\nTo reproduce: %s", a, b, p.Faults[1].At, wantAt, repro)
+			}
+		}
+	}
+}
+
+// TestFaultLengthsFollowTheScale: a planned fault (but a SIGSTOP or a
+// Redis stall, which outlast the lock ttl) lasts at least ten of the run's
+// retry delays at its scale, and less than 2 s unless that lower bound
+// passes it, when it lasts the bound: at 0.05 some last under the 0.5 s
+// the default scale's bound is, at 1.0 every one lasts 2.5 s.
+func TestFaultLengthsFollowTheScale(t *testing.T) {
+	const repro = "go test ./props/loot/service -count=1 -run TestFaultLengthsFollowTheScale"
+	r := reachAll
+	r.Deps = []string{"db", "redis"}
+	for _, scale := range []float64{0.05, 0.2, 1.0} {
+		lo := time.Duration(float64(10*usualRetry) * scale)
+		hi := max(2*time.Second, lo)
+		under := 0 // faults shorter than the default scale's 0.5 s
+		for f := range familyFaults {
+			for seed := uint64(1); seed <= 20; seed++ {
+				w, err := Generate(f, seed, "t", scale, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, x := range PlanFaults(f, seed, w, 2, r).Faults {
+					if x.Kind == ProcStop || x.Kind == RedisStall {
+						continue
+					}
+					if x.For < lo || (x.For >= hi && x.For != lo) {
+						t.Errorf("scale %v: %s seed %d: %s lasts %v, want %v..%v (or %v when that is empty)\nTo reproduce: %s", scale, f, seed, x.Kind, x.For, lo, hi, lo, repro)
+					}
+					if x.For < 500*time.Millisecond {
+						under++
+					}
+				}
+			}
+		}
+		if scale < 0.2 && under == 0 {
+			t.Errorf("scale %v: no fault shorter than 0.5 s, though the lower bound is %v\nTo reproduce: %s", scale, lo, repro)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package lootservice
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -119,6 +120,7 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 		lootfaults.Properties.ForwardOnly:  {late, "status changes " + samples + " (a change between two rounds that went and came back is not seen)"},
 		lootfaults.Properties.HonestAnswer: {honest, "each answer against the first round sent after it; " + samples},
 	}
+	against := b.againstLedger()
 	var out []Finding
 	for _, p := range lootfaults.World.Properties {
 		hw, ok := how[p]
@@ -147,6 +149,12 @@ func Judge(r Record, tolerance time.Duration) ([]Finding, error) {
 		default:
 			f.Verdict, f.How = NotJudged, v.Reason
 		}
+		if as, ok := against[p]; ok && f.Verdict != NotJudged {
+			f.How += "; " + againstHow
+			if len(as) > 0 {
+				f.Verdict, f.Anomalies = Failed, append(f.Anomalies, as...)
+			}
+		}
 		out = append(out, f)
 	}
 	return out, nil
@@ -157,6 +165,17 @@ type round struct {
 	sent, done time.Duration
 	rec        lootfaults.Record
 	delivered  []item
+	// grants are the grant rows the round read, from the session read or
+	// the database's grants query (the same grant from both is twice).
+	grants []grantRow
+}
+
+// grantRow is one grant as the service's rows show it.
+type grantRow struct {
+	no        string
+	player    lootfaults.PlayerID
+	delivered bool   // its status is the spec's grant.delivered
+	from      string // where it was read: the session read, the database
 }
 
 type item struct {
@@ -264,8 +283,10 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 				var id int64
 				fmt.Sscan(p, &id)
 				rd.rec.Granted = append(rd.rec.Granted, lootfaults.PlayerID(id))
-				if st, _ := str(lookup(g, f["grant.status"])); st == f["grant.delivered"] {
-					no, _ := str(lookup(g, f["grant.no"]))
+				st, _ := str(lookup(g, f["grant.status"]))
+				no, _ := str(lookup(g, f["grant.no"]))
+				rd.grants = append(rd.grants, grantRow{no, lootfaults.PlayerID(id), st == f["grant.delivered"], "the service's session read"})
+				if st == f["grant.delivered"] {
 					rd.delivered = append(rd.delivered, item{lootfaults.PlayerID(id), no})
 				}
 			}
@@ -334,7 +355,9 @@ func (b *builder) round(x int, ss []Sample, deadlineSeen *bool) (round, bool) {
 			for _, cols := range rows {
 				it := itemOf(cols)
 				rd.rec.Granted = append(rd.rec.Granted, it.player)
-				if st, _ := str(cols[2]); st == f["grant.delivered"] && !b.sql {
+				st, _ := str(cols[2])
+				rd.grants = append(rd.grants, grantRow{it.key, it.player, st == f["grant.delivered"], "the database's grant rows"})
+				if st == f["grant.delivered"] && !b.sql {
 					rd.delivered = append(rd.delivered, it)
 				}
 			}
@@ -552,6 +575,66 @@ func (b *builder) ledgerItems() []lootfaults.Event {
 		}
 	}
 	return out
+}
+
+// againstHow is what againstLedger adds to a property's account.
+const againstHow = "the ledger checked against the grants the service's rows show: a grant shown delivered with no delivery of its number applied, a delivery applied under a number no grant row held"
+
+// againstLedger sets the hosted inventory's ledger against the grants the
+// rounds read (the service's session read or the database's grant rows):
+// per property the disagreement breaks, one sentence naming the grant
+// (nil when the harness hosted no inventory). The inventory protocol
+// makes the idempotency key the grant number, so a grant shown delivered
+// whose number the ledger never applied is an item the player never got
+// though the service says it did (NoLostGrant; the winners' check misses
+// it when the item came under another key, or the grant is not a
+// winner's), and a delivery applied under a number the service never held
+// is an item no grant accounts for (NoOverGrant; by session and player
+// alone it can look like a winner's). A grant read without a number
+// cannot be named, and is left to the properties' own checks.
+func (b *builder) againstLedger() map[engine.Property][]string {
+	if !b.r.Run.Inventory {
+		return nil
+	}
+	applied := map[string]bool{}
+	for _, d := range b.r.Ledger {
+		if d.Outcome == inventory.Applied {
+			applied[d.Key] = true
+		}
+	}
+	lost, over := []string{}, []string{}
+	delivered := b.spec.Fields["grant.delivered"]
+	held := make([]map[string]bool, len(b.sessions))
+	for x, rs := range b.sessions {
+		held[x] = map[string]bool{}
+		said := map[string]bool{}
+		for _, rd := range rs {
+			for _, g := range rd.grants {
+				if g.no == "" {
+					continue
+				}
+				held[x][g.no] = true
+				if !g.delivered || said[g.no] || applied[g.no] {
+					continue
+				}
+				said[g.no] = true
+				lost = append(lost, fmt.Sprintf("%s: grant %s (player %d) is %s in %s, and the hosted inventory applied no delivery of that grant number", b.w.SessionNo(x), g.no, g.player, delivered, g.from))
+			}
+		}
+	}
+	session := map[string]int{}
+	for x := range b.w.Schedule.Sessions {
+		session[b.w.SessionNo(x)] = x
+	}
+	for _, d := range b.r.Ledger {
+		x, ok := session[d.Session]
+		if d.Outcome != inventory.Applied || !ok || held[x][d.Key] {
+			continue
+		}
+		nos := slices.Sorted(maps.Keys(held[x]))
+		over = append(over, fmt.Sprintf("%s: the hosted inventory applied a delivery to player %d under grant number %s, which the service's rows never held (they held %v)", b.w.SessionNo(x), d.Player, d.Key, nos))
+	}
+	return map[engine.Property][]string{lootfaults.Properties.NoLostGrant: lost, lootfaults.Properties.NoOverGrant: over}
 }
 
 // itemsHow says where the judge read deliveries from: the hosted

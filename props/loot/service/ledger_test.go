@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,10 +26,15 @@ import (
 // inventory protocol, retrying an attempt that got no 200. newKey is the
 // bug of the source document's 8.1: a retry sent under a new idempotency
 // key (the grant number with the attempt appended, as a fresh UUID per
-// call would be), so the inventory cannot tell it from a new grant.
+// call would be), so the inventory cannot tell it from a new grant. lie makes the fake's grant rows
+// disagree with the inventory: unsent marks each grant SUCCESS and sends
+// nothing, renumbered delivers each under a number of its own (the grant
+// number with "-r" appended, as key and body's grantNo, which the
+// inventory requires equal) while the grant row keeps its number.
 type sender struct {
 	url    string
 	newKey bool
+	lie    string // "", "unsent" or "renumbered"
 	wg     sync.WaitGroup
 }
 
@@ -48,6 +55,13 @@ func (s *sender) deliverer(f *fake) func(no, loot string, player int64, g map[st
 	c := &http.Client{Timeout: sendTimeout}
 	return func(no, loot string, player int64, g map[string]any) {
 		grantNo := no + ":" + strconv.FormatInt(player, 10) + ":" + loot
+		switch s.lie {
+		case "unsent":
+			g["status"] = "SUCCESS" // under f.mu: the settle holds it
+			return
+		case "renumbered":
+			grantNo += "-r"
+		}
 		s.wg.Go(func() {
 			for k := range sendAttempts {
 				if k > 0 {
@@ -104,9 +118,9 @@ func faultWindows(w lootservice.Workload) lootservice.FaultPlan {
 
 // ledgerRun drives the clean family's seed-2 workload (two sessions, each
 // with one winner: seed 1's only claim is a PASS) against a fake that
-// delivers to a hosted inventory through a sender (newKey as given), with
-// the plan faults gives it, and returns the judge's findings.
-func ledgerRun(t *testing.T, newKey bool, faults func(lootservice.Workload) lootservice.FaultPlan) ([]lootservice.Finding, lootservice.Record) {
+// delivers to a hosted inventory through s (its url set here), with the
+// plan faults gives it, and returns the judge's findings.
+func ledgerRun(t *testing.T, s *sender, faults func(lootservice.Workload) lootservice.FaultPlan) ([]lootservice.Finding, lootservice.Record) {
 	t.Helper()
 	inv, err := inventory.Start(inventory.Options{Now: time.Now})
 	if err != nil {
@@ -114,7 +128,7 @@ func ledgerRun(t *testing.T, newKey bool, faults func(lootservice.Workload) loot
 	}
 	t.Cleanup(func() { inv.Close() })
 	f := &fake{}
-	s := &sender{url: inv.URL(), newKey: newKey}
+	s.url = inv.URL()
 	f.deliver = s.deliverer(f)
 	t.Cleanup(s.wg.Wait) // after the servers close (cleanups run last first): no delivery outlives the test
 	tg := startFake(t, f)
@@ -137,7 +151,7 @@ func ledgerRun(t *testing.T, newKey bool, faults func(lootservice.Workload) loot
 	for _, x := range fs {
 		t.Logf("%-13s %s: %s %v", x.Property, x.Verdict, x.How, x.Anomalies)
 	}
-	if !slices.ContainsFunc(rec.Ledger, func(d inventory.Delivery) bool { return d.Outcome == inventory.Applied }) {
+	if s.lie != "unsent" && !slices.ContainsFunc(rec.Ledger, func(d inventory.Delivery) bool { return d.Outcome == inventory.Applied }) {
 		t.Fatalf("the ledger has no item applied (%v): the run proves nothing about deliveries\nTo reproduce: %s", rec.Ledger, ledgerRepro)
 	}
 	return fs, rec
@@ -168,7 +182,7 @@ func TestAServiceThatRedeliversUnderANewKeyFailsNoDupGrantFromTheLedger(t *testi
 	const repro = ledgerRepro
 	none := func(lootservice.Workload) lootservice.FaultPlan { return lootservice.FaultPlan{} }
 	t.Run("new-key/timeout-after-apply", func(t *testing.T) {
-		fs, rec := ledgerRun(t, true, faultWindows)
+		fs, rec := ledgerRun(t, &sender{newKey: true}, faultWindows)
 		v := verdicts(fs)
 		if x := v[lootfaults.Properties.NoDupGrant]; x.Verdict != lootservice.Failed {
 			t.Errorf("NoDupGrant %s (%s), want failed: the ledger has %d deliveries %v\nTo reproduce: %s", x.Verdict, x.How, len(rec.Ledger), rec.Ledger, repro)
@@ -185,13 +199,57 @@ func TestAServiceThatRedeliversUnderANewKeyFailsNoDupGrantFromTheLedger(t *testi
 		faults func(lootservice.Workload) lootservice.FaultPlan
 	}{{"new-key/no-fault", true, none}, {"grant-number/timeout-after-apply", false, faultWindows}} {
 		t.Run(c.name, func(t *testing.T) {
-			fs, _ := ledgerRun(t, c.newKey, c.faults)
+			fs, _ := ledgerRun(t, &sender{newKey: c.newKey}, c.faults)
 			for _, x := range fs {
 				switch {
 				case x.Verdict == lootservice.Failed:
 					t.Errorf("%s failed: %v\nTo reproduce: %s", x.Property, x.Anomalies, repro)
 				case x.Verdict == lootservice.NotJudged && x.Property != lootfaults.Properties.Responsive:
 					t.Errorf("%s not judged: %s\nTo reproduce: %s", x.Property, x.How, repro)
+				}
+			}
+		})
+	}
+}
+
+// TestGrantRowsThatDisagreeWithTheLedgerFail: a service whose grant rows
+// say SUCCESS for a grant the hosted inventory never applied fails
+// NoLostGrant with a sentence naming that grant; one that delivers each
+// grant under a number its rows never held fails NoOverGrant naming the
+// number (and NoLostGrant: the grant's own number was never applied),
+// though by session and player every winner got one item, which is all
+// the properties' own checks see. Nothing else fails.
+func TestGrantRowsThatDisagreeWithTheLedgerFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two runs of about 5 s")
+	}
+	const repro = "go test ./props/loot/service -count=1 -run TestGrantRowsThatDisagreeWithTheLedgerFail"
+	none := func(lootservice.Workload) lootservice.FaultPlan { return lootservice.FaultPlan{} }
+	const unapplied = "is SUCCESS in the service's session read, and the hosted inventory applied no delivery of that grant number"
+	for _, c := range []struct {
+		lie  string
+		want map[engine.Property]string // the failing properties, each with a sentence's words
+	}{
+		{"unsent", map[engine.Property]string{lootfaults.Properties.NoLostGrant: unapplied}},
+		{"renumbered", map[engine.Property]string{
+			lootfaults.Properties.NoLostGrant: unapplied,
+			lootfaults.Properties.NoOverGrant: "-r, which the service's rows never held"}},
+	} {
+		t.Run(c.lie, func(t *testing.T) {
+			fs, rec := ledgerRun(t, &sender{lie: c.lie}, none)
+			// A grant number is session:player:loot, the loot code the tag's.
+			names := func(a string) bool {
+				return strings.Contains(a, rec.Run.Tag+"-x") && strings.Contains(a, ":"+rec.Run.Tag+"-")
+			}
+			for _, x := range fs {
+				words, want := c.want[x.Property]
+				switch {
+				case want && x.Verdict != lootservice.Failed:
+					t.Errorf("%s %s (%s), want failed\nTo reproduce: %s", x.Property, x.Verdict, x.How, repro)
+				case want && !slices.ContainsFunc(x.Anomalies, func(a string) bool { return strings.Contains(a, words) && names(a) }):
+					t.Errorf("%s failed with %q, none naming a grant with %q\nTo reproduce: %s", x.Property, x.Anomalies, words, repro)
+				case !want && x.Verdict == lootservice.Failed:
+					t.Errorf("%s failed (%v): the lie explains only %v\nTo reproduce: %s", x.Property, x.Anomalies, slices.Collect(maps.Keys(c.want)), repro)
 				}
 			}
 		})

@@ -57,6 +57,10 @@ type Run struct {
 	// it). False: the record holds no ledger, and deliveries are judged
 	// from what the service and its database show.
 	Inventory bool `json:"inventory,omitempty"`
+	// Align is DriveOptions.Align of the run (0: started at once): a
+	// replay starts on a multiple of it too, so a service storing whole
+	// seconds stores the deadlines the record's run had.
+	Align time.Duration `json:"align,omitempty"`
 	// Started is the wall time of the run's start (for people, and to
 	// place the ledger's deliveries, which the inventory timed by the
 	// harness's clock).
