@@ -88,7 +88,9 @@ func postgresLootSlots(url, tag string) lootref.Opener {
 			_, err = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
 			return err
 		}
-		st, err := lootpg.Open(ctx, url, lootpg.Options{TestClock: clockTable, Config: func(c *pgxpool.Config) {
+		// Batch: the store as lootd serves it (-db-coalesce's default), so
+		// the matrix judges the coalescing paths too.
+		st, err := lootpg.Open(ctx, url, lootpg.Options{TestClock: clockTable, Batch: true, Config: func(c *pgxpool.Config) {
 			c.ConnConfig.RuntimeParams["search_path"] = schema
 		}})
 		if err != nil {
@@ -134,7 +136,7 @@ func mysqlLootSlots(dsn, tag string) lootref.Opener {
 		if err != nil {
 			return nil, err
 		}
-		st, err := lootmysql.Open(ctx, run.FormatDSN(), lootmysql.Options{ClockTable: clockTable})
+		st, err := lootmysql.Open(ctx, run.FormatDSN(), lootmysql.Options{ClockTable: clockTable, Batch: true}) // as lootd serves it
 		if err != nil {
 			return nil, errors.Join(err, cleanup(dropDB))
 		}
