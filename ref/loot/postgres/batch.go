@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,17 +100,32 @@ func (s *Store) startBatchers() {
 		Context: func() (context.Context, context.CancelFunc) { return life, func() {} }}
 	s.settles = coalesce.New(s.runSettles, opts)
 	s.records = coalesce.New(s.runRecords, opts)
+	s.claiming = coalesce.New(s.runClaims, opts)
 }
 
 // runSettles answers a batch of BeginSettles.
 func (s *Store) runSettles(ctx context.Context, reqs []settleReq, rs []coalesce.Result[loot.Frozen]) {
+	if len(reqs) == 1 {
+		// A batch of one costs what the single path does: its statements
+		// are the lighter ones (no unnest, no join).
+		rs[0].Val, rs[0].Err = s.beginOne(ctx, "begin settle "+reqs[0].no, reqs[0].no, reqs[0].lease)
+		return
+	}
 	first := map[string]int{} // session -> its first request in the batch
 	var (
 		nos    []string
 		leases []time.Duration
 		again  []int // requests on a session already in the statement
 	)
-	for i, r := range reqs {
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	// Sorted by number: the CAS then takes its rows in the order a claim
+	// batch does (claimbatch.go).
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(reqs[a].no, reqs[b].no) })
+	for _, i := range order {
+		r := reqs[i]
 		if _, dup := first[r.no]; dup {
 			again = append(again, i)
 			continue
@@ -197,26 +213,7 @@ func explain[R any](s *Store, ctx context.Context, idx []int, no func(int) strin
 	for k, i := range idx {
 		nos[k] = no(i)
 	}
-	rows := map[string]loot.Session{}
-	var now time.Time
-	err := s.send(ctx, func(b *pgx.Batch) {
-		b.Queue(s.q.batchReadSessions, nos)
-		b.Queue(s.q.now)
-	}, func(br pgx.BatchResults) error {
-		r, err := br.Query()
-		if err != nil {
-			return err
-		}
-		ss, err := collectSessions(r)
-		if err != nil {
-			return err
-		}
-		for _, sess := range ss {
-			rows[sess.No] = sess
-		}
-		return br.QueryRow().Scan(&now)
-	})
-	now = utc(now)
+	rows, now, err := s.readSessions(ctx, nos, func(*pgx.Batch) {}, func(pgx.BatchResults) error { return nil })
 	for _, i := range idx {
 		sess, found := rows[no(i)]
 		switch {
@@ -230,8 +227,42 @@ func explain[R any](s *Store, ctx context.Context, idx []int, no func(int) strin
 	}
 }
 
+// readSessions reads the sessions nos (by number; a missing one is absent)
+// and the database's now in one round trip, with whatever more queues
+// (read by more after them).
+func (s *Store) readSessions(ctx context.Context, nos []string, queue func(*pgx.Batch), more func(pgx.BatchResults) error) (map[string]loot.Session, time.Time, error) {
+	rows := map[string]loot.Session{}
+	var now time.Time
+	err := s.send(ctx, func(b *pgx.Batch) {
+		b.Queue(s.q.batchReadSessions, nos)
+		b.Queue(s.q.now)
+		queue(b)
+	}, func(br pgx.BatchResults) error {
+		r, err := br.Query()
+		if err != nil {
+			return err
+		}
+		ss, err := collectSessions(r)
+		if err != nil {
+			return err
+		}
+		for _, sess := range ss {
+			rows[sess.No] = sess
+		}
+		if err := br.QueryRow().Scan(&now); err != nil {
+			return err
+		}
+		return more(br)
+	})
+	return rows, utc(now), err
+}
+
 // runRecords answers a batch of RecordGrants.
 func (s *Store) runRecords(ctx context.Context, reqs []recordReq, rs []coalesce.Result[loot.Session]) {
+	if len(reqs) == 1 { // as runSettles
+		rs[0].Val, rs[0].Err = s.recordOne(ctx, reqs[0])
+		return
+	}
 	seen := map[string]bool{}
 	var in, again []int
 	for i, r := range reqs {

@@ -57,6 +57,8 @@ func TestKeyedStatementsFindRowsByKey(t *testing.T) {
 		{"markDelivered", q.markDelivered, "text", "'S-5:1:L'"},
 		{"deliver", q.deliver, "text", "'S-7:1:L'"},
 		{"deliverLock", q.deliverLock, "text", "'S-9:1:L'"},
+		{"batchClaim", q.batchClaim, "text[], bigint[], text[]", "'{S-2,S-4}', '{1,1}', '{NEED,NEED}'"},
+		{"batchPriorClaims", q.batchPriorClaims, "text[], bigint[]", "'{S-2,S-4}', '{1,1}'"},
 		{"batchBeginSettle", q.batchBeginSettle, "text[], interval[]", "'{S-2,S-4}', '{1 minute,1 minute}'"},
 		{"batchRecord", q.batchRecord, "text[], bigint[], integer[], interval[], text[], text[], bigint[], text[], integer[], integer[], text[], bigint[], text[], text[], integer[], timestamptz[], text[], text[], text[], text[], text[]",
 			"'{S-3}', '{1}', '{0}', '{1 minute}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}'"},

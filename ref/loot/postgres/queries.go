@@ -53,6 +53,8 @@ type queries struct {
 	batchClaims       string
 	batchReadSessions string
 	batchRecord       string
+	batchClaim        string
+	batchPriorClaims  string
 }
 
 // sessionRow are the session's own columns, of a row named s.
@@ -277,6 +279,7 @@ var sqlQueries = queries{
 
 	batchBeginSettle: batchBeginSettle, batchClaims: batchClaims,
 	batchReadSessions: batchReadSessions, batchRecord: batchRecord,
+	batchClaim: batchClaim, batchPriorClaims: batchPriorClaims,
 }
 
 // withClock returns q with every now() replaced by expr: the test clock.
@@ -295,5 +298,6 @@ func (q *queries) fields() []*string {
 		&q.claim, &q.claims, &q.grants, &q.markDelivered, &q.markDeliveredBatch,
 		&q.leaseGrants, &q.overdue, &q.snapshot, &q.deliver, &q.deliverBatch, &q.deliverLock, &q.holding,
 		&q.batchBeginSettle, &q.batchClaims, &q.batchReadSessions, &q.batchRecord,
+		&q.batchClaim, &q.batchPriorClaims,
 	}
 }

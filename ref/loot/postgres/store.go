@@ -39,12 +39,12 @@ type Options struct {
 	// production, means the database's own clock. Open checks that the
 	// table holds exactly one row.
 	TestClock string
-	// Batch coalesces concurrent BeginSettle and RecordGrants calls on this
-	// Store into one statement per batch (batch.go): the settle path's two
-	// writes then cost the database one statement for many sessions
-	// instead of one each. Turn it on where many sessions settle at once
-	// through one Store; leave it off where settles come one at a time (a
-	// batch of one adds a hand-off to a worker goroutine). bench_test.go
+	// Batch coalesces concurrent Claim, BeginSettle and RecordGrants calls
+	// on this Store into one statement per kind and batch (batch.go,
+	// claimbatch.go): many callers' claims, CASes or closes then cost the
+	// database one statement instead of one each. A batch of one runs the
+	// statements of an unbatched call, so what it adds where calls come one
+	// at a time is one hand-off to a worker goroutine. bench_test.go
 	// measures both.
 	Batch bool
 	_     struct{}
@@ -66,7 +66,8 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // INSERT) and the snapshot in one statement; LeaseGrants is UPDATE ... FROM
 // (SELECT ... FOR UPDATE SKIP LOCKED). Every time is the database's now(),
 // the transaction's start (queries.go says why); Options.TestClock replaces
-// it, in tests only. Options.Batch coalesces concurrent settles (batch.go).
+// it, in tests only. Options.Batch coalesces concurrent claims and settles
+// (batch.go, claimbatch.go).
 //
 // The caller's duties, beyond loot.Service's:
 //
@@ -85,6 +86,7 @@ type Store struct {
 	q         queries
 	settles   *coalesce.Batcher[settleReq, loot.Frozen]  // nil unless Options.Batch
 	records   *coalesce.Batcher[recordReq, loot.Session] // nil unless Options.Batch
+	claiming  *coalesce.Batcher[claimReq, claimed]       // nil unless Options.Batch
 	cancel    context.CancelFunc                         // ends the batches' context
 	delivered delivered                                  // the Inventory's last batches (delivered.go)
 }
@@ -153,6 +155,7 @@ func (s *Store) Close() error {
 		s.cancel() // a batch stuck on a dead server must not block Close
 		s.settles.Close()
 		s.records.Close()
+		s.claiming.Close()
 	}
 	s.pool.Close()
 	return nil
