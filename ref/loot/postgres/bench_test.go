@@ -78,7 +78,7 @@ const (
 func BenchmarkLootClaim(b *testing.B) {
 	e := newBenchEnv(b)
 	for _, conc := range benchConcs { // see interleaved
-		for _, impl := range []string{"ref", "doc"} {
+		for _, impl := range []string{"ref", "ref-batched", "doc"} {
 			b.Run(fmt.Sprintf("impl=%s/conc=%d", impl, conc), func(b *testing.B) {
 				prefix := e.prefix()
 				sessions := (b.N + benchTeam - 1) / benchTeam
@@ -89,7 +89,7 @@ func BenchmarkLootClaim(b *testing.B) {
 				if impl == "doc" {
 					doc = e.doc(b, conc)
 				} else {
-					svc = e.ref(b, conc, false, nil)
+					svc = e.ref(b, conc, impl == "ref-batched", nil)
 				}
 				op := func(i int64) error {
 					no, player := prefix+strconv.FormatInt((i-1)/benchTeam+1, 10), (i-1)%benchTeam+1
