@@ -1,12 +1,15 @@
 package postgres_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/postgres"
@@ -165,5 +168,220 @@ func TestBatchedClaimsAnswerAsTheSinglePath(t *testing.T) {
 		if fmt.Sprint(g, gerr) != fmt.Sprint(w, werr) {
 			t.Errorf("%s holds %v (%v) batched, %v (%v) single; to reproduce: %s", no, g, gerr, w, werr, run)
 		}
+	}
+}
+
+// TestBatchedClaimsRacingTheSettleAreFrozenOrRefused: claims through a
+// batched Store race the clock passing their sessions' deadline and the
+// (batched) settles that follow it; every claim the Store took is among
+// the claims its session's settle froze, and no claim row lands after the
+// freeze (the claims read afterwards are the frozen ones). A race test: it
+// can miss a broken lock order by luck (no false positives, may have
+// false negatives), so it runs several rounds.
+func TestBatchedClaimsRacingTheSettleAreFrozenOrRefused(t *testing.T) {
+	const (
+		run      = "ONCEPROOF_REQUIRE_SERVICES=1 go test -race -count=1 -run TestBatchedClaimsRacingTheSettleAreFrozenOrRefused ./ref/loot/postgres/"
+		rounds   = 4
+		sessions = 12
+		players  = 5
+	)
+	url, pool := clockedDB(t, clockBase)
+	st := openStore(t, url, postgres.Options{TestClock: testClock, Batch: true})
+	defer st.Close()
+	w := &world{t: t, url: url, pool: pool, st: st, clock: true}
+	ctx := t.Context()
+	var taken, refused int
+	for round := range rounds {
+		nos := make([]string, sessions)
+		for i := range nos {
+			nos[i] = fmt.Sprintf("R%d-%d", round, i)
+			spec := loot.Spec{No: nos[i], Dungeon: "ABYSS-3", Loot: "L", Quantity: 2, Deadline: w.now().Add(time.Second),
+				Rule: loot.RuleSeeded, Members: team(players)}
+			if _, _, err := st.Open(ctx, spec); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.StartClaiming(ctx, nos[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		took := make([][]error, sessions)
+		frozen := make([]loot.Frozen, sessions)
+		settleErr := make([]error, sessions)
+		var (
+			wg       sync.WaitGroup
+			answered atomic.Int64
+		)
+		start := make(chan struct{})
+		for i := range nos {
+			took[i] = make([]error, players)
+			for k := range players {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					// Spread over the clock's move: a stagger of 0-20ms
+					// by position.
+					time.Sleep(time.Duration((i*players+k)*397%20000) * time.Microsecond)
+					_, _, took[i][k] = st.Claim(ctx, nos[i], team(players)[k], loot.Need)
+					answered.Add(1)
+				}()
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for { // until the deadline has passed for the store
+					frozen[i], settleErr[i] = st.BeginSettle(ctx, nos[i], time.Minute)
+					if !errors.Is(settleErr[i], loot.ErrNotDue) {
+						return
+					}
+				}
+			}()
+		}
+		close(start)
+		// The deadline passes once a third of the claims are answered:
+		// some are taken for sure, and the rest are in flight or still
+		// to start as the settles' CASes begin.
+		for answered.Load() < sessions*players/3 {
+			time.Sleep(50 * time.Microsecond)
+		}
+		w.advance(time.Second)
+		wg.Wait()
+		for i, no := range nos {
+			if settleErr[i] != nil {
+				t.Fatalf("round %d: BeginSettle(%s) = %v; to reproduce: %s", round, no, settleErr[i], run)
+			}
+			in := map[loot.PlayerID]bool{}
+			for _, c := range frozen[i].Claims {
+				in[c.Player] = true
+			}
+			for k, err := range took[i] {
+				p := team(players)[k]
+				if err == nil {
+					taken++
+				} else {
+					refused++
+				}
+				switch {
+				case err == nil && !in[p]:
+					t.Errorf("round %d: %s took %d's claim, which its settle did not freeze (froze %v); to reproduce: %s", round, no, p, frozen[i].Claims, run)
+				case err != nil && !errors.Is(err, loot.ErrClaimsClosed):
+					t.Errorf("round %d: claim of %s by %d = %v, want taken or ErrClaimsClosed; to reproduce: %s", round, no, p, err, run)
+				}
+			}
+			after, err := st.Claims(ctx, no)
+			if err != nil || fmt.Sprint(after) != fmt.Sprint(frozen[i].Claims) {
+				t.Errorf("round %d: %s holds claims %v (%v) after its settle froze %v: a claim landed after the freeze; to reproduce: %s",
+					round, no, after, err, frozen[i].Claims, run)
+			}
+		}
+	}
+	// Both sides of the race happened, or the test proved nothing.
+	if taken == 0 || refused == 0 {
+		t.Errorf("%d claims taken and %d refused over %d rounds: the claims did not race the deadline; to reproduce: %s", taken, refused, rounds, run)
+	}
+	t.Logf("%d claims taken, %d refused", taken, refused)
+}
+
+// TestBatchedClaimWaitingOnTheCASIsRefused: a batch of claims whose
+// statement started before a CAS committed, and waits for it, must not
+// write the claims of the session the CAS froze: it re-reads the row it
+// waited for, finds SETTLING and refuses them, while the batch's other
+// session takes its claim. Deterministic: the test holds the CAS (an
+// uncommitted UPDATE to SETTLING in its own transaction) until the
+// batch's statement waits on it. Without the statement's FOR SHARE, the
+// claims of X would be written under the CAS's nose and this fails.
+func TestBatchedClaimWaitingOnTheCASIsRefused(t *testing.T) {
+	const run = "ONCEPROOF_REQUIRE_SERVICES=1 go test -race -count=1 -run TestBatchedClaimWaitingOnTheCASIsRefused ./ref/loot/postgres/"
+	url, pool := clockedDB(t, clockBase)
+	batched := &statements{marker: "unnest($1::text[], $2::bigint[], $3::text[])"}
+	st := openStore(t, url, postgres.Options{TestClock: testClock, Batch: true, Config: func(c *pgxpool.Config) { c.ConnConfig.Tracer = batched }})
+	defer st.Close()
+	ctx := t.Context()
+	for _, no := range []string{"X", "Y", "Z"} {
+		spec := loot.Spec{No: no, Dungeon: "ABYSS-3", Loot: "L", Quantity: 1, Deadline: clockBase.Add(time.Hour),
+			Rule: loot.RuleSeeded, Members: team(3)}
+		if _, _, err := st.Open(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.StartClaiming(ctx, no); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// waiting waits until n statements containing marker wait for a lock.
+	waiting := func(marker string, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			var got int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0`, marker).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no statement with %q waits for a lock after 10s (a claim must wait for the CAS: is its FOR SHARE gone?); to reproduce: %s", marker, run)
+			}
+		}
+	}
+	begin := func(sql string) pgx.Tx {
+		t.Helper()
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	// Z's lock keeps the batcher's one worker busy with Z's claim (a batch
+	// of one, the single statement) while the claims on X and Y queue
+	// behind it: they then make one batch.
+	holdZ := begin(`SELECT 1 FROM loot_session WHERE session_no = 'Z' FOR UPDATE`)
+	defer holdZ.Rollback(ctx)
+	type answer struct {
+		c   loot.Claim
+		err error
+	}
+	calls := []struct {
+		no string
+		p  loot.PlayerID
+	}{{"Z", 101}, {"X", 101}, {"X", 102}, {"Y", 101}}
+	answers := make([]answer, len(calls))
+	var wg sync.WaitGroup
+	claim := func(i int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i].c, _, answers[i].err = st.Claim(ctx, calls[i].no, calls[i].p, loot.Need)
+		}()
+	}
+	claim(0)
+	waiting("loot_claim", 1)
+	cas := begin(`UPDATE loot_session SET status = 'SETTLING', fence = fence + 1, settle_until = (SELECT now FROM ` + testClock + `) + interval '1 minute'
+		WHERE session_no = 'X'`)
+	defer cas.Rollback(ctx)
+	for i := 1; i < len(calls); i++ {
+		claim(i)
+	}
+	time.Sleep(50 * time.Millisecond) // the three claims queue behind Z's
+	if err := holdZ.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waiting(batched.marker, 1)
+	if err := cas.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i, a := range answers {
+		wantClosed := calls[i].no == "X"
+		if wantClosed != errors.Is(a.err, loot.ErrClaimsClosed) || (!wantClosed && a.err != nil) {
+			t.Errorf("claim of %s by %d = %+v, %v; want ErrClaimsClosed for X (the CAS froze it while the claim waited), taken otherwise; to reproduce: %s",
+				calls[i].no, calls[i].p, a.c, a.err, run)
+		}
+	}
+	if cs, err := st.Claims(ctx, "X"); err != nil || len(cs) != 0 {
+		t.Errorf("X holds claims %v (%v) after its CAS froze none; to reproduce: %s", cs, err, run)
 	}
 }
