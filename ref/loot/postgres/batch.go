@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -98,9 +99,9 @@ func (s *Store) startBatchers() {
 	// each serves many callers, who return on their own contexts anyway.
 	opts := coalesce.Options{Workers: batchWorkers, MaxBatch: maxBatch,
 		Context: func() (context.Context, context.CancelFunc) { return life, func() {} }}
-	s.settles = coalesce.New(s.runSettles, opts)
-	s.records = coalesce.New(s.runRecords, opts)
-	s.claiming = coalesce.New(s.runClaims, opts)
+	s.settles = &lane[settleReq, loot.Frozen]{b: coalesce.New(s.runSettles, opts)}
+	s.records = &lane[recordReq, loot.Session]{b: coalesce.New(s.runRecords, opts)}
+	s.claiming = &lane[claimReq, claimed]{b: coalesce.New(s.runClaims, opts)}
 }
 
 // runSettles answers a batch of BeginSettles.
@@ -372,9 +373,27 @@ func batchFailed(op string, err error) error {
 // errBatchClosed is what a call gets when the store closed under it.
 var errBatchClosed = fmt.Errorf("loot/postgres: store closed")
 
-// batchDo runs one call through a batcher and maps its closing error.
-func batchDo[Q, R any](ctx context.Context, b *coalesce.Batcher[Q, R], q Q) (R, error) {
-	v, err := b.Do(ctx, q)
+// lane is one kind of call's batcher and the count of its callers in
+// flight. A caller alone (none other in flight) runs the unbatched call
+// itself: a batch would hold it alone anyway, run the same statements
+// (runSettles, runRecords, runClaims) and add a hand-off to the worker
+// and back, so at concurrency 1 a batched Store is an unbatched one. A
+// caller who finds others in flight joins the batcher, which the others
+// already keep busy.
+type lane[Q, R any] struct {
+	b    *coalesce.Batcher[Q, R]
+	busy atomic.Int64
+}
+
+// do answers q alone or through the batcher (see lane), mapping the
+// batcher's closing error.
+func (l *lane[Q, R]) do(ctx context.Context, q Q, alone func() (R, error)) (R, error) {
+	n := l.busy.Add(1)
+	defer l.busy.Add(-1)
+	if n == 1 {
+		return alone()
+	}
+	v, err := l.b.Do(ctx, q)
 	if errors.Is(err, coalesce.ErrClosed) {
 		err = errBatchClosed
 	}

@@ -28,10 +28,11 @@ func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.I
 	}
 	req := claimReq{no: no, p: p, in: in}
 	r, err := retry(ctx, op, func() (claimed, error) {
+		alone := func() (claimed, error) { return s.claimOne(ctx, op, req) }
 		if s.claiming != nil {
-			return batchDo(ctx, s.claiming, req)
+			return s.claiming.do(ctx, req, alone)
 		}
-		return s.claimOne(ctx, op, req)
+		return alone()
 	})
 	return r.c, r.created, err
 }

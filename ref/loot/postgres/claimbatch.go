@@ -66,10 +66,14 @@ const batchClaim = `WITH r AS (
 	RETURNING session_no, player_id, claimed_at, xmax = 0`
 
 // batchPriorClaims reads the claims of the pairs ($1 session, $2 player)
-// for the explanation of what batchClaim did not write.
+// for the explanation of what batchClaim did not write. The claims are
+// found by = ANY($1), the pairs filtered after: joined to the pairs alone,
+// a generic plan made while loot_claim was empty scanned every claim
+// (plans_test.go).
 const batchPriorClaims = `SELECT c.session_no, c.player_id, c.intent, c.claimed_at
-	FROM unnest($1::text[], $2::bigint[]) AS u(no, player)
-	JOIN loot_claim c ON c.session_no = u.no AND c.player_id = u.player`
+	FROM loot_claim c
+	WHERE c.session_no = ANY($1) AND EXISTS (
+		SELECT 1 FROM unnest($1::text[], $2::bigint[]) AS u(no, player) WHERE u.no = c.session_no AND u.player = c.player_id)`
 
 // claimKey is one claim row's key.
 type claimKey struct {

@@ -335,9 +335,10 @@ func TestBatchedClaimWaitingOnTheCASIsRefused(t *testing.T) {
 		}
 		return tx
 	}
-	// Z's lock keeps the batcher's one worker busy with Z's claim (a batch
-	// of one, the single statement) while the claims on X and Y queue
-	// behind it: they then make one batch.
+	// Z's lock keeps both of Z's claims waiting: the first alone (no other
+	// claim in flight: the unbatched statement), the second on the
+	// batcher's one worker (a batch of one), so the claims on X and Y
+	// queue behind it and then make one batch.
 	holdZ := begin(`SELECT 1 FROM loot_session WHERE session_no = 'Z' FOR UPDATE`)
 	defer holdZ.Rollback(ctx)
 	type answer struct {
@@ -347,7 +348,7 @@ func TestBatchedClaimWaitingOnTheCASIsRefused(t *testing.T) {
 	calls := []struct {
 		no string
 		p  loot.PlayerID
-	}{{"Z", 101}, {"X", 101}, {"X", 102}, {"Y", 101}}
+	}{{"Z", 101}, {"Z", 102}, {"X", 101}, {"X", 102}, {"Y", 101}}
 	answers := make([]answer, len(calls))
 	var wg sync.WaitGroup
 	claim := func(i int) {
@@ -359,10 +360,12 @@ func TestBatchedClaimWaitingOnTheCASIsRefused(t *testing.T) {
 	}
 	claim(0)
 	waiting("loot_claim", 1)
+	claim(1)
+	waiting("loot_claim", 2)
 	cas := begin(`UPDATE loot_session SET status = 'SETTLING', fence = fence + 1, settle_until = (SELECT now FROM ` + testClock + `) + interval '1 minute'
 		WHERE session_no = 'X'`)
 	defer cas.Rollback(ctx)
-	for i := 1; i < len(calls); i++ {
+	for i := 2; i < len(calls); i++ {
 		claim(i)
 	}
 	time.Sleep(50 * time.Millisecond) // the three claims queue behind Z's

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/onceproof/onceproof/internal/coalesce"
 	"github.com/onceproof/onceproof/internal/pgstore"
 	"github.com/onceproof/onceproof/ref/loot"
 )
@@ -42,10 +41,10 @@ type Options struct {
 	// Batch coalesces concurrent Claim, BeginSettle and RecordGrants calls
 	// on this Store into one statement per kind and batch (batch.go,
 	// claimbatch.go): many callers' claims, CASes or closes then cost the
-	// database one statement instead of one each. A batch of one runs the
-	// statements of an unbatched call, so what it adds where calls come one
-	// at a time is one hand-off to a worker goroutine. bench_test.go
-	// measures both.
+	// database one statement instead of one each. A call with no other of
+	// its kind in flight runs as an unbatched one, and so does a batch of
+	// one: where calls come one at a time it costs what Batch off does.
+	// bench_test.go measures both.
 	Batch bool
 	_     struct{}
 }
@@ -84,11 +83,11 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 type Store struct {
 	pool      *pgxpool.Pool
 	q         queries
-	settles   *coalesce.Batcher[settleReq, loot.Frozen]  // nil unless Options.Batch
-	records   *coalesce.Batcher[recordReq, loot.Session] // nil unless Options.Batch
-	claiming  *coalesce.Batcher[claimReq, claimed]       // nil unless Options.Batch
-	cancel    context.CancelFunc                         // ends the batches' context
-	delivered delivered                                  // the Inventory's last batches (delivered.go)
+	settles   *lane[settleReq, loot.Frozen]  // nil unless Options.Batch
+	records   *lane[recordReq, loot.Session] // nil unless Options.Batch
+	claiming  *lane[claimReq, claimed]       // nil unless Options.Batch
+	cancel    context.CancelFunc             // ends the batches' context
+	delivered delivered                      // the Inventory's last batches (delivered.go)
 }
 
 var _ loot.Store = (*Store)(nil)
@@ -153,9 +152,9 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 func (s *Store) Close() error {
 	if s.cancel != nil {
 		s.cancel() // a batch stuck on a dead server must not block Close
-		s.settles.Close()
-		s.records.Close()
-		s.claiming.Close()
+		s.settles.b.Close()
+		s.records.b.Close()
+		s.claiming.b.Close()
 	}
 	s.pool.Close()
 	return nil
