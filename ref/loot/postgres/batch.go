@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -118,15 +117,7 @@ func (s *Store) runSettles(ctx context.Context, reqs []settleReq, rs []coalesce.
 		leases []time.Duration
 		again  []int // requests on a session already in the statement
 	)
-	order := make([]int, len(reqs))
-	for i := range order {
-		order[i] = i
-	}
-	// Sorted by number: the CAS then takes its rows in the order a claim
-	// batch does (claimbatch.go).
-	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(reqs[a].no, reqs[b].no) })
-	for _, i := range order {
-		r := reqs[i]
+	for i, r := range reqs {
 		if _, dup := first[r.no]; dup {
 			again = append(again, i)
 			continue

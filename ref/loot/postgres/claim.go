@@ -29,10 +29,14 @@ func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.I
 	req := claimReq{no: no, p: p, in: in}
 	r, err := retry(ctx, op, func() (claimed, error) {
 		alone := func() (claimed, error) { return s.claimOne(ctx, op, req) }
-		if s.claiming != nil {
-			return s.claiming.do(ctx, req, alone)
+		if s.claiming == nil {
+			return alone()
 		}
-		return alone()
+		c, err := s.claiming.do(ctx, req, alone)
+		if errors.Is(err, errAlone) {
+			return alone()
+		}
+		return c, err
 	})
 	return r.c, r.created, err
 }

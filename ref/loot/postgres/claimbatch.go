@@ -3,6 +3,7 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -28,33 +29,36 @@ import (
 // Why a claim the statement writes is one the settle froze: the statement
 // takes every session it writes under FOR SHARE (l below) before it
 // inserts, and the settle's CAS takes the row FOR NO KEY UPDATE, which
-// conflicts with it. A CAS that holds the row first makes the lock wait
-// until the CAS committed, then re-read the row (READ COMMITTED's
-// re-check of a locked row), find SETTLING, drop the session, and write
-// none of its claims; a lock that holds it first makes the CAS wait until
-// the claims committed, and BeginSettle reads the frozen claims in a
-// statement after the CAS, which sees them. As for the single statement.
+// conflicts with it. A lock that holds the row first makes the CAS wait
+// until the claims committed, and BeginSettle reads the frozen claims in
+// a statement after the CAS, which sees them. A row the CAS (or a Cancel)
+// holds is skipped (SKIP LOCKED), so none of its claims is written; the
+// explanation then finds it CLAIMING or past it: past it (the CAS or the
+// Cancel committed, or the deadline passed, as it has for any CAS) is the
+// refusal; still CLAIMING before its deadline and the claim not there,
+// the claim runs alone (errAlone), and that statement's FOR SHARE waits
+// for the holder and re-checks the row after it.
 //
-// Lock order: l locks the sessions sorted by number (LockRows runs above
-// the Sort) and the rows are inserted in (session, player) order, so two
-// claim batches cannot wait on each other in a cycle. The batched CAS
-// (batch.go) is given its numbers sorted too, and its UPDATE reaches them
-// through the primary key's = ANY (a B-tree scans an array's keys in
-// order), so a claim batch and a CAS batch take their session rows in one
-// order as well.
+// Why SKIP LOCKED and not a wait: a batch holds the locks of several
+// sessions, and one that waited for a row while holding others could
+// wait in a cycle with a batched CAS (batch.go), whose UPDATE locks its
+// rows in whatever order its plan reads them (a bitmap heap scan: the
+// table's). A batch that never waits for a session holds its locks
+// without waiting for anyone who waits for them. Its claim rows it takes
+// in (session, player) order, so two claim batches (of two Stores) do not
+// wait on each other in a cycle either.
 
 // batchClaim writes the claims ($1 session, $2 player, $3 intent; sorted,
 // one per session and player) that their guards let through, returning
 // each row it wrote and whether it was inserted (xmax = 0, as in
-// queries.claim). l is MATERIALIZED so that its locks are taken, in order,
-// before any claim row is written.
+// queries.claim). l is MATERIALIZED so that its locks are taken before
+// any claim row is written.
 const batchClaim = `WITH r AS (
 		SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) AS u(no, player, intent)
 	), l AS MATERIALIZED (
 		SELECT s.session_no FROM loot_session s
 		WHERE s.session_no = ANY($1) AND CASE s.status WHEN 'CLAIMING' THEN s.deadline_at > now() ELSE false END
-		ORDER BY s.session_no
-		FOR SHARE
+		FOR SHARE SKIP LOCKED
 	)
 	INSERT INTO loot_claim (session_no, player_id, intent, claimed_at)
 	SELECT r.no, r.player, r.intent, now()
@@ -125,6 +129,13 @@ func (s *Store) runClaims(ctx context.Context, reqs []claimReq, rs []coalesce.Re
 	}
 }
 
+// errAlone is the answer of a batched claim that its caller must run alone
+// (queries.claim): the batch skipped its session, locked by a CAS or a
+// Cancel not yet committed, and the lone statement waits for it in the
+// caller's goroutine, not in the batcher's worker, which serves the
+// others meanwhile.
+var errAlone = errors.New("loot/postgres: claim to run alone")
+
 func claimOp(r claimReq) string { return fmt.Sprintf("claim %s by %d", r.no, r.p) }
 
 // claimMany runs batchClaim for reqs[in...] (sorted, one per key) and
@@ -159,7 +170,9 @@ func (s *Store) claimMany(ctx context.Context, reqs []claimReq, in []int) (map[c
 
 // explainClaims answers the requests idx that batchClaim did not write:
 // one round trip reads their sessions, their players' claims and now, and
-// unwritten judges each as the single path does.
+// unwritten judges each as the single path does; one it cannot explain
+// (its session was skipped, locked, or moved after the batch's snapshot)
+// is answered errAlone.
 func (s *Store) explainClaims(ctx context.Context, reqs []claimReq, idx []int, rs []coalesce.Result[claimed]) {
 	if len(idx) == 0 {
 		return
@@ -196,6 +209,9 @@ func (s *Store) explainClaims(ctx context.Context, reqs []claimReq, idx []int, r
 				pc = &c
 			}
 			rs[i].Val, rs[i].Err = unwritten(sess, r, pc, now)
+		}
+		if errors.Is(rs[i].Err, errRaced) {
+			rs[i].Err = errAlone
 		}
 	}
 }

@@ -283,14 +283,15 @@ func TestBatchedClaimsRacingTheSettleAreFrozenOrRefused(t *testing.T) {
 	t.Logf("%d claims taken, %d refused", taken, refused)
 }
 
-// TestBatchedClaimWaitingOnTheCASIsRefused: a batch of claims whose
-// statement started before a CAS committed, and waits for it, must not
-// write the claims of the session the CAS froze: it re-reads the row it
-// waited for, finds SETTLING and refuses them, while the batch's other
-// session takes its claim. Deterministic: the test holds the CAS (an
-// uncommitted UPDATE to SETTLING in its own transaction) until the
-// batch's statement waits on it. Without the statement's FOR SHARE, the
-// claims of X would be written under the CAS's nose and this fails.
+// TestBatchedClaimWaitingOnTheCASIsRefused: a batch of claims that meets
+// a session under an uncommitted CAS must not write that session's claims:
+// it skips the row, finds it still CLAIMING before its deadline (this CAS
+// is the test's own UPDATE to SETTLING, which does not ask for the
+// deadline), and runs those claims alone, each waiting for the CAS and
+// re-reading the row after it: SETTLING, refused; the batch's other
+// session takes its claim. Deterministic: the test holds the CAS until
+// both lone claims wait on it. Without the batch's FOR SHARE, the claims
+// of X would be written under the CAS's nose and this fails.
 func TestBatchedClaimWaitingOnTheCASIsRefused(t *testing.T) {
 	const run = "ONCEPROOF_REQUIRE_SERVICES=1 go test -race -count=1 -run TestBatchedClaimWaitingOnTheCASIsRefused ./ref/loot/postgres/"
 	url, pool := clockedDB(t, clockBase)
@@ -320,7 +321,7 @@ func TestBatchedClaimWaitingOnTheCASIsRefused(t *testing.T) {
 				return
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("no statement with %q waits for a lock after 10s (a claim must wait for the CAS: is its FOR SHARE gone?); to reproduce: %s", marker, run)
+				t.Fatalf("no statement with %q waits for a lock after 10s (a claim must wait for the CAS: is a FOR SHARE gone?); to reproduce: %s", marker, run)
 			}
 		}
 	}
@@ -372,7 +373,10 @@ func TestBatchedClaimWaitingOnTheCASIsRefused(t *testing.T) {
 	if err := holdZ.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiting(batched.marker, 1)
+	waiting("FOR SHARE OF s", 2) // X's two claims, alone after the batch skipped X
+	if n := batched.n.Load(); n != 1 {
+		t.Errorf("%d batched claim statements, want the one of X and Y; to reproduce: %s", n, run)
+	}
 	if err := cas.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
