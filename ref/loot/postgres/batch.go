@@ -15,9 +15,9 @@ import (
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
-// Options.Batch: concurrent BeginSettle and RecordGrants calls on one
-// Store are coalesced (internal/coalesce) into one statement per kind and
-// batch: the CAS of many sessions is one UPDATE ... FROM unnest(...), the
+// Options.Batch: concurrent BeginSettle and RecordGrants calls (and
+// Claims: claimbatch.go) on one Store are coalesced (internal/coalesce)
+// into one statement per kind and batch: the CAS of many sessions is one UPDATE ... FROM unnest(...), the
 // results of many settlers one statement that closes their sessions and
 // inserts all their grants and snapshots. Each call keeps its own answer:
 // a session is written only under its own guard, a refused call is
@@ -26,7 +26,8 @@ import (
 // malformed decision) is run again call by call, so one bad decision
 // fails only its caller. Two calls on one session in a batch are answered
 // as if one came after the other: the first in the statement, the second
-// by its own statement after it.
+// by its own statement after it. A call with no other of its kind in
+// flight, and a batch of one, run the unbatched call (lane).
 
 // The batched statements (copied into queries, so the test clock reaches
 // them). Their guards on status are CASE, as in queries.go: a generic plan
