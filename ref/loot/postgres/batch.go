@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,9 +15,9 @@ import (
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
-// Options.Batch: concurrent BeginSettle and RecordGrants calls on one
-// Store are coalesced (internal/coalesce) into one statement per kind and
-// batch: the CAS of many sessions is one UPDATE ... FROM unnest(...), the
+// Options.Batch: concurrent BeginSettle and RecordGrants calls (and
+// Claims: claimbatch.go) on one Store are coalesced (internal/coalesce)
+// into one statement per kind and batch: the CAS of many sessions is one UPDATE ... FROM unnest(...), the
 // results of many settlers one statement that closes their sessions and
 // inserts all their grants and snapshots. Each call keeps its own answer:
 // a session is written only under its own guard, a refused call is
@@ -25,7 +26,8 @@ import (
 // malformed decision) is run again call by call, so one bad decision
 // fails only its caller. Two calls on one session in a batch are answered
 // as if one came after the other: the first in the statement, the second
-// by its own statement after it.
+// by its own statement after it. A call with no other of its kind in
+// flight, and a batch of one, run the unbatched call (lane).
 
 // The batched statements (copied into queries, so the test clock reaches
 // them). Their guards on status are CASE, as in queries.go: a generic plan
@@ -97,12 +99,19 @@ func (s *Store) startBatchers() {
 	// each serves many callers, who return on their own contexts anyway.
 	opts := coalesce.Options{Workers: batchWorkers, MaxBatch: maxBatch,
 		Context: func() (context.Context, context.CancelFunc) { return life, func() {} }}
-	s.settles = coalesce.New(s.runSettles, opts)
-	s.records = coalesce.New(s.runRecords, opts)
+	s.settles = &lane[settleReq, loot.Frozen]{b: coalesce.New(s.runSettles, opts)}
+	s.records = &lane[recordReq, loot.Session]{b: coalesce.New(s.runRecords, opts)}
+	s.claiming = &lane[claimReq, claimed]{b: coalesce.New(s.runClaims, opts)}
 }
 
 // runSettles answers a batch of BeginSettles.
 func (s *Store) runSettles(ctx context.Context, reqs []settleReq, rs []coalesce.Result[loot.Frozen]) {
+	if len(reqs) == 1 {
+		// A batch of one costs what the single path does: its statements
+		// are the lighter ones (no unnest, no join).
+		rs[0].Val, rs[0].Err = s.beginOne(ctx, "begin settle "+reqs[0].no, reqs[0].no, reqs[0].lease)
+		return
+	}
 	first := map[string]int{} // session -> its first request in the batch
 	var (
 		nos    []string
@@ -197,26 +206,7 @@ func explain[R any](s *Store, ctx context.Context, idx []int, no func(int) strin
 	for k, i := range idx {
 		nos[k] = no(i)
 	}
-	rows := map[string]loot.Session{}
-	var now time.Time
-	err := s.send(ctx, func(b *pgx.Batch) {
-		b.Queue(s.q.batchReadSessions, nos)
-		b.Queue(s.q.now)
-	}, func(br pgx.BatchResults) error {
-		r, err := br.Query()
-		if err != nil {
-			return err
-		}
-		ss, err := collectSessions(r)
-		if err != nil {
-			return err
-		}
-		for _, sess := range ss {
-			rows[sess.No] = sess
-		}
-		return br.QueryRow().Scan(&now)
-	})
-	now = utc(now)
+	rows, now, err := s.readSessions(ctx, nos, func(*pgx.Batch) {}, func(pgx.BatchResults) error { return nil })
 	for _, i := range idx {
 		sess, found := rows[no(i)]
 		switch {
@@ -230,8 +220,42 @@ func explain[R any](s *Store, ctx context.Context, idx []int, no func(int) strin
 	}
 }
 
+// readSessions reads the sessions nos (by number; a missing one is absent)
+// and the database's now in one round trip, with whatever more queues
+// (read by more after them).
+func (s *Store) readSessions(ctx context.Context, nos []string, queue func(*pgx.Batch), more func(pgx.BatchResults) error) (map[string]loot.Session, time.Time, error) {
+	rows := map[string]loot.Session{}
+	var now time.Time
+	err := s.send(ctx, func(b *pgx.Batch) {
+		b.Queue(s.q.batchReadSessions, nos)
+		b.Queue(s.q.now)
+		queue(b)
+	}, func(br pgx.BatchResults) error {
+		r, err := br.Query()
+		if err != nil {
+			return err
+		}
+		ss, err := collectSessions(r)
+		if err != nil {
+			return err
+		}
+		for _, sess := range ss {
+			rows[sess.No] = sess
+		}
+		if err := br.QueryRow().Scan(&now); err != nil {
+			return err
+		}
+		return more(br)
+	})
+	return rows, utc(now), err
+}
+
 // runRecords answers a batch of RecordGrants.
 func (s *Store) runRecords(ctx context.Context, reqs []recordReq, rs []coalesce.Result[loot.Session]) {
+	if len(reqs) == 1 { // as runSettles
+		rs[0].Val, rs[0].Err = s.recordOne(ctx, reqs[0])
+		return
+	}
 	seen := map[string]bool{}
 	var in, again []int
 	for i, r := range reqs {
@@ -341,9 +365,27 @@ func batchFailed(op string, err error) error {
 // errBatchClosed is what a call gets when the store closed under it.
 var errBatchClosed = fmt.Errorf("loot/postgres: store closed")
 
-// batchDo runs one call through a batcher and maps its closing error.
-func batchDo[Q, R any](ctx context.Context, b *coalesce.Batcher[Q, R], q Q) (R, error) {
-	v, err := b.Do(ctx, q)
+// lane is one kind of call's batcher and the count of its callers in
+// flight. A caller alone (none other in flight) runs the unbatched call
+// itself: a batch would hold it alone anyway, run the same statements
+// (runSettles, runRecords, runClaims) and add a hand-off to the worker
+// and back, so at concurrency 1 a batched Store is an unbatched one. A
+// caller who finds others in flight joins the batcher, which the others
+// already keep busy.
+type lane[Q, R any] struct {
+	b    *coalesce.Batcher[Q, R]
+	busy atomic.Int64
+}
+
+// do answers q alone or through the batcher (see lane), mapping the
+// batcher's closing error.
+func (l *lane[Q, R]) do(ctx context.Context, q Q, alone func() (R, error)) (R, error) {
+	n := l.busy.Add(1)
+	defer l.busy.Add(-1)
+	if n == 1 {
+		return alone()
+	}
+	v, err := l.b.Do(ctx, q)
 	if errors.Is(err, coalesce.ErrClosed) {
 		err = errBatchClosed
 	}

@@ -53,6 +53,8 @@ type queries struct {
 	batchClaims       string
 	batchReadSessions string
 	batchRecord       string
+	batchClaim        string
+	batchPriorClaims  string
 }
 
 // sessionRow are the session's own columns, of a row named s.
@@ -125,7 +127,12 @@ var sqlQueries = queries{
 	// statement that writes, with the session row under FOR SHARE, which
 	// conflicts with the CAS's row lock: a claim either commits before the
 	// CAS reads the claims or re-checks the row after it and finds
-	// SETTLING. An identical repeat matches the conflict but not its WHERE,
+	// SETTLING. Only a row lock gives that re-check: FOR KEY SHARE does
+	// not conflict with the CAS's FOR NO KEY UPDATE, and a lock of another
+	// kind (an advisory lock the CAS would take exclusive) must be taken in
+	// a statement of its own before this one, whose snapshot would
+	// otherwise predate the wait; that statement measured costing what
+	// FOR SHARE does (BenchmarkLootClaim's comment). An identical repeat matches the conflict but not its WHERE,
 	// so it writes no row and changes nothing; a changed intent takes the
 	// new now. xmax = 0 on a returned row means it was inserted, not
 	// updated (PostgreSQL's marker of a row version no transaction has
@@ -240,6 +247,10 @@ var sqlQueries = queries{
 	// only if every number is recorded, so a batch with an unknown grant
 	// applies nothing (all or none, as memory's).
 	//
+	// u finds its rows by = ANY($1) beside the join to g: joined by g alone,
+	// a generic plan made while loot_grant was empty hashed g and scanned
+	// every grant (plans_test.go).
+	//
 	// It returns the grants as it left them (SUCCESS, the rest of each row
 	// as locked), every one of them, or none when some number is not
 	// recorded: the Store answers the MarkDeliveredBatch after it from
@@ -255,7 +266,7 @@ var sqlQueries = queries{
 			ON CONFLICT (grant_no) DO NOTHING
 		), u AS (
 			UPDATE loot_grant t SET status = 'SUCCESS' FROM g, n
-			WHERE t.grant_no = g.grant_no AND t.status <> 'SUCCESS' AND n.n = $2
+			WHERE t.grant_no = ANY($1::text[]) AND t.grant_no = g.grant_no AND t.status <> 'SUCCESS' AND n.n = $2
 		)
 		SELECT g.grant_no, g.session_no, g.player_id, g.loot_code, g.quantity, g.rank, 'SUCCESS', g.attempts, g.lease_until
 		FROM g, n WHERE n.n = $2`,
@@ -277,6 +288,7 @@ var sqlQueries = queries{
 
 	batchBeginSettle: batchBeginSettle, batchClaims: batchClaims,
 	batchReadSessions: batchReadSessions, batchRecord: batchRecord,
+	batchClaim: batchClaim, batchPriorClaims: batchPriorClaims,
 }
 
 // withClock returns q with every now() replaced by expr: the test clock.
@@ -295,5 +307,6 @@ func (q *queries) fields() []*string {
 		&q.claim, &q.claims, &q.grants, &q.markDelivered, &q.markDeliveredBatch,
 		&q.leaseGrants, &q.overdue, &q.snapshot, &q.deliver, &q.deliverBatch, &q.deliverLock, &q.holding,
 		&q.batchBeginSettle, &q.batchClaims, &q.batchReadSessions, &q.batchRecord,
+		&q.batchClaim, &q.batchPriorClaims,
 	}
 }

@@ -147,10 +147,11 @@ func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration)
 	}
 	op := "begin settle " + no
 	return retry(ctx, op, func() (loot.Frozen, error) {
+		alone := func() (loot.Frozen, error) { return s.beginOne(ctx, op, no, lease) }
 		if s.settles != nil {
-			return batchDo(ctx, s.settles, settleReq{no, lease})
+			return s.settles.do(ctx, settleReq{no, lease}, alone)
 		}
-		return s.beginOne(ctx, op, no, lease)
+		return alone()
 	})
 }
 
@@ -211,10 +212,11 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 	}
 	req := recordReq{d: d, claims: claims}
 	return retry(ctx, op, func() (loot.Session, error) {
+		alone := func() (loot.Session, error) { return s.recordOne(ctx, req) }
 		if s.records != nil {
-			return batchDo(ctx, s.records, req)
+			return s.records.do(ctx, req, alone)
 		}
-		return s.recordOne(ctx, req)
+		return alone()
 	})
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/onceproof/onceproof/internal/coalesce"
 	"github.com/onceproof/onceproof/internal/pgstore"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/internal/delivered"
@@ -40,13 +39,13 @@ type Options struct {
 	// production, means the database's own clock. Open checks that the
 	// table holds exactly one row.
 	TestClock string
-	// Batch coalesces concurrent BeginSettle and RecordGrants calls on this
-	// Store into one statement per batch (batch.go): the settle path's two
-	// writes then cost the database one statement for many sessions
-	// instead of one each. Turn it on where many sessions settle at once
-	// through one Store; leave it off where settles come one at a time (a
-	// batch of one adds a hand-off to a worker goroutine). bench_test.go
-	// measures both.
+	// Batch coalesces concurrent Claim, BeginSettle and RecordGrants calls
+	// on this Store into one statement per kind and batch (batch.go,
+	// claimbatch.go): many callers' claims, CASes or closes then cost the
+	// database one statement instead of one each. A call with no other of
+	// its kind in flight runs as an unbatched one, and so does a batch of
+	// one: where calls come one at a time it costs what Batch off does.
+	// bench_test.go measures both.
 	Batch bool
 	_     struct{}
 }
@@ -67,7 +66,8 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // INSERT) and the snapshot in one statement; LeaseGrants is UPDATE ... FROM
 // (SELECT ... FOR UPDATE SKIP LOCKED). Every time is the database's now(),
 // the transaction's start (queries.go says why); Options.TestClock replaces
-// it, in tests only. Options.Batch coalesces concurrent settles (batch.go).
+// it, in tests only. Options.Batch coalesces concurrent claims and settles
+// (batch.go, claimbatch.go).
 //
 // The caller's duties, beyond loot.Service's:
 //
@@ -84,10 +84,11 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 type Store struct {
 	pool      *pgxpool.Pool
 	q         queries
-	settles   *coalesce.Batcher[settleReq, loot.Frozen]  // nil unless Options.Batch
-	records   *coalesce.Batcher[recordReq, loot.Session] // nil unless Options.Batch
-	cancel    context.CancelFunc                         // ends the batches' context
-	delivered delivered.Record                           // the Inventory's last batches (ref/loot/internal/delivered)
+	settles   *lane[settleReq, loot.Frozen]  // nil unless Options.Batch
+	records   *lane[recordReq, loot.Session] // nil unless Options.Batch
+	claiming  *lane[claimReq, claimed]       // nil unless Options.Batch
+	cancel    context.CancelFunc             // ends the batches' context
+	delivered delivered.Record               // the Inventory's last batches (ref/loot/internal/delivered)
 }
 
 var _ loot.Store = (*Store)(nil)
@@ -152,8 +153,9 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 func (s *Store) Close() error {
 	if s.cancel != nil {
 		s.cancel() // a batch stuck on a dead server must not block Close
-		s.settles.Close()
-		s.records.Close()
+		s.settles.b.Close()
+		s.records.b.Close()
+		s.claiming.b.Close()
 	}
 	s.pool.Close()
 	return nil
