@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrClosed is returned by Do after Close, and to requests still queued when
@@ -206,3 +207,34 @@ func (b *Batcher[Q, R]) Close() {
 		}
 	})
 }
+
+// Lane is a Batcher and the count of its callers in flight. A caller alone
+// (none other in flight) runs its call itself: a batch would hold it alone
+// anyway and add a hand-off to a worker and back (two waits for a core on
+// a loaded host), so at concurrency 1 a batched store costs what an
+// unbatched one does. A caller who finds others in flight joins the
+// Batcher, which they keep busy. Safe for concurrent use.
+type Lane[Q, R any] struct {
+	b    *Batcher[Q, R]
+	busy atomic.Int64
+}
+
+// NewLane starts a Lane's Batcher (New's options and panics).
+func NewLane[Q, R any](fn Func[Q, R], opts Options) *Lane[Q, R] {
+	return &Lane[Q, R]{b: New(fn, opts)}
+}
+
+// Do answers q by alone() when no other Do of the Lane is in flight, else
+// through the Batcher (Batcher.Do: ErrClosed after Close).
+func (l *Lane[Q, R]) Do(ctx context.Context, q Q, alone func() (R, error)) (R, error) {
+	n := l.busy.Add(1)
+	defer l.busy.Add(-1)
+	if n == 1 {
+		return alone()
+	}
+	return l.b.Do(ctx, q)
+}
+
+// Close closes the Batcher (Batcher.Close). A caller alone still runs its
+// call: the Lane's owner refuses calls after its own Close.
+func (l *Lane[Q, R]) Close() { l.b.Close() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -183,4 +184,54 @@ func BenchmarkDo(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A Lane's caller alone runs its call itself; callers in flight together
+// share batches.
+func TestLaneRunsALoneCallerItselfAndBatchesTheRest(t *testing.T) {
+	var batched atomic.Int64
+	release := make(chan struct{})
+	l := NewLane(func(ctx context.Context, qs []int, rs []Result[int]) {
+		batched.Add(int64(len(qs)))
+		for i, q := range qs {
+			rs[i].Val = q * 10
+		}
+	}, Options{Workers: 1, MaxBatch: 8})
+	defer l.Close()
+	v, err := l.Do(context.Background(), 1, func() (int, error) { return -1, nil })
+	if v != -1 || err != nil || batched.Load() != 0 {
+		t.Fatalf("a lone Do = %d, %v with %d batched; want -1 (run alone), none batched", v, err, batched.Load())
+	}
+	// One caller holds the Lane in its alone(); the others, in flight with
+	// it, must go through the batcher.
+	holding := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		v, _ := l.Do(context.Background(), 0, func() (int, error) { close(holding); <-release; return -1, nil })
+		done <- v
+	}()
+	<-holding
+	var wg sync.WaitGroup
+	for q := 1; q <= 5; q++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := l.Do(context.Background(), q, func() (int, error) { return -1, nil })
+			if v != q*10 || err != nil {
+				t.Errorf("Do(%d) beside another caller = %d, %v; want %d from the batcher", q, v, err, q*10)
+			}
+		}()
+	}
+	wg.Wait()
+	close(release)
+	if v := <-done; v != -1 {
+		t.Fatalf("the holding caller's Do = %d, want -1", v)
+	}
+	if batched.Load() != 5 {
+		t.Fatalf("%d calls batched, want the 5 beside the holder", batched.Load())
+	}
+	l.Close()
+	if _, err := l.b.Do(context.Background(), 1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close the batcher answers %v, want ErrClosed", err)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,7 +26,7 @@ import (
 // fails only its caller. Two calls on one session in a batch are answered
 // as if one came after the other: the first in the statement, the second
 // by its own statement after it. A call with no other of its kind in
-// flight, and a batch of one, run the unbatched call (lane).
+// flight, and a batch of one, run the unbatched call (laneDo).
 
 // The batched statements (copied into queries, so the test clock reaches
 // them). Their guards on status are CASE, as in queries.go: a generic plan
@@ -99,9 +98,9 @@ func (s *Store) startBatchers() {
 	// each serves many callers, who return on their own contexts anyway.
 	opts := coalesce.Options{Workers: batchWorkers, MaxBatch: maxBatch,
 		Context: func() (context.Context, context.CancelFunc) { return life, func() {} }}
-	s.settles = &lane[settleReq, loot.Frozen]{b: coalesce.New(s.runSettles, opts)}
-	s.records = &lane[recordReq, loot.Session]{b: coalesce.New(s.runRecords, opts)}
-	s.claiming = &lane[claimReq, claimed]{b: coalesce.New(s.runClaims, opts)}
+	s.settles = coalesce.NewLane(s.runSettles, opts)
+	s.records = coalesce.NewLane(s.runRecords, opts)
+	s.claiming = coalesce.NewLane(s.runClaims, opts)
 }
 
 // runSettles answers a batch of BeginSettles.
@@ -365,27 +364,12 @@ func batchFailed(op string, err error) error {
 // errBatchClosed is what a call gets when the store closed under it.
 var errBatchClosed = fmt.Errorf("loot/postgres: store closed")
 
-// lane is one kind of call's batcher and the count of its callers in
-// flight. A caller alone (none other in flight) runs the unbatched call
-// itself: a batch would hold it alone anyway, run the same statements
-// (runSettles, runRecords, runClaims) and add a hand-off to the worker
-// and back, so at concurrency 1 a batched Store is an unbatched one. A
-// caller who finds others in flight joins the batcher, which the others
-// already keep busy.
-type lane[Q, R any] struct {
-	b    *coalesce.Batcher[Q, R]
-	busy atomic.Int64
-}
-
-// do answers q alone or through the batcher (see lane), mapping the
+// laneDo answers q alone or through l (coalesce.Lane: a caller alone, as
+// at concurrency 1, runs the unbatched call itself, which is what a batch
+// of one runs too: runSettles, runRecords, runClaims), mapping the
 // batcher's closing error.
-func (l *lane[Q, R]) do(ctx context.Context, q Q, alone func() (R, error)) (R, error) {
-	n := l.busy.Add(1)
-	defer l.busy.Add(-1)
-	if n == 1 {
-		return alone()
-	}
-	v, err := l.b.Do(ctx, q)
+func laneDo[Q, R any](ctx context.Context, l *coalesce.Lane[Q, R], q Q, alone func() (R, error)) (R, error) {
+	v, err := l.Do(ctx, q, alone)
 	if errors.Is(err, coalesce.ErrClosed) {
 		err = errBatchClosed
 	}

@@ -32,7 +32,7 @@ func (s *Store) Claim(ctx context.Context, no string, p loot.PlayerID, in loot.I
 		if s.claiming == nil {
 			return alone()
 		}
-		c, err := s.claiming.do(ctx, req, alone)
+		c, err := laneDo(ctx, s.claiming, req, alone)
 		if errors.Is(err, errAlone) {
 			return alone()
 		}

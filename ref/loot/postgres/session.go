@@ -149,7 +149,7 @@ func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration)
 	return retry(ctx, op, func() (loot.Frozen, error) {
 		alone := func() (loot.Frozen, error) { return s.beginOne(ctx, op, no, lease) }
 		if s.settles != nil {
-			return s.settles.do(ctx, settleReq{no, lease}, alone)
+			return laneDo(ctx, s.settles, settleReq{no, lease}, alone)
 		}
 		return alone()
 	})
@@ -214,7 +214,7 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 	return retry(ctx, op, func() (loot.Session, error) {
 		alone := func() (loot.Session, error) { return s.recordOne(ctx, req) }
 		if s.records != nil {
-			return s.records.do(ctx, req, alone)
+			return laneDo(ctx, s.records, req, alone)
 		}
 		return alone()
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/onceproof/onceproof/internal/coalesce"
 	"github.com/onceproof/onceproof/internal/pgstore"
 	"github.com/onceproof/onceproof/ref/loot"
 	"github.com/onceproof/onceproof/ref/loot/internal/delivered"
@@ -84,11 +85,11 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 type Store struct {
 	pool      *pgxpool.Pool
 	q         queries
-	settles   *lane[settleReq, loot.Frozen]  // nil unless Options.Batch
-	records   *lane[recordReq, loot.Session] // nil unless Options.Batch
-	claiming  *lane[claimReq, claimed]       // nil unless Options.Batch
-	cancel    context.CancelFunc             // ends the batches' context
-	delivered delivered.Record               // the Inventory's last batches (ref/loot/internal/delivered)
+	settles   *coalesce.Lane[settleReq, loot.Frozen]  // nil unless Options.Batch
+	records   *coalesce.Lane[recordReq, loot.Session] // nil unless Options.Batch
+	claiming  *coalesce.Lane[claimReq, claimed]       // nil unless Options.Batch
+	cancel    context.CancelFunc                      // ends the batches' context
+	delivered delivered.Record                        // the Inventory's last batches (ref/loot/internal/delivered)
 }
 
 var _ loot.Store = (*Store)(nil)
@@ -153,9 +154,9 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 func (s *Store) Close() error {
 	if s.cancel != nil {
 		s.cancel() // a batch stuck on a dead server must not block Close
-		s.settles.b.Close()
-		s.records.b.Close()
-		s.claiming.b.Close()
+		s.settles.Close()
+		s.records.Close()
+		s.claiming.Close()
 	}
 	s.pool.Close()
 	return nil

@@ -24,8 +24,9 @@ type Options struct {
 	// Batch sends the concurrent Acquire and Release calls on this Lock as
 	// one script call per batch (batchScript): one round trip, one command
 	// for the server to parse and one entry into Lua for many. Turn it on
-	// where many goroutines settle at once; a batch of one costs a hand-off
-	// to a worker goroutine more than an unbatched call. A batch touches
+	// where many goroutines settle at once; a call alone (none other in
+	// flight) is sent as without Batch, so it costs nothing at
+	// concurrency 1 (coalesce.Lane). A batch touches
 	// many keys in one script, which Redis Cluster refuses unless they
 	// share a slot: with Batch, use a standalone server (or one shard).
 	Batch bool
@@ -69,7 +70,7 @@ type Options struct {
 type Lock struct {
 	rdb    *goredis.Client
 	prefix string
-	batch  *coalesce.Batcher[op, bool] // nil unless Options.Batch
+	batch  *coalesce.Lane[op, bool] // nil unless Options.Batch; a caller alone skips its worker
 }
 
 var _ loot.Lock = (*Lock)(nil)
@@ -114,7 +115,7 @@ func Open(ctx context.Context, url string, opts Options) (*Lock, error) {
 	}
 	l := &Lock{rdb: rdb, prefix: opts.Prefix}
 	if opts.Batch {
-		l.batch = coalesce.New(l.runBatch, coalesce.Options{Workers: opts.BatchWorkers, MaxBatch: opts.MaxBatch})
+		l.batch = coalesce.NewLane(l.runBatch, coalesce.Options{Workers: opts.BatchWorkers, MaxBatch: opts.MaxBatch})
 	}
 	return l, nil
 }
@@ -130,21 +131,28 @@ func (l *Lock) Acquire(ctx context.Context, key, token string, ttl time.Duration
 		return false, fmt.Errorf("loot/redis: lock %q: %w", key, err)
 	}
 	ms := int64((ttl + time.Millisecond - 1) / time.Millisecond) // held at least ttl
-	if l.batch != nil {
-		ok, err := l.batch.Do(ctx, op{acquire: true, key: l.prefix + key, token: token, ms: ms})
-		if err != nil {
-			return false, fmt.Errorf("loot/redis: lock %q: %w", key, err)
+	alone := func() (bool, error) {
+		err := l.rdb.Do(ctx, "SET", l.prefix+key, token, "NX", "PX", ms).Err()
+		if errors.Is(err, goredis.Nil) {
+			return false, nil // held by someone, live by Redis's clock
 		}
-		return ok, nil
+		return err == nil, err
 	}
-	err := l.rdb.Do(ctx, "SET", l.prefix+key, token, "NX", "PX", ms).Err()
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, goredis.Nil):
-		return false, nil // held by someone, live by Redis's clock
+	ok, err := l.do(ctx, op{acquire: true, key: l.prefix + key, token: token, ms: ms}, alone)
+	if err != nil {
+		return false, fmt.Errorf("loot/redis: lock %q: %w", key, err)
 	}
-	return false, fmt.Errorf("loot/redis: lock %q: %w", key, err)
+	return ok, nil
+}
+
+// do runs alone without Options.Batch, and with it through the Lane: alone
+// too when no other call is in flight (a batch of one would cost a worker
+// hand-off and the batch script for the same command), batched otherwise.
+func (l *Lock) do(ctx context.Context, o op, alone func() (bool, error)) (bool, error) {
+	if l.batch == nil {
+		return alone()
+	}
+	return l.batch.Do(ctx, o, alone)
 }
 
 // Release implements loot.Lock: one Lua script, if GET key == token then
@@ -155,18 +163,14 @@ func (l *Lock) Release(ctx context.Context, key, token string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("loot/redis: unlock %q: %w", key, err)
 	}
-	if l.batch != nil {
-		ok, err := l.batch.Do(ctx, op{key: l.prefix + key, token: token})
-		if err != nil {
-			return false, fmt.Errorf("loot/redis: unlock %q: %w", key, err)
-		}
-		return ok, nil
-	}
-	n, err := releaseScript.Run(ctx, l.rdb, []string{l.prefix + key}, token).Int64()
+	ok, err := l.do(ctx, op{key: l.prefix + key, token: token}, func() (bool, error) {
+		n, err := releaseScript.Run(ctx, l.rdb, []string{l.prefix + key}, token).Int64()
+		return n == 1, err
+	})
 	if err != nil {
 		return false, fmt.Errorf("loot/redis: unlock %q: %w", key, err)
 	}
-	return n == 1, nil
+	return ok, nil
 }
 
 // Ping says whether the server answers a PING within ctx: a readiness
