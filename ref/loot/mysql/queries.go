@@ -32,11 +32,16 @@ import "strings"
 //     lock: a claim holds its shared lock on the session row until it
 //     commits, so every claim either committed before the CAS got the row
 //     (and the read, whose snapshot is taken after the CAS under either
-//     level: at the transaction's first plain read, the read back's member
-//     list, or at the read itself) sees it, or waits for the CAS and is
-//     refused. A locking read
-//     there would add gap locks under REPEATABLE READ that stall the
-//     neighbouring session's claims, and guard nothing more.
+//     level: at the transaction's first plain read, which is this one in
+//     loot_begin_settle_v2, where it reads the members with their claims)
+//     sees it, or waits for the CAS and is refused. A locking read there
+//     would add gap locks under REPEATABLE READ that stall the neighbouring
+//     session's claims, and guard nothing more.
+//   - loot_begin_settle_v2's UPDATE names its index (FORCE INDEX
+//     (uk_session_no)): the status indexes are Overdue's, and without the
+//     hint the range optimizer weighs them for the OR of the two due
+//     states at every call (BenchmarkSettleCost: 0.94-0.99x of the
+//     server's CPU per settle with it). The row it locks is the same.
 //   - leaseSelect is SELECT ... FOR UPDATE SKIP LOCKED (MariaDB 10.6,
 //     MySQL 8.0): concurrent compensators each take other grants, and the
 //     UPDATE that follows moves their leases into the future.

@@ -64,6 +64,11 @@ import (
 // (ErrSchema) when the account may read bodies. loot_claim_v1 tests
 // FOUND_ROWS(), not ROW_COUNT(), after its INSERT ... RETURNING: a
 // statement that returns rows leaves ROW_COUNT() at -1.
+// loot_begin_settle_v2 (v1 read the members with GROUP_CONCAT in its read
+// back, and the claims only when the CAS won) reads the members with
+// their claims in one statement, won or not: every GROUP_CONCAT costs the
+// server a temporary table, and every statement an optimization, at each
+// CALL (BenchmarkSettleCost says how much).
 //
 // Open creates only what is missing and checks that tables it did not
 // create have these columns (ErrSchema otherwise), so a role with SELECT,
