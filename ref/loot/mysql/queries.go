@@ -40,8 +40,11 @@ import "strings"
 //   - loot_begin_settle_v2's UPDATE names its index (FORCE INDEX
 //     (uk_session_no)): the status indexes are Overdue's, and without the
 //     hint the range optimizer weighs them for the OR of the two due
-//     states at every call (BenchmarkSettleCost: 0.94-0.99x of the
-//     server's CPU per settle with it). The row it locks is the same.
+//     states at every call (BenchmarkSettleCost, raw CALLs: 187-200 us of
+//     server CPU with it, 240-263 without, three runs). The row it locks
+//     is the same. loot_claim_v1 and loot_record_v1 have none: there the
+//     hint measured no better (record) or worse (claim, 1.18-1.21x:
+//     BenchmarkClaimCost).
 //   - leaseSelect is SELECT ... FOR UPDATE SKIP LOCKED (MariaDB 10.6,
 //     MySQL 8.0): concurrent compensators each take other grants, and the
 //     UPDATE that follows moves their leases into the future.
