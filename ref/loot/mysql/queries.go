@@ -9,7 +9,7 @@ import "strings"
 // judges both by one instant.
 //
 // Isolation (of these statements and of those in Schema's routines,
-// loot_claim_v1 being claim, loot_begin_settle_v1 the settle CAS and
+// loot_claim_v1 being claim, loot_begin_settle_v2 the settle CAS and
 // loot_record_v1 the fenced close): every statement that a correctness
 // argument leans on is a
 // locking read or a write, so the store is correct under REPEATABLE READ
@@ -32,11 +32,19 @@ import "strings"
 //     lock: a claim holds its shared lock on the session row until it
 //     commits, so every claim either committed before the CAS got the row
 //     (and the read, whose snapshot is taken after the CAS under either
-//     level: at the transaction's first plain read, the read back's member
-//     list, or at the read itself) sees it, or waits for the CAS and is
-//     refused. A locking read
-//     there would add gap locks under REPEATABLE READ that stall the
-//     neighbouring session's claims, and guard nothing more.
+//     level: at the transaction's first plain read, which is this one in
+//     loot_begin_settle_v2, where it reads the members with their claims)
+//     sees it, or waits for the CAS and is refused. A locking read there
+//     would add gap locks under REPEATABLE READ that stall the neighbouring
+//     session's claims, and guard nothing more.
+//   - loot_begin_settle_v2's UPDATE names its index (FORCE INDEX
+//     (uk_session_no)): the status indexes are Overdue's, and without the
+//     hint the range optimizer weighs them for the OR of the two due
+//     states at every call (BenchmarkSettleCost, raw CALLs: 187-200 us of
+//     server CPU with it, 240-263 without, three runs). The row it locks
+//     is the same. loot_claim_v1 and loot_record_v1 have none: there the
+//     hint measured no better (record) or worse (claim, 1.18-1.21x:
+//     BenchmarkClaimCost).
 //   - leaseSelect is SELECT ... FOR UPDATE SKIP LOCKED (MariaDB 10.6,
 //     MySQL 8.0): concurrent compensators each take other grants, and the
 //     UPDATE that follows moves their leases into the future.
@@ -56,7 +64,7 @@ type queries struct {
 	claimTx         string // several statements; Open enables multiStatements for it
 	claimCall       string // CALL of Schema's loot_claim_v1 (see Claim)
 	claimBatchCall  string // CALL of Schema's loot_claim_batch_v1 (see claimBatch)
-	beginSettleCall string // CALL of Schema's loot_begin_settle_v1 (see BeginSettle)
+	beginSettleCall string // CALL of Schema's loot_begin_settle_v2 (see BeginSettle)
 	recordCall      string // CALL of Schema's loot_record_v1 (see RecordGrants)
 	// CALLs of Schema's loot_begin_settle_batch_v1 and loot_record_batch_v1
 	// (settlebatch.go).
@@ -79,9 +87,17 @@ type queries struct {
 	applied            string
 }
 
-const sessionColumns = `s.session_no, s.dungeon_code, s.loot_code, s.total_quantity, s.allocated_quantity,
-	s.status, s.rule_version, s.deadline_at, s.fence, s.settle_until, s.opened_at,
+const sessionColumns = sessionRowColumns + `,
 	(SELECT GROUP_CONCAT(m.player_id ORDER BY m.player_id SEPARATOR ',') FROM loot_member m WHERE m.session_no = s.session_no)`
+
+// sessionRowColumns are sessionColumns but the member list, which costs
+// the server as much as the rest of the read: MariaDB builds a temporary
+// table for every GROUP_CONCAT it runs (BenchmarkSettleCost: the list
+// read in a constant's place took 0.72-0.83x base's server CPU per settle
+// in five runs, both routines' lists together). A routine that reads the
+// members another way selects these and NULL in the list's place.
+const sessionRowColumns = `s.session_no, s.dungeon_code, s.loot_code, s.total_quantity, s.allocated_quantity,
+	s.status, s.rule_version, s.deadline_at, s.fence, s.settle_until, s.opened_at`
 
 const grantColumns = `grant_no, session_no, player_id, loot_code, quantity, grant_rank, status, retry_count, lease_until`
 
@@ -148,7 +164,7 @@ func newQueries(now string) queries {
 		claimTx:         `START TRANSACTION; ` + claim + `; ` + claimRead + `; COMMIT`,
 		claimCall:       callOf(now, "loot_claim_v1", 4),
 		claimBatchCall:  callOf(now, "loot_claim_batch_v1", 1),
-		beginSettleCall: callOf(now, "loot_begin_settle_v1", 2),
+		beginSettleCall: callOf(now, "loot_begin_settle_v2", 2),
 		recordCall:      callOf(now, "loot_record_v1", 10),
 
 		beginSettleBatchCall: callOf(now, "loot_begin_settle_batch_v1", 1),

@@ -70,14 +70,15 @@ func oneRow(res sql.Result) (bool, error) {
 // UPDATE of the session row, its ROW_COUNT() kept in @loot_won, and the
 // session row read back under lock with @loot_won (readWon), then the
 // COMMIT. Either answers with the session row and whether the UPDATE
-// matched, then, for BeginSettle's routine (claims) and only when it
-// matched, the frozen claims.
+// matched, then, for BeginSettle's routine (claims), its members with the
+// frozen claims (scanMembersClaims).
 type change struct {
 	// call, if set, is the CALL sent with args; else update is.
 	call   string
 	update string
 	args   []any
-	// claims: read the frozen claims too (BeginSettle's routine).
+	// claims: the session row's member list is NULL, and the next set
+	// has the members with the frozen claims (BeginSettle's routine).
 	claims bool
 	// refused judges the session as read back when the UPDATE matched
 	// nothing: the guard's error, or nil for a repeat of a change already
@@ -112,16 +113,21 @@ func (s *Store) change(ctx context.Context, no string, c change) (loot.Session, 
 				return changed{}, err
 			}
 		}
-		if err := rows.Err(); err != nil || !c.claims || r.won != 1 {
+		if err := rows.Err(); err != nil || !c.claims {
 			return r, err
 		}
 		if err := nextSet(rows); err != nil {
 			return changed{}, err
 		}
-		if r.claims, _, err = scanClaims(rows, no, false); err != nil {
+		members, claims, err := scanMembersClaims(rows, no)
+		if err != nil {
 			return changed{}, err
 		}
-		return r, rows.Err()
+		r.sess.Members = members
+		if r.won == 1 {
+			r.claims = claims
+		}
+		return r, nil
 	})
 	if err != nil {
 		return loot.Session{}, nil, err
@@ -176,19 +182,25 @@ func refusal(apply bool, err error) error {
 }
 
 // BeginSettle implements loot.Store in one round trip and one statement
-// sent (change): the CALL of Schema's loot_begin_settle_v1, whose
+// sent (change): the CALL of Schema's loot_begin_settle_v2, whose
 // transaction is the settle CAS, the session row read back under its lock,
-// then, when the CAS matched, the frozen claims. Under Options.Batch,
+// then the session's members with their claims, frozen when the CAS
+// matched. Under Options.Batch,
 // concurrent calls share one CALL (settlebatch.go); a nil context, or a
 // number no store can keep (loot.CheckSessionNo), which a batch's JSON
 // could not carry as it is, never joins a batch, and is answered alone,
-// as it would be without Batch.
+// as it would be without Batch; so is a call that finds no other in
+// flight (lone).
 func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
 	if lease <= 0 {
 		return loot.Frozen{}, wrap("begin settle "+no, fmt.Errorf("settle lease %v: %w", lease, loot.ErrBadArgument))
 	}
 	if s.batch.settle.begins != nil && loot.CheckContext(ctx) == nil && loot.CheckSessionNo(no) == nil {
-		return batchDo(ctx, "begin settle "+no, s.batch.settle.begins, beginReq{no, lease})
+		alone, done := lone(&s.batch.settle.beginCallers)
+		defer done()
+		if !alone {
+			return batchDo(ctx, "begin settle "+no, s.batch.settle.begins, beginReq{no, lease})
+		}
 	}
 	return s.beginOne(ctx, no, lease)
 }
@@ -202,6 +214,31 @@ func (s *Store) beginOne(ctx context.Context, no string, lease time.Duration) (l
 		return loot.Frozen{}, wrap("begin settle "+no, err)
 	}
 	return loot.Frozen{Session: sess, Claims: claims}, nil
+}
+
+// scanMembersClaims reads loot_begin_settle_v2's last set: one row per
+// member of session no, in player order, with the member's claim or NULLs.
+// Every claim is a member's (the claim statement joins loot_member, whose
+// rows are never deleted), so the set holds every claim of the session.
+// Claims are never nil (as scanClaims answers), members nil when there
+// are none (as parseMembers answers).
+func scanMembersClaims(rows *sql.Rows, no string) (members []loot.PlayerID, claims []loot.Claim, err error) {
+	claims = []loot.Claim{}
+	for rows.Next() {
+		var (
+			p  int64
+			in sql.NullString
+			at sql.NullTime
+		)
+		if err := rows.Scan(&p, &in, &at); err != nil {
+			return nil, nil, err
+		}
+		members = append(members, loot.PlayerID(p))
+		if in.Valid {
+			claims = append(claims, loot.Claim{Session: no, Player: loot.PlayerID(p), Intent: loot.Intent(in.String), At: at.Time})
+		}
+	}
+	return members, claims, rows.Err()
 }
 
 // beginChange is BeginSettle's change of session no, without its call:
@@ -241,7 +278,11 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 		return s.refuseDecision(ctx, d, bad)
 	}
 	if s.batch.settle.records != nil && loot.CheckContext(ctx) == nil && batchable(d) {
-		return batchDo(ctx, recordOp(d), s.batch.settle.records, recordReq{d, args})
+		alone, done := lone(&s.batch.settle.recordCallers)
+		defer done()
+		if !alone {
+			return batchDo(ctx, recordOp(d), s.batch.settle.records, recordReq{d, args})
+		}
 	}
 	return s.recordOne(ctx, d, args)
 }
