@@ -542,4 +542,3 @@ func ProxyTargets(n *netfault.Net, targets []Target) ([]Target, []Proxies, error
 	}
 	return out, ps, nil
 }
-
