@@ -1,6 +1,7 @@
 package lootservice
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -75,7 +76,8 @@ func (l Latencies) Check(upstreams map[string]string, n int) error {
 	for _, name := range slices.Sorted(maps.Keys(l)) {
 		switch c := len(l[name]); {
 		case upstreams[name] == "":
-			return fmt.Errorf("%s: not a dependency the harness fronts (-upstream names %s)", name, strings.Join(slices.Sorted(maps.Keys(upstreams)), ", "))
+			fronted := strings.Join(slices.Sorted(maps.Keys(upstreams)), ", ")
+			return fmt.Errorf("%s: not a dependency the harness fronts (-upstream names %s)", name, cmp.Or(fronted, "none"))
 		case c != 1 && c != n:
 			return fmt.Errorf("%s: %d latencies for %d instances: want 1 (every instance's) or %d (one each)", name, c, n, n)
 		}
