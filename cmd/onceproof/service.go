@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -57,7 +58,6 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	nInstances := fs.Int("instances", 3, "with -start, how many instances")
 	skews := fs.String("skew", "", "with -start, comma-separated clock offsets per instance (0,2s,-3s): given to {skew} if the command takes it, else the instance runs under faketime")
 	upstream := fs.String("upstream", "", "with -start, the instances' dependencies the harness fronts with a fault proxy: NAME=HOST:PORT,... (db=127.0.0.1:5432,redis=127.0.0.1:6379); {NAME} in -start's command is the proxy's host:port, and -faults deps faults db and redis there")
-	upLatency := fs.String("upstream-latency", "", "with -upstream, each dependency's distance from the instances for the whole run, a latency each way on every byte: NAME=D (every instance's, db=110ms) or NAME=D,D,... (one per instance, each through its own proxy: db=0,110ms), more names after a comma (db=110ms,redis=5ms); the record keeps it and -replay with -start puts it back (this flag, given, in place of the record's)")
 	align := fs.Duration("align", 0, "start each run on the next multiple of this of the wall clock (1s: a service that stores deadlines as whole-second DATETIMEs then stores the deadlines the schedule means; 0: at once); the record keeps it and -replay aligns as it says")
 	ready := fs.String("ready", "", "with -start, a URL (placeholders as -start's) that answers 2xx once an instance serves (default: a TCP connect to {port})")
 	pos, err := parse(fs, args, stdout)
@@ -95,16 +95,6 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 		return 0, err
 	}
 	ups, err := parseUpstreams(*upstream, *start)
-	if err != nil {
-		return 0, err
-	}
-	var rec lootservice.Record
-	if *replayFile != "" {
-		if rec, err = readRecordFile(*replayFile); err != nil {
-			return 0, err
-		}
-	}
-	latencies, err := upstreamLatencies(*upLatency, rec.Run.Latency, ups, *start, *nInstances)
 	if err != nil {
 		return 0, err
 	}
@@ -154,7 +144,7 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 	// Process faults only on instances the harness started: it has no
 	// other way to kill or stop them.
 	var processes lootservice.Processes
-	var deps map[string][]*netfault.Proxy
+	var deps map[string]*netfault.Proxy
 	if *start != "" {
 		fleetOpts.Dir = dir
 		fleetOpts.Vars = map[string]string{}
@@ -169,9 +159,11 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 				return 0, err
 			}
 			defer n.Close()
-			if deps, fleetOpts.InstanceVars, err = lootservice.DepProxies(n, ups, latencies, fleetOpts.N); err != nil {
+			var vars map[string]string
+			if deps, vars, err = lootservice.DepProxies(n, ups); err != nil {
 				return 0, err
 			}
+			maps.Copy(fleetOpts.Vars, vars)
 		}
 		fleet, err := instance.Start(ctx, fleetOpts)
 		if err != nil {
@@ -181,8 +173,12 @@ func serviceCmd(args []string, stdout io.Writer) (int, error) {
 		tgs = fleetTargets(fleet, fleetOpts)
 		processes = fleet
 	}
-	drive := lootservice.DriveOptions{Targets: tgs, Spec: spec, Now: time.Now, Drain: *drain, DB: auditor, Queries: queries, Align: *align, Latency: latencies}
+	drive := lootservice.DriveOptions{Targets: tgs, Spec: spec, Now: time.Now, Drain: *drain, DB: auditor, Queries: queries, Align: *align}
 	if *replayFile != "" {
+		rec, err := readRecordFile(*replayFile)
+		if err != nil {
+			return 0, err
+		}
 		switch {
 		case len(drive.Targets) == 0:
 			// The record's instances, proxied like -target's.
@@ -229,7 +225,7 @@ func serviceRun(ctx context.Context, replayFile string, ownSpec bool, drive loot
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stdout, "service mode against %d instance(s), spec %s%s%s, records in %s\n%s", len(tgs), spec.Source, aligned(drive.Align), distances(drive.Latency), dir, sum)
+	fmt.Fprintf(stdout, "service mode against %d instance(s), spec %s%s, records in %s\n%s", len(tgs), spec.Source, aligned(drive.Align), dir, sum)
 	if sum.Failed() {
 		return exitFailed, nil
 	}
@@ -299,12 +295,7 @@ func replayService(ctx context.Context, file string, ownSpec bool, drive lootser
 	if err := writeRecordFile(path, again); err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stdout, "replayed %s (%s, seed %d) as %s%s%s, %d planned faults: %s\n", file, rec.Run.Family, rec.Run.Seed, tag, aligned(again.Run.Align), distances(again.Run.Latency), len(rec.Run.Faults.Faults), path)
-	if len(rec.Run.Latency) > 0 && len(again.Run.Latency) == 0 {
-		// Instances the harness did not start are at whatever distance
-		// they are: a run whose races hang on it may not reproduce.
-		fmt.Fprintf(stdout, "note: the record's run had its dependencies at %s (upstreamLatency); these instances were not started by the harness (-start, -upstream), so their distance is their own\n", rec.Run.Latency)
-	}
+	fmt.Fprintf(stdout, "replayed %s (%s, seed %d) as %s%s, %d planned faults: %s\n", file, rec.Run.Family, rec.Run.Seed, tag, aligned(again.Run.Align), len(rec.Run.Faults.Faults), path)
 	var failed engine.Property
 	for _, x := range fs {
 		fmt.Fprintf(stdout, "%-13s %s: %s\n", x.Property, x.Verdict, x.How)
@@ -344,43 +335,6 @@ func aligned(a time.Duration) string {
 		return ""
 	}
 	return fmt.Sprintf(", each run started on a multiple of %v of the wall clock (-align)", a)
-}
-
-// distances is the report's words for the dependencies' distances l
-// ("": none set).
-func distances(l lootservice.Latencies) string {
-	if len(l) == 0 {
-		return ""
-	}
-	return fmt.Sprintf(", dependencies at %s each way (-upstream-latency)", l)
-}
-
-// upstreamLatencies reads -upstream-latency (flag) for a fleet of n
-// instances -start starts with the dependencies ups, or without it a
-// -replay record's distances (recorded): the record's run is replayed at
-// them. Bad input names the flag and the field; a record's distances
-// without -start are not applied (replayService notes it).
-func upstreamLatencies(flag string, recorded lootservice.Latencies, ups map[string]string, start string, n int) (lootservice.Latencies, error) {
-	if flag == "" {
-		if start == "" || len(recorded) == 0 {
-			return nil, nil
-		}
-		if err := recorded.Check(ups, n); err != nil {
-			return nil, badf("-replay: the record's run had its dependencies at %s (upstreamLatency), which -start's fleet cannot take: %v (give -upstream NAME=HOST:PORT for each, and its {NAME} in -start)", recorded, err)
-		}
-		return recorded, nil
-	}
-	if start == "" || len(ups) == 0 {
-		return nil, badf("-upstream-latency goes with -start and -upstream: the harness sets the distance only through the proxies it puts in front of its instances' dependencies")
-	}
-	l, err := lootservice.ParseLatencies(flag)
-	if err == nil {
-		err = l.Check(ups, n)
-	}
-	if err != nil {
-		return nil, badf("-upstream-latency: %v", err)
-	}
-	return l, nil
 }
 
 // instances are the instances drive reaches (through its proxies or not):

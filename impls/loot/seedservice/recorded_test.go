@@ -59,15 +59,13 @@ type defect struct {
 	// service and its database (a proxy in the JDBC URL): a slow
 	// database, under which the gaps between a settle's autocommitted
 	// statements last long enough for a fault timed from outside to land
-	// in them. The fleet is started at it (lootservice.DepProxies, as
-	// `onceproof service -upstream-latency db=D` does) and the record's
-	// header keeps it (Run.Latency), so a replay puts it back.
+	// in them. It is part of how the fleet is started, not of the record.
 	SlowDB time.Duration
 	// FarDB, when set, is each instance's own latency to the database in
 	// place of SlowDB, an entry per instance (0: direct): instances at
 	// different distances from one database, as when one runs in another
-	// zone than the database and the others (-upstream-latency
-	// db=D0,D1,...); kept in the record as SlowDB is.
+	// zone than the database and the others. Also the fleet's setup, not
+	// the record's.
 	FarDB []time.Duration
 	// Align, when set, starts each run on a multiple of it of the wall
 	// clock (DriveOptions.Align): the service stores its deadlines in
@@ -102,16 +100,12 @@ const reruns = 3
 
 func (d defect) instances() int { return max(d.Instances, 1) }
 
-// latencies are d's distances to the database as service mode takes
-// them (nil: the instances reach it directly).
-func (d defect) latencies() lootservice.Latencies {
-	switch {
-	case d.FarDB != nil:
-		return lootservice.Latencies{"db": d.FarDB}
-	case d.SlowDB > 0:
-		return lootservice.Latencies{"db": {d.SlowDB}}
+// slowDB is instance i's latency each way to the database.
+func (d defect) slowDB(i int) time.Duration {
+	if d.FarDB != nil {
+		return d.FarDB[i]
 	}
-	return nil
+	return d.SlowDB
 }
 
 func (d defect) file() string { return filepath.Join("testdata", d.Name+".jsonl") }
@@ -139,9 +133,8 @@ func (d defect) workload(tag string) (lootservice.Workload, lootservice.FaultPla
 }
 
 // stale says how record r is no longer what d makes today ("" if it is):
-// another family, seed, scale, fleet size or distance to the database,
-// or the schedule its family and seed generate, or the fault plan d
-// makes of it, changed since.
+// another family, seed, scale or fleet size, or the schedule its family
+// and seed generate, or the fault plan d makes of it, changed since.
 func (d defect) stale(r lootservice.Record) string {
 	w, p, err := d.workload(r.Run.Tag)
 	switch {
@@ -151,8 +144,6 @@ func (d defect) stale(r lootservice.Record) string {
 		return fmt.Sprintf("the record is of %s seed %d, the defect of %s seed %d", r.Run.Family, r.Run.Seed, d.Family, d.Seed)
 	case r.Run.Scale != recordScale || len(r.Run.Targets) != d.instances():
 		return fmt.Sprintf("the record ran at scale %v on %d targets, the defect runs at %v on %d", r.Run.Scale, len(r.Run.Targets), recordScale, d.instances())
-	case !reflect.DeepEqual(r.Run.Latency, d.latencies()):
-		return fmt.Sprintf("the record's run had the database at %q, the defect puts it at %q", r.Run.Latency, d.latencies())
 	case r.Run.Schedule != lootprops.World.Format(w.Schedule):
 		return fmt.Sprintf("%s seed %d generates another schedule today than the record's", d.Family, d.Seed)
 	case !reflect.DeepEqual(r.Run.Faults, p):
@@ -269,7 +260,7 @@ func recorded(t *testing.T, d defect) {
 		// by then is one nothing will finish.
 		drain = 8 * time.Second
 	}
-	o := lootservice.DriveOptions{Targets: targets(fleet), Spec: spec, Latency: d.latencies(), Now: time.Now, DB: e.db, Queries: qs, Drain: drain,
+	o := lootservice.DriveOptions{Targets: fleet.targets(), Spec: spec, Now: time.Now, DB: e.db, Queries: qs, Drain: drain,
 		// A round every 50 ms: each defect's evidence lasts seconds (a
 		// session SETTLING to the drain's end, a delivery of a canceled
 		// session), and a record of 10 ms rounds is five times the size.
@@ -330,59 +321,81 @@ func recorded(t *testing.T, d defect) {
 // fleet starts d's instances of the service on e through the instance
 // fleet (props/loot/service/instance), as `onceproof service -start`
 // does, so that a run's process faults (kill -9, restart on the same
-// port) reach them; when d puts the database at a distance (d.SlowDB,
-// d.FarDB) each instance's JDBC URL names the proxy the harness puts in
-// front of MariaDB for it (lootservice.DepProxies: {db}, as
-// `-upstream db=... -upstream-latency db=...` does), which delays every
-// byte by it. The compensation timer runs every 500 ms, so a PENDING
-// grant is delivered within the run.
-func (e *env) fleet(d defect) *fleetinstance.Fleet {
+// port) reach them; an instance with a latency to the database
+// (d.SlowDB, d.FarDB) has its JDBC URL go through a proxy that delays
+// every byte by it. Each instance is a fleet of one, so that each has a
+// JDBC URL of its own. The compensation timer runs every 500 ms, so a
+// PENDING grant is delivered within the run.
+func (e *env) fleet(d defect) fleet {
 	t := e.t
 	t.Helper()
-	o := fleetinstance.Options{
-		N: d.instances(), Dir: t.TempDir(), Now: time.Now,
-		// A JVM's start on two loaded cores takes seconds; 60 s bounds
-		// the wait, it is not a measurement.
-		ReadyTimeout: 60 * time.Second,
+	if d.FarDB != nil && len(d.FarDB) != d.instances() {
+		t.Fatalf("defect %s: FarDB has %d latencies for %d instances", d.Name, len(d.FarDB), d.instances())
 	}
-	jdbc := e.jdbc
-	if l := d.latencies(); l != nil {
-		n, err := netfault.New(netfault.Options{Now: time.Now})
+	var n *netfault.Net
+	var f fleet
+	for i := range d.instances() {
+		jdbc := e.jdbc
+		if l := d.slowDB(i); l > 0 {
+			if n == nil {
+				var err error
+				if n, err = netfault.New(netfault.Options{Now: time.Now}); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(n.Close)
+			}
+			addr := strings.TrimPrefix(jdbc, "jdbc:mysql://")
+			addr = addr[:strings.Index(addr, "/")]
+			p, err := n.Proxy(fmt.Sprintf("mariadb-%d", i), addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []netfault.Stream{netfault.Upstream, netfault.Downstream} {
+				if err := p.Add(netfault.Toxic{Name: "slow-db-" + string(s), Kind: netfault.Latency, Stream: s, Latency: l}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			jdbc = strings.Replace(jdbc, addr, p.Addr(), 1)
+		}
+		dir := t.TempDir()
+		one, err := fleetinstance.Start(context.Background(), fleetinstance.Options{
+			Command: e.javaCommand(jdbc, d.Args...),
+			N:       1, Dir: dir, Now: time.Now,
+			// A JVM's start on two loaded cores takes seconds; 60 s bounds
+			// the wait, it is not a measurement.
+			ReadyTimeout: 60 * time.Second,
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(n.Close)
-		addr := strings.TrimPrefix(jdbc, "jdbc:mysql://")
-		addr = addr[:strings.Index(addr, "/")]
-		if _, o.InstanceVars, err = lootservice.DepProxies(n, map[string]string{"db": addr}, l, o.N); err != nil {
-			t.Fatalf("defect %s: %v", d.Name, err)
-		}
-		jdbc = strings.Replace(jdbc, addr, "{db}", 1)
-	}
-	o.Command = e.javaCommand(jdbc, d.Args...)
-	f, err := fleetinstance.Start(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		f.Close()
-		if t.Failed() {
-			for i := range o.N {
-				b, _ := os.ReadFile(filepath.Join(o.Dir, fmt.Sprintf("instance-%d.stderr", i)))
+		t.Cleanup(func() {
+			one.Close()
+			if t.Failed() {
+				b, _ := os.ReadFile(filepath.Join(dir, "instance-0.stderr"))
 				t.Logf("instance %d's stderr:\n%s", i, b)
 			}
-		}
-	})
-	warm(t, targets(f))
+		})
+		f = append(f, one)
+	}
+	warm(t, f.targets())
 	return f
 }
 
+// fleet is a run's instances, instance i the only instance of fleet[i]
+// (e.fleet says why), as the run's Processes.
+type fleet []*fleetinstance.Fleet
+
+func (f fleet) Kill(i int) error                         { return f[i].Kill(0) }
+func (f fleet) Stop(i int) error                         { return f[i].Stop(0) }
+func (f fleet) Cont(i int) error                         { return f[i].Cont(0) }
+func (f fleet) Restart(ctx context.Context, i int) error { return f[i].Restart(ctx, 0) }
+
 // targets are f's instances as service mode's targets: the service has
 // one listener for players and the game's server alike.
-func targets(f *fleetinstance.Fleet) []lootservice.Target {
+func (f fleet) targets() []lootservice.Target {
 	var out []lootservice.Target
-	for i := range f.Targets() {
-		out = append(out, lootservice.Target{Player: f.URL(i, "port"), Internal: f.URL(i, "port")})
+	for _, one := range f {
+		out = append(out, lootservice.Target{Player: one.URL(0, "port"), Internal: one.URL(0, "port")})
 	}
 	return out
 }

@@ -264,9 +264,8 @@ func TestCommittedRecordsAreCurrent(t *testing.T) {
 	}
 }
 
-// TestAStaleRecordIsCaught: a record whose seed, schedule, fault plan,
-// fleet size or distance to the database is no longer the defect's is
-// stale (the check above has
+// TestAStaleRecordIsCaught: a record whose seed, schedule, fault plan or
+// fleet size is no longer the defect's is stale (the check above has
 // teeth).
 func TestAStaleRecordIsCaught(t *testing.T) {
 	d := stuckSettleDefect
@@ -281,10 +280,6 @@ func TestAStaleRecordIsCaught(t *testing.T) {
 		},
 		"plan":    func(r *lootservice.Record) { r.Run.Faults.Faults[0].At += time.Millisecond },
 		"targets": func(r *lootservice.Record) { r.Run.Targets = r.Run.Targets[:1] },
-		// The defect's race hangs on the database's distance: a record
-		// taken nearer or farther, or without it, is not its run.
-		"distance":    func(r *lootservice.Record) { r.Run.Latency = lootservice.Latencies{"db": {slowDB + time.Millisecond}} },
-		"no distance": func(r *lootservice.Record) { r.Run.Latency = nil },
 	} {
 		c := r
 		c.Run.Targets = slices.Clone(r.Run.Targets)

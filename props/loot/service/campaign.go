@@ -147,9 +147,7 @@ func Campaign(ctx context.Context, o CampaignOptions) (Summary, error) {
 // the record of the rerun and its findings. o.Faults is ignored: the
 // record's plan is the one replayed. o.Align, when 0, is the record's
 // (a record of an aligned run replays aligned; one written before
-// records kept it replays at once, as it was then). o.Latency is the
-// rerun's own (its instances are the caller's, started at the record's
-// Run.Latency or not), so the rerun's record says what it had.
+// records kept it replays at once, as it was then).
 func Replay(ctx context.Context, r Record, tag string, o DriveOptions, tolerance time.Duration) (Record, []Finding, error) {
 	w, err := r.Workload()
 	if err != nil {

@@ -44,7 +44,7 @@ func TestLootdOnPostgresAndRedisHoldsUnderDependencyFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	deps, vars, err := lootservice.DepProxies(n, map[string]string{"db": pg.Host, "redis": rs.Addr}, nil, 3)
+	deps, vars, err := lootservice.DepProxies(n, map[string]string{"db": pg.Host, "redis": rs.Addr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestLootdOnPostgresAndRedisHoldsUnderDependencyFaults(t *testing.T) {
 	defer inv.Close()
 	o := lootdproc.Options(t, 3, t.TempDir(), "-db", strings.Replace(dsn, pg.Host, "{db}", 1), "-redis", "redis://{redis}/0", "-redis-prefix", testserver.RedisPrefix(t),
 		"-inventory", inv.URL(), "-lock-ttl", lockTTL.String())
-	o.InstanceVars = vars
+	o.Vars = vars
 	fleet := lootdproc.StartFleet(t, o)
 	var tgs []lootservice.Target
 	for i := range 3 {

@@ -67,11 +67,7 @@ type DriveOptions struct {
 	// second earlier, and a claim planned just before the deadline
 	// reaches it before the service's deadline too.
 	Align time.Duration
-	// Latency, when set, are the distances the instances were started at
-	// from their dependencies (DepProxies put them there; Drive only
-	// records them in the header, Run.Latency).
-	Latency Latencies
-	_       struct{}
+	_     struct{}
 }
 
 // Drive sends w to the targets and samples every session while it runs,
@@ -109,7 +105,7 @@ func Drive(ctx context.Context, w Workload, family string, seed uint64, o DriveO
 		named = o.Upstream
 	}
 	d.rec.Run = header(w, family, seed, named, o.Spec, d.start)
-	d.rec.Run.Faults, d.rec.Run.Align, d.rec.Run.Latency = o.Faults, o.Align, o.Latency
+	d.rec.Run.Faults, d.rec.Run.Align = o.Faults, o.Align
 	d.gates = make([]gate, len(w.Schedule.Sessions))
 	for x := range d.gates {
 		d.gates[x] = gate{opened: make(chan struct{}), started: make(chan struct{})}

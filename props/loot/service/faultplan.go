@@ -356,10 +356,8 @@ type Injectors struct {
 	Inventory *inventory.Server
 	Processes Processes
 	// Deps are the proxies between the instances and their dependencies,
-	// by name (DepProxies): every path to it (one shared, or one per
-	// instance when each is at its own distance). A dependency fault hits
-	// every path, so it keeps its meaning however the paths are laid.
-	Deps map[string][]*netfault.Proxy
+	// by name (DepProxies).
+	Deps map[string]*netfault.Proxy
 }
 
 // Reach is the parts i reaches.
@@ -439,36 +437,15 @@ var toxics = map[FaultKind][]netfault.Toxic{
 	RedisStall: {{Name: "f-redis-stall", Kind: netfault.Stall}},
 }
 
-// dep starts (on) or ends a dependency fault on every proxy in front of
+// dep starts (on) or ends a dependency fault on the proxy in front of
 // the dependency its kind names, its toxics named by the fault's index i
 // as net's are.
 func (inj Injectors) dep(i int, f Fault, on bool) (string, error) {
-	ps := inj.Deps[depOf[f.Kind]]
-	if len(ps) == 0 {
+	p := inj.Deps[depOf[f.Kind]]
+	if p == nil {
 		return "", fmt.Errorf("no proxy in front of the dependency %q (the harness fronts those -upstream names)", depOf[f.Kind])
 	}
-	return each(ps, i, f.Kind, on)
-}
-
-// each toggles fault i of kind k on every proxy of ps, going on past
-// one that failed (a fault that reached some paths is in the record as
-// such), and says what it did; the error is the first.
-func each(ps []*netfault.Proxy, i int, k FaultKind, on bool) (string, error) {
-	var done []string
-	var first error
-	for _, p := range ps {
-		if p == nil {
-			continue
-		}
-		res, err := toggle(p, i, k, on)
-		if res != "" {
-			done = append(done, res)
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	return strings.Join(done, ", "), first
+	return toggle(p, i, f.Kind, on)
 }
 
 // toggle starts (on) or ends fault i of kind k on proxy p: a partition
@@ -513,7 +490,20 @@ func (inj Injectors) net(i int, f Fault, on bool) (string, error) {
 	if f.Target < 0 || f.Target >= len(inj.Net) {
 		return "", fmt.Errorf("no proxies in front of target %d", f.Target)
 	}
-	return each([]*netfault.Proxy{inj.Net[f.Target].Player, inj.Net[f.Target].Internal}, i, f.Kind, on)
+	var done []string
+	for _, p := range []*netfault.Proxy{inj.Net[f.Target].Player, inj.Net[f.Target].Internal} {
+		if p == nil {
+			continue
+		}
+		res, err := toggle(p, i, f.Kind, on)
+		if res != "" {
+			done = append(done, res)
+		}
+		if err != nil {
+			return strings.Join(done, ", "), err
+		}
+	}
+	return strings.Join(done, ", "), nil
 }
 
 // ProxyTargets puts a proxy of n in front of each listener of targets:
@@ -541,4 +531,21 @@ func ProxyTargets(n *netfault.Net, targets []Target) ([]Target, []Proxies, error
 		}
 	}
 	return out, ps, nil
+}
+
+// DepProxies puts a proxy of n in front of each dependency of upstreams
+// (a name, "db" or "redis" for the kinds that fault them, to its
+// host:port), named "dep-<name>" in n's events: the proxies to fault
+// (Injectors.Deps) and, by name, the address an instance is to reach
+// each through (the values of the fleet's placeholders {db}, {redis}).
+func DepProxies(n *netfault.Net, upstreams map[string]string) (map[string]*netfault.Proxy, map[string]string, error) {
+	ps, vars := map[string]*netfault.Proxy{}, map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(upstreams)) {
+		p, err := n.Proxy("dep-"+name, upstreams[name])
+		if err != nil {
+			return nil, nil, err
+		}
+		ps[name], vars[name] = p, p.Addr()
+	}
+	return ps, vars, nil
 }

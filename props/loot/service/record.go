@@ -61,11 +61,6 @@ type Run struct {
 	// replay starts on a multiple of it too, so a service storing whole
 	// seconds stores the deadlines the record's run had.
 	Align time.Duration `json:"align,omitempty"`
-	// Latency is DriveOptions.Latency of the run: the distances between
-	// its instances and their dependencies (Latencies; nil: none set, the
-	// instances' own). A replay that starts its instances (-start) puts
-	// them back; the run's races may hang on them.
-	Latency Latencies `json:"upstreamLatency,omitempty"`
 	// Started is the wall time of the run's start (for people, and to
 	// place the ledger's deliveries, which the inventory timed by the
 	// harness's clock).

@@ -44,9 +44,6 @@ type Options struct {
 	//            Start, kept across restarts ("{port}" by default)
 	//   {NAME}   for each NAME in Vars: its value (e.g. {db}, {redis},
 	//            {inventory}); a Vars key may not shadow the names above
-	//   {NAME}   for each NAME in InstanceVars[i]: instance i's own value
-	//            (its own proxy to a dependency, at its own distance),
-	//            in place of Vars'
 	// Any other {word} is bad input, named in Start's error; text in
 	// braces that is not a word (JSON, say) is left as it is.
 	Command []string
@@ -68,10 +65,6 @@ type Options struct {
 	Ready        string
 	ReadyTimeout time.Duration // per instance start; 0: 60 s
 	Vars         map[string]string
-	// InstanceVars, when set, has an entry per instance (N of them): its
-	// variables, filled for that instance only. A placeholder it gives
-	// must be given for every instance (or in Vars).
-	InstanceVars []map[string]string
 	// Stderr, if set, also gets instance i's stderr (after its file): a
 	// test that waits for a log line reads it there. A process's exit is
 	// seen once all of its output is in.
@@ -182,31 +175,14 @@ func (o *Options) check() error {
 		}
 		known[p] = true
 	}
-	if o.InstanceVars != nil && len(o.InstanceVars) != o.N {
-		return fmt.Errorf("instance: variables for %d instances, want %d", len(o.InstanceVars), o.N)
-	}
-	for _, vars := range append([]map[string]string{o.Vars}, o.InstanceVars...) {
-		for k := range vars {
-			if known[k] {
-				return fmt.Errorf("instance: variable {%s} shadows a placeholder the fleet fills", k)
-			}
+	for k := range o.Vars {
+		if known[k] {
+			return fmt.Errorf("instance: variable {%s} shadows a placeholder the fleet fills", k)
 		}
-	}
-	// given: a variable every instance has a value of.
-	given := func(name string) bool {
-		if _, ok := o.Vars[name]; ok {
-			return true
-		}
-		for _, vars := range o.InstanceVars {
-			if _, ok := vars[name]; !ok {
-				return false
-			}
-		}
-		return len(o.InstanceVars) > 0
 	}
 	for i, a := range append(append([]string{}, o.Command...), o.Ready) {
 		for _, m := range placeholder.FindAllStringSubmatch(a, -1) {
-			if !given(m[1]) && !known[m[1]] {
+			if _, ok := o.Vars[m[1]]; !ok && !known[m[1]] {
 				where := fmt.Sprintf("argument %d %q", i, a)
 				if i == len(o.Command) {
 					where = fmt.Sprintf("the readiness URL %q", a)
@@ -233,11 +209,6 @@ func (f *Fleet) fill(s string, i int) string {
 		}
 		if p, ok := f.ports[i][name]; ok {
 			return strconv.Itoa(p)
-		}
-		if i < len(f.o.InstanceVars) {
-			if v, ok := f.o.InstanceVars[i][name]; ok {
-				return v
-			}
 		}
 		return f.o.Vars[name]
 	})

@@ -2,7 +2,6 @@ package instance_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -189,50 +188,6 @@ func TestSkewReachesLibcNotGo(t *testing.T) {
 		}
 		if d := got["go"] - time.Now().Unix(); d < -60 || d > 60 {
 			t.Errorf("instance %d: Go's clock under faketime is %d s off, want 0 (has Go begun calling libc?)\nTo reproduce: %sTestSkewReachesLibcNotGo", i, d, repro)
-		}
-	}
-}
-
-// TestInstanceVarsFillEachInstanceItsOwn: a variable of InstanceVars is
-// instance i's own value in its command line (each its own proxy to a
-// dependency), beside a fleet-wide one of Vars; one not given for every
-// instance, or variables for another count of instances, are refused
-// before anything starts.
-func TestInstanceVarsFillEachInstanceItsOwn(t *testing.T) {
-	dir := t.TempDir()
-	f, err := instance.Start(context.Background(), instance.Options{
-		Command: []string{os.Args[0], "-test.run=^$", "db={db}", "redis={redis}", "{port}"}, N: 2, Dir: dir,
-		Env: []string{"INSTANCE_HELPER=1"}, Vars: map[string]string{"redis": "r:1"},
-		InstanceVars: []map[string]string{{"db": "a:1"}, {"db": "b:2"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	for i, want := range []string{"db=a:1 redis=r:1", "db=b:2 redis=r:1"} {
-		b, err := os.ReadFile(fmt.Sprintf("%s/instance-%d.stderr", dir, i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s instance.Started
-		line, _, _ := strings.Cut(string(b), "\n")
-		if err := json.Unmarshal([]byte(line), &s); err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Join(s.Argv[2:4], " "); got != want {
-			t.Errorf("instance %d ran with %q, want %q\nTo reproduce: %sTestInstanceVarsFillEachInstanceItsOwn", i, got, want, repro)
-		}
-	}
-	for _, c := range []struct {
-		vars []map[string]string
-		want string
-	}{
-		{[]map[string]string{{"db": "a:1"}, {}}, "unknown placeholder {db}"},
-		{[]map[string]string{{"db": "a:1"}}, "variables for 1 instances, want 2"},
-	} {
-		_, err := instance.Start(context.Background(), instance.Options{Command: []string{"lootd", "-db", "{db}"}, N: 2, Dir: t.TempDir(), InstanceVars: c.vars})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Start with InstanceVars %v = %v, want an error saying %q\nTo reproduce: %sTestInstanceVarsFillEachInstanceItsOwn", c.vars, err, c.want, repro)
 		}
 	}
 }
