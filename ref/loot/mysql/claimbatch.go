@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/go-sql-driver/mysql"
@@ -54,41 +53,34 @@ import (
 //     meeting the same conflict again. Any other failure is every caller's
 //     (outcome unknown).
 type claimBatch struct {
-	b *coalesce.Batcher[claimReq, claimed]
-	// callers is how many Claim calls are in claim now. A caller who finds
-	// none other claims alone on its own goroutine: a batch of one would be
-	// the same CALL after two goroutine hand-offs (to the worker and back),
-	// and on a loaded host each costs a wait for a core. Measured at
-	// concurrency 1, BenchmarkLoot: through the worker, 0.55-0.72x the
-	// claims/s of Claim alone in four runs; see BenchmarkLoot for after.
-	callers atomic.Int64
+	// l's caller alone claims on its own goroutine (coalesce.Lane): a batch
+	// of one would be the same CALL after two goroutine hand-offs (to the
+	// worker and back), and on a loaded host each costs a wait for a core.
+	// Measured at concurrency 1, BenchmarkLoot: through the worker,
+	// 0.55-0.72x the claims/s of Claim alone in four runs; see
+	// BenchmarkLoot for after.
+	l *coalesce.Lane[claimReq, claimed] // nil unless Options.Batch
 }
 
 func (b *claimBatch) start(s *Store, opts coalesce.Options) {
-	b.b = coalesce.New(s.runClaims, opts)
+	b.l = coalesce.NewLane(s.runClaims, opts)
 }
 
 func (b *claimBatch) close() {
-	if b.b != nil {
-		b.b.Close()
+	if b.l != nil {
+		b.l.Close()
 	}
 }
 
 // claim answers q: through the batcher under Options.Batch when another
-// caller is claiming too, alone otherwise. A nil ctx is refused before
-// either sees it.
+// caller is claiming too, alone otherwise. A nil ctx never reaches the
+// batcher (claimOne refuses it).
 func (b *claimBatch) claim(ctx context.Context, s *Store, q claimReq) (claimed, error) {
-	if b.b == nil {
-		return s.claimOne(ctx, q)
+	alone := func() (claimed, error) { return s.claimOne(ctx, q) }
+	if b.l == nil || loot.CheckContext(ctx) != nil {
+		return alone()
 	}
-	defer b.callers.Add(-1)
-	if b.callers.Add(1) == 1 {
-		return s.claimOne(ctx, q)
-	}
-	if err := loot.CheckContext(ctx); err != nil {
-		return claimed{}, err
-	}
-	c, err := b.b.Do(ctx, q)
+	c, err := b.l.Do(ctx, q, alone)
 	if errors.Is(err, coalesce.ErrClosed) {
 		err = errBatchClosed // as the settles' batchers say it (batchDo)
 	}

@@ -142,21 +142,7 @@ func BenchmarkSettleCost(b *testing.B) {
 			},
 		})
 	}
-	cfg, err := gomysql.ParseDSN(testserver.MariaDB(b) + "?parseTime=true&loc=UTC&time_zone=%27%2B00:00%27&interpolateParams=true")
-	if err != nil {
-		b.Fatal(err)
-	}
-	conn, err := gomysql.NewConnector(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw := sql.OpenDB(conn)
-	b.Cleanup(func() { raw.Close() })
-	raw.SetMaxOpenConns(1)
-	doc := docsql.New(raw)
-	if err := doc.CreateSchema(ctx); err != nil {
-		b.Fatal(err)
-	}
+	raw, doc := docOneConn(b)
 	bulkSessions(b, raw, "doc", "S-", b.N, settleTeam, settleTeam, -time.Second)
 	sides = append(sides, side{
 		begin:  func(i int) error { return docSettle(ctx, doc, fmt.Sprintf("S-%d", i)) },
@@ -172,7 +158,7 @@ func BenchmarkSettleCost(b *testing.B) {
 				c0 := serverCPU(b)
 				for i := lo; i < min(lo+oneConnRound, b.N); i++ {
 					if err := do(i); err != nil {
-						b.Fatalf("variant %s: %v", variants[k].name, err)
+						b.Fatalf("variant %s: %v (go test ./ref/loot/mysql -run '^$' -bench 'BenchmarkSettleCost$' -benchtime %dx)", variants[k].name, err, b.N)
 					}
 				}
 				cpu[k][ph] += serverCPU(b) - c0
@@ -299,21 +285,7 @@ func BenchmarkClaimCost(b *testing.B) {
 			return nil
 		})
 	}
-	cfg, err := gomysql.ParseDSN(testserver.MariaDB(b) + "?parseTime=true&loc=UTC&time_zone=%27%2B00:00%27&interpolateParams=true")
-	if err != nil {
-		b.Fatal(err)
-	}
-	conn, err := gomysql.NewConnector(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw := sql.OpenDB(conn)
-	b.Cleanup(func() { raw.Close() })
-	raw.SetMaxOpenConns(1)
-	doc := docsql.New(raw)
-	if err := doc.CreateSchema(ctx); err != nil {
-		b.Fatal(err)
-	}
+	raw, doc := docOneConn(b)
 	bulkSessions(b, raw, "doc", "S-", sessions, claimTeam, 0, time.Hour)
 	sides = append(sides, func(i int) error {
 		return docClaim(ctx, doc, fmt.Sprintf("S-%d", i/claimTeam), loot.PlayerID(i%claimTeam+1))
@@ -326,7 +298,7 @@ func BenchmarkClaimCost(b *testing.B) {
 			c0 := serverCPU(b)
 			for i := lo; i < min(lo+oneConnRound, b.N); i++ {
 				if err := do(i); err != nil {
-					b.Fatalf("variant %s: %v", names[k], err)
+					b.Fatalf("variant %s: %v (go test ./ref/loot/mysql -run '^$' -bench 'BenchmarkClaimCost$' -benchtime %dx)", names[k], err, b.N)
 				}
 			}
 			cpu[k] += serverCPU(b) - c0
@@ -338,4 +310,26 @@ func BenchmarkClaimCost(b *testing.B) {
 		b.ReportMetric(us, name+"-cpu-us/op")
 		b.ReportMetric(us/(float64(cpu[0].Microseconds())/float64(b.N)), name+"-x-base")
 	}
+}
+
+// docOneConn opens the document's schema on a fresh database of its own,
+// on one connection (the cost benchmarks' doc side), with the driver
+// options the document's DAO uses.
+func docOneConn(b *testing.B) (*sql.DB, *docsql.DB) {
+	cfg, err := gomysql.ParseDSN(testserver.MariaDB(b) + "?parseTime=true&loc=UTC&time_zone=%27%2B00:00%27&interpolateParams=true")
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn, err := gomysql.NewConnector(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw := sql.OpenDB(conn)
+	b.Cleanup(func() { raw.Close() })
+	raw.SetMaxOpenConns(1)
+	doc := docsql.New(raw)
+	if err := doc.CreateSchema(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return raw, doc
 }

@@ -189,18 +189,13 @@ func refusal(apply bool, err error) error {
 // concurrent calls share one CALL (settlebatch.go); a nil context, or a
 // number no store can keep (loot.CheckSessionNo), which a batch's JSON
 // could not carry as it is, never joins a batch, and is answered alone,
-// as it would be without Batch; so is a call that finds no other in
-// flight (lone).
+// as it would be without Batch.
 func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration) (loot.Frozen, error) {
 	if lease <= 0 {
 		return loot.Frozen{}, wrap("begin settle "+no, fmt.Errorf("settle lease %v: %w", lease, loot.ErrBadArgument))
 	}
 	if s.batch.settle.begins != nil && loot.CheckContext(ctx) == nil && loot.CheckSessionNo(no) == nil {
-		alone, done := lone(&s.batch.settle.beginCallers)
-		defer done()
-		if !alone {
-			return batchDo(ctx, "begin settle "+no, s.batch.settle.begins, beginReq{no, lease})
-		}
+		return batchDo(ctx, "begin settle "+no, s.batch.settle.begins, beginReq{no, lease})
 	}
 	return s.beginOne(ctx, no, lease)
 }
@@ -278,11 +273,7 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 		return s.refuseDecision(ctx, d, bad)
 	}
 	if s.batch.settle.records != nil && loot.CheckContext(ctx) == nil && batchable(d) {
-		alone, done := lone(&s.batch.settle.recordCallers)
-		defer done()
-		if !alone {
-			return batchDo(ctx, recordOp(d), s.batch.settle.records, recordReq{d, args})
-		}
+		return batchDo(ctx, recordOp(d), s.batch.settle.records, recordReq{d, args})
 	}
 	return s.recordOne(ctx, d, args)
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -41,10 +40,13 @@ import (
 // lease, or at another fence gets the single path's error, with no round
 // trip more. Two calls on one session in a batch are answered as if one
 // came after the other: the first in the batch, the second alone after it.
-// A caller who finds no other call of its kind in flight takes the
-// single CALL on its own goroutine, as claimBatch's lone caller does, and
-// so does a batch of one (one caller at a time costs what it costs
-// without Batch). A batch that fails as a whole on a deadlock
+// A batch of one takes the single CALL. A caller alone does not skip the
+// worker, as a lone claim does (claimBatch): measured, BenchmarkLoot
+// op=settle impl=ref-batched conc=16, the skip made batches smaller (0.48-0.52
+// round trips a settle against 0.39: when a batch answers its callers at
+// once, the first back finds none in flight and spends a CALL on itself),
+// 2354 and 2929 settles/s against 3374 and 3361 without it; at conc 1 it
+// gained nothing measurable (1312, 1365 against 1296, 1311). A batch that fails as a whole on a deadlock
 // (after oneTrip's own retries) or on a value the server refuses (a data
 // error, a CHECK, a grant number uk_grant_no holds: one decision's fault,
 // and the batch wrote nothing) runs again call by call, so only the
@@ -53,19 +55,6 @@ import (
 type settleBatch struct {
 	begins  *coalesce.Batcher[beginReq, loot.Frozen]   // nil unless Options.Batch
 	records *coalesce.Batcher[recordReq, loot.Session] // nil unless Options.Batch
-	// beginCallers and recordCallers are how many BeginSettle and
-	// RecordGrants calls are in flight (lone says how they are counted).
-	beginCallers, recordCallers atomic.Int64
-}
-
-// lone counts a call into callers, until the call runs done, and reports
-// whether no other call was in flight: then it runs alone, on its own
-// goroutine, instead of a batch of one through the worker and back (two
-// goroutine hand-offs, each a wait for a core on a loaded host: see
-// claimBatch.callers). Measured in BenchmarkLoot (op=settle, conc=1,
-// ref-batched against ref); see BeginSettle.
-func lone(callers *atomic.Int64) (alone bool, done func()) {
-	return callers.Add(1) == 1, func() { callers.Add(-1) }
 }
 
 // beginReq is one queued BeginSettle.
