@@ -626,9 +626,29 @@ func (b *builder) againstLedger() map[engine.Property][]string {
 	for x := range b.w.Schedule.Sessions {
 		session[b.w.SessionNo(x)] = x
 	}
+	// A session is checked by grant number only where the service keys
+	// its deliveries by it: some delivery applied for the session under a
+	// number its rows held. A service that keys them its own way (a hash
+	// of the number, a prefix) and delivers the right items once each is
+	// correct, and is judged by the items alone (by session, player and
+	// item, above); a grant it never delivered shows there as lost.
+	keyed := make([]bool, len(b.sessions))
+	for _, d := range b.r.Ledger {
+		if x, ok := session[d.Session]; ok && d.Outcome == inventory.Applied && held[x][d.Key] {
+			keyed[x] = true
+		}
+	}
+	lost = slices.DeleteFunc(lost, func(l string) bool {
+		for x, k := range keyed {
+			if !k && strings.HasPrefix(l, b.w.SessionNo(x)+": ") {
+				return true
+			}
+		}
+		return false
+	})
 	for _, d := range b.r.Ledger {
 		x, ok := session[d.Session]
-		if d.Outcome != inventory.Applied || !ok || held[x][d.Key] {
+		if d.Outcome != inventory.Applied || !ok || !keyed[x] || held[x][d.Key] {
 			continue
 		}
 		nos := slices.Sorted(maps.Keys(held[x]))
