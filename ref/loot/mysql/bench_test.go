@@ -307,8 +307,10 @@ func benchLoot(b *testing.B, op, impl string, conc int) {
 
 // runOps runs do(0) .. do(b.N-1) from conc goroutines under b's timer and
 // reports what they cost: sql-rtt/op, the packets the client sent (sent,
-// counted from here), and db-cpu-us/op, the server's CPU (serverCPU). The
-// first error fails b.
+// counted from here), db-cpu-us/op, the server's CPU (serverCPU), and
+// go-cpu-us/op, this process's (the callers, the driver, the batchers: on
+// a machine whose cores the server shares, a side's CPU is its server's
+// and its client's together). The first error fails b.
 func runOps(b *testing.B, conc int, sent *writes, do func(i int) error) {
 	var (
 		next atomic.Int64
@@ -316,7 +318,7 @@ func runOps(b *testing.B, conc int, sent *writes, do func(i int) error) {
 		fail atomic.Value
 	)
 	sent.n.Store(0)
-	cpu0 := serverCPU(b)
+	cpu0, go0 := serverCPU(b), clientCPU(b)
 	b.ResetTimer()
 	for range conc {
 		wg.Add(1)
@@ -341,6 +343,16 @@ func runOps(b *testing.B, conc int, sent *writes, do func(i int) error) {
 	}
 	b.ReportMetric(float64(sent.n.Load())/float64(b.N), "sql-rtt/op")
 	b.ReportMetric(float64((serverCPU(b)-cpu0).Microseconds())/float64(b.N), "db-cpu-us/op")
+	b.ReportMetric(float64((clientCPU(b)-go0).Microseconds())/float64(b.N), "go-cpu-us/op")
+}
+
+// clientCPU is the CPU this process has used so far.
+func clientCPU(b testing.TB) time.Duration {
+	cpu, err := benchkit.ProcessCPU(os.Getpid())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cpu
 }
 
 // docClaim is the document's claim of session no by p: submitIntent.
@@ -554,6 +566,16 @@ func bulkSessions(b *testing.B, db *sql.DB, impl, prefix string, n, team, claims
 			`(?, 'D', 'L', ?, 'CLAIMING', ?, ?, ?)`, n, func(i int) []any { return []any{no(i), settleQuantity, loot.RuleCount, due, at} })
 		insert(`INSERT INTO loot_member (session_no, player_id) VALUES `, `(?, ?)`, n*team,
 			func(i int) []any { return []any{no(i / team), i%team + 1} })
+		// Every member list as Open writes it: players 1 to team.
+		var list strings.Builder
+		for p := 1; p <= team; p++ {
+			if p > 1 {
+				list.WriteByte(',')
+			}
+			list.WriteString(strconv.Itoa(p))
+		}
+		insert(`INSERT INTO loot_member_list (session_no, players) VALUES `, `(?, ?)`, n,
+			func(i int) []any { return []any{no(i), list.String()} })
 		insert(`INSERT INTO loot_intent (session_no, player_id, intent_type, priority, created_at) VALUES `, `(?, ?, 'NEED', 10, ?)`, n*claims,
 			func(i int) []any {
 				return []any{no(i / claims), i%claims + 1, at.Add(time.Duration(i%claims) * time.Microsecond)}

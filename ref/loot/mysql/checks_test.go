@@ -58,6 +58,8 @@ func TestSchemaRefusesCorruptRows(t *testing.T) {
 		"UPDATE loot_session SET session_no = '' WHERE session_no = 'CORRUPT'",
 		"UPDATE loot_session SET loot_code = REPEAT('é', 33) WHERE session_no = 'CORRUPT'",
 		"UPDATE loot_member SET player_id = 0 WHERE session_no = 'CORRUPT' AND player_id = 1001",
+		"UPDATE loot_member_list SET players = '0,1002,1003' WHERE session_no = 'CORRUPT'",
+		"UPDATE loot_member_list SET players = '' WHERE session_no = 'CORRUPT'",
 		"UPDATE loot_intent SET intent_type = 'ROLL' WHERE session_no = 'CORRUPT'",
 		"UPDATE loot_intent SET priority = 99 WHERE session_no = 'CORRUPT'",
 		"UPDATE loot_intent SET player_id = -5 WHERE session_no = 'CORRUPT' AND player_id = 1001",

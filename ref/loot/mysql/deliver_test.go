@@ -144,11 +144,7 @@ func recordedGrants(t *testing.T, s *mysql.Store, clock *testClock, no string, q
 	if err != nil {
 		t.Fatal(err)
 	}
-	fair := map[loot.PlayerID]loot.Fairness{}
-	for _, c := range fz.Claims {
-		fair[c.Player] = loot.Fairness{}
-	}
-	d, err := loot.Decide(fz, fair, time.Minute)
+	d, err := decideNew(fz)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // plain value). Sessions are few next to claims and grants (one per
 // dungeon run) and an operator's listing is rare, so no index is added for
 // it; a status filter can use idx_status_deadline.
-const listSessions = `SELECT ` + sessionColumns + ` FROM loot_session s
+const listSessions = `SELECT ` + sessionColumns + ` FROM ` + sessionFrom + `
 WHERE (? = '' OR s.status = ?)
   AND (? = 0 OR s.deadline_at >= ?)
   AND (? = 0 OR s.deadline_at < ?)

@@ -10,7 +10,7 @@ import "strings"
 //
 // Isolation (of these statements and of those in Schema's routines,
 // loot_claim_v1 being claim, loot_begin_settle_v2 the settle CAS and
-// loot_record_v1 the fenced close): every statement that a correctness
+// loot_record_v2 the fenced close): every statement that a correctness
 // argument leans on is a
 // locking read or a write, so the store is correct under REPEATABLE READ
 // (MySQL's default, which the tests run) and READ COMMITTED alike (the
@@ -42,7 +42,7 @@ import "strings"
 //     hint the range optimizer weighs them for the OR of the two due
 //     states at every call (BenchmarkSettleCost, raw CALLs: 187-200 us of
 //     server CPU with it, 240-263 without, three runs). The row it locks
-//     is the same. loot_claim_v1 and loot_record_v1 have none: there the
+//     is the same. loot_claim_v1 and loot_record_v2 have none: there the
 //     hint measured no better (record) or worse (claim, 1.18-1.21x:
 //     BenchmarkClaimCost).
 //   - leaseSelect is SELECT ... FOR UPDATE SKIP LOCKED (MariaDB 10.6,
@@ -56,6 +56,7 @@ type queries struct {
 
 	openSession string
 	openMembers string // + placeholders
+	openList    string
 	startClaim  string
 	cancel      string
 	readWon     string
@@ -65,8 +66,8 @@ type queries struct {
 	claimCall       string // CALL of Schema's loot_claim_v1 (see Claim)
 	claimBatchCall  string // CALL of Schema's loot_claim_batch_v1 (see claimBatch)
 	beginSettleCall string // CALL of Schema's loot_begin_settle_v2 (see BeginSettle)
-	recordCall      string // CALL of Schema's loot_record_v1 (see RecordGrants)
-	// CALLs of Schema's loot_begin_settle_batch_v1 and loot_record_batch_v1
+	recordCall      string // CALL of Schema's loot_record_v2 (see RecordGrants)
+	// CALLs of Schema's loot_begin_settle_batch_v2 and loot_record_batch_v2
 	// (settlebatch.go).
 	beginSettleBatchCall, recordBatchCall string
 
@@ -88,14 +89,26 @@ type queries struct {
 }
 
 const sessionColumns = sessionRowColumns + `,
-	(SELECT GROUP_CONCAT(m.player_id ORDER BY m.player_id SEPARATOR ',') FROM loot_member m WHERE m.session_no = s.session_no)`
+	COALESCE(l.players, (SELECT GROUP_CONCAT(m.player_id ORDER BY m.player_id SEPARATOR ',') FROM loot_member m WHERE m.session_no = s.session_no))`
 
-// sessionRowColumns are sessionColumns but the member list, which costs
-// the server as much as the rest of the read: MariaDB builds a temporary
-// table for every GROUP_CONCAT it runs (BenchmarkSettleCost: the list
-// read in a constant's place took 0.72-0.83x base's server CPU per settle
-// in five runs, both routines' lists together). A routine that reads the
-// members another way selects these and NULL in the list's place.
+// sessionFrom is what sessionColumns are read from: the session row (s)
+// and its member list (l), kept by Open in the transaction that wrote the
+// members. A session without one (opened by a version before
+// loot_member_list) has its list built from loot_member, as every read
+// did before; COALESCE runs that subquery only then.
+const sessionFrom = `loot_session s ` + memberListJoin
+
+// memberListJoin joins a session row s to its member list l.
+const memberListJoin = `LEFT JOIN loot_member_list l ON l.session_no = s.session_no`
+
+// sessionRowColumns are sessionColumns but the member list, which cost
+// the server as much as the rest of the read when every read was a
+// GROUP_CONCAT of loot_member: MariaDB builds a temporary table for each
+// (BenchmarkSettleCost: the list read in a constant's place took
+// 0.72-0.83x base's server CPU per settle in five runs, both routines'
+// lists together; loot_member_list is the cheaper read). A routine that
+// reads the members another way selects these and NULL in the list's
+// place.
 const sessionRowColumns = `s.session_no, s.dungeon_code, s.loot_code, s.total_quantity, s.allocated_quantity,
 	s.status, s.rule_version, s.deadline_at, s.fence, s.settle_until, s.opened_at`
 
@@ -103,7 +116,7 @@ const grantColumns = `grant_no, session_no, player_id, loot_code, quantity, gran
 
 func newQueries(now string) queries {
 	q := strings.NewReplacer("{now}", now).Replace
-	readSession := q(`SELECT ` + sessionColumns + `, {now} FROM loot_session s WHERE s.session_no = ?`)
+	readSession := q(`SELECT ` + sessionColumns + `, {now} FROM ` + sessionFrom + ` WHERE s.session_no = ?`)
 	// One statement: status, deadline and membership are judged under a
 	// shared lock on the session row, in the write. A new intent moves
 	// the claim time (created_at is assigned before intent_type, so it
@@ -152,23 +165,24 @@ func newQueries(now string) queries {
 			SELECT ?, ?, ?, ?, 'OPEN', ?, ?, {now} FROM DUAL WHERE ? > {now}
 			ON DUPLICATE KEY UPDATE session_no = session_no`),
 		openMembers: `INSERT INTO loot_member (session_no, player_id) VALUES `,
+		openList:    `INSERT INTO loot_member_list (session_no, players) VALUES (?, ?)`,
 		startClaim:  `UPDATE loot_session SET status = 'CLAIMING' WHERE session_no = ? AND status = 'OPEN'`,
 		cancel: `UPDATE loot_session SET status = 'CANCELED'
 			WHERE session_no = ? AND status IN ('OPEN', 'CLAIMING', 'SETTLING')`,
 		// What answers a change (see Store.change): whether its UPDATE
 		// matched, and the session row as it left it, locked as
 		// readSessionLocked.
-		readWon: q(`SELECT @loot_won, ` + sessionColumns + `, {now} FROM loot_session s WHERE s.session_no = ? LOCK IN SHARE MODE`),
+		readWon: q(`SELECT @loot_won, ` + sessionColumns + `, {now} FROM ` + sessionFrom + ` WHERE s.session_no = ? LOCK IN SHARE MODE`),
 
 		claim:           claim,
 		claimTx:         `START TRANSACTION; ` + claim + `; ` + claimRead + `; COMMIT`,
 		claimCall:       callOf(now, "loot_claim_v1", 4),
 		claimBatchCall:  callOf(now, "loot_claim_batch_v1", 1),
 		beginSettleCall: callOf(now, "loot_begin_settle_v2", 2),
-		recordCall:      callOf(now, "loot_record_v1", 10),
+		recordCall:      callOf(now, "loot_record_v2", 10),
 
-		beginSettleBatchCall: callOf(now, "loot_begin_settle_batch_v1", 1),
-		recordBatchCall:      callOf(now, "loot_record_batch_v1", 3),
+		beginSettleBatchCall: callOf(now, "loot_begin_settle_batch_v2", 1),
+		recordBatchCall:      callOf(now, "loot_record_batch_v2", 3),
 
 		markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'`,
 		readGrant:     `SELECT ` + grantColumns + ` FROM loot_grant WHERE grant_no = ?`,

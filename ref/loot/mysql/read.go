@@ -52,7 +52,8 @@ func scanSession(scan func(dest ...any) error, no string, lead ...any) (loot.Ses
 	return s, now, nil
 }
 
-// parseMembers reads GROUP_CONCAT's "101,102,103" (already sorted).
+// parseMembers reads a member list, "101,102,103" (already sorted):
+// loot_member_list's row, or GROUP_CONCAT's of loot_member (sessionColumns).
 func parseMembers(list string) ([]loot.PlayerID, error) {
 	if list == "" {
 		return nil, nil

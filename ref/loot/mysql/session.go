@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -15,7 +16,8 @@ import (
 
 // Open implements loot.Store: one transaction of the session's INSERT
 // (judging the deadline by the database's clock), its members' multi-row
-// INSERT, and the read back.
+// INSERT, their list's row (loot_member_list, which every read of the
+// session joins: queries.go's sessionFrom), and the read back.
 func (s *Store) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, error) {
 	spec, err := spec.Normalize()
 	if err != nil {
@@ -43,6 +45,9 @@ func (s *Store) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, e
 			if _, err := tx.ExecContext(ctx, s.q.openMembers+placeholders(len(spec.Members), "(?, ?)"), args...); err != nil {
 				return opened{}, err
 			}
+			if _, err := tx.ExecContext(ctx, s.q.openList, spec.No, memberList(spec.Members)); err != nil {
+				return opened{}, err
+			}
 		}
 		sess, now, err := readSession(ctx, tx, s.q.readSessionLocked, spec.No)
 		if errors.Is(err, loot.ErrNotFound) && !created {
@@ -55,6 +60,21 @@ func (s *Store) Open(ctx context.Context, spec loot.Spec) (loot.Session, bool, e
 		return opened{sess, created}, err
 	})
 	return r.sess, r.created, wrap("open "+spec.No, err)
+}
+
+// memberList is loot_member_list's players for members, sorted ascending
+// (loot.Spec.Normalize sorts them): what GROUP_CONCAT of loot_member
+// ordered by player_id answers, so a session read either way reads the
+// same (parseMembers).
+func memberList(members []loot.PlayerID) string {
+	b := make([]byte, 0, 8*len(members))
+	for i, p := range members {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(p), 10)
+	}
+	return string(b)
 }
 
 // oneRow reports whether res affected one row (an INSERT ... ON DUPLICATE
@@ -258,7 +278,7 @@ func beginChange(no string, lease time.Duration) change {
 }
 
 // RecordGrants implements loot.Store in one round trip and one statement
-// sent (change): the CALL of Schema's loot_record_v1, whose transaction is
+// sent (change): the CALL of Schema's loot_record_v2, whose transaction is
 // the fenced UPDATE closing the session, then, if it matched, the grants
 // (one INSERT from the JSON array of them) and the audit row, and the
 // session read back. A malformed decision (loot.CheckDecision, a grant
@@ -302,7 +322,7 @@ func recordOp(d loot.Decision) string {
 	return fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence)
 }
 
-// decisionArgs returns loot_record_v1's arguments for d, or the reason d
+// decisionArgs returns loot_record_v2's arguments for d, or the reason d
 // is malformed. The grants go as one JSON array of [no, session, player,
 // loot, quantity, rank] arrays. JSON cannot carry a string that is not
 // valid UTF-8 (encoding/json would write U+FFFD in its place, and the

@@ -18,7 +18,7 @@ import (
 
 // settleBatch coalesces concurrent BeginSettle and RecordGrants calls
 // under Options.Batch, each kind into one CALL per batch of Schema's
-// loot_begin_settle_batch_v1 or loot_record_batch_v1, whose transaction
+// loot_begin_settle_batch_v2 or loot_record_batch_v2, whose transaction
 // does for every session of the batch what the single routine does for
 // one:
 //
@@ -172,7 +172,7 @@ func (s *Store) runBegins(ctx context.Context, reqs []beginReq, rs []coalesce.Re
 	}
 }
 
-// beginMany runs loot_begin_settle_batch_v1 for reqs[batch...] and sets
+// beginMany runs loot_begin_settle_batch_v2 for reqs[batch...] and sets
 // their answers; an error is the whole batch's, and no answer is set.
 func (s *Store) beginMany(ctx context.Context, reqs []beginReq, batch []int, rs []coalesce.Result[loot.Frozen]) error {
 	items := make([][2]any, len(batch))
@@ -271,12 +271,12 @@ func (s *Store) runRecords(ctx context.Context, reqs []recordReq, rs []coalesce.
 	}
 }
 
-// recordMany runs loot_record_batch_v1 for reqs[batch...] and sets their
+// recordMany runs loot_record_batch_v2 for reqs[batch...] and sets their
 // answers; an error is the whole batch's, and no answer is set. The
 // single CALL's arguments (decisionArgs: session, fence, lease, grants,
 // then the audit row's) go in three arrays in the batch's order: the
 // session's guard and writes, the grants replaced by their number (the
-// allocated quantity, JSON_LENGTH of them in loot_record_v1); the grants,
+// allocated quantity, JSON_LENGTH of them in loot_record_v2); the grants,
 // each led by its decision's place in the batch (from 1, as JSON_TABLE's
 // FOR ORDINALITY); the audit rows, parsed only by the statement that
 // writes them (the snapshots are most of the bytes, and every statement

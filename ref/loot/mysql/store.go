@@ -135,8 +135,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		cfg.Params = map[string]string{}
 	}
 	cfg.Params["time_zone"] = "'+00:00'"
-	// A session's members are read with GROUP_CONCAT, which MySQL cuts at
-	// 1024 bytes by default (MariaDB at 1 MiB): about 50 players.
+	// A session opened before loot_member_list has its members read with
+	// GROUP_CONCAT, which MySQL cuts at 1024 bytes by default (MariaDB at
+	// 1 MiB): about 50 players.
 	cfg.Params["group_concat_max_len"] = "16777216"
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
