@@ -26,7 +26,13 @@ type batchers struct {
 // batch options: one worker per kind, as ref/postgres measured (a second
 // one splits the callers into smaller batches and competes for the
 // database host's cores), batches of up to 256 (above the 64 concurrent
-// callers the benchmarks run).
+// callers the benchmarks run). On MariaDB too: two settle workers, -count 2
+// of BenchmarkLoot/op=settle/impl=(ref-batched|doc)/conc=(16|64) at
+// -benchtime 2000x, gave ref-batched/doc 0.65x and 0.63x at conc 16
+// (server CPU 755-765 us a settle against one worker's 545-560, its
+// batches of 2.7 settles instead of 4.8) and 0.92x and 0.87x at conc 64,
+// where one worker gave 0.62-0.75x and 0.85-0.96x: with client and server
+// on two cores the batches' size is what saves CPU, so halving it loses.
 const (
 	batchWorkers = 1
 	maxBatch     = 256
