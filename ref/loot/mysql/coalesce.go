@@ -26,13 +26,18 @@ type batchers struct {
 // batch options: one worker per kind, as ref/postgres measured (a second
 // one splits the callers into smaller batches and competes for the
 // database host's cores), batches of up to 256 (above the 64 concurrent
-// callers the benchmarks run). On MariaDB too: two settle workers, -count 2
-// of BenchmarkLoot/op=settle/impl=(ref-batched|doc)/conc=(16|64) at
-// -benchtime 2000x, gave ref-batched/doc 0.65x and 0.63x at conc 16
-// (server CPU 755-765 us a settle against one worker's 545-560, its
-// batches of 2.7 settles instead of 4.8) and 0.92x and 0.87x at conc 64,
-// where one worker gave 0.62-0.75x and 0.85-0.96x: with client and server
-// on two cores the batches' size is what saves CPU, so halving it loses.
+// callers the benchmarks run). On MariaDB too, with the settles' batcher
+// started with Workers: 2 (a local edit of startBatchers), -count 2 of
+//
+//	go test ./ref/loot/mysql -run '^$' -bench 'BenchmarkLoot$/op=settle/impl=(ref-batched|doc)/conc=(16|64)' -benchtime 2000x
+//
+// gave ref-batched/doc 0.65x and 0.63x at conc 16 and 0.92x and 0.87x at
+// conc 64, where one worker, minutes before (the whole BenchmarkLoot,
+// same flags), gave 0.62x and 0.75x, 0.96x and 0.85x. Two workers' server
+// CPU at conc 16 was 755-765 us a settle against one's 545-560, their
+// batches 2.7 settles a CALL against 4.8 (a settle's 2 CALLs over
+// sql-rtt/op 0.746 and 0.419): client and server share two cores, and
+// it is the batches' size that saves the CPU, so halving it loses.
 const (
 	batchWorkers = 1
 	maxBatch     = 256
