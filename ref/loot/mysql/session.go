@@ -302,7 +302,8 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 // its arguments (decisionArgs).
 func (s *Store) recordOne(ctx context.Context, d loot.Decision, args []any) (loot.Session, error) {
 	c := recordChange(d)
-	c.call, c.args = s.q.recordCall, args
+	c.call, c.args = s.q.recordCall, append([]any{}, args...)
+	c.args[3] = grantRows(d)
 	sess, _, err := s.change(ctx, d.Session, c)
 	if isDuplicateOf(err, "uk_grant_no") {
 		err = fmt.Errorf("decision for %q: %w: %w", d.Session, loot.ErrBadArgument, err)
@@ -322,37 +323,48 @@ func recordOp(d loot.Decision) string {
 	return fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence)
 }
 
-// decisionArgs returns loot_record_v2's arguments for d, or the reason d
-// is malformed. The grants go as one JSON array of [no, session, player,
-// loot, quantity, rank] arrays. JSON cannot carry a string that is not
-// valid UTF-8 (encoding/json would write U+FFFD in its place, and the
-// server would record another grant number than the caller's), so such a
-// string is refused here, as the server refuses it in a column (error
-// 1366: isDataError).
+// decisionArgs returns loot_record_v2's arguments for d but its grants
+// (args[3], nil: recordOne puts grantRows there, a batch sends the grants
+// in an array of its own, and encoding them here too cost every batched
+// settle a json.Marshal it never sent), or the reason d is malformed.
+// JSON cannot carry a string that is not valid UTF-8 (encoding/json would
+// write U+FFFD in its place, and the server would record another grant
+// number than the caller's), so such a string is refused here, as the
+// server refuses it in a column (error 1366: isDataError).
 func decisionArgs(d loot.Decision) ([]any, error) {
 	if err := loot.CheckDecision(d); err != nil {
 		return nil, err
 	}
-	rows := make([][6]any, len(d.Grants))
-	for i, g := range d.Grants {
+	for _, g := range d.Grants {
 		for _, v := range []string{g.No, g.Session, g.Loot} {
 			if !utf8.ValidString(v) {
 				return nil, fmt.Errorf("decision for %q: grant %q: %q is not valid UTF-8: %w", d.Session, g.No, v, loot.ErrBadArgument)
 			}
 		}
-		rows[i] = [6]any{g.No, g.Session, int64(g.Player), g.Loot, g.Quantity, g.Rank}
-	}
-	grants, err := json.Marshal(rows)
-	if err != nil {
-		return nil, fmt.Errorf("decision for %q: grants: %w: %w", d.Session, loot.ErrBadArgument, err)
 	}
 	snap := d.Snapshot
 	blob, err := json.Marshal(snap)
 	if err != nil {
 		return nil, fmt.Errorf("decision for %q: snapshot: %w: %w", d.Session, loot.ErrBadArgument, err)
 	}
-	return []any{d.Session, int64(d.Fence), micros(d.Lease), string(grants),
+	return []any{d.Session, int64(d.Fence), micros(d.Lease), nil,
 		int64(snap.Fence), snap.Rule, len(snap.Members), snap.Effective(), snap.ClaimsHash, string(blob)}, nil
+}
+
+// grantRows is loot_record_v2's p_grants for d, whose strings
+// decisionArgs checked: one JSON array of [no, session, player, loot,
+// quantity, rank] arrays. Strings and integers always encode, so
+// json.Marshal cannot fail here.
+func grantRows(d loot.Decision) string {
+	rows := make([][6]any, len(d.Grants))
+	for i, g := range d.Grants {
+		rows[i] = [6]any{g.No, g.Session, int64(g.Player), g.Loot, g.Quantity, g.Rank}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		panic("mysql: grants of valid UTF-8 strings and integers did not encode: " + err.Error())
+	}
+	return string(b)
 }
 
 // refuseDecision answers RecordGrants of a malformed decision d (bad says

@@ -273,7 +273,7 @@ func (s *Store) runRecords(ctx context.Context, reqs []recordReq, rs []coalesce.
 
 // recordMany runs loot_record_batch_v2 for reqs[batch...] and sets their
 // answers; an error is the whole batch's, and no answer is set. The
-// single CALL's arguments (decisionArgs: session, fence, lease, grants,
+// single CALL's arguments (decisionArgs: session, fence, lease, the grants' place,
 // then the audit row's) go in three arrays in the batch's order: the
 // session's guard and writes, the grants replaced by their number (the
 // allocated quantity, JSON_LENGTH of them in loot_record_v2); the grants,
