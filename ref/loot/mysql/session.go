@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/internal/snapjson"
 )
 
 // Open implements loot.Store: one transaction of the session's INSERT
@@ -343,7 +344,9 @@ func decisionArgs(d loot.Decision) ([]any, error) {
 		}
 	}
 	snap := d.Snapshot
-	blob, err := json.Marshal(snap)
+	// snapjson writes json.Marshal's bytes at a quarter of its CPU
+	// (BenchmarkAppend); ~200 bytes a candidate, the rest ~300.
+	blob, err := snapjson.Append(make([]byte, 0, 300+200*len(snap.Claims)), snap)
 	if err != nil {
 		return nil, fmt.Errorf("decision for %q: snapshot: %w: %w", d.Session, loot.ErrBadArgument, err)
 	}
