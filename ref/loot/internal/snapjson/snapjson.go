@@ -13,6 +13,11 @@
 // byte outside ASCII (invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are
 // escaped), a time whose offset is not zero (json writes its offset, and
 // refuses some) or whose year is outside 0-9999 (json refuses it).
+//
+// Append names loot.Snapshot's fields itself, so a field added to
+// Snapshot, Candidate, Claim or Fairness makes it differ from json.Marshal
+// (which writes every field, zero or not) and fails
+// TestAppendIsJSONMarshal until Append writes it too.
 package snapjson
 
 import (
