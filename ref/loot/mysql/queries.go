@@ -67,7 +67,7 @@ type queries struct {
 	claimBatchCall  string // CALL of Schema's loot_claim_batch_v1 (see claimBatch)
 	beginSettleCall string // CALL of Schema's loot_begin_settle_v2 (see BeginSettle)
 	recordCall      string // CALL of Schema's loot_record_v2 (see RecordGrants)
-	// CALLs of Schema's loot_begin_settle_batch_v2 and loot_record_batch_v2
+	// CALLs of Schema's loot_begin_settle_batch_v2 and loot_record_batch_v3
 	// (settlebatch.go).
 	beginSettleBatchCall, recordBatchCall string
 
@@ -182,7 +182,7 @@ func newQueries(now string) queries {
 		recordCall:      callOf(now, "loot_record_v2", 10),
 
 		beginSettleBatchCall: callOf(now, "loot_begin_settle_batch_v2", 1),
-		recordBatchCall:      callOf(now, "loot_record_batch_v2", 3),
+		recordBatchCall:      callOf(now, "loot_record_batch_v3", 3),
 
 		markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'`,
 		readGrant:     `SELECT ` + grantColumns + ` FROM loot_grant WHERE grant_no = ?`,

@@ -18,22 +18,35 @@ import (
 
 // settleBatch coalesces concurrent BeginSettle and RecordGrants calls
 // under Options.Batch, each kind into one CALL per batch of Schema's
-// loot_begin_settle_batch_v2 or loot_record_batch_v2, whose transaction
+// loot_begin_settle_batch_v2 or loot_record_batch_v3, whose transaction
 // does for every session of the batch what the single routine does for
 // one:
 //
-//   - It locks the batch's session rows FOR UPDATE first, in the order of
-//     the batch, which the store sorts by session number (so two batches
-//     lock their common rows in one order and cannot deadlock), and
-//     remembers what its guard needs of each (the fence before the CAS;
-//     which decisions find their session SETTLING at their fence).
-//   - One UPDATE over JSON_TABLE(batch) writes each session under its own
-//     guard, the single routine's.
-//   - Under the lock, a session moved by the CAS is one whose fence moved
-//     by one; a decision closed its session if it found it SETTLING at its
-//     fence. The routine returns every session of the batch with that
-//     flag (the single routine's won) and, for a settle, the frozen claims
-//     of the sessions it moved, in one more result set.
+//   - Its first statement locks the batch's session rows FOR UPDATE, in
+//     the order of the batch, which the store sorts by session number (so
+//     two batches lock their common rows in one order and cannot
+//     deadlock); a locking read locks every row it reads, matching or not,
+//     under both isolation levels (measured on MariaDB 10.11: a concurrent
+//     UPDATE of either kind of row waits).
+//   - BeginSettle's remembers the fence before the CAS, and one UPDATE over
+//     JSON_TABLE(batch) writes each session under the single routine's
+//     guard; a session moved by the CAS is then one whose fence moved by
+//     one.
+//   - RecordGrants' first statement is the audit rows' INSERT, one per
+//     session SETTLING at its decision's fence: the sessions the decisions
+//     close. The grants' INSERT and the closing UPDATE after it take the
+//     sessions still SETTLING at that fence that have an audit row. No
+//     other session does: an audit row is written only in the transaction
+//     that closes its session (here, or loot_record_v2's UPDATE then
+//     INSERT), CLOSED is final, and the rows are locked since the first
+//     statement, so a SETTLING session with an audit row is one this
+//     transaction wrote it for.
+//   - The routine returns every session of the batch with a won flag (a
+//     settle: its fence moved by one; a record: CLOSED at the decision's
+//     fence, which a repeat of a recorded decision also is, and which
+//     change.answer answers as the single path answers a repeat, with the
+//     session and no error) and, for a settle, the frozen claims of the
+//     sessions it moved, in one more result set.
 //
 // Each call is then answered by change.answer from its session's row, the
 // code that answers it alone: a session missing, not due, held by a live
@@ -271,25 +284,27 @@ func (s *Store) runRecords(ctx context.Context, reqs []recordReq, rs []coalesce.
 	}
 }
 
-// recordMany runs loot_record_batch_v2 for reqs[batch...] and sets their
+// recordMany runs loot_record_batch_v3 for reqs[batch...] and sets their
 // answers; an error is the whole batch's, and no answer is set. The
-// single CALL's arguments (decisionArgs: session, fence, lease, the grants' place,
-// then the audit row's) go in three arrays in the batch's order: the
-// session's guard and writes, the grants replaced by their number (the
-// allocated quantity, JSON_LENGTH of them in loot_record_v2); the grants,
-// each led by its decision's place in the batch (from 1, as JSON_TABLE's
-// FOR ORDINALITY); the audit rows, parsed only by the statement that
-// writes them (the snapshots are most of the bytes, and every statement
-// over an array parses all of it).
+// single CALL's arguments (decisionArgs: session, fence, lease, the
+// grants' place, then the audit row's) go in three arrays in the batch's
+// order, each element led by its decision's session and fence (the
+// guard every statement applies): the sessions with the allocated
+// quantity (the number of grants, JSON_LENGTH of them in loot_record_v2);
+// the grants with their lease, as rows of their own; the audit rows with
+// the allocated quantity, parsed only by the statement that writes them
+// (the snapshots are most of the bytes, and every statement over an
+// array parses all of it). A grant's session is its decision's
+// (loot.CheckDecision).
 func (s *Store) recordMany(ctx context.Context, reqs []recordReq, batch []int, rs []coalesce.Result[loot.Session]) error {
-	items, audits := make([][]any, len(batch)), make([][]any, len(batch))
-	grants := [][7]any{}
+	items, audits := make([][3]any, len(batch)), make([][9]any, len(batch))
+	grants := [][8]any{}
 	for k, i := range batch {
 		d, args := reqs[i].d, reqs[i].args
-		items[k] = []any{args[0], args[1], args[2], len(d.Grants)}
-		audits[k] = args[4:]
+		items[k] = [3]any{args[0], args[1], len(d.Grants)}
+		audits[k] = [9]any{args[0], args[1], len(d.Grants), args[4], args[5], args[6], args[7], args[8], args[9]}
 		for _, g := range d.Grants {
-			grants = append(grants, [7]any{k + 1, g.No, g.Session, int64(g.Player), g.Loot, g.Quantity, g.Rank})
+			grants = append(grants, [8]any{args[0], args[1], args[2], g.No, int64(g.Player), g.Loot, g.Quantity, g.Rank})
 		}
 	}
 	var sent [3]string
