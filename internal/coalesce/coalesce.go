@@ -213,19 +213,37 @@ func (b *Batcher[Q, R]) Close() {
 // anyway and add a hand-off to a worker and back (two waits for a core on
 // a loaded host), so at concurrency 1 a batched store costs what an
 // unbatched one does. A caller who finds others in flight joins the
-// Batcher, which they keep busy. Safe for concurrent use.
+// Batcher, which they keep busy. Lanes of one Crew share the count.
+// Safe for concurrent use.
 type Lane[Q, R any] struct {
 	b    *Batcher[Q, R]
-	busy atomic.Int64
+	busy *atomic.Int64
 }
 
-// NewLane starts a Lane's Batcher (New's options and panics).
+// Crew is the count of callers in flight that several Lanes share, for
+// calls that follow each other (a settle's begin, then its record, then
+// its delivery): a caller runs alone only when no call of any of them is
+// in flight. With a count per Lane, the first caller a batch answers would
+// find the next step's Lane empty (the others it was answered with have
+// not reached it yet) and spend a round trip on itself, every batch; with
+// the Crew's it finds them still in flight in the step they are leaving,
+// and joins the batch they form. The zero Crew is ready to use.
+type Crew struct{ busy atomic.Int64 }
+
+// NewLane starts a Lane's Batcher (New's options and panics), with a count
+// of its own.
 func NewLane[Q, R any](fn Func[Q, R], opts Options) *Lane[Q, R] {
-	return &Lane[Q, R]{b: New(fn, opts)}
+	return NewCrewLane(new(Crew), fn, opts)
 }
 
-// Do answers q by alone() when no other Do of the Lane is in flight, else
-// through the Batcher (Batcher.Do: ErrClosed after Close).
+// NewCrewLane starts a Lane's Batcher (New's options and panics), counting
+// its callers in c.
+func NewCrewLane[Q, R any](c *Crew, fn Func[Q, R], opts Options) *Lane[Q, R] {
+	return &Lane[Q, R]{b: New(fn, opts), busy: &c.busy}
+}
+
+// Do answers q by alone() when no other Do of the Lane (or of its Crew) is
+// in flight, else through the Batcher (Batcher.Do: ErrClosed after Close).
 func (l *Lane[Q, R]) Do(ctx context.Context, q Q, alone func() (R, error)) (R, error) {
 	n := l.busy.Add(1)
 	defer l.busy.Add(-1)

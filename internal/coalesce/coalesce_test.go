@@ -235,3 +235,43 @@ func TestLaneRunsALoneCallerItselfAndBatchesTheRest(t *testing.T) {
 		t.Fatalf("after Close the batcher answers %v, want ErrClosed", err)
 	}
 }
+
+// Lanes of one Crew share their count: a caller in flight in one makes a
+// caller of the other join its batcher, and a caller alone in the Crew
+// runs its call itself in either.
+func TestCrewLanesShareTheirCount(t *testing.T) {
+	var crew Crew
+	var batched atomic.Int64
+	fn := func(ctx context.Context, qs []int, rs []Result[int]) {
+		batched.Add(int64(len(qs)))
+		for i, q := range qs {
+			rs[i].Val = q * 10
+		}
+	}
+	first, second := NewCrewLane(&crew, fn, Options{Workers: 1, MaxBatch: 8}), NewCrewLane(&crew, fn, Options{Workers: 1, MaxBatch: 8})
+	defer first.Close()
+	defer second.Close()
+	alone := func() (int, error) { return -1, nil }
+	for name, l := range map[string]*Lane[int, int]{"first": first, "second": second} {
+		if v, err := l.Do(context.Background(), 1, alone); v != -1 || err != nil {
+			t.Fatalf("a lone Do on the %s lane = %d, %v; want -1 (run alone)", name, v, err)
+		}
+	}
+	holding, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		first.Do(context.Background(), 0, func() (int, error) { close(holding); <-release; return -1, nil })
+	}()
+	<-holding
+	if v, err := second.Do(context.Background(), 2, alone); v != 20 || err != nil {
+		t.Errorf("Do on the second lane while the first holds a caller = %d, %v; want 20 from the batcher", v, err)
+	}
+	close(release)
+	<-done
+	if v, err := second.Do(context.Background(), 3, alone); v != -1 || err != nil {
+		t.Errorf("Do on the second lane once the first's caller left = %d, %v; want -1 (run alone)", v, err)
+	}
+	if batched.Load() != 1 {
+		t.Errorf("%d calls batched, want 1", batched.Load())
+	}
+}

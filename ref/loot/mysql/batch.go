@@ -3,8 +3,10 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
+	"github.com/onceproof/onceproof/internal/coalesce"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -37,7 +39,10 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 		err  error
 	)
 	if b := s.batch.deliver.b; b != nil {
-		recs, err = b.Do(ctx, nos)
+		recs, err = b.Do(ctx, nos, func() ([]loot.Grant, error) { return s.deliverNos(ctx, nos) })
+		if errors.Is(err, coalesce.ErrClosed) {
+			err = errBatchClosed // as the settles' batchers say it (batchDo)
+		}
 	} else {
 		recs, err = s.deliverNos(ctx, nos)
 	}

@@ -52,8 +52,11 @@ func (s *Store) startBatchers() {
 	opts := coalesce.Options{Workers: batchWorkers, MaxBatch: maxBatch,
 		Context: func() (context.Context, context.CancelFunc) { return life, func() {} }}
 	s.batch.claim.start(s, opts)
-	s.batch.settle.start(s, opts)
-	s.batch.deliver.start(s, opts)
+	// A settle's calls follow each other (BeginSettle, RecordGrants,
+	// DeliverBatch), so their lanes share one count of callers in flight.
+	var crew coalesce.Crew
+	s.batch.settle.start(s, &crew, opts)
+	s.batch.deliver.start(s, &crew, opts)
 }
 
 // stopBatchers closes the batchers once (Close is idempotent); a Store

@@ -15,13 +15,15 @@ import (
 // whose guard (every number recorded) holds exactly when it holds for
 // every call, so in the common case the batch costs the server one
 // transaction of five statements instead of five per call. Each request
-// is one call's distinct numbers; its answer, the grants as delivered.
+// is one call's distinct numbers; its answer, the grants as delivered. A
+// call alone in the store's settle crew (settleBatch) delivers alone
+// (deliverNos), with no hand-off to the worker and back.
 type deliverBatch struct {
-	b *coalesce.Batcher[[]string, []loot.Grant]
+	b *coalesce.Lane[[]string, []loot.Grant]
 }
 
-func (b *deliverBatch) start(s *Store, opts coalesce.Options) {
-	b.b = coalesce.New(s.deliverCalls, opts)
+func (b *deliverBatch) start(s *Store, crew *coalesce.Crew, opts coalesce.Options) {
+	b.b = coalesce.NewCrewLane(crew, s.deliverCalls, opts)
 }
 
 func (b *deliverBatch) close() {

@@ -216,7 +216,9 @@ func (s *Store) BeginSettle(ctx context.Context, no string, lease time.Duration)
 		return loot.Frozen{}, wrap("begin settle "+no, fmt.Errorf("settle lease %v: %w", lease, loot.ErrBadArgument))
 	}
 	if s.batch.settle.begins != nil && loot.CheckContext(ctx) == nil && loot.CheckSessionNo(no) == nil {
-		return batchDo(ctx, "begin settle "+no, s.batch.settle.begins, beginReq{no, lease})
+		return batchDo(ctx, "begin settle "+no, s.batch.settle.begins, beginReq{no, lease}, func() (loot.Frozen, error) {
+			return s.beginOne(ctx, no, lease)
+		})
 	}
 	return s.beginOne(ctx, no, lease)
 }
@@ -294,7 +296,9 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 		return s.refuseDecision(ctx, d, bad)
 	}
 	if s.batch.settle.records != nil && loot.CheckContext(ctx) == nil && batchable(d) {
-		return batchDo(ctx, recordOp(d), s.batch.settle.records, recordReq{d, args})
+		return batchDo(ctx, recordOp(d), s.batch.settle.records, recordReq{d, args}, func() (loot.Session, error) {
+			return s.recordOne(ctx, d, args)
+		})
 	}
 	return s.recordOne(ctx, d, args)
 }

@@ -52,21 +52,30 @@ import (
 // lease, or at another fence gets the single path's error, with no round
 // trip more. Two calls on one session in a batch are answered as if one
 // came after the other: the first in the batch, the second alone after it.
-// A batch of one takes the single CALL. A caller alone does not skip the
-// worker, as a lone claim does (claimBatch): measured, BenchmarkLoot
-// op=settle impl=ref-batched conc=16, the skip made batches smaller (0.48-0.52
-// round trips a settle against 0.39: when a batch answers its callers at
-// once, the first back finds none in flight and spends a CALL on itself),
-// 2354 and 2929 settles/s against 3374 and 3361 without it; at conc 1 it
-// gained nothing measurable (1312, 1365 against 1296, 1311). A batch that fails as a whole on a deadlock
-// (after oneTrip's own retries) or on a value the server refuses (a data
-// error, a CHECK, a grant number uk_grant_no holds: one decision's fault,
-// and the batch wrote nothing) runs again call by call, so only the
-// caller at fault fails; any other failure is every caller's outcome
-// unknown.
+// A batch of one takes the single CALL. A caller alone in the store's
+// settle crew (no BeginSettle, RecordGrants or Inventory.DeliverBatch of
+// the store in flight: coalesce.Crew) skips the worker and sends the
+// single CALL itself, as a lone claim does (claimBatch). A count per kind
+// was measured before and lost: the first caller a batch answers found
+// the next kind's lane empty and spent a CALL on itself every batch
+// (BenchmarkLoot op=settle impl=ref-batched conc=16, 0.48-0.52 round trips
+// a settle against 0.39, 2354 and 2929 settles/s against 3374 and 3361);
+// the crew's count still holds the callers answered with it, so it joins
+// their batch: 0.41-0.42 round trips a settle at conc 16 and 0.11 at 64,
+// with or without the crew. At conc 1 it saves the two hand-offs of each
+// call (to the worker and back): the client's CPU a settle 255-360 us
+// against 455-470 through the worker, and 465-470 against 915-955 a
+// settle through delivery (BenchmarkLootSettleDeliver), -count 2 each,
+// minutes apart.
+//
+// A batch that fails as a whole on a deadlock (after oneTrip's own
+// retries) or on a value the server refuses (a data error, a CHECK, a
+// grant number uk_grant_no holds: one decision's fault, and the batch
+// wrote nothing) runs again call by call, so only the caller at fault
+// fails; any other failure is every caller's outcome unknown.
 type settleBatch struct {
-	begins  *coalesce.Batcher[beginReq, loot.Frozen]   // nil unless Options.Batch
-	records *coalesce.Batcher[recordReq, loot.Session] // nil unless Options.Batch
+	begins  *coalesce.Lane[beginReq, loot.Frozen]   // nil unless Options.Batch
+	records *coalesce.Lane[recordReq, loot.Session] // nil unless Options.Batch
 }
 
 // beginReq is one queued BeginSettle.
@@ -82,9 +91,9 @@ type recordReq struct {
 	args []any
 }
 
-func (b *settleBatch) start(s *Store, opts coalesce.Options) {
-	b.begins = coalesce.New(s.runBegins, opts)
-	b.records = coalesce.New(s.runRecords, opts)
+func (b *settleBatch) start(s *Store, crew *coalesce.Crew, opts coalesce.Options) {
+	b.begins = coalesce.NewCrewLane(crew, s.runBegins, opts)
+	b.records = coalesce.NewCrewLane(crew, s.runRecords, opts)
 }
 
 func (b *settleBatch) close() {
@@ -95,13 +104,15 @@ func (b *settleBatch) close() {
 // errBatchClosed is what a call gets when the store closed under it.
 var errBatchClosed = errors.New("the store was closed")
 
-// batchDo runs one call (op) through a batcher. The batch's answers are
-// the calls' own, wrapped already; what the batcher itself answers (ctx
-// done before the batch answered, or the store closed) is wrapped as the
-// single path wraps its errors. ctx must not be nil (loot.CheckContext):
-// the batcher reads its Err.
-func batchDo[Q, R any](ctx context.Context, op string, b *coalesce.Batcher[Q, R], q Q) (R, error) {
-	v, err := b.Do(ctx, q)
+// batchDo runs one call (op) through a lane: alone() when no other call
+// of the store's settle crew is in flight (coalesce.Crew), else through
+// its batcher. The batch's answers are the calls' own, wrapped already,
+// and so are alone's; what the batcher itself answers (ctx done before
+// the batch answered, or the store closed) is wrapped as the single path
+// wraps its errors. ctx must not be nil (loot.CheckContext): the batcher
+// reads its Err.
+func batchDo[Q, R any](ctx context.Context, op string, l *coalesce.Lane[Q, R], q Q, alone func() (R, error)) (R, error) {
+	v, err := l.Do(ctx, q, alone)
 	switch {
 	case errors.Is(err, coalesce.ErrClosed):
 		err = wrap(op, errBatchClosed)
