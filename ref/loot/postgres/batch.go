@@ -98,7 +98,8 @@ func (s *Store) startBatchers() {
 	// each serves many callers, who return on their own contexts anyway.
 	opts := coalesce.Options{Workers: batchWorkers, MaxBatch: maxBatch,
 		Context: func() (context.Context, context.CancelFunc) { return life, func() {} }}
-	// A settle's calls follow each other (BeginSettle, then RecordGrants),
+	// A settle's calls follow each other (BeginSettle, RecordGrants, then
+	// the Inventory's DeliverBatch),
 	// so their lanes share one count of callers in flight (coalesce.Crew):
 	// with a count each, the first caller a record batch answered found
 	// the settles' lane empty and began alone, every batch. Measured,
@@ -110,6 +111,7 @@ func (s *Store) startBatchers() {
 	var crew coalesce.Crew
 	s.settles = coalesce.NewCrewLane(&crew, s.runSettles, opts)
 	s.records = coalesce.NewCrewLane(&crew, s.runRecords, opts)
+	s.delivers = coalesce.NewCrewLane(&crew, s.runDelivers, opts)
 	s.claiming = coalesce.NewLane(s.runClaims, opts)
 }
 
@@ -373,6 +375,60 @@ func batchFailed(op string, err error) error {
 
 // errBatchClosed is what a call gets when the store closed under it.
 var errBatchClosed = fmt.Errorf("loot/postgres: store closed")
+
+// runDelivers answers a batch of DeliverBatch calls under Options.Batch
+// (each request is one call's distinct numbers) with one deliverNos of
+// every number in them: its guard (every number recorded) holds exactly
+// when it holds for every call, and it locks the grants in grant_no
+// order, so batches that share grants wait for each other instead of
+// deadlocking. A number in two calls is delivered once and answered to
+// both, SUCCESS, as the second call alone would find it. When the
+// statement applied nothing (some call has a number never recorded), or
+// failed on a value (a data exception: one call's string) or a
+// serialization failure, it wrote nothing, and each call runs again
+// alone, so only the call at fault fails; any other failure (a connection
+// lost: outcome unknown) is every call's.
+func (s *Store) runDelivers(ctx context.Context, qs [][]string, rs []coalesce.Result[[]loot.Grant]) {
+	if len(qs) == 1 {
+		rs[0].Val, rs[0].Err = s.deliverNos(ctx, qs[0])
+		return
+	}
+	var all []string
+	seen := map[string]bool{}
+	for _, q := range qs {
+		for _, no := range q {
+			if !seen[no] {
+				seen[no] = true
+				all = append(all, no)
+			}
+		}
+	}
+	recs, err := s.deliverNos(ctx, all)
+	var pe *pgconn.PgError
+	if errors.Is(err, errNotRecorded) || isDataException(err) || errors.As(err, &pe) && strings.HasPrefix(pe.Code, "40") {
+		for i, q := range qs {
+			rs[i].Val, rs[i].Err = s.deliverNos(ctx, q)
+		}
+		return
+	}
+	if err != nil {
+		for i := range rs {
+			rs[i].Err = batchFailed("deliver (batched)", err)
+		}
+		return
+	}
+	byNo := make(map[string]loot.Grant, len(recs))
+	for _, g := range recs {
+		byNo[g.No] = g
+	}
+	for i, q := range qs {
+		gs := make([]loot.Grant, len(q))
+		for k, no := range q {
+			gs[k] = byNo[no]
+		}
+		rs[i].Val = gs
+	}
+}
 
 // laneDo answers q alone or through l (coalesce.Lane: a caller alone, as
 // at concurrency 1, runs the unbatched call itself, which is what a batch

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/onceproof/onceproof/ref/loot"
+	"github.com/onceproof/onceproof/ref/loot/loottest"
 	"github.com/onceproof/onceproof/ref/loot/postgres"
 )
 
@@ -142,4 +143,65 @@ func decide(t *testing.T, fz loot.Frozen) loot.Decision {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestBatchedDeliveriesShareAStatement: through one Store opened with
+// Options.Batch, 20 DeliverBatch calls at once, each of its own session's
+// grants, share statements (fewer than calls) and all deliver: every
+// grant SUCCESS with one ledger row. Then 20 more at once, each
+// delivering again what it delivered (nothing left to apply), every
+// fourth with a grant never recorded too: only those calls fail, with
+// loot.ErrNotFound (five of them, so some share a batch with the others,
+// whatever the order they arrive in), and every grant stays delivered
+// once.
+func TestBatchedDeliveriesShareAStatement(t *testing.T) {
+	const reproduce = "ONCEPROOF_REQUIRE_SERVICES=1 go test -race -count=1 -run 'TestBatchedDeliveriesShareAStatement' ./ref/loot/postgres/"
+	const calls = 20
+	defer func() {
+		if t.Failed() {
+			t.Log("to reproduce: " + reproduce)
+		}
+	}()
+	url, pool := clockedDB(t, clockBase)
+	delivers := &statements{marker: "FROM g, n WHERE n.n = $2"}
+	st := openStore(t, url, postgres.Options{TestClock: testClock, Batch: true, Config: func(c *pgxpool.Config) { c.ConnConfig.Tracer = delivers }})
+	defer st.Close()
+	gs := make([][]loot.Grant, calls)
+	for i := range calls {
+		gs[i] = recorded(t, st, pool, fmt.Sprintf("D-%d", i), 2, 1, 2, 3)
+	}
+	inv := st.Inventory(nil)
+	before := delivers.n.Load()
+	for i, err := range loottest.Together(calls, func(i int) error { return inv.DeliverBatch(context.Background(), gs[i]) }) {
+		if err != nil {
+			t.Errorf("DeliverBatch of D-%d: %v", i, err)
+		}
+	}
+	if n := delivers.n.Load() - before; n >= calls {
+		t.Errorf("%d delivery statements for %d concurrent DeliverBatch calls: no batch formed", n, calls)
+	}
+	errs := loottest.Together(calls, func(i int) error {
+		if i%4 == 0 {
+			unknown := gs[i][0]
+			unknown.No = loot.GrantNo(unknown.Session, 9, unknown.Loot)
+			return inv.DeliverBatch(context.Background(), append(slices.Clone(gs[i]), unknown))
+		}
+		return inv.DeliverBatch(context.Background(), gs[i])
+	})
+	for i, err := range errs {
+		if want := i%4 == 0; want != errors.Is(err, loot.ErrNotFound) || !want && err != nil {
+			t.Errorf("repeated DeliverBatch of D-%d (with a grant never recorded: %v) = %v", i, want, err)
+		}
+	}
+	for i := range calls {
+		recs, err := st.Grants(t.Context(), fmt.Sprintf("D-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range recs {
+			if n := ledgerRows(t, pool, g.No); n != 1 || g.Status != loot.GrantSuccess {
+				t.Errorf("grant %s: %d ledger rows, %s; want 1, SUCCESS", g.No, n, g.Status)
+			}
+		}
+	}
 }

@@ -198,6 +198,13 @@ func BenchmarkLootSettle(b *testing.B) { benchSettle(b, false) }
 // against the document's 12, and ref-batched's 1.7 and 1.2 at conc 16 and 64
 // (its coalescing shares the CAS and record statements).
 //
+// Since DeliverBatch calls are coalesced too (runDelivers), ref-batched's
+// sql-rtt/op is 1.0 at conc 16 and 0.30 at conc 64: two runs after, two
+// before, -benchtime 2000x -count 2, ref-batched/doc settles/s 1.48x and
+// 1.63x at conc 16 (before 1.13x, 0.99x), 2.35x and 2.64x at conc 64
+// (before 1.73x, 1.55x), conc 1 unchanged (1.31-1.36x), pg-cpu-us/op at
+// conc 16 400 against 495. The table below is from before both.
+//
 // Measured with BenchmarkLootClaim's two runs, settles/s:
 //
 //	conc run   ref  batched    doc  ref/doc  batched/doc  pg-cpu-us/op ref batched doc  sql-rtt/op

@@ -96,19 +96,46 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 	if len(nos) == 0 {
 		return nil
 	}
-	rows, err := inv.s.pool.Query(ctx, inv.s.q.deliverBatch, nos, len(nos))
+	s := inv.s
+	alone := func() ([]loot.Grant, error) { return s.deliverNos(ctx, nos) }
+	var (
+		recs []loot.Grant
+		err  error
+	)
+	if s.delivers != nil {
+		recs, err = laneDo(ctx, s.delivers, nos, alone)
+	} else {
+		recs, err = alone()
+	}
+	if errors.Is(err, loot.ErrNotFound) {
+		return fmt.Errorf("loot/postgres: %s: some of them not recorded: %w", op, err)
+	}
 	if err != nil {
 		return wrap(op, err)
+	}
+	s.delivered.Put(recs)
+	return nil
+}
+
+// errNotRecorded is deliverNos' answer when some number is not recorded:
+// its statement applied nothing.
+var errNotRecorded = fmt.Errorf("the statement applied nothing: %w", loot.ErrNotFound)
+
+// deliverNos is DeliverBatch's statement for the distinct numbers nos: the
+// grants as it left them, every one of them, or errNotRecorded.
+func (s *Store) deliverNos(ctx context.Context, nos []string) ([]loot.Grant, error) {
+	rows, err := s.pool.Query(ctx, s.q.deliverBatch, nos, len(nos))
+	if err != nil {
+		return nil, err
 	}
 	recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (loot.Grant, error) { return scanGrant(row) })
 	if err != nil {
-		return wrap(op, err)
+		return nil, err
 	}
 	if len(recs) != len(nos) { // none: the statement applied nothing
-		return fmt.Errorf("loot/postgres: %s: some of them not recorded: %w", op, loot.ErrNotFound)
+		return nil, errNotRecorded
 	}
-	inv.s.delivered.Put(recs)
-	return nil
+	return recs, nil
 }
 
 // Holding returns how many items of loot code lootCode the ledger holds

@@ -88,6 +88,7 @@ type Store struct {
 	settles   *coalesce.Lane[settleReq, loot.Frozen]  // nil unless Options.Batch
 	records   *coalesce.Lane[recordReq, loot.Session] // nil unless Options.Batch
 	claiming  *coalesce.Lane[claimReq, claimed]       // nil unless Options.Batch
+	delivers  *coalesce.Lane[[]string, []loot.Grant]  // nil unless Options.Batch
 	cancel    context.CancelFunc                      // ends the batches' context
 	delivered delivered.Record                        // the Inventory's last batches (ref/loot/internal/delivered)
 }
@@ -157,6 +158,7 @@ func (s *Store) Close() error {
 		s.settles.Close()
 		s.records.Close()
 		s.claiming.Close()
+		s.delivers.Close()
 	}
 	s.pool.Close()
 	return nil
