@@ -18,7 +18,7 @@ import (
 )
 
 // claimBatch coalesces concurrent Claim calls under Options.Batch: a batch
-// of two or more is one CALL of Schema's loot_claim_batch_v1, which takes
+// of two or more is one CALL of Schema's loot_claim_batch_v2, which takes
 // the claims as one JSON array and runs loot_claim_v1's statement for all
 // of them at once: one INSERT ... SELECT FROM JSON_TABLE(...) JOIN
 // loot_session JOIN loot_member ... LOCK IN SHARE MODE ON DUPLICATE KEY
@@ -149,7 +149,7 @@ func indexes(n int) []int {
 }
 
 // claimMany sends the claims qs[in...] (distinct keys, two or more) as one
-// CALL of loot_claim_batch_v1 and answers each in rs, but for those it
+// CALL of loot_claim_batch_v2 and answers each in rs, but for those it
 // returns: refused by a state that would have accepted them (errRaced),
 // to be claimed again alone. On an error it answers none.
 func (s *Store) claimMany(ctx context.Context, qs []claimReq, in []int, rs []coalesce.Result[claimed]) (raced []int, err error) {
@@ -196,7 +196,7 @@ func (s *Store) claimMany(ctx context.Context, qs []claimReq, in []int, rs []coa
 				return answer{}, err
 			}
 			if at < 1 || at > len(in) {
-				return answer{}, errors.New("mysql: loot_claim_batch_v1 explained a claim not in its batch")
+				return answer{}, errors.New("mysql: loot_claim_batch_v2 explained a claim not in its batch")
 			}
 			a.refused[at-1] = r
 		}

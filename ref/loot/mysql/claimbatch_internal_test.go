@@ -259,7 +259,7 @@ func claimWorld(t *testing.T, batch bool) (*Store, *claimCalls) {
 	return s, calls
 }
 
-// claimCalls counts the packets sent that CALL loot_claim_batch_v1
+// claimCalls counts the packets sent that CALL loot_claim_batch_v2
 // (batched) and loot_claim_v1 (alone), under any clock's name: a command
 // is one packet (bench_test.go's writes says why).
 type claimCalls struct{ batched, alone atomic.Int64 }
@@ -276,7 +276,7 @@ type countedConn struct {
 
 func (c countedConn) Write(p []byte) (int, error) {
 	switch {
-	case bytes.Contains(p, []byte("CALL loot_claim_batch_v1")):
+	case bytes.Contains(p, []byte("CALL loot_claim_batch_v2")):
 		c.calls.batched.Add(1)
 	case bytes.Contains(p, []byte("CALL loot_claim_v1")):
 		c.calls.alone.Add(1)

@@ -64,7 +64,7 @@ type queries struct {
 	claim           string
 	claimTx         string // several statements; Open enables multiStatements for it
 	claimCall       string // CALL of Schema's loot_claim_v1 (see Claim)
-	claimBatchCall  string // CALL of Schema's loot_claim_batch_v1 (see claimBatch)
+	claimBatchCall  string // CALL of Schema's loot_claim_batch_v2 (see claimBatch)
 	beginSettleCall string // CALL of Schema's loot_begin_settle_v2 (see BeginSettle)
 	recordCall      string // CALL of Schema's loot_record_v2 (see RecordGrants)
 	// CALLs of Schema's loot_begin_settle_batch_v2 and loot_record_batch_v3
@@ -177,7 +177,7 @@ func newQueries(now string) queries {
 		claim:           claim,
 		claimTx:         `START TRANSACTION; ` + claim + `; ` + claimRead + `; COMMIT`,
 		claimCall:       callOf(now, "loot_claim_v1", 4),
-		claimBatchCall:  callOf(now, "loot_claim_batch_v1", 1),
+		claimBatchCall:  callOf(now, "loot_claim_batch_v2", 1),
 		beginSettleCall: callOf(now, "loot_begin_settle_v2", 2),
 		recordCall:      callOf(now, "loot_record_v2", 10),
 

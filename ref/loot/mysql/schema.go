@@ -227,7 +227,7 @@ BEGIN
 		FROM loot_session s WHERE s.session_no = p_session;
 	END IF;
 END;;
-CREATE PROCEDURE IF NOT EXISTS loot_claim_batch_v1(
+CREATE PROCEDURE IF NOT EXISTS loot_claim_batch_v2(
 	p_claims LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
 SQL SECURITY INVOKER
 BEGIN
@@ -238,8 +238,8 @@ BEGIN
 			c_player   BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR,
 			c_intent   TEXT   PATH '$[2]' ERROR ON EMPTY ERROR ON ERROR,
 			c_priority BIGINT PATH '$[3]' ERROR ON EMPTY ERROR ON ERROR)) c
-		JOIN loot_session s ON s.session_no = c.c_session
-		JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = c.c_player
+		STRAIGHT_JOIN loot_session s ON s.session_no = c.c_session COLLATE utf8mb4_nopad_bin
+		STRAIGHT_JOIN loot_member m ON m.session_no = s.session_no AND m.player_id = c.c_player
 	WHERE s.status = 'CLAIMING' AND s.deadline_at > NOW(6)
 	LOCK IN SHARE MODE
 	ON DUPLICATE KEY UPDATE
@@ -254,7 +254,7 @@ BEGIN
 				c_at      FOR ORDINALITY,
 				c_session TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
 				c_player  BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) c
-			JOIN loot_session s ON s.session_no = c.c_session;
+			STRAIGHT_JOIN loot_session s ON s.session_no = c.c_session COLLATE utf8mb4_nopad_bin;
 	END IF;
 END;;
 CREATE PROCEDURE IF NOT EXISTS loot_begin_settle_v2(
@@ -429,7 +429,7 @@ type routine struct {
 
 // routineNames are the routines the store CALLs (queries names them), each
 // of which Schema must define, and no other.
-var routineNames = []string{"loot_begin_settle_batch_v2", "loot_begin_settle_v2", "loot_claim_batch_v1", "loot_claim_v1", "loot_record_batch_v3", "loot_record_v2"}
+var routineNames = []string{"loot_begin_settle_batch_v2", "loot_begin_settle_v2", "loot_claim_batch_v2", "loot_claim_v1", "loot_record_batch_v3", "loot_record_v2"}
 
 const routineDelimiter = "\nDELIMITER ;;\n"
 
