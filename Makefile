@@ -99,12 +99,14 @@ bench: ## run the benchmarks; write results/bench/new.txt (only if they pass)
 # round by round; 6 rounds is the fewest for which benchmath gives a 95%
 # interval. LOOTBENCHTIME is a count, not a duration: each run makes its b.N
 # sessions in bulk before its timer starts, and a duration would have the
-# framework probe growing b.N, making sessions for every probe. 100 ops a
-# sample keeps a round to ~7 minutes on 2 shared cores (the committed
-# baseline: 6 rounds in 44m10s at load average 17-33, other sessions sharing
-# the cores; 1000x, not measured here, times ten times the ops); a database's
-# CPU per op is then counted to 10ms/100 = 100us (its /proc ticks).
-LOOTBENCHTIME ?= 100x
+# framework probe growing b.N, making sessions for every probe. 1000 ops a
+# sample: 6 rounds took 8m24s on 2 cores at load average ~1 (2026-12-04;
+# 100 ops took 7 minutes, and 44 at load average 17-33). At 100 ops a conc-64
+# sample was 1.6 ops a caller, mostly the batches forming: MariaDB's batched
+# settles at conc 64 read 0.91x doc at 100x, 1.07x at 1000x, 1.2-1.4x at
+# 2000x. A database's CPU per op is counted to 10ms/1000 = 10us (its /proc
+# ticks).
+LOOTBENCHTIME ?= 1000x
 LOOTBENCH ?= ^BenchmarkLoot(|Claim|Settle|SettleDeliver|HTTP|HTTPPath)$$
 LOOTPKGS ?= ./ref/loot/postgres/ ./ref/loot/mysql/ ./cmd/lootd/
 
