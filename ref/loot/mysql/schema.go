@@ -88,7 +88,13 @@ import (
 // BenchmarkLoot op=settle impl=ref-batched against doc, -count 2: server
 // CPU a settle 417-473 us against v2's 490-567 at conc 16, 270-273
 // against 332-370 at conc 64, settles/s 0.97x of doc's at conc 16 (v2
-// 0.79x in the same hour) and 1.00-1.11x at conc 64.
+// 0.79x in the same hour) and 1.00-1.11x at conc 64. loot_claim_batch_v2
+// is v1 with its joins STRAIGHT_JOIN from the JSON table: v1 left the
+// order to the optimizer, which drove some runs from the session table
+// (BenchmarkLoot op=claim impl=ref-batched at -benchtime 1000x:
+// db-cpu-us/op 140-280 in three runs of six against 30-60, with the same
+// round trips; v2 10-60 in all of four), and claimBatch's lock order
+// assumes the JSON table drives.
 //
 // Open creates only what is missing and checks that tables it did not
 // create have these columns (ErrSchema otherwise), so a role with SELECT,
