@@ -8,7 +8,7 @@ import "strconv"
 // one, and their json.Marshal was 5.6% of the client's CPU in BenchmarkLoot
 // op=settle impl=ref-batched conc=16 (-cpuprofile, 20000x). Strings must be
 // valid UTF-8, which every caller checked before it batched (batchable,
-// decisionArgs, loot.CheckSessionNo): JSON cannot carry anything else, and
+// encodeDecision, loot.CheckSessionNo): JSON cannot carry anything else, and
 // encoding/json would have written U+FFFD in its place.
 type jsonRows struct {
 	b     []byte

@@ -88,7 +88,9 @@ import (
 // BenchmarkLoot op=settle impl=ref-batched against doc, -count 2: server
 // CPU a settle 417-473 us against v2's 490-567 at conc 16, 270-273
 // against 332-370 at conc 64, settles/s 0.97x of doc's at conc 16 (v2
-// 0.79x in the same hour) and 1.00-1.11x at conc 64. loot_claim_batch_v2
+// 0.79x in the same hour) and 1.00-1.11x at conc 64. Later runs the same
+// day put conc 16 at 0.70-0.93x: the server's CPU is no longer what
+// bounds it there (settlebatch.go's two stages are). loot_claim_batch_v2
 // is v1 with its joins STRAIGHT_JOIN from the JSON table: v1 left the
 // order to the optimizer, which drove some runs from the session table
 // (BenchmarkLoot op=claim impl=ref-batched at -benchtime 1000x:

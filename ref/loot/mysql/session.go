@@ -3,7 +3,6 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -291,24 +290,25 @@ func beginChange(no string, lease time.Duration) change {
 // well-formed decision would be. Under Options.Batch, concurrent calls of
 // well-formed decisions share one CALL (settlebatch.go).
 func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session, error) {
-	args, bad := decisionArgs(d)
+	snapshot, bad := encodeDecision(d)
 	if bad != nil {
 		return s.refuseDecision(ctx, d, bad)
 	}
 	if s.batch.settle.records != nil && loot.CheckContext(ctx) == nil && batchable(d) {
-		return batchDo(ctx, recordOp(d), s.batch.settle.records, recordReq{d, args}, func() (loot.Session, error) {
-			return s.recordOne(ctx, d, args)
+		return batchDo(ctx, recordOp(d), s.batch.settle.records, recordReq{d, snapshot}, func() (loot.Session, error) {
+			return s.recordOne(ctx, d, snapshot)
 		})
 	}
-	return s.recordOne(ctx, d, args)
+	return s.recordOne(ctx, d, snapshot)
 }
 
-// recordOne is RecordGrants' CALL for one well-formed decision d, with
-// its arguments (decisionArgs).
-func (s *Store) recordOne(ctx context.Context, d loot.Decision, args []any) (loot.Session, error) {
+// recordOne is RecordGrants' CALL of loot_record_v2 for one well-formed
+// decision d, whose snapshot encodeDecision encoded.
+func (s *Store) recordOne(ctx context.Context, d loot.Decision, snapshot string) (loot.Session, error) {
 	c := recordChange(d)
-	c.call, c.args = s.q.recordCall, append([]any{}, args...)
-	c.args[3] = grantRows(d)
+	snap := d.Snapshot
+	c.call, c.args = s.q.recordCall, []any{d.Session, int64(d.Fence), micros(d.Lease), grantRows(d),
+		int64(snap.Fence), snap.Rule, len(snap.Members), snap.Effective(), snap.ClaimsHash, snapshot}
 	sess, _, err := s.change(ctx, d.Session, c)
 	if isDuplicateOf(err, "uk_grant_no") {
 		err = fmt.Errorf("decision for %q: %w: %w", d.Session, loot.ErrBadArgument, err)
@@ -328,22 +328,21 @@ func recordOp(d loot.Decision) string {
 	return fmt.Sprintf("record grants of %s (fence %d)", d.Session, d.Fence)
 }
 
-// decisionArgs returns loot_record_v2's arguments for d but its grants
-// (args[3], nil: recordOne puts grantRows there, a batch sends the grants
-// in an array of its own, and encoding them here too cost every batched
-// settle a json.Marshal it never sent), or the reason d is malformed.
-// JSON cannot carry a string that is not valid UTF-8 (encoding/json would
-// write U+FFFD in its place, and the server would record another grant
-// number than the caller's), so such a string is refused here, as the
-// server refuses it in a column (error 1366: isDataError).
-func decisionArgs(d loot.Decision) ([]any, error) {
+// encodeDecision returns d's audit snapshot as the audit row keeps it (the
+// one value of a decision's CALL, single or batched, that costs its
+// encoding), or the reason d is malformed. JSON cannot carry a string
+// that is not valid UTF-8 (encoding/json would write U+FFFD in its place,
+// and the server would record another grant number than the caller's),
+// so such a grant string is refused here, as the server refuses it in a
+// column (error 1366: isDataError).
+func encodeDecision(d loot.Decision) (string, error) {
 	if err := loot.CheckDecision(d); err != nil {
-		return nil, err
+		return "", err
 	}
 	for _, g := range d.Grants {
 		for _, v := range []string{g.No, g.Session, g.Loot} {
 			if !utf8.ValidString(v) {
-				return nil, fmt.Errorf("decision for %q: grant %q: %q is not valid UTF-8: %w", d.Session, g.No, v, loot.ErrBadArgument)
+				return "", fmt.Errorf("decision for %q: grant %q: %q is not valid UTF-8: %w", d.Session, g.No, v, loot.ErrBadArgument)
 			}
 		}
 	}
@@ -356,26 +355,26 @@ func decisionArgs(d loot.Decision) ([]any, error) {
 	// codes, a 64-digit hash), so 300 + 200 a claim; longer codes regrow.
 	blob, err := snapjson.Append(make([]byte, 0, 300+200*len(snap.Claims)), snap)
 	if err != nil {
-		return nil, fmt.Errorf("decision for %q: snapshot: %w: %w", d.Session, loot.ErrBadArgument, err)
+		return "", fmt.Errorf("decision for %q: snapshot: %w: %w", d.Session, loot.ErrBadArgument, err)
 	}
-	return []any{d.Session, int64(d.Fence), micros(d.Lease), nil,
-		int64(snap.Fence), snap.Rule, len(snap.Members), snap.Effective(), snap.ClaimsHash, string(blob)}, nil
+	return string(blob), nil
 }
 
 // grantRows is loot_record_v2's p_grants for d, whose strings
-// decisionArgs checked: one JSON array of [no, session, player, loot,
-// quantity, rank] arrays. Strings and integers always encode, so
-// json.Marshal cannot fail here.
+// encodeDecision checked: one JSON array of [no, session, player, loot,
+// quantity, rank] arrays, 80 bytes a grant as recordRows reckons.
 func grantRows(d loot.Decision) string {
-	rows := make([][6]any, len(d.Grants))
-	for i, g := range d.Grants {
-		rows[i] = [6]any{g.No, g.Session, int64(g.Player), g.Loot, g.Quantity, g.Rank}
+	j := newJSONRows(80 * len(d.Grants))
+	for _, g := range d.Grants {
+		j.row()
+		j.str(g.No)
+		j.str(g.Session)
+		j.int(int64(g.Player))
+		j.str(g.Loot)
+		j.int(int64(g.Quantity))
+		j.int(int64(g.Rank))
 	}
-	b, err := json.Marshal(rows)
-	if err != nil {
-		panic("mysql: grants of valid UTF-8 strings and integers did not encode: " + err.Error())
-	}
-	return string(b)
+	return j.String()
 }
 
 // refuseDecision answers RecordGrants of a malformed decision d (bad says

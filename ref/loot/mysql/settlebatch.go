@@ -68,6 +68,18 @@ import (
 // settle through delivery (BenchmarkLootSettleDeliver), -count 2 each,
 // minutes apart.
 //
+// The two kinds are two stages, one CALL in flight each, and what bounds
+// them at conc 16 is that pipeline, not the CPU: measured on
+// loot_record_batch_v3 (BenchmarkLoot op=settle impl=ref-batched, a
+// local count of batch sizes), 461 of 946 BeginSettle batches held one
+// call and 402 five or more (the first caller a record batch answers
+// reaches the begin stage before the others it was answered with, and
+// a batch is never waited for), the record CALL, the longer stage, took
+// ~2 ms for ~7 settles on one server thread, and the two cores were 1.5-1.6
+// busy (doc's settles: 1.9). A worker that lingers for more (150-300 us),
+// two workers a kind and a cap of half the callers a batch were each
+// within noise or worse.
+//
 // A batch that fails as a whole on a deadlock (after oneTrip's own
 // retries) or on a value the server refuses (a data error, a CHECK, a
 // grant number uk_grant_no holds: one decision's fault, and the batch
@@ -85,10 +97,10 @@ type beginReq struct {
 }
 
 // recordReq is one queued RecordGrants of a well-formed decision, with its
-// single CALL's arguments (decisionArgs).
+// snapshot as encodeDecision encoded it.
 type recordReq struct {
-	d    loot.Decision
-	args []any
+	d        loot.Decision
+	snapshot string
 }
 
 func (b *settleBatch) start(s *Store, crew *coalesce.Crew, opts coalesce.Options) {
@@ -123,7 +135,7 @@ func batchDo[Q, R any](ctx context.Context, op string, l *coalesce.Lane[Q, R], q
 }
 
 // batchable reports whether d's strings go through a batch's JSON as they
-// are: decisionArgs checked the grants', not the session's or the rule's
+// are: encodeDecision checked the grants', not the session's or the rule's
 // and hash's, which the single CALL sends as they are and JSON could not
 // (encoding/json writes U+FFFD for invalid UTF-8).
 func batchable(d loot.Decision) bool {
@@ -198,6 +210,9 @@ func (s *Store) runBegins(ctx context.Context, reqs []beginReq, rs []coalesce.Re
 // beginMany runs loot_begin_settle_batch_v2 for reqs[batch...] and sets
 // their answers; an error is the whole batch's, and no answer is set.
 func (s *Store) beginMany(ctx context.Context, reqs []beginReq, batch []int, rs []coalesce.Result[loot.Frozen]) error {
+	// 32 bytes a session: ["S-000001",60000000], with the comma after it,
+	// is 22 for an 8-byte number and a minute's lease in microseconds;
+	// longer numbers regrow the buffer.
 	items := newJSONRows(32 * len(batch))
 	for _, i := range batch {
 		items.row()
@@ -268,11 +283,11 @@ func recordRows(reqs []recordReq, batch []int) (items, grants, audits string) {
 	grantCount, auditSize := 0, 0
 	for _, i := range batch {
 		grantCount += len(reqs[i].d.Grants)
-		auditSize += 100 + len(reqs[i].args[9].(string))*5/4
+		auditSize += 100 + len(reqs[i].snapshot)*5/4
 	}
 	is, gs, as := newJSONRows(40*len(batch)), newJSONRows(80*grantCount), newJSONRows(auditSize)
 	for _, i := range batch {
-		d, args := reqs[i].d, reqs[i].args
+		d := reqs[i].d
 		no, fence, allocated := d.Session, int64(d.Fence), int64(len(d.Grants))
 		is.row()
 		is.str(no)
@@ -299,7 +314,7 @@ func recordRows(reqs []recordReq, batch []int) (items, grants, audits string) {
 		as.int(int64(len(snap.Members)))
 		as.int(int64(snap.Effective()))
 		as.str(snap.ClaimsHash)
-		as.str(args[9].(string))
+		as.str(reqs[i].snapshot)
 	}
 	return is.String(), gs.String(), as.String()
 }
@@ -339,17 +354,17 @@ func (s *Store) runRecords(ctx context.Context, reqs []recordReq, rs []coalesce.
 		}
 	}
 	for _, i := range again {
-		rs[i].Val, rs[i].Err = s.recordOne(ctx, reqs[i].d, reqs[i].args)
+		rs[i].Val, rs[i].Err = s.recordOne(ctx, reqs[i].d, reqs[i].snapshot)
 	}
 }
 
 // recordMany runs loot_record_batch_v3 for reqs[batch...] and sets their
-// answers; an error is the whole batch's, and no answer is set. The
-// single CALL's arguments (decisionArgs: session, fence, lease, the
-// grants' place, then the audit row's) go in three arrays in the batch's
-// order, each element led by its decision's session and fence (the
-// guard every statement applies): the sessions with the allocated
-// quantity (the number of grants, JSON_LENGTH of them in loot_record_v2);
+// answers; an error is the whole batch's, and no answer is set. What the
+// single CALL takes (recordOne: session, fence, lease, grants, then the
+// audit row's) goes in three arrays in the batch's order, each element
+// led by its decision's session and fence (the guard every statement
+// applies): the sessions with the allocated quantity (the number of
+// grants, JSON_LENGTH of them in loot_record_v2);
 // the grants with their lease, as rows of their own; the audit rows with
 // the allocated quantity, parsed only by the statement that writes them
 // (the snapshots are most of the bytes, and every statement over an

@@ -31,11 +31,11 @@ func (s *Store) BeginSettleBatch(ctx context.Context, nos []string, lease time.D
 func (s *Store) RecordGrantsBatch(ctx context.Context, ds []loot.Decision) ([]loot.Session, []error) {
 	reqs := make([]recordReq, len(ds))
 	for i, d := range ds {
-		args, bad := decisionArgs(d)
+		snapshot, bad := encodeDecision(d)
 		if bad != nil || !batchable(d) {
 			panic(fmt.Sprintf("RecordGrantsBatch: decision %d for %q does not join a batch: %v", i, d.Session, bad))
 		}
-		reqs[i] = recordReq{d, args}
+		reqs[i] = recordReq{d, snapshot}
 	}
 	rs := make([]coalesce.Result[loot.Session], len(reqs))
 	s.runRecords(ctx, reqs, rs)
