@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,8 +100,8 @@ func (s *Store) startBatchers() {
 	opts := coalesce.Options{Workers: batchWorkers, MaxBatch: maxBatch,
 		Context: func() (context.Context, context.CancelFunc) { return life, func() {} }}
 	// A settle's calls follow each other (BeginSettle, RecordGrants, then
-	// the Inventory's DeliverBatch),
-	// so their lanes share one count of callers in flight (coalesce.Crew):
+	// the Inventory's DeliverBatch), so their lanes share one count of
+	// callers in flight (coalesce.Crew):
 	// with a count each, the first caller a record batch answered found
 	// the settles' lane empty and began alone, every batch. Measured,
 	// BenchmarkLootSettle impl=ref-batched, -benchtime 2000x -count 2,
@@ -389,25 +390,20 @@ var errBatchClosed = fmt.Errorf("loot/postgres: store closed")
 // alone, so only the call at fault fails; any other failure (a connection
 // lost: outcome unknown) is every call's.
 func (s *Store) runDelivers(ctx context.Context, qs [][]string, rs []coalesce.Result[[]loot.Grant]) {
+	alone := func(nos []string) ([]loot.Grant, error) {
+		recs, err := s.deliverNos(ctx, nos)
+		return recs, wrap(fmt.Sprintf("deliver %d grants", len(nos)), err)
+	}
 	if len(qs) == 1 {
-		rs[0].Val, rs[0].Err = s.deliverNos(ctx, qs[0])
+		rs[0].Val, rs[0].Err = alone(qs[0])
 		return
 	}
-	var all []string
-	seen := map[string]bool{}
-	for _, q := range qs {
-		for _, no := range q {
-			if !seen[no] {
-				seen[no] = true
-				all = append(all, no)
-			}
-		}
-	}
+	all := slices.Compact(slices.Sorted(slices.Values(slices.Concat(qs...))))
 	recs, err := s.deliverNos(ctx, all)
 	var pe *pgconn.PgError
 	if errors.Is(err, errNotRecorded) || isDataException(err) || errors.As(err, &pe) && strings.HasPrefix(pe.Code, "40") {
 		for i, q := range qs {
-			rs[i].Val, rs[i].Err = s.deliverNos(ctx, q)
+			rs[i].Val, rs[i].Err = alone(q)
 		}
 		return
 	}

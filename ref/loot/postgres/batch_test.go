@@ -177,7 +177,10 @@ func TestBatchedDeliveriesShareAStatement(t *testing.T) {
 			t.Errorf("DeliverBatch of D-%d: %v", i, err)
 		}
 	}
-	if n := delivers.n.Load() - before; n >= calls {
+	switch n := delivers.n.Load() - before; {
+	case n == 0:
+		t.Errorf("no statement with %q for %d DeliverBatch calls: the count is of another statement than deliverBatch", delivers.marker, calls)
+	case n >= calls:
 		t.Errorf("%d delivery statements for %d concurrent DeliverBatch calls: no batch formed", n, calls)
 	}
 	errs := loottest.Together(calls, func(i int) error {

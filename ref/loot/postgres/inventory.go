@@ -97,21 +97,21 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 		return nil
 	}
 	s := inv.s
-	alone := func() ([]loot.Grant, error) { return s.deliverNos(ctx, nos) }
+	alone := func() ([]loot.Grant, error) {
+		recs, err := s.deliverNos(ctx, nos)
+		return recs, wrap(op, err)
+	}
 	var (
 		recs []loot.Grant
 		err  error
 	)
 	if s.delivers != nil {
-		recs, err = laneDo(ctx, s.delivers, nos, alone)
+		recs, err = laneDo(ctx, s.delivers, nos, alone) // a batch's answers are wrapped already (runDelivers)
 	} else {
 		recs, err = alone()
 	}
-	if errors.Is(err, loot.ErrNotFound) {
-		return fmt.Errorf("loot/postgres: %s: some of them not recorded: %w", op, err)
-	}
 	if err != nil {
-		return wrap(op, err)
+		return err
 	}
 	s.delivered.Put(recs)
 	return nil
@@ -119,10 +119,11 @@ func (inv *Inventory) DeliverBatch(ctx context.Context, gs []loot.Grant) error {
 
 // errNotRecorded is deliverNos' answer when some number is not recorded:
 // its statement applied nothing.
-var errNotRecorded = fmt.Errorf("the statement applied nothing: %w", loot.ErrNotFound)
+var errNotRecorded = fmt.Errorf("some of them not recorded: %w", loot.ErrNotFound)
 
 // deliverNos is DeliverBatch's statement for the distinct numbers nos: the
-// grants as it left them, every one of them, or errNotRecorded.
+// grants as it left them, every one of them, or errNotRecorded. Its errors
+// are not wrapped.
 func (s *Store) deliverNos(ctx context.Context, nos []string) ([]loot.Grant, error) {
 	rows, err := s.pool.Query(ctx, s.q.deliverBatch, nos, len(nos))
 	if err != nil {
