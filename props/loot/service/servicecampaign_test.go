@@ -1,6 +1,7 @@
 package lootservice_test
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -63,6 +64,19 @@ func TestServiceCampaign(t *testing.T) {
 	pg := testserver.Postgres(t)
 	maria := testserver.MariaDB(t) // go-sql-driver's form: user:pass@tcp(host:port)/db
 	mariaURL := "mysql://" + strings.Replace(strings.Replace(maria, "@tcp(", "@", 1), ")/", "/", 1)
+	// failures are restated last: CI shows a failed test's tail, which is
+	// the second summary, whichever campaign failed.
+	var failures []string
+	fail := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		t.Error(msg + "\nTo reproduce: make service-campaign")
+		failures = append(failures, msg)
+	}
+	defer func() {
+		if len(failures) > 0 {
+			t.Errorf("the campaign failed, %d finding(s):\n%s\nTo reproduce: make service-campaign", len(failures), strings.Join(failures, "\n"))
+		}
+	}()
 	for _, c := range []struct {
 		name string
 		args []string
@@ -80,22 +94,47 @@ func TestServiceCampaign(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		t.Logf("onceproof service against 3 lootd on %s (%v):\n%s", c.name, time.Since(began).Round(time.Second), out)
 		if err != nil {
-			t.Errorf("onceproof service against lootd on %s: %v\nTo reproduce: make service-campaign", c.name, err)
+			fail("onceproof service against lootd on %s: %v\n%s", c.name, err, failedPart(string(out)))
 		}
 		// The families above plan these whenever runs reach them (the
 		// default count runs each once); with -db too, the summary says
 		// which source deliveries were judged from.
 		for _, want := range []string{"from the deliveries in the hosted inventory's ledger", "the database's inventory rows were read and not used", "inv-timeout-after-apply", "inv-fail"} {
 			if runs >= len(campaignFamilies) && !strings.Contains(string(out), want) {
-				t.Errorf("against lootd on %s the summary does not say %q\nTo reproduce: make service-campaign", c.name, want)
+				fail("against lootd on %s the summary does not say %q", c.name, want)
 			}
 		}
 		if n := appliedIn(t, dir); n == 0 {
-			t.Errorf("against lootd on %s no record's ledger holds an item applied: the campaign judged no delivery\nTo reproduce: make service-campaign", c.name)
+			fail("against lootd on %s no record's ledger holds an item applied: the campaign judged no delivery", c.name)
 		} else {
 			t.Logf("%d items applied by the hosted inventory over the runs' ledgers", n)
 		}
 	}
+}
+
+// failedPart is what of a service summary out says why it failed: each
+// FAILED property with its runs and anomalies (the indented lines under
+// it), or, when no property failed (the command's error: a run that could
+// not be driven), its last lines.
+func failedPart(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	var keep []string
+	in := false
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, " FAILED in "):
+			in = true
+		case !strings.HasPrefix(l, " "):
+			in = false
+		}
+		if in {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) == 0 {
+		keep = lines[max(0, len(lines)-8):]
+	}
+	return strings.Join(keep, "\n")
 }
 
 // appliedIn counts the items the ledgers of dir's records say the
