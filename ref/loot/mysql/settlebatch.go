@@ -80,6 +80,27 @@ import (
 // two workers a kind and a cap of half the callers a batch were each
 // within noise or worse.
 //
+// Nor does the batches' shape lift it. A local experiment (not kept):
+// a stage's worker waited, up to 2 ms, for the callers the other stage's
+// last batch had answered (a count the batch raised and each arriving
+// caller lowered), -benchtime 3000x, ref-batched against doc in turn:
+//   - Both stages waiting: every settle of the 16 in one batch (15.5 a
+//     CALL), the CPU a settle 343 us against doc's 460-520 (server and
+//     client), but 0.78x and 0.93x doc's settles/s. The stages then run
+//     one after the other, and the cores were 1.1 busy.
+//   - The same capped at 8 a batch (two groups of 8, one in each stage):
+//     0.82x and 0.88x; with two workers a stage, 0.65-0.73x.
+//   - Only the record stage waiting (a won BeginSettle is followed by its
+//     RecordGrants in loot.Service.Settle; the begin stage's wait would
+//     assume callers that come back, as the benchmark's do): 0.76x, 0.77x
+//     and 0.71x, against 0.67x, 0.83x and 0.74x without.
+//
+// What bounds conc 16 is each CALL's statements running one after the
+// other on one server thread, the doc's sixteen connections on sixteen.
+// Prepared CALLs (the binary protocol: no escaping, no lexing of the
+// snapshots) were within noise too: 0.87x and 0.87x at conc 1 against
+// 0.89x and 0.93x, 0.94x and 0.69x at conc 16 against 0.59x and 0.85x.
+//
 // A batch that fails as a whole on a deadlock (after oneTrip's own
 // retries) or on a value the server refuses (a data error, a CHECK, a
 // grant number uk_grant_no holds: one decision's fault, and the batch
