@@ -18,6 +18,7 @@ var checks = []named[*env]{
 	{"settle/returns-frozen-claims", checkSettleFrozen},
 	{"settle/takeover-fences-off-old-settler", checkSettleTakeover},
 	{"record/all-or-nothing-and-retry", checkRecordAtomic},
+	{"record/answers-the-closed-row", checkRecordAnswer},
 	{"record/rejects-malformed-decision", checkRecordMalformed},
 	{"grant/forward-only", checkGrantForward},
 	{"grant/lease-one-holder-under-10-concurrent", checkLeaseConcurrent},

@@ -156,6 +156,33 @@ func checkRecordAtomic(t *testing.T, e *env) {
 	wantErr(t, "RecordGrants by another fence on a CLOSED session", err, loot.ErrStaleFence)
 }
 
+// checkRecordAnswer: the session RecordGrants answers is the row as the
+// close left it, field for field what Session reads after it, whether the
+// handle that records is the one whose BeginSettle won the fence or
+// another (a settler's successor in another process), and again on a
+// repeat. A store may answer a close without reading the row back
+// (ref/loot/mysql answers from what its BeginSettle read), and a stale
+// field there (the lease, the fence, the members) shows only here.
+func checkRecordAnswer(t *testing.T, e *env) {
+	a, b := e.store(t), e.open(t)
+	for _, rec := range []struct {
+		by string
+		s  loot.Store
+	}{{"the handle that began the settle", a}, {"another handle", b}} {
+		sess := e.build(t, a, loot.StatusSettling, 2, team(3))
+		d := decide(t, loot.Frozen{Session: sess, Claims: claims(t, a, sess.No)}, leaseTime)
+		got := mustRecord(t, rec.s, d)
+		want := session(t, a, sess.No)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("RecordGrants by %s answered another session than Session reads after it (-read +answered):\n%s", rec.by, diff)
+		}
+		again := mustRecord(t, rec.s, d)
+		if diff := cmp.Diff(want, again); diff != "" {
+			t.Errorf("a repeated RecordGrants by %s answered another session than Session reads (-read +answered):\n%s", rec.by, diff)
+		}
+	}
+}
+
 // checkRecordMalformed: a decision a unique index or the schema would
 // refuse is refused whole: no grant, no snapshot, the session SETTLING.
 func checkRecordMalformed(t *testing.T, e *env) {

@@ -19,32 +19,33 @@ import (
 // its reads merge in, so the suite sees the broken store's records.
 const (
 	mutNone                    mutation = ""
-	mutOpenOverwrites          mutation = "open-overwrites"            // a second Open replaces the spec
-	mutOpenLosesMember         mutation = "open-loses-a-member"        // the member snapshot is not all written
-	mutFrozenOmitsPass         mutation = "settle-frozen-omits-pass"   // the CAS hands back only claims that can win
-	mutCancelRepeatRefused     mutation = "cancel-repeat-refused"      // a retried Cancel is an error
-	mutRecordIgnoresCancel     mutation = "record-ignores-cancel"      // a canceled session still gets grants
-	mutClockLags               mutation = "store-clock-lags"           // judges by a clock 1s behind the database's
-	mutClockLeads              mutation = "store-clock-leads"          // judges by a clock 1s ahead
-	mutStartReopens            mutation = "start-claiming-reopens"     // SETTLING/CLOSED -> CLAIMING
-	mutCancelVoidsClosed       mutation = "cancel-voids-closed"        // CLOSED -> CANCELED
-	mutClaimDeadlineInclusive  mutation = "claim-deadline-inclusive"   // deadline_at >= NOW(6)
-	mutSettleDeadlineExclusive mutation = "settle-deadline-exclusive"  // deadline_at < NOW(6)
-	mutClaimInserts            mutation = "claim-inserts-not-upserts"  // no unique key on (session, player)
-	mutClaimRetryMovesTime     mutation = "claim-retry-moves-time"     // an identical retry takes now
-	mutClaimChangeKeepsTime    mutation = "claim-change-keeps-time"    // the source document's upsert: created_at kept
-	mutClaimNoMembership       mutation = "claim-membership-unchecked" // the source document's code
-	mutClaimNoStatus           mutation = "claim-status-unchecked"     // claims outside CLAIMING
-	mutClaimCheckThenWrite     mutation = "claim-check-then-write"     // checked, then written later
-	mutCASNotExclusive         mutation = "settle-cas-not-exclusive"   // every settler wins
-	mutNoTakeover              mutation = "settle-lease-never-ends"    // a dead settler's session stays stuck
-	mutFenceIgnored            mutation = "record-ignores-fence"       // a stale settler writes
-	mutRecordPartial           mutation = "record-not-all-or-nothing"  // grants inserted one by one
-	mutRecordRetryInserts      mutation = "record-retry-inserts-again" // no unique grant number
-	mutLeaseSuccess            mutation = "lease-returns-success"      // SUCCESS compensated again
-	mutMarkUnknownNil          mutation = "mark-unknown-nil"           // MarkDelivered of nothing is nil
-	mutLeaseShared             mutation = "lease-not-exclusive"        // ignores live leases
-	mutLeaseNoBackoff          mutation = "lease-no-backoff"           // every lease is Base long
+	mutOpenOverwrites          mutation = "open-overwrites"              // a second Open replaces the spec
+	mutOpenLosesMember         mutation = "open-loses-a-member"          // the member snapshot is not all written
+	mutFrozenOmitsPass         mutation = "settle-frozen-omits-pass"     // the CAS hands back only claims that can win
+	mutCancelRepeatRefused     mutation = "cancel-repeat-refused"        // a retried Cancel is an error
+	mutRecordIgnoresCancel     mutation = "record-ignores-cancel"        // a canceled session still gets grants
+	mutClockLags               mutation = "store-clock-lags"             // judges by a clock 1s behind the database's
+	mutClockLeads              mutation = "store-clock-leads"            // judges by a clock 1s ahead
+	mutStartReopens            mutation = "start-claiming-reopens"       // SETTLING/CLOSED -> CLAIMING
+	mutCancelVoidsClosed       mutation = "cancel-voids-closed"          // CLOSED -> CANCELED
+	mutClaimDeadlineInclusive  mutation = "claim-deadline-inclusive"     // deadline_at >= NOW(6)
+	mutSettleDeadlineExclusive mutation = "settle-deadline-exclusive"    // deadline_at < NOW(6)
+	mutClaimInserts            mutation = "claim-inserts-not-upserts"    // no unique key on (session, player)
+	mutClaimRetryMovesTime     mutation = "claim-retry-moves-time"       // an identical retry takes now
+	mutClaimChangeKeepsTime    mutation = "claim-change-keeps-time"      // the source document's upsert: created_at kept
+	mutClaimNoMembership       mutation = "claim-membership-unchecked"   // the source document's code
+	mutClaimNoStatus           mutation = "claim-status-unchecked"       // claims outside CLAIMING
+	mutClaimCheckThenWrite     mutation = "claim-check-then-write"       // checked, then written later
+	mutCASNotExclusive         mutation = "settle-cas-not-exclusive"     // every settler wins
+	mutNoTakeover              mutation = "settle-lease-never-ends"      // a dead settler's session stays stuck
+	mutFenceIgnored            mutation = "record-ignores-fence"         // a stale settler writes
+	mutRecordPartial           mutation = "record-not-all-or-nothing"    // grants inserted one by one
+	mutRecordRetryInserts      mutation = "record-retry-inserts-again"   // no unique grant number
+	mutRecordAnswersNoLease    mutation = "record-answers-without-lease" // a close answered from the session as opened
+	mutLeaseSuccess            mutation = "lease-returns-success"        // SUCCESS compensated again
+	mutMarkUnknownNil          mutation = "mark-unknown-nil"             // MarkDelivered of nothing is nil
+	mutLeaseShared             mutation = "lease-not-exclusive"          // ignores live leases
+	mutLeaseNoBackoff          mutation = "lease-no-backoff"             // every lease is Base long
 	mutLeaseNoLimit            mutation = "lease-ignores-limit"
 	mutCancelCheckThenWrite    mutation = "cancel-check-then-write" // races RecordGrants
 	mutOverdueMissesSettling   mutation = "overdue-misses-stalled-settlers"
@@ -362,6 +363,8 @@ func (s *mutStore) RecordGrants(ctx context.Context, d loot.Decision) (loot.Sess
 	case s.m == mutRecordIgnoresCancel && errors.Is(err, loot.ErrCanceled):
 		s.d.addGrants(d.Session, d.Grants...) // UPDATE ... WHERE fence = ? (no status), then INSERT
 		err = nil
+	case s.m == mutRecordAnswersNoLease && err == nil:
+		sess.SettleUntil = time.Time{} // what Open read, before any settler's lease
 	}
 	return s.view(sess), err
 }

@@ -50,6 +50,7 @@ var storeMutants = []struct {
 	{mutFenceIgnored, []string{"settle/takeover-fences-off-old-settler"}},
 	{mutRecordPartial, []string{"record/rejects-malformed-decision"}},
 	{mutRecordRetryInserts, []string{"record/all-or-nothing-and-retry"}},
+	{mutRecordAnswersNoLease, []string{"record/answers-the-closed-row"}},
 	{mutLeaseSuccess, []string{"grant/forward-only"}},
 	{mutMarkUnknownNil, []string{"grant/forward-only"}},
 	{mutLeaseShared, []string{"grant/lease-one-holder-under-10-concurrent", "grant/lease-backoff-by-store-clock"}},
