@@ -104,7 +104,7 @@ func benchDeliverStatement(b *testing.B, impl string, conc int) {
 // deliverProbes are the routines the impls other than multi CALL
 // (loot_deliver_<impl>), each DeliverBatch's transaction for the grant
 // numbers p_nos, a JSON array: routine joins the array as a table
-// (JSON_TABLE) in each statement, as loot_record_v2 does its grants;
+// (JSON_TABLE) in each statement, as loot_record_v3 does its grants;
 // loop takes one number at a time, each statement a unique-key lookup.
 var deliverProbes = map[string]string{"routine": `CREATE PROCEDURE IF NOT EXISTS loot_deliver_routine(
 	p_nos LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)

@@ -11,7 +11,7 @@ import (
 )
 
 // TestLockingInsertSelectLocksEveryRowItReads is the server behaviour
-// loot_record_batch_v3 rests on (settlebatch.go): its first statement, an
+// loot_record_batch_v4 rests on (settlebatch.go): its first statement, an
 // INSERT ... SELECT from JSON_TABLE(batch) STRAIGHT_JOIN loot_session ...
 // FOR UPDATE, locks every session row it reads, the rows its WHERE keeps
 // (so the sessions it writes audit rows for stay SETTLING at their fence

@@ -10,7 +10,7 @@ import "strings"
 //
 // Isolation (of these statements and of those in Schema's routines,
 // loot_claim_v1 being claim, loot_begin_settle_v2 the settle CAS and
-// loot_record_v2 the fenced close): every statement that a correctness
+// loot_record_v3 the fenced close): every statement that a correctness
 // argument leans on is a
 // locking read or a write, so the store is correct under REPEATABLE READ
 // (MySQL's default, which the tests run) and READ COMMITTED alike (the
@@ -42,7 +42,7 @@ import "strings"
 //     hint the range optimizer weighs them for the OR of the two due
 //     states at every call (BenchmarkSettleCost, raw CALLs: 187-200 us of
 //     server CPU with it, 240-263 without, three runs). The row it locks
-//     is the same. loot_claim_v1 and loot_record_v2 have none: there the
+//     is the same. loot_claim_v1 and loot_record_v3 have none: there the
 //     hint measured no better (record) or worse (claim, 1.18-1.21x:
 //     BenchmarkClaimCost).
 //   - leaseSelect is SELECT ... FOR UPDATE SKIP LOCKED (MariaDB 10.6,
@@ -66,8 +66,8 @@ type queries struct {
 	claimCall       string // CALL of Schema's loot_claim_v1 (see Claim)
 	claimBatchCall  string // CALL of Schema's loot_claim_batch_v2 (see claimBatch)
 	beginSettleCall string // CALL of Schema's loot_begin_settle_v2 (see BeginSettle)
-	recordCall      string // CALL of Schema's loot_record_v2 (see RecordGrants)
-	// CALLs of Schema's loot_begin_settle_batch_v2 and loot_record_batch_v3
+	recordCall      string // CALL of Schema's loot_record_v3 (see RecordGrants)
+	// CALLs of Schema's loot_begin_settle_batch_v2 and loot_record_batch_v4
 	// (settlebatch.go).
 	beginSettleBatchCall, recordBatchCall string
 
@@ -179,10 +179,10 @@ func newQueries(now string) queries {
 		claimCall:       callOf(now, "loot_claim_v1", 4),
 		claimBatchCall:  callOf(now, "loot_claim_batch_v2", 1),
 		beginSettleCall: callOf(now, "loot_begin_settle_v2", 2),
-		recordCall:      callOf(now, "loot_record_v2", 10),
+		recordCall:      callOf(now, "loot_record_v3", 10),
 
 		beginSettleBatchCall: callOf(now, "loot_begin_settle_batch_v2", 1),
-		recordBatchCall:      callOf(now, "loot_record_batch_v3", 3),
+		recordBatchCall:      callOf(now, "loot_record_batch_v4", 3),
 
 		markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'`,
 		readGrant:     `SELECT ` + grantColumns + ` FROM loot_grant WHERE grant_no = ?`,

@@ -62,7 +62,7 @@ import (
 // reads and Open does not send) are the store's Claim, BeginSettle and
 // RecordGrants, each one CALL: the transaction, the guarded write and the
 // read that answers it run server-side; loot_begin_settle_batch_v2 and
-// loot_record_batch_v3 do the same for a batch of sessions under
+// loot_record_batch_v4 do the same for a batch of sessions under
 // Options.Batch (settlebatch.go says how). Each is SQL SECURITY INVOKER, so
 // it may do only what the calling account may. A routine's name ends in
 // its version: a body is never changed under a name (nodes of the
@@ -77,7 +77,13 @@ import (
 // server a temporary table, and every statement an optimization, at each
 // CALL (BenchmarkSettleCost says how much). loot_record_v2 and
 // loot_begin_settle_batch_v2 are their v1s reading the member list from
-// loot_member_list. loot_record_batch_v3 is 4 statements where v2 was 5:
+// loot_member_list. loot_record_v3 is v2 answering a close that won with
+// its won flag alone, where v2 read the session back: the Store knows
+// that row already from the BeginSettle that won the fence (settling.go
+// says why it is exact), and the read back was 12-14% of a settle's
+// server CPU (BenchmarkSettleCost, variant record-won-no-readback: 0.86x
+// and 0.88x of base in two runs); a refused close is read back as
+// before, to explain the refusal. loot_record_batch_v3 is 4 statements where v2 was 5:
 // v2 kept which decisions won in a variable (a GROUP_CONCAT over the
 // locked rows) and joined it to the batch's arrays, JSON_TABLE to
 // JSON_TABLE, in each INSERT, which MariaDB runs as block nested loops
@@ -90,7 +96,12 @@ import (
 // against 332-370 at conc 64, settles/s 0.97x of doc's at conc 16 (v2
 // 0.79x in the same hour) and 1.00-1.11x at conc 64. Later runs the same
 // day put conc 16 at 0.70-0.93x: the server's CPU is no longer what
-// bounds it there (settlebatch.go's two stages are). loot_claim_batch_v2
+// bounds it there (settlebatch.go's two stages are). loot_record_batch_v4
+// is v3 answering a batch whose closing UPDATE closed every session of it
+// (ROW_COUNT() is the batch's length) with that count alone, as
+// loot_record_v3 answers a single close: server CPU a settle at conc 64
+// 165-170 us against v3's 200-205 an hour before (BenchmarkLoot
+// op=settle impl=ref-batched, -count 2 each). loot_claim_batch_v2
 // is v1 with its joins STRAIGHT_JOIN from the JSON table: v1 left the
 // order to the optimizer, which drove some runs from the session table
 // (BenchmarkLoot op=claim impl=ref-batched at -benchtime 1000x:
@@ -285,7 +296,7 @@ BEGIN
 	WHERE m.session_no = p_session ORDER BY m.player_id;
 	COMMIT;
 END;;
-CREATE PROCEDURE IF NOT EXISTS loot_record_v2(
+CREATE PROCEDURE IF NOT EXISTS loot_record_v3(
 	p_session   TEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
 	p_fence     BIGINT,
 	p_lease     BIGINT,
@@ -319,9 +330,11 @@ BEGIN
 		INSERT INTO loot_audit
 			(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
 		VALUES (p_session, p_snap_fence, p_rule, p_members, p_effective, v_allocated, p_hash, p_snapshot, NOW(6));
+		SELECT v_won;
+	ELSE
+		SELECT v_won, ` + sessionColumns + `, NOW(6)
+		FROM ` + sessionFrom + ` WHERE s.session_no = p_session LOCK IN SHARE MODE;
 	END IF;
-	SELECT v_won, ` + sessionColumns + `, NOW(6)
-	FROM ` + sessionFrom + ` WHERE s.session_no = p_session LOCK IN SHARE MODE;
 	COMMIT;
 END;;
 CREATE PROCEDURE IF NOT EXISTS loot_begin_settle_batch_v2(
@@ -358,12 +371,13 @@ BEGIN
 	ORDER BY c.session_no, c.player_id;
 	COMMIT;
 END;;
-CREATE PROCEDURE IF NOT EXISTS loot_record_batch_v3(
+CREATE PROCEDURE IF NOT EXISTS loot_record_batch_v4(
 	p_batch  LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
 	p_grants LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin,
 	p_audit  LONGTEXT CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin)
 SQL SECURITY INVOKER
 BEGIN
+	DECLARE v_closed BIGINT;
 	START TRANSACTION;
 	INSERT INTO loot_audit
 		(session_no, fence, rule_version, members, effective_claims, allocated, claims_hash, snapshot, recorded_at)
@@ -405,13 +419,18 @@ BEGIN
 	STRAIGHT_JOIN loot_audit a ON a.session_no = s.session_no
 	SET s.status = 'CLOSED', s.allocated_quantity = b.allocated
 	WHERE s.status = 'SETTLING' AND s.fence = b.fence;
-	SELECT s.status = 'CLOSED' AND s.fence = b.fence, ` + sessionColumns + `, NOW(6)
-	FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (
-		no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
-		fence BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) b
-	STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
-	` + memberListJoin + `
-	LOCK IN SHARE MODE;
+	SET v_closed = ROW_COUNT();
+	IF v_closed = JSON_LENGTH(p_batch) THEN
+		SELECT v_closed;
+	ELSE
+		SELECT s.status = 'CLOSED' AND s.fence = b.fence, ` + sessionColumns + `, NOW(6)
+		FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (
+			no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+			fence BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) b
+		STRAIGHT_JOIN loot_session s ON s.session_no = b.no COLLATE utf8mb4_nopad_bin
+		` + memberListJoin + `
+		LOCK IN SHARE MODE;
+	END IF;
 	COMMIT;
 END;;
 DELIMITER ;`
@@ -437,7 +456,7 @@ type routine struct {
 
 // routineNames are the routines the store CALLs (queries names them), each
 // of which Schema must define, and no other.
-var routineNames = []string{"loot_begin_settle_batch_v2", "loot_begin_settle_v2", "loot_claim_batch_v2", "loot_claim_v1", "loot_record_batch_v3", "loot_record_v2"}
+var routineNames = []string{"loot_begin_settle_batch_v2", "loot_begin_settle_v2", "loot_claim_batch_v2", "loot_claim_v1", "loot_record_batch_v4", "loot_record_v3"}
 
 const routineDelimiter = "\nDELIMITER ;;\n"
 

@@ -104,6 +104,11 @@ type change struct {
 	// nothing: the guard's error, or nil for a repeat of a change already
 	// made (then the session is returned as it is).
 	refused func(sess loot.Session, now time.Time) error
+	// wonBare answers a change whose routine answered its win with the
+	// won flag alone (loot_record_v3): the session as the change left
+	// it, which the routine did not read back. Nil for a change whose
+	// routine always reads the session back.
+	wonBare func() (loot.Session, error)
 }
 
 // errRaced is the answer when a refused UPDATE's row, read back, would
@@ -115,6 +120,7 @@ var errRaced = errors.New("the session changed between the conditional write and
 type changed struct {
 	found  bool
 	won    int64 // the UPDATE's ROW_COUNT(): 1 matched, 0 refused
+	bare   bool  // the row was the won flag alone, no session (change.wonBare)
 	sess   loot.Session
 	now    time.Time
 	claims []loot.Claim
@@ -127,9 +133,19 @@ func (s *Store) change(ctx context.Context, no string, c change) (loot.Session, 
 		args = append(slices.Clip(c.args), no)
 	}
 	r, err := oneTrip(ctx, s, query, args, func(rows *sql.Rows) (r changed, err error) {
+		cols, err := rows.Columns()
+		if err != nil {
+			return changed{}, err
+		}
+		r.bare = len(cols) == 1
 		for rows.Next() {
 			r.found = true
-			if r.sess, r.now, err = scanSession(rows.Scan, no, &r.won); err != nil {
+			if r.bare {
+				err = rows.Scan(&r.won)
+			} else {
+				r.sess, r.now, err = scanSession(rows.Scan, no, &r.won)
+			}
+			if err != nil {
 				return changed{}, err
 			}
 		}
@@ -151,6 +167,13 @@ func (s *Store) change(ctx context.Context, no string, c change) (loot.Session, 
 	})
 	if err != nil {
 		return loot.Session{}, nil, err
+	}
+	if r.bare {
+		if !r.found || r.won != 1 || c.wonBare == nil {
+			return loot.Session{}, nil, fmt.Errorf("mysql: session %q: the routine answered won=%d without the session (found %t)", no, r.won, r.found)
+		}
+		sess, err := c.wonBare()
+		return sess, nil, err
 	}
 	return c.answer(no, r)
 }
@@ -230,6 +253,7 @@ func (s *Store) beginOne(ctx context.Context, no string, lease time.Duration) (l
 	if err != nil {
 		return loot.Frozen{}, wrap("begin settle "+no, err)
 	}
+	s.settling.put(sess)
 	return loot.Frozen{Session: sess, Claims: claims}, nil
 }
 
@@ -280,10 +304,13 @@ func beginChange(no string, lease time.Duration) change {
 }
 
 // RecordGrants implements loot.Store in one round trip and one statement
-// sent (change): the CALL of Schema's loot_record_v2, whose transaction is
+// sent (change): the CALL of Schema's loot_record_v3, whose transaction is
 // the fenced UPDATE closing the session, then, if it matched, the grants
-// (one INSERT from the JSON array of them) and the audit row, and the
-// session read back. A malformed decision (loot.CheckDecision, a grant
+// (one INSERT from the JSON array of them) and the audit row, else the
+// session read back to explain the refusal. A close that won answers with
+// the session this Store's BeginSettle of that fence read (settling.go
+// says why that is the row), or, when this Store did not win that fence,
+// with the session read after the commit: one round trip more. A malformed decision (loot.CheckDecision, a grant
 // string that is not valid UTF-8, or a grant number uk_grant_no holds
 // already) is ErrBadArgument and writes nothing; a session the decision
 // could not have closed anyway is refused as CheckRecord says, as a
@@ -302,18 +329,35 @@ func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session
 	return s.recordOne(ctx, d, snapshot)
 }
 
-// recordOne is RecordGrants' CALL of loot_record_v2 for one well-formed
+// recordOne is RecordGrants' CALL of loot_record_v3 for one well-formed
 // decision d, whose snapshot encodeDecision encoded.
 func (s *Store) recordOne(ctx context.Context, d loot.Decision, snapshot string) (loot.Session, error) {
 	c := recordChange(d)
 	snap := d.Snapshot
 	c.call, c.args = s.q.recordCall, []any{d.Session, int64(d.Fence), micros(d.Lease), grantRows(d),
 		int64(snap.Fence), snap.Rule, len(snap.Members), snap.Effective(), snap.ClaimsHash, snapshot}
+	c.wonBare = func() (loot.Session, error) { return s.closedSession(ctx, d) }
 	sess, _, err := s.change(ctx, d.Session, c)
+	s.settling.forget(d.Session, d.Fence)
 	if isDuplicateOf(err, "uk_grant_no") {
 		err = fmt.Errorf("decision for %q: %w: %w", d.Session, loot.ErrBadArgument, err)
 	}
 	return sess, wrap(recordOp(d), err)
+}
+
+// closedSession is session d.Session as d's close, which won, left it:
+// the entry of this Store's BeginSettle of d's fence (settling), else the
+// row read after the commit, which must then be CLOSED at d's fence
+// (CLOSED is final, and the close just made it so).
+func (s *Store) closedSession(ctx context.Context, d loot.Decision) (loot.Session, error) {
+	if sess, ok := s.settling.closed(d); ok {
+		return sess, nil
+	}
+	sess, _, err := readSession(ctx, s.db, s.q.readSession, d.Session)
+	if err == nil && (sess.Status != loot.StatusClosed || sess.Fence != d.Fence) {
+		err = fmt.Errorf("session %q: closed at fence %d, read back %s at fence %d", d.Session, d.Fence, sess.Status, sess.Fence)
+	}
+	return sess, err
 }
 
 // recordChange is RecordGrants' change for d, without its call: how a
@@ -360,7 +404,7 @@ func encodeDecision(d loot.Decision) (string, error) {
 	return string(blob), nil
 }
 
-// grantRows is loot_record_v2's p_grants for d, whose strings
+// grantRows is loot_record_v3's p_grants for d, whose strings
 // encodeDecision checked: one JSON array of [no, session, player, loot,
 // quantity, rank] arrays, 80 bytes a grant as recordRows reckons.
 func grantRows(d loot.Decision) string {

@@ -17,7 +17,7 @@ import (
 
 // settleBatch coalesces concurrent BeginSettle and RecordGrants calls
 // under Options.Batch, each kind into one CALL per batch of Schema's
-// loot_begin_settle_batch_v2 or loot_record_batch_v3, whose transaction
+// loot_begin_settle_batch_v2 or loot_record_batch_v4, whose transaction
 // does for every session of the batch what the single routine does for
 // one:
 //
@@ -36,7 +36,7 @@ import (
 //     close. The grants' INSERT and the closing UPDATE after it take the
 //     sessions still SETTLING at that fence that have an audit row. No
 //     other session does: an audit row is written only in the transaction
-//     that closes its session (here, or loot_record_v2's UPDATE then
+//     that closes its session (here, or loot_record_v3's UPDATE then
 //     INSERT), CLOSED is final, and the rows are locked since the first
 //     statement, so a SETTLING session with an audit row is one this
 //     transaction wrote it for.
@@ -45,7 +45,12 @@ import (
 //     fence, which a repeat of a recorded decision also is, and which
 //     change.answer answers as the single path answers a repeat, with the
 //     session and no error) and, for a settle, the frozen claims of the
-//     sessions it moved, in one more result set.
+//     sessions it moved, in one more result set. A record batch whose
+//     closing UPDATE closed every session of it (its ROW_COUNT() is the
+//     batch's length: one session a decision, each closed at its fence
+//     by this transaction) answers with that count alone, as
+//     loot_record_v3 answers a close that won, and each session is the
+//     one this Store's BeginSettle of its fence read (settling.go).
 //
 // Each call is then answered by change.answer from its session's row, the
 // code that answers it alone: a session missing, not due, held by a live
@@ -284,6 +289,7 @@ func (s *Store) beginMany(ctx context.Context, reqs []beginReq, batch []int, rs 
 			rs[i].Err = wrap("begin settle "+no, err)
 			continue
 		}
+		s.settling.put(sess)
 		rs[i].Val = loot.Frozen{Session: sess, Claims: claims}
 	}
 	return nil
@@ -379,13 +385,13 @@ func (s *Store) runRecords(ctx context.Context, reqs []recordReq, rs []coalesce.
 	}
 }
 
-// recordMany runs loot_record_batch_v3 for reqs[batch...] and sets their
+// recordMany runs loot_record_batch_v4 for reqs[batch...] and sets their
 // answers; an error is the whole batch's, and no answer is set. What the
 // single CALL takes (recordOne: session, fence, lease, grants, then the
 // audit row's) goes in three arrays in the batch's order, each element
 // led by its decision's session and fence (the guard every statement
 // applies): the sessions with the allocated quantity (the number of
-// grants, JSON_LENGTH of them in loot_record_v2);
+// grants, JSON_LENGTH of them in loot_record_v3);
 // the grants with their lease, as rows of their own; the audit rows with
 // the allocated quantity, parsed only by the statement that writes them
 // (the snapshots are most of the bytes, and every statement over an
@@ -394,10 +400,34 @@ func (s *Store) runRecords(ctx context.Context, reqs []recordReq, rs []coalesce.
 func (s *Store) recordMany(ctx context.Context, reqs []recordReq, batch []int, rs []coalesce.Result[loot.Session]) error {
 	items, grants, audits := recordRows(reqs, batch)
 	read, err := oneTrip(ctx, s, s.q.recordBatchCall, []any{items, grants, audits}, func(rows *sql.Rows) (map[string]*changed, error) {
-		return scanChanged(rows, len(batch))
+		cols, err := rows.Columns()
+		if err != nil || len(cols) != 1 {
+			return scanChanged(rows, len(batch))
+		}
+		closed := 0 // every session closed: the routine sent their count alone
+		for rows.Next() {
+			if err := rows.Scan(&closed); err != nil {
+				return nil, err
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		if closed != len(batch) {
+			return nil, fmt.Errorf("mysql: batched record: the routine closed %d sessions of %d and sent no session", closed, len(batch))
+		}
+		return nil, nil
 	})
 	if err != nil {
 		return err
+	}
+	if read == nil {
+		for _, i := range batch {
+			d := reqs[i].d
+			sess, err := s.closedSession(ctx, d)
+			rs[i].Val, rs[i].Err = sess, wrap(recordOp(d), err)
+		}
+		return nil
 	}
 	for _, i := range batch {
 		d := reqs[i].d
@@ -406,6 +436,7 @@ func (s *Store) recordMany(ctx context.Context, reqs []recordReq, batch []int, r
 			r = *p
 		}
 		sess, _, err := recordChange(d).answer(d.Session, r)
+		s.settling.forget(d.Session, d.Fence)
 		rs[i].Val, rs[i].Err = sess, wrap(recordOp(d), err)
 	}
 	return nil

@@ -37,6 +37,7 @@ func TestStoreConformanceBatch(t *testing.T) {
 // reading its own test clock, its packets sent counted, and the frozen
 // sessions and decisions its setup made.
 type settleWorld struct {
+	dsn    string
 	s      *mysql.Store
 	clock  *testClock
 	sent   *writes
@@ -59,7 +60,7 @@ type settleWorld struct {
 func newSettleWorld(t *testing.T, params string) *settleWorld {
 	t.Helper()
 	dsn := testserver.MariaDB(t)
-	w := &settleWorld{clock: newTestClock(t, dsn), sent: &writes{}, frozen: map[string]loot.Frozen{}}
+	w := &settleWorld{dsn: dsn, clock: newTestClock(t, dsn), sent: &writes{}, frozen: map[string]loot.Frozen{}}
 	w.s = openOpts(t, dsn+params, mysql.Options{Config: w.sent.count})
 	ctx := t.Context()
 	must := func(what string, err error) {
@@ -229,6 +230,60 @@ func TestSettleBatchAnswersAsAlone(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecordBatchAllClosed: a batch of RecordGrants that all close their
+// sessions is answered by loot_record_batch_v4 with their count alone,
+// and each call still gets the session as Session reads it after: those
+// whose BeginSettle ran on this Store from what it read, those begun on
+// another Store of the database by a read after the commit, one round
+// trip each. So the batch costs three packets sent for two sessions begun
+// elsewhere (the CALL and their two reads), which the read back the
+// routine skipped would have answered in one.
+func TestRecordBatchAllClosed(t *testing.T) {
+	const reproduce = "ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run 'TestRecordBatchAllClosed' ./ref/loot/mysql/"
+	defer func() {
+		if t.Failed() {
+			t.Log("to reproduce: " + reproduce)
+		}
+	}()
+	w := newSettleWorld(t, "")
+	other := openOpts(t, w.dsn, mysql.Options{})
+	ctx := t.Context()
+	var ds []loot.Decision
+	for _, by := range []struct {
+		s   *mysql.Store
+		nos []string
+	}{{w.s, []string{"due", "twice"}}, {other, []string{"dupA", "dupB"}}} {
+		for _, no := range by.nos {
+			fz, err := by.s.BeginSettle(ctx, no, time.Minute)
+			if err != nil {
+				t.Fatalf("BeginSettle(%s): %v", no, err)
+			}
+			ds = append(ds, decide(t, fz))
+		}
+	}
+	before := w.sent.n.Load()
+	got, errs := w.s.RecordGrantsBatch(ctx, ds)
+	if n := w.sent.n.Load() - before; n != 3 {
+		t.Errorf("a batch of %d RecordGrants that all close, 2 begun on another Store, cost %d packets sent, want 3", len(ds), n)
+	}
+	for i, d := range ds {
+		if errs[i] != nil {
+			t.Errorf("batched RecordGrants(%s) = %v", d.Session, errs[i])
+			continue
+		}
+		want, err := other.Session(ctx, d.Session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Status != loot.StatusClosed {
+			t.Errorf("%s is %s after its RecordGrants, want CLOSED", d.Session, want.Status)
+		}
+		if diff := cmp.Diff(want, got[i]); diff != "" {
+			t.Errorf("batched RecordGrants(%s) answered another session than Session reads (-read +answered):\n%s", d.Session, diff)
+		}
 	}
 }
 

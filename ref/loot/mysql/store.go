@@ -102,6 +102,7 @@ type Store struct {
 	batch batchers // zero unless Options.Batch
 
 	delivered delivered.Record // the Inventory's last batches (ref/loot/internal/delivered)
+	settling  settling         // won BeginSettles until their RecordGrants (settling.go)
 }
 
 var _ loot.Store = (*Store)(nil)
