@@ -361,3 +361,76 @@ func docOneConn(b *testing.B) (*sql.DB, *docsql.DB) {
 	}
 	return raw, doc
 }
+
+// BenchmarkSettleBatchCost is the server's CPU per batched CALL of
+// BeginSettle and of RecordGrants (loot_begin_settle_batch_v2,
+// loot_record_batch_v4), 300 batches of each size on one connection, so
+// a CALL's fixed cost and its cost a session can be told apart (b.N is
+// not used: one pass is the measurement). Measured, two runs, us a CALL
+// (sizes 2, 5, 20):
+//
+//	begin    567 500   600 667   1567 1200   (fixed ~470, ~45 a session)
+//	record   567 767  1033 1367  4867 5667   (fixed ~300, ~180-270 a session)
+//
+// and raw CALLs of loot_record_batch_v4 with synthetic 2-byte snapshots
+// 750-850 us a CALL of 5 and 1550-1600 of 20 (fixed ~540, ~52 a session),
+// with 1200-byte ones 1000-1050 and 2800-2850 (~120 a session). So at conc
+// 16, batches of ~5 (BenchmarkLoot op=settle impl=ref-batched), a settle
+// pays ~200 us of the two CALLs' fixed cost, most of it the JSON_TABLE
+// statements' (the single routines cost 180-320 us each in all), and the
+// record stage, the busier of the two (86-94% of the time in a CALL,
+// against 77-86% for begin), is what bounds the settles/s.
+//
+//	ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '^$' -bench BenchmarkSettleBatchCost -benchtime 1x ./ref/loot/mysql
+func BenchmarkSettleBatchCost(b *testing.B) {
+	ctx := context.Background()
+	for _, size := range []int{2, 5, 20} {
+		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
+			store, err := mysql.Open(ctx, testserver.MariaDB(b), mysql.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer store.Close()
+			store.DB().SetMaxOpenConns(1)
+			const calls = 300
+			n := calls * size
+			bulkSessions(b, store.DB(), "ref", "S-", n, settleTeam, settleTeam, -time.Second)
+			nos := make([]string, n)
+			for i := range nos {
+				nos[i] = fmt.Sprintf("S-%d", i)
+			}
+			var fzs []loot.Frozen
+			c0 := serverCPU(b)
+			for i := 0; i < n; i += size {
+				got, errs := store.BeginSettleBatch(ctx, nos[i:i+size], time.Minute)
+				for _, e := range errs {
+					if e != nil {
+						b.Fatalf("%v (%s)", e, reproduceBatchCost)
+					}
+				}
+				fzs = append(fzs, got...)
+			}
+			c1 := serverCPU(b)
+			ds := make([]loot.Decision, n)
+			for i, fz := range fzs {
+				if ds[i], err = decideNew(fz); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c2 := serverCPU(b)
+			for i := 0; i < n; i += size {
+				_, errs := store.RecordGrantsBatch(ctx, ds[i:i+size])
+				for _, e := range errs {
+					if e != nil {
+						b.Fatalf("%v (%s)", e, reproduceBatchCost)
+					}
+				}
+			}
+			c3 := serverCPU(b)
+			b.ReportMetric(float64((c1-c0).Microseconds())/float64(calls), "begin-us/call")
+			b.ReportMetric(float64((c3-c2).Microseconds())/float64(calls), "record-us/call")
+		})
+	}
+}
+
+const reproduceBatchCost = "ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '^$' -bench BenchmarkSettleBatchCost -benchtime 1x ./ref/loot/mysql"
