@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -364,72 +365,116 @@ func docOneConn(b *testing.B) (*sql.DB, *docsql.DB) {
 
 // BenchmarkSettleBatchCost is the server's CPU per batched CALL of
 // BeginSettle and of RecordGrants (loot_begin_settle_batch_v2,
-// loot_record_batch_v4), 300 batches of each size on one connection, so
-// a CALL's fixed cost and its cost a session can be told apart (b.N is
-// not used: one pass is the measurement). Measured, two runs, us a CALL
-// (sizes 2, 5, 20):
+// loot_record_batch_v4) through the Store, 6000 sessions in batches of
+// each size on one connection, so a CALL's fixed cost and its cost a
+// session can be told apart (b.N is not used: one pass is the
+// measurement), for Schema's routines (base) and variants of them that
+// are measurements, not designs. Measured, two runs, us a CALL (sizes 2,
+// 5, 20):
 //
-//	begin    567 500   600 667   1567 1200   (fixed ~470, ~45 a session)
-//	record   567 767  1033 1367  4867 5667   (fixed ~300, ~180-270 a session)
+//	base             begin  507 510   617 692  1267 1200   (fixed ~430, ~40 a session)
+//	                 record 547 517   850 942  2700 2433   (fixed ~310, ~110 a session)
+//	force-index      begin  500 510   583 550  1000 1267
+//	                 record 507 560   783 792  2167 2100
+//	varchar-columns  begin  483 467   600 667  1067 1367
+//	                 record 533 530   833 917  2333 2033
 //
-// and raw CALLs of loot_record_batch_v4 with synthetic 2-byte snapshots
-// 750-850 us a CALL of 5 and 1550-1600 of 20 (fixed ~540, ~52 a session),
-// with 1200-byte ones 1000-1050 and 2800-2850 (~120 a session). So at conc
-// 16, batches of ~5 (BenchmarkLoot op=settle impl=ref-batched), a settle
-// pays ~200 us of the two CALLs' fixed cost, most of it the JSON_TABLE
-// statements' (the single routines cost 180-320 us each in all), and the
-// record stage, the busier of the two (86-94% of the time in a CALL,
-// against 77-86% for begin), is what bounds the settles/s.
+// So at conc 16, batches of ~5 (BenchmarkLoot op=settle impl=ref-batched:
+// 290-380 us of server CPU a settle), ~150 us of a settle is the two
+// CALLs' fixed cost; neither naming the session table's index in the
+// batch statements (force-index: FORCE INDEX (uk_session_no) on every
+// join of loot_session) nor VARCHAR(160) JSON_TABLE columns for TEXT
+// (varchar-columns) moves it beyond the runs' spread. The record stage,
+// the busier at conc 16 (86-94% of the time in a CALL against 77-86% for
+// begin, a local count), is what bounds the settles/s there.
 //
 //	ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '^$' -bench BenchmarkSettleBatchCost -benchtime 1x ./ref/loot/mysql
 func BenchmarkSettleBatchCost(b *testing.B) {
 	ctx := context.Background()
-	for _, size := range []int{2, 5, 20} {
-		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
-			store, err := mysql.Open(ctx, testserver.MariaDB(b), mysql.Options{})
-			if err != nil {
-				b.Fatal(err)
+	varcharColumns := func(body string) string {
+		return regexp.MustCompile(`(\w+ +)TEXT( +PATH)`).ReplaceAllString(body, "${1}VARCHAR(160)${2}")
+	}
+	forceIndex := func(body string) string {
+		return strings.ReplaceAll(body, "STRAIGHT_JOIN loot_session s ON", "STRAIGHT_JOIN loot_session s FORCE INDEX (uk_session_no) ON")
+	}
+	variants := []struct {
+		name  string
+		alter func(db *sql.DB) error
+	}{
+		{name: "base"},
+		{name: "force-index", alter: func(db *sql.DB) error {
+			if err := replaceRoutine("loot_begin_settle_batch_v2", forceIndex)(db); err != nil {
+				return err
 			}
-			defer store.Close()
-			store.DB().SetMaxOpenConns(1)
-			const calls = 300
-			n := calls * size
-			bulkSessions(b, store.DB(), "ref", "S-", n, settleTeam, settleTeam, -time.Second)
-			nos := make([]string, n)
-			for i := range nos {
-				nos[i] = fmt.Sprintf("S-%d", i)
+			return replaceRoutine("loot_record_batch_v4", forceIndex)(db)
+		}},
+		{name: "varchar-columns", alter: func(db *sql.DB) error {
+			if err := replaceRoutine("loot_begin_settle_batch_v2", varcharColumns)(db); err != nil {
+				return err
 			}
-			var fzs []loot.Frozen
-			c0 := serverCPU(b)
-			for i := 0; i < n; i += size {
-				got, errs := store.BeginSettleBatch(ctx, nos[i:i+size], time.Minute)
-				for _, e := range errs {
-					if e != nil {
-						b.Fatalf("%v (%s)", e, reproduceBatchCost)
-					}
-				}
-				fzs = append(fzs, got...)
-			}
-			c1 := serverCPU(b)
-			ds := make([]loot.Decision, n)
-			for i, fz := range fzs {
-				if ds[i], err = decideNew(fz); err != nil {
+			return replaceRoutine("loot_record_batch_v4", varcharColumns)(db)
+		}},
+	}
+	for _, v := range variants {
+		for _, size := range []int{2, 5, 20} {
+			b.Run(fmt.Sprintf("variant=%s/size=%d", v.name, size), func(b *testing.B) {
+				store, err := mysql.Open(ctx, testserver.MariaDB(b), mysql.Options{})
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			c2 := serverCPU(b)
-			for i := 0; i < n; i += size {
-				_, errs := store.RecordGrantsBatch(ctx, ds[i:i+size])
-				for _, e := range errs {
-					if e != nil {
-						b.Fatalf("%v (%s)", e, reproduceBatchCost)
+				defer store.Close()
+				store.DB().SetMaxOpenConns(1)
+				if v.alter != nil {
+					if err := v.alter(store.DB()); err != nil {
+						b.Fatal(err)
 					}
 				}
-			}
-			c3 := serverCPU(b)
-			b.ReportMetric(float64((c1-c0).Microseconds())/float64(calls), "begin-us/call")
-			b.ReportMetric(float64((c3-c2).Microseconds())/float64(calls), "record-us/call")
-		})
+				const n = 6000 // 300 batches of 20, 1200 of 5, 3000 of 2
+				bulkSessions(b, store.DB(), "ref", "S-", n, settleTeam, settleTeam, -time.Second)
+				nos := make([]string, n)
+				for i := range nos {
+					nos[i] = fmt.Sprintf("S-%d", i)
+				}
+				// Rounds of 400 sessions, begun then recorded: the Store
+				// keeps what a won BeginSettle read until its RecordGrants
+				// (settling.go), up to 1024 sessions, past which a record
+				// would read its session again and cost a round trip more.
+				const round = 400
+				var begin, record time.Duration
+				for lo := 0; lo < n; lo += round {
+					var fzs []loot.Frozen
+					c0 := serverCPU(b)
+					for i := lo; i < lo+round; i += size {
+						got, errs := store.BeginSettleBatch(ctx, nos[i:i+size], time.Minute)
+						for _, e := range errs {
+							if e != nil {
+								b.Fatalf("%v (%s)", e, reproduceBatchCost)
+							}
+						}
+						fzs = append(fzs, got...)
+					}
+					begin += serverCPU(b) - c0
+					ds := make([]loot.Decision, len(fzs))
+					for i, fz := range fzs {
+						if ds[i], err = decideNew(fz); err != nil {
+							b.Fatal(err)
+						}
+					}
+					c0 = serverCPU(b)
+					for i := 0; i < len(ds); i += size {
+						_, errs := store.RecordGrantsBatch(ctx, ds[i:i+size])
+						for _, e := range errs {
+							if e != nil {
+								b.Fatalf("%v (%s)", e, reproduceBatchCost)
+							}
+						}
+					}
+					record += serverCPU(b) - c0
+				}
+				b.ReportMetric(float64(begin.Microseconds())/float64(n/size), "begin-us/call")
+				b.ReportMetric(float64(record.Microseconds())/float64(n/size), "record-us/call")
+			})
+		}
 	}
 }
 
