@@ -42,8 +42,13 @@ import "strings"
 //     hint the range optimizer weighs them for the OR of the two due
 //     states at every call (BenchmarkSettleCost, raw CALLs: 187-200 us of
 //     server CPU with it, 240-263 without, three runs). The row it locks
-//     is the same. loot_claim_v1 and loot_record_v3 have none: there the
-//     hint measured no better (record) or worse (claim, 1.18-1.21x:
+//     is the same. loot_record_v3's closing UPDATE names it too: without
+//     it, EXPLAIN of that statement ranges over idx_status_deadline's
+//     SETTLING entries (which, under REPEATABLE READ, locks every entry it
+//     scans, other sessions' included), and BenchmarkSettleCost's
+//     variant record-no-hint took 270 and 283 us of server CPU in the
+//     record phase against 243 and 267 with it (two runs). loot_claim_v1
+//     has none: there the hint measured worse (1.18-1.21x:
 //     BenchmarkClaimCost).
 //   - leaseSelect is SELECT ... FOR UPDATE SKIP LOCKED (MariaDB 10.6,
 //     MySQL 8.0): concurrent compensators each take other grants, and the
@@ -67,7 +72,7 @@ type queries struct {
 	claimBatchCall  string // CALL of Schema's loot_claim_batch_v2 (see claimBatch)
 	beginSettleCall string // CALL of Schema's loot_begin_settle_v2 (see BeginSettle)
 	recordCall      string // CALL of Schema's loot_record_v3 (see RecordGrants)
-	// CALLs of Schema's loot_begin_settle_batch_v2 and loot_record_batch_v4
+	// CALLs of Schema's loot_begin_settle_batch_v3 and loot_record_batch_v4
 	// (settlebatch.go).
 	beginSettleBatchCall, recordBatchCall string
 
@@ -181,7 +186,7 @@ func newQueries(now string) queries {
 		beginSettleCall: callOf(now, "loot_begin_settle_v2", 2),
 		recordCall:      callOf(now, "loot_record_v3", 10),
 
-		beginSettleBatchCall: callOf(now, "loot_begin_settle_batch_v2", 1),
+		beginSettleBatchCall: callOf(now, "loot_begin_settle_batch_v3", 1),
 		recordBatchCall:      callOf(now, "loot_record_batch_v4", 3),
 
 		markDelivered: `UPDATE loot_grant SET status = 'SUCCESS' WHERE grant_no = ? AND status = 'PENDING'`,

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -17,7 +18,7 @@ import (
 
 // settleBatch coalesces concurrent BeginSettle and RecordGrants calls
 // under Options.Batch, each kind into one CALL per batch of Schema's
-// loot_begin_settle_batch_v2 or loot_record_batch_v4, whose transaction
+// loot_begin_settle_batch_v3 or loot_record_batch_v4, whose transaction
 // does for every session of the batch what the single routine does for
 // one:
 //
@@ -233,7 +234,7 @@ func (s *Store) runBegins(ctx context.Context, reqs []beginReq, rs []coalesce.Re
 	}
 }
 
-// beginMany runs loot_begin_settle_batch_v2 for reqs[batch...] and sets
+// beginMany runs loot_begin_settle_batch_v3 for reqs[batch...] and sets
 // their answers; an error is the whole batch's, and no answer is set.
 func (s *Store) beginMany(ctx context.Context, reqs []beginReq, batch []int, rs []coalesce.Result[loot.Frozen]) error {
 	// 32 bytes a session: ["S-000001",60000000], with the comma after it,
@@ -284,6 +285,10 @@ func (s *Store) beginMany(ctx context.Context, reqs []beginReq, batch []int, rs 
 		if r.won == 1 && r.claims == nil {
 			r.claims = []loot.Claim{} // as scanClaims answers the single CALL
 		}
+		// In player order, as the single CALL answers: the routine's
+		// claims come without an ORDER BY, which cost the server a
+		// temporary table and a filesort at every CALL.
+		slices.SortFunc(r.claims, func(a, b loot.Claim) int { return cmp.Compare(a.Player, b.Player) })
 		sess, claims, err := beginChange(no, reqs[i].lease).answer(no, r)
 		if err != nil {
 			rs[i].Err = wrap("begin settle "+no, err)
