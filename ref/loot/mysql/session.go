@@ -310,11 +310,12 @@ func beginChange(no string, lease time.Duration) change {
 // session read back to explain the refusal. A close that won answers with
 // the session this Store's BeginSettle of that fence read (settling.go
 // says why that is the row), or, when this Store did not win that fence,
-// with the session read after the commit: one round trip more. A malformed decision (loot.CheckDecision, a grant
-// string that is not valid UTF-8, or a grant number uk_grant_no holds
-// already) is ErrBadArgument and writes nothing; a session the decision
-// could not have closed anyway is refused as CheckRecord says, as a
-// well-formed decision would be. Under Options.Batch, concurrent calls of
+// with the session read after the commit: one round trip more. A
+// malformed decision (loot.CheckDecision, a grant string that is not
+// valid UTF-8, or a grant number uk_grant_no holds already) is
+// ErrBadArgument and writes nothing; a session the decision could not
+// have closed anyway is refused as CheckRecord says, as a well-formed
+// decision would be. Under Options.Batch, concurrent calls of
 // well-formed decisions share one CALL (settlebatch.go).
 func (s *Store) RecordGrants(ctx context.Context, d loot.Decision) (loot.Session, error) {
 	snapshot, bad := encodeDecision(d)
