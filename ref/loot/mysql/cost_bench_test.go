@@ -484,3 +484,91 @@ func BenchmarkSettleBatchCost(b *testing.B) {
 }
 
 const reproduceBatchCost = "ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '^$' -bench BenchmarkSettleBatchCost -benchtime 1x ./ref/loot/mysql"
+
+// BenchmarkBeginBatchStatements is where loot_begin_settle_batch_v3's
+// fixed cost goes: raw CALLs of batches of 5 on one connection, each
+// variant the routine cut after one more of its statements (the fences
+// read FOR UPDATE, the UPDATE, the read back, the claims: the whole
+// routine), and one with its transaction alone, so each statement's
+// server CPU a CALL is the difference of two neighbours. The cut bodies
+// are measurements, not designs (their result sets are drained unread).
+// Measured three times while a CI run shared the machine (so the spread
+// is wide), us a CALL: transaction alone 42 33 50, the UPDATE alone 292
+// 300 375, with the fences before it 467 475 358, with the read back 667
+// 542 458, whole 850 683 583. So the UPDATE over JSON_TABLE looks like
+// the largest share of the fixed cost, which fits how MariaDB runs a
+// multi-table UPDATE whose updated table is not the first of the join
+// (the rows to update collected in a temporary table first:
+// multi_update::do_updates is in perf's samples); a quiet machine has to
+// confirm it before a routine is cut for it.
+//
+//	ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '^$' -bench BenchmarkBeginBatchStatements -benchtime 1x ./ref/loot/mysql
+func BenchmarkBeginBatchStatements(b *testing.B) {
+	ctx := context.Background()
+	heads := []string{"\tSELECT COALESCE(JSON_ARRAYAGG", "\tUPDATE JSON_TABLE(p_batch", "\tSELECT s.fence = f.fence + 1", "\tSELECT c.session_no, c.player_id", "\tCOMMIT;"}
+	// cut keeps the routine's statements before heads[k] (after the
+	// first `from` of them) and its COMMIT.
+	cut := func(from, k int) func(string) string {
+		return func(body string) string {
+			at := func(h string) int {
+				i := strings.Index(body, h)
+				if i < 0 {
+					panic("BenchmarkBeginBatchStatements: the routine has no " + h)
+				}
+				return i
+			}
+			start := at(heads[0])
+			return body[:start] + body[at(heads[from]):at(heads[k])] + body[at(heads[4]):]
+		}
+	}
+	variants := []struct {
+		name     string
+		from, to int
+	}{
+		{"transaction-only", 4, 4},
+		{"update-only", 1, 2},
+		{"fences+update", 0, 2},
+		{"fences+update+read-back", 0, 3},
+		{"whole", 0, 4},
+	}
+	const size, n = 5, 6000
+	for _, v := range variants {
+		b.Run("variant="+v.name, func(b *testing.B) {
+			store, err := mysql.Open(ctx, testserver.MariaDB(b), mysql.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer store.Close()
+			db := store.DB()
+			db.SetMaxOpenConns(1)
+			if v.name != "whole" {
+				if err := replaceRoutine("loot_begin_settle_batch_v3", cut(v.from, v.to))(db); err != nil {
+					b.Fatal(err)
+				}
+			}
+			bulkSessions(b, db, "ref", "S-", n, settleTeam, settleTeam, -time.Second)
+			c0 := serverCPU(b)
+			for lo := 0; lo < n; lo += size {
+				var batch strings.Builder
+				batch.WriteByte('[')
+				for i := lo; i < lo+size; i++ {
+					if i > lo {
+						batch.WriteByte(',')
+					}
+					fmt.Fprintf(&batch, `["S-%d",60000000]`, i)
+				}
+				batch.WriteByte(']')
+				rows, err := db.QueryContext(ctx, "CALL loot_begin_settle_batch_v3(?)", batch.String())
+				if err != nil {
+					b.Fatalf("variant %s: %v (%s)", v.name, err, "go test ./ref/loot/mysql -run '^$' -bench BenchmarkBeginBatchStatements -benchtime 1x")
+				}
+				for rows.Next() || rows.NextResultSet() {
+				}
+				if err := rows.Close(); err != nil {
+					b.Fatalf("variant %s: %v", v.name, err)
+				}
+			}
+			b.ReportMetric(float64((serverCPU(b)-c0).Microseconds())/float64(n/size), "us/call")
+		})
+	}
+}
