@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -17,21 +16,10 @@ import (
 // settler never ranked is the source document's bug. It runs the store's
 // own claim statement in a held transaction, on the database's clock.
 func TestSettleCASWaitsForAClaimInFlight(t *testing.T) {
-	for _, iso := range []struct{ name, params string }{
-		{"repeatable-read", ""},
-		{"read-committed", "?tx_isolation=%27READ-COMMITTED%27"},
-	} {
+	for _, iso := range serverIsolations {
 		t.Run("isolation="+iso.name, func(t *testing.T) {
 			reproduce := "; reproduce: go test ./ref/loot/mysql -run '" + t.Name() + "'"
-			s, err := Open(t.Context(), testserver.MariaDB(t)+iso.params, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			var now time.Time
-			if err := s.db.QueryRowContext(t.Context(), "SELECT NOW(6)").Scan(&now); err != nil {
-				t.Fatal(err)
-			}
+			s, now := openAtNow(t, iso.params, Options{})
 			// Open and StartClaiming (two commits, each an fsync) and the
 			// held claim's statement must all run before the deadline, or
 			// the claim is refused and the test fails for the runner's

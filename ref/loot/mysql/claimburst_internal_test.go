@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onceproof/onceproof/internal/testkit/testserver"
 	"github.com/onceproof/onceproof/ref/loot"
 )
 
@@ -81,15 +80,7 @@ func TestBatchedClaimsInABurstAnswerAsAlone(t *testing.T) {
 func TestSettleRacingBatchedClaimsFreezesEveryAcceptedClaim(t *testing.T) {
 	reproduce := "; reproduce: ONCEPROOF_REQUIRE_SERVICES=1 go test -race ./ref/loot/mysql -run '^" + t.Name() + "$'"
 	ctx := t.Context()
-	s, err := Open(ctx, testserver.MariaDB(t), Options{Batch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var now time.Time
-	if err := s.db.QueryRowContext(ctx, "SELECT NOW(6)").Scan(&now); err != nil {
-		t.Fatal(err)
-	}
+	s, now := openAtNow(t, "", Options{Batch: true})
 	// The claims must run on both sides of the deadline: 64 callers claim
 	// fresh players until refused. At the 5,000-15,000 claims/s the
 	// benchmarks measure, a team of 20,000 outlasts a deadline 1 s away

@@ -33,6 +33,11 @@ func (s *Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, 
 	return g.grant(), nil
 }
 
+// leaseTx is LeaseGrants' transaction: READ COMMITTED whatever the
+// server's level (queries.go's leaseSelect says why: no gap lock that
+// would stall every settle's grants while the transaction is open).
+var leaseTx = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+
 // LeaseGrants implements loot.Store, in one transaction: the store's now
 // (read once), the due grants under FOR UPDATE SKIP LOCKED, oldest lease
 // first, their new attempt and lease in one UPDATE by primary key, and the
@@ -44,7 +49,7 @@ func (s *Store) LeaseGrants(ctx context.Context, limit int, b loot.Backoff) ([]l
 	if limit == 0 {
 		return []loot.Grant{}, nil
 	}
-	gs, err := inTx(ctx, s, func(tx *sql.Tx) ([]loot.Grant, error) {
+	gs, err := inTxAt(ctx, s, leaseTx, func(tx *sql.Tx) ([]loot.Grant, error) {
 		var now time.Time
 		if err := tx.QueryRowContext(ctx, s.q.now).Scan(&now); err != nil {
 			return nil, err

@@ -52,7 +52,17 @@ import "strings"
 //     BenchmarkClaimCost).
 //   - leaseSelect is SELECT ... FOR UPDATE SKIP LOCKED (MariaDB 10.6,
 //     MySQL 8.0): concurrent compensators each take other grants, and the
-//     UPDATE that follows moves their leases into the future.
+//     UPDATE that follows moves their leases into the future. Its
+//     transaction runs under READ COMMITTED whatever the server's level:
+//     under REPEATABLE READ the scan of idx_status_lease also locks the
+//     gap after the due grants (a next-key lock on the first entry past
+//     them), which is where a new PENDING grant goes, so every settle's
+//     grant INSERT waited for the compensator's COMMIT; a compensator
+//     paused inside that transaction (SIGSTOP, a VM pause) stalled every
+//     settle until it woke (TestE2ESIGSTOPPastTheLease on MariaDB failed
+//     so in a CI run, 2026-12-04: the taking-over settle closed the
+//     session 6 ms after the paused instance was killed). Under READ
+//     COMMITTED a locking read locks only the rows it returns.
 //   - Reads (the Reader) are single plain SELECTs: one consistent snapshot
 //     each, no locks.
 type queries struct {

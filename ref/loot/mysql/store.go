@@ -185,12 +185,18 @@ const errDeadlock = 1213
 // would otherwise hold its connection for good). A nil ctx is refused
 // before the pool sees it (loot.CheckContext).
 func inTx[T any](ctx context.Context, s *Store, fn func(tx *sql.Tx) (T, error)) (T, error) {
+	return inTxAt(ctx, s, nil, fn)
+}
+
+// inTxAt is inTx with the transaction's options (nil: the server's
+// isolation level).
+func inTxAt[T any](ctx context.Context, s *Store, opts *sql.TxOptions, fn func(tx *sql.Tx) (T, error)) (T, error) {
 	if err := loot.CheckContext(ctx); err != nil {
 		var zero T
 		return zero, err
 	}
 	for attempt := 1; ; attempt++ {
-		v, err := runTx(ctx, s.db, fn)
+		v, err := runTx(ctx, s.db, opts, fn)
 		var me *mysql.MySQLError
 		if attempt < 3 && errors.As(err, &me) && me.Number == errDeadlock {
 			continue
@@ -199,9 +205,9 @@ func inTx[T any](ctx context.Context, s *Store, fn func(tx *sql.Tx) (T, error)) 
 	}
 }
 
-func runTx[T any](ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) (T, error)) (T, error) {
+func runTx[T any](ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(tx *sql.Tx) (T, error)) (T, error) {
 	var zero T
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return zero, err
 	}
