@@ -63,7 +63,10 @@ var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 // transaction server-side (one statement sent, parsed once per
 // connection: Claim says why). "now" is the database's
 // NOW(6), in UTC, and it alone judges deadlines and leases. Isolation: the
-// store sets none and runs under the server's, REPEATABLE READ by default.
+// store runs under the server's, REPEATABLE READ by default, but for
+// LeaseGrants' transaction, which it runs READ COMMITTED (so a
+// compensator's scan takes no gap lock that would stall the settles'
+// grants: queries.go's leaseSelect).
 // Its correctness rests on locking reads and conditional UPDATEs (the
 // claim reads the session row LOCK IN SHARE MODE, so it serializes with
 // the settle CAS's exclusive lock), not on the level: the tests run it
