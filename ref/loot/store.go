@@ -147,7 +147,10 @@ type Store interface {
 	// decision, not one per grant: PostgreSQL sends one multi-row INSERT,
 	// MariaDB one CALL of a stored routine that inserts the grants from
 	// one JSON array, only when the fenced UPDATE matched. Already CLOSED
-	// by d.Fence: unchanged, nil (a retry).
+	// by d.Fence: unchanged, nil (a retry). The session returned with a nil
+	// error is the row as it stands after the call, as Session would read
+	// it: the Service hands it to its caller as the settlement's session
+	// (loottest's record/answers-the-closed-row).
 	// Refusals (CheckRecord): ErrStaleFence (another fence holds or closed
 	// it), ErrCanceled, ErrNotFound; ErrBadArgument for a malformed
 	// decision (CheckDecision: a grant of another session, a repeated grant

@@ -35,7 +35,10 @@ func (s *Store) MarkDelivered(ctx context.Context, grantNo string) (loot.Grant, 
 
 // leaseTx is LeaseGrants' transaction: READ COMMITTED whatever the
 // server's level (queries.go's leaseSelect says why: no gap lock that
-// would stall every settle's grants while the transaction is open).
+// would stall every settle's grants while the transaction is open). The
+// driver sets the level with a statement of its own before START
+// TRANSACTION: one round trip more a LeaseGrants, the compensator's, off
+// the settle's path.
 var leaseTx = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 
 // LeaseGrants implements loot.Store, in one transaction: the store's now

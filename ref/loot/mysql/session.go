@@ -133,11 +133,13 @@ func (s *Store) change(ctx context.Context, no string, c change) (loot.Session, 
 		args = append(slices.Clip(c.args), no)
 	}
 	r, err := oneTrip(ctx, s, query, args, func(rows *sql.Rows) (r changed, err error) {
-		cols, err := rows.Columns()
-		if err != nil {
-			return changed{}, err
+		if c.wonBare != nil { // only a routine that may answer with its flag alone
+			cols, err := rows.Columns()
+			if err != nil {
+				return changed{}, err
+			}
+			r.bare = len(cols) == 1
 		}
-		r.bare = len(cols) == 1
 		for rows.Next() {
 			r.found = true
 			if r.bare {

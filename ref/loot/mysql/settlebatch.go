@@ -426,21 +426,21 @@ func (s *Store) recordMany(ctx context.Context, reqs []recordReq, batch []int, r
 	if err != nil {
 		return err
 	}
-	if read == nil {
-		for _, i := range batch {
-			d := reqs[i].d
-			sess, err := s.closedSession(ctx, d)
-			rs[i].Val, rs[i].Err = sess, wrap(recordOp(d), err)
-		}
-		return nil
-	}
 	for _, i := range batch {
 		d := reqs[i].d
-		r := changed{}
-		if p := read[d.Session]; p != nil {
-			r = *p
+		var (
+			sess loot.Session
+			err  error
+		)
+		if read == nil { // every session closed, none read back
+			sess, err = s.closedSession(ctx, d)
+		} else {
+			r := changed{}
+			if p := read[d.Session]; p != nil {
+				r = *p
+			}
+			sess, _, err = recordChange(d).answer(d.Session, r)
 		}
-		sess, _, err := recordChange(d).answer(d.Session, r)
 		s.settling.forget(d.Session, d.Fence)
 		rs[i].Val, rs[i].Err = sess, wrap(recordOp(d), err)
 	}

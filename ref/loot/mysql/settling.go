@@ -8,12 +8,12 @@ import (
 )
 
 // settling keeps the sessions this Store's BeginSettle won, as the CAS
-// read them back, until a RecordGrants of theirs is answered: a close that
-// wins is answered by loot_record_v3 with its won flag alone (the read
-// back was 0.86-0.88x of a single-path settle's server CPU in three runs
-// of BenchmarkSettleCost, variant record-won-no-readback), and the closed
-// session is then the entry with status CLOSED and the decision's
-// allocated quantity. That is the row, exactly: after BeginSettle won
+// read them back, until a RecordGrants of theirs is answered: a close
+// that wins is answered by loot_record_v3 with its won flag alone
+// (without the read back, a single-path settle took 0.86x and 0.88x of
+// its server CPU in two runs of BenchmarkSettleCost, variant
+// record-won-no-readback), and the closed session is then the entry with
+// status CLOSED and the decision's allocated quantity. That is the row, exactly: after BeginSettle won
 // fence f, the row is written only by another BeginSettle (which moves
 // the fence), Cancel (which leaves SETTLING) or a close (which needs
 // SETTLING at its fence); a close that matched SETTLING at f therefore
