@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -37,6 +38,16 @@ type Options struct {
 	// MaxBatch bounds one batch, so one statement's parameters and one
 	// pipeline's replies stay small. Must be >= 1.
 	MaxBatch int
+	// Gather has a worker that took a batch's first call yield the
+	// processor once (runtime.Gosched) before it takes the rest, so the
+	// callers already runnable, woken together by the answer of another
+	// Lane's batch (a settle's begin answering callers who go on to their
+	// record), reach the queue first and join this batch instead of the
+	// next. Without it the first of them takes a worker that is idle
+	// alone, in a batch of one, and the others wait out that batch's whole
+	// round trip for theirs. It is not a timed wait: with nothing else
+	// runnable the worker goes on at once.
+	Gather bool
 	// Context returns the context a batch runs under (for example with a
 	// timeout), since a batch serves many callers and cannot use any one
 	// caller's context. Nil means context.Background.
@@ -161,6 +172,9 @@ func (b *Batcher[Q, R]) work() {
 			return
 		}
 		batch = append(batch[:0], first)
+		if b.opts.Gather {
+			runtime.Gosched()
+		}
 	fill:
 		for len(batch) < b.opts.MaxBatch {
 			select {

@@ -3,6 +3,7 @@ package coalesce
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -273,5 +274,50 @@ func TestCrewLanesShareTheirCount(t *testing.T) {
 	}
 	if batched.Load() != 1 {
 		t.Errorf("%d calls batched, want 1", batched.Load())
+	}
+}
+
+// TestGatherTakesTheCallersWokenTogether wakes 8 callers at once (as a
+// batch's answers do) on one processor, with the only worker idle: under
+// Gather their first batch holds all 8, where without it the first caller
+// to reach the worker goes alone. The scheduler may run the worker early
+// (it checks the global queue every 61st schedule, and -race shuffles the
+// local one), so 8 of 10 trials must gather, not all.
+func TestGatherTakesTheCallersWokenTogether(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const callers, trials = 8, 10
+	gathered := 0
+	for range trials {
+		d := &double{}
+		b := New(d.run, Options{Workers: 1, MaxBatch: 64, Gather: true})
+		// A call alone first: when it returns, the worker is waiting for
+		// the next (one processor: it ran until it blocked).
+		if _, err := b.Do(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if got, err := b.Do(context.Background(), i); err != nil || got != 2*i {
+					t.Errorf("Do(%d) = %d, %v", i, got, err)
+				}
+			}()
+		}
+		runtime.Gosched() // let them all wait on start
+		close(start)
+		wg.Wait()
+		b.Close()
+		d.mu.Lock()
+		if len(d.sizes) >= 2 && d.sizes[1] == callers {
+			gathered++
+		}
+		d.mu.Unlock()
+	}
+	if gathered < 8 {
+		t.Fatalf("the 8 callers woken together shared their first batch in %d of %d trials, want at least 8; reproduce: go test ./internal/coalesce -run %s -count 20", gathered, trials, t.Name())
 	}
 }
