@@ -393,6 +393,33 @@ func docOneConn(b *testing.B) (*sql.DB, *docsql.DB) {
 // the busier at conc 16 (86-94% of the time in a CALL against 77-86% for
 // begin, a local count), is what bounds the settles/s there.
 //
+// Nor is the UPDATE over JSON_TABLE's way of running the cost
+// (BenchmarkBeginBatchStatements puts ~280 us of a begin CALL of 5 in
+// it): loop-updates, each routine's UPDATE a loop of single-row UPDATEs
+// on uk_session_no, cost as much or more, two runs (sizes 2, 5, 20):
+//
+//	base          begin  543 500   758 767  1367 1700
+//	              record 620 567  1067 1075  2700 3633
+//	loop-updates  begin  593 533   800 675  1833 1800
+//	              record 707 663  1250 1075  3933 3567
+//
+// So the UPDATE costs its rows' writes (the session row and its two
+// status indexes). The record CALL cut after each statement (each
+// answering with the batch's length, as a CALL that closed every session
+// does), three runs at sizes 5 and 20:
+//
+//	record-answer-count   808 792 950   2300 2233 2267   (the whole CALL)
+//	record-audit+grants   683 692 700   1933 1733 2167   (no UPDATE)
+//	record-audit          475 458 475   1367 1100 1233   (the audit rows alone)
+//
+// So of record's ~110 us a session the audit row's INSERT (its session
+// locked, its snapshot unescaped from the array) is ~50, the grants' ~30,
+// the UPDATE ~20-30; of its fixed ~310 the transaction and the CALL are
+// ~50 (BenchmarkBeginBatchStatements' transaction-only) and each
+// statement the rest. A variant without the snapshot (a constant in its
+// place, not kept) saved record 60-175 us a CALL at size 5 and 30-270
+// at size 20, two runs: the snapshot is not what a session costs.
+//
 //	ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '^$' -bench BenchmarkSettleBatchCost -benchtime 1x ./ref/loot/mysql
 func BenchmarkSettleBatchCost(b *testing.B) {
 	ctx := context.Background()
@@ -402,11 +429,82 @@ func BenchmarkSettleBatchCost(b *testing.B) {
 	forceIndex := func(body string) string {
 		return strings.ReplaceAll(body, "STRAIGHT_JOIN loot_session s ON", "STRAIGHT_JOIN loot_session s FORCE INDEX (uk_session_no) ON")
 	}
+	// loopUpdates replaces a batch routine's multi-table UPDATE over
+	// JSON_TABLE (from its head to the statement after it) with a loop of
+	// single-row UPDATEs on uk_session_no, one a session of the batch.
+	loopUpdates := func(head, next, declare, loop string) func(string) string {
+		return func(body string) string {
+			i, j := strings.Index(body, head), strings.Index(body, next)
+			if i < 0 || j < i {
+				panic("loopUpdates: the routine has no " + head + " before " + next)
+			}
+			body = body[:i] + loop + body[j:]
+			k := strings.Index(body, "\tSTART TRANSACTION;")
+			return body[:k] + declare + body[k:]
+		}
+	}
+	const loopDeclare = `	DECLARE v_i, v_n BIGINT DEFAULT 0;
+	DECLARE v_no VARCHAR(64) CHARSET utf8mb4 COLLATE utf8mb4_nopad_bin;
+	DECLARE v_x, v_y BIGINT;
+`
+	beginLoop := loopUpdates("\tUPDATE JSON_TABLE(p_batch", "\tSELECT s.fence = f.fence + 1", loopDeclare, `	SET v_n = JSON_LENGTH(p_batch);
+	WHILE v_i < v_n DO
+		SET v_no = JSON_VALUE(p_batch, CONCAT('$[', v_i, '][0]'));
+		SET v_x = JSON_VALUE(p_batch, CONCAT('$[', v_i, '][1]'));
+		UPDATE loot_session s FORCE INDEX (uk_session_no)
+		SET s.status = 'SETTLING', s.fence = s.fence + 1, s.settle_until = NOW(6) + INTERVAL v_x MICROSECOND
+		WHERE s.session_no = v_no AND ((s.status = 'CLAIMING' AND s.deadline_at <= NOW(6)) OR
+			(s.status = 'SETTLING' AND s.settle_until <= NOW(6)));
+		SET v_i = v_i + 1;
+	END WHILE;
+`)
+	recordLoop := loopUpdates("\tUPDATE JSON_TABLE(p_batch", "\tIF v_closed = JSON_LENGTH(p_batch)", loopDeclare, `	SET v_n = JSON_LENGTH(p_batch), v_closed = 0;
+	WHILE v_i < v_n DO
+		SET v_no = JSON_VALUE(p_batch, CONCAT('$[', v_i, '][0]'));
+		SET v_x = JSON_VALUE(p_batch, CONCAT('$[', v_i, '][1]'));
+		SET v_y = JSON_VALUE(p_batch, CONCAT('$[', v_i, '][2]'));
+		UPDATE loot_session s FORCE INDEX (uk_session_no)
+		SET s.status = 'CLOSED', s.allocated_quantity = v_y
+		WHERE s.session_no = v_no AND s.status = 'SETTLING' AND s.fence = v_x
+			AND EXISTS (SELECT 1 FROM loot_audit a WHERE a.session_no = v_no);
+		SET v_closed = v_closed + ROW_COUNT();
+		SET v_i = v_i + 1;
+	END WHILE;
+`)
+	recordCut := func(grants, update bool) func(string) string {
+		return func(body string) string {
+			cutOut := func(body, from, to string) string {
+				i, j := strings.Index(body, from), strings.Index(body, to)
+				if i < 0 || j < i {
+					panic("recordCut: no " + from + " before " + to)
+				}
+				return body[:i] + body[j:]
+			}
+			body = cutOut(body, "\tIF v_closed = JSON_LENGTH(p_batch) THEN", "\tCOMMIT;")
+			body = strings.Replace(body, "\tCOMMIT;", "\tSELECT JSON_LENGTH(p_batch);\n\tCOMMIT;", 1)
+			if !update {
+				body = cutOut(body, "\tUPDATE JSON_TABLE(p_batch", "\tSELECT JSON_LENGTH(p_batch);")
+			}
+			if !grants {
+				body = cutOut(body, "\tINSERT INTO loot_grant", "\tSELECT JSON_LENGTH(p_batch);")
+			}
+			return body
+		}
+	}
 	variants := []struct {
 		name  string
 		alter func(db *sql.DB) error
 	}{
 		{name: "base"},
+		{name: "loop-updates", alter: func(db *sql.DB) error {
+			if err := replaceRoutine("loot_begin_settle_batch_v3", beginLoop)(db); err != nil {
+				return err
+			}
+			return replaceRoutine("loot_record_batch_v4", recordLoop)(db)
+		}},
+		{name: "record-answer-count", alter: replaceRoutine("loot_record_batch_v4", recordCut(true, true))},
+		{name: "record-audit+grants", alter: replaceRoutine("loot_record_batch_v4", recordCut(true, false))},
+		{name: "record-audit", alter: replaceRoutine("loot_record_batch_v4", recordCut(false, false))},
 		{name: "force-index", alter: func(db *sql.DB) error {
 			if err := replaceRoutine("loot_begin_settle_batch_v3", forceIndex)(db); err != nil {
 				return err
@@ -495,12 +593,18 @@ const reproduceBatchCost = "ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '
 // Measured three times while a CI run shared the machine (so the spread
 // is wide), us a CALL: transaction alone 42 33 50, the UPDATE alone 292
 // 300 375, with the fences before it 467 475 358, with the read back 667
-// 542 458, whole 850 683 583. So the UPDATE over JSON_TABLE looks like
-// the largest share of the fixed cost, which fits how MariaDB runs a
-// multi-table UPDATE whose updated table is not the first of the join
-// (the rows to update collected in a temporary table first:
-// multi_update::do_updates is in perf's samples); a quiet machine has to
-// confirm it before a routine is cut for it.
+// 542 458, whole 850 683 583; twice on a quiet machine: 50 50, 333 325,
+// 367 375, 417 475, 625 717. So the UPDATE (~280) and the claims' read
+// (~200, 25 rows each found by uk_session_player and then its clustered
+// row) are the largest shares. The UPDATE's is its rows' writes, not
+// the temporary table MariaDB fills for a multi-table UPDATE
+// (BenchmarkSettleBatchCost's loop-updates costs as much). Reading the
+// claims in the read back's statement (merged-claims: a LEFT JOIN of
+// loot_intent, each claim a row with its session's columns) saved 17-83
+// us a CALL in three runs (525 583 558 against whole's 608 642 575), ~2%
+// of a settle's CPU at conc 16, and was not adopted: a new routine and
+// five times the session columns for the client to read, for the begin
+// stage, which is not the one that bounds conc 16.
 //
 //	ONCEPROOF_REQUIRE_SERVICES=1 go test -count=1 -run '^$' -bench BenchmarkBeginBatchStatements -benchtime 1x ./ref/loot/mysql
 func BenchmarkBeginBatchStatements(b *testing.B) {
@@ -530,7 +634,16 @@ func BenchmarkBeginBatchStatements(b *testing.B) {
 		{"fences+update", 0, 2},
 		{"fences+update+read-back", 0, 3},
 		{"whole", 0, 4},
+		{"merged-claims", 0, 4},
 	}
+	mergedRead := "\tSELECT s.fence = f.fence + 1, " + mysql.SessionColumns + `, NOW(6), c.player_id, c.intent_type, c.created_at
+	FROM JSON_TABLE(v_before, '$[*]' COLUMNS (
+		no    TEXT   PATH '$[0]' ERROR ON EMPTY ERROR ON ERROR,
+		fence BIGINT PATH '$[1]' ERROR ON EMPTY ERROR ON ERROR)) f
+	STRAIGHT_JOIN loot_session s ON s.session_no = f.no COLLATE utf8mb4_nopad_bin
+	` + mysql.MemberListJoin + `
+	LEFT JOIN loot_intent c ON c.session_no = s.session_no AND s.fence = f.fence + 1;
+`
 	const size, n = 5, 6000
 	for _, v := range variants {
 		b.Run("variant="+v.name, func(b *testing.B) {
@@ -541,7 +654,14 @@ func BenchmarkBeginBatchStatements(b *testing.B) {
 			defer store.Close()
 			db := store.DB()
 			db.SetMaxOpenConns(1)
-			if v.name != "whole" {
+			if v.name == "merged-claims" {
+				if err := replaceRoutine("loot_begin_settle_batch_v3", func(body string) string {
+					i, j := strings.Index(body, heads[2]), strings.Index(body, heads[4])
+					return body[:i] + mergedRead + body[j:]
+				})(db); err != nil {
+					b.Fatal(err)
+				}
+			} else if v.name != "whole" {
 				if err := replaceRoutine("loot_begin_settle_batch_v3", cut(v.from, v.to))(db); err != nil {
 					b.Fatal(err)
 				}

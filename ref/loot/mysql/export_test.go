@@ -10,3 +10,10 @@ func Wrap(op string, err error) error { return wrap(op, err) }
 
 // RoutineNames are the routines the store calls, for the external tests.
 var RoutineNames = routineNames
+
+// SessionColumns and MemberListJoin are the routines' read of a session,
+// for benchmarks that write variants of them.
+const (
+	SessionColumns = sessionColumns
+	MemberListJoin = memberListJoin
+)
