@@ -109,10 +109,27 @@ func (s *Store) startBatchers() {
 	// 0.62-0.66 at conc 16 (3246, 3707 settles/s against 3010, 3284), 0.16
 	// against 0.19-0.21 at conc 64 (5490, 6514 against 5041, 5423); conc 1
 	// runs alone either way.
+	//
+	// The three also gather (coalesce.Options.Gather): the callers a
+	// batch answered reach the next lane together, and without it the
+	// first of them went alone while the rest waited out its round trip.
+	// Measured, ref-batched/doc, the two builds in turn (-benchtime 2000x),
+	// BenchmarkLootSettle six runs each, BenchmarkLootSettleDeliver three:
+	//
+	//	settle   conc 16  gather 2.05 1.83 2.10 1.81 1.93 2.19  sql-rtt/op 0.47-0.49
+	//	                  before 1.70 1.70 1.93 1.96 1.85 1.84  sql-rtt/op 0.59-0.60
+	//	         conc 64  gather 3.59 3.95 3.41 4.12 4.30 4.12  sql-rtt/op 0.13-0.14
+	//	                  before 4.24 3.85 4.85 3.72 3.76 3.83  sql-rtt/op 0.17
+	//	deliver  conc 16  gather 2.01 2.24 2.34                 sql-rtt/op 0.80-0.81
+	//	                  before 2.00 1.90 1.99                 sql-rtt/op 0.97-1.06
+	//	         conc 64  gather 3.87 3.88 3.80                 sql-rtt/op 0.23-0.25
+	//	                  before 3.35 3.88 3.80                 sql-rtt/op 0.31-0.32
 	var crew coalesce.Crew
-	s.settles = coalesce.NewCrewLane(&crew, s.runSettles, opts)
-	s.records = coalesce.NewCrewLane(&crew, s.runRecords, opts)
-	s.delivers = coalesce.NewCrewLane(&crew, s.runDelivers, opts)
+	settle := opts
+	settle.Gather = true
+	s.settles = coalesce.NewCrewLane(&crew, s.runSettles, settle)
+	s.records = coalesce.NewCrewLane(&crew, s.runRecords, settle)
+	s.delivers = coalesce.NewCrewLane(&crew, s.runDelivers, settle)
 	s.claiming = coalesce.NewLane(s.runClaims, opts)
 }
 
