@@ -441,7 +441,7 @@ func (q deadlockRetry) ExecContext(ctx context.Context, query string, args ...an
 	for attempt := 1; ; attempt++ {
 		res, err := q.DB.ExecContext(ctx, query, args...)
 		var me *gomysql.MySQLError
-		if attempt < 3 && errors.As(err, &me) && me.Number == 1213 {
+		if attempt < 3 && errors.As(err, &me) && me.Number == mysql.ErrDeadlock {
 			continue
 		}
 		return res, err

@@ -62,9 +62,10 @@ func (s *Store) startBatchers() {
 	// batch of one that cost a whole CALL, while the rest waited out its
 	// round trip. Measured at conc 16 (a local count, not kept): 321 of
 	// 679 begin batches and 198 of 568 record batches held one call
-	// without it, 19-29 and 6-19 of ~430 with it. BenchmarkLoot
-	// op=settle, six runs each, the two builds in turn (-benchtime 2000x,
-	// impl=(ref-batched|doc), conc=(16|64)), ref-batched/doc:
+	// without it, 19-29 of 425-441 and 6-19 of 402-419 with it (two
+	// runs). BenchmarkLoot op=settle, six runs each, the two builds in
+	// turn (-benchtime 2000x, impl=(ref-batched|doc), conc=(16|64)),
+	// ref-batched/doc:
 	//
 	//	conc 16  gather  1.18 1.18 1.20 1.15 1.11 1.21   sql-rtt/op 0.28-0.29
 	//	         before  1.13 0.82 1.00 0.99 1.14 0.99   sql-rtt/op 0.42-0.43

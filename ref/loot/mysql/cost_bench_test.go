@@ -267,6 +267,22 @@ func replaceRoutine(name string, edit func(string) string) func(db *sql.DB) erro
 	}
 }
 
+// splice is body with its text from the first from up to the first to
+// after it (an insertion before from when the two are equal) replaced by
+// with. It panics when either is missing, so a variant of a routine whose
+// text changed fails instead of measuring the routine unedited.
+func splice(body, from, to, with string) string {
+	i := strings.Index(body, from)
+	j := -1
+	if i >= 0 {
+		j = strings.Index(body[i:], to)
+	}
+	if j < 0 {
+		panic(fmt.Sprintf("splice: the routine has no %q followed by %q", from, to))
+	}
+	return body[:i] + with + body[i+j:]
+}
+
 const membersSubquery = "(SELECT GROUP_CONCAT(m.player_id ORDER BY m.player_id SEPARATOR ',') FROM loot_member m WHERE m.session_no = s.session_no)"
 
 // BenchmarkClaimCost is BenchmarkSettleCost for Store.Claim's CALL of
@@ -434,13 +450,8 @@ func BenchmarkSettleBatchCost(b *testing.B) {
 	// single-row UPDATEs on uk_session_no, one a session of the batch.
 	loopUpdates := func(head, next, declare, loop string) func(string) string {
 		return func(body string) string {
-			i, j := strings.Index(body, head), strings.Index(body, next)
-			if i < 0 || j < i {
-				panic("loopUpdates: the routine has no " + head + " before " + next)
-			}
-			body = body[:i] + loop + body[j:]
-			k := strings.Index(body, "\tSTART TRANSACTION;")
-			return body[:k] + declare + body[k:]
+			body = splice(body, head, next, loop)
+			return splice(body, "\tSTART TRANSACTION;", "\tSTART TRANSACTION;", declare)
 		}
 	}
 	const loopDeclare = `	DECLARE v_i, v_n BIGINT DEFAULT 0;
@@ -473,20 +484,12 @@ func BenchmarkSettleBatchCost(b *testing.B) {
 `)
 	recordCut := func(grants, update bool) func(string) string {
 		return func(body string) string {
-			cutOut := func(body, from, to string) string {
-				i, j := strings.Index(body, from), strings.Index(body, to)
-				if i < 0 || j < i {
-					panic("recordCut: no " + from + " before " + to)
-				}
-				return body[:i] + body[j:]
-			}
-			body = cutOut(body, "\tIF v_closed = JSON_LENGTH(p_batch) THEN", "\tCOMMIT;")
-			body = strings.Replace(body, "\tCOMMIT;", "\tSELECT JSON_LENGTH(p_batch);\n\tCOMMIT;", 1)
+			body = splice(body, "\tIF v_closed = JSON_LENGTH(p_batch) THEN", "\tCOMMIT;", "\tSELECT JSON_LENGTH(p_batch);\n")
 			if !update {
-				body = cutOut(body, "\tUPDATE JSON_TABLE(p_batch", "\tSELECT JSON_LENGTH(p_batch);")
+				body = splice(body, "\tUPDATE JSON_TABLE(p_batch", "\tSELECT JSON_LENGTH(p_batch);", "")
 			}
 			if !grants {
-				body = cutOut(body, "\tINSERT INTO loot_grant", "\tSELECT JSON_LENGTH(p_batch);")
+				body = splice(body, "\tINSERT INTO loot_grant", "\tSELECT JSON_LENGTH(p_batch);", "")
 			}
 			return body
 		}
@@ -614,15 +617,7 @@ func BenchmarkBeginBatchStatements(b *testing.B) {
 	// first `from` of them) and its COMMIT.
 	cut := func(from, k int) func(string) string {
 		return func(body string) string {
-			at := func(h string) int {
-				i := strings.Index(body, h)
-				if i < 0 {
-					panic("BenchmarkBeginBatchStatements: the routine has no " + h)
-				}
-				return i
-			}
-			start := at(heads[0])
-			return body[:start] + body[at(heads[from]):at(heads[k])] + body[at(heads[4]):]
+			return splice(splice(body, heads[k], heads[4], ""), heads[0], heads[from], "")
 		}
 	}
 	variants := []struct {
@@ -656,8 +651,7 @@ func BenchmarkBeginBatchStatements(b *testing.B) {
 			db.SetMaxOpenConns(1)
 			if v.name == "merged-claims" {
 				if err := replaceRoutine("loot_begin_settle_batch_v3", func(body string) string {
-					i, j := strings.Index(body, heads[2]), strings.Index(body, heads[4])
-					return body[:i] + mergedRead + body[j:]
+					return splice(body, heads[2], heads[4], mergedRead)
 				})(db); err != nil {
 					b.Fatal(err)
 				}
